@@ -1,0 +1,340 @@
+//! `ssdtwin`: command-line front end of the ssdtwin simulator.
+//!
+//! A thin binary: parse the command line, dispatch, print. The work is in
+//! the `ssdtwin` library.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use ssdtwin::report::RunReport;
+use ssdtwin::spec::{preset_names, preset_source};
+use ssdtwin::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
+
+/// A digital twin of a flash SSD: simulate a drive and run benchmarks on it.
+///
+/// Describe a drive in TOML (or pick a preset), choose the state it starts
+/// in, and run fio-style workloads against it in virtual time.
+#[derive(Parser)]
+#[command(name = "ssdtwin", version, about, long_about = None)]
+#[command(after_help = "Examples:\n  \
+    ssdtwin presets\n  \
+    ssdtwin show generic-tlc-nvme\n  \
+    ssdtwin run --drive generic-tlc-nvme --state full --rw randread --bs 4k --iodepth 32 --runtime 10s\n  \
+    ssdtwin run --drive my-drive.toml --set ftl.gc_policy=fifo --job-file steady.fio --json out.json\n  \
+    ssdtwin bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the drive presets shipped with ssdtwin.
+    Presets,
+    /// Print a preset (or drive file) as TOML, with overrides applied.
+    Show {
+        /// Preset name or path to a drive TOML file.
+        drive: String,
+        /// Override a field, e.g. `--set geometry.channels=4` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+    },
+    /// Run a workload (fio options or a fio job file) on a drive.
+    Run(RunArgs),
+    /// Measure the simulator's own speed (simulated I/Os per wall second).
+    Bench {
+        /// Preset name or drive file to benchmark.
+        #[arg(long, default_value = "generic-tlc-nvme")]
+        drive: String,
+        /// Override a field (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Multiply the number of simulated I/Os (1.0 = standard set).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Preset name or path to a drive TOML file (`ssdtwin presets` lists presets).
+    #[arg(long, short = 'd')]
+    drive: String,
+    /// Override a drive field, e.g. `--set controller.cores=1` (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Starting state: fresh, full, filled:N (N% written sequentially) or
+    /// steady (full, then 2× capacity of random 4 KiB writes).
+    #[arg(long, default_value = "fresh")]
+    state: String,
+    /// Seed for the starting state (and default for randseed).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// fio job file (INI); its sections run one after another.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "idle"])]
+    job_file: Option<PathBuf>,
+    /// Write all results as JSON to FILE (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[command(flatten)]
+    job: FioArgs,
+}
+
+/// fio options for a single-phase job (same meaning as in fio).
+#[derive(Args)]
+#[command(next_help_heading = "Job options (fio vocabulary)")]
+struct FioArgs {
+    /// Job name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim.
+    #[arg(long)]
+    rw: Option<String>,
+    /// Block size, e.g. 4k, 128k.
+    #[arg(long)]
+    bs: Option<String>,
+    /// Outstanding I/Os.
+    #[arg(long)]
+    iodepth: Option<String>,
+    /// Workers (each with iodepth outstanding I/Os).
+    #[arg(long)]
+    numjobs: Option<String>,
+    /// Start of the span, e.g. 0, 1g, 10%.
+    #[arg(long)]
+    offset: Option<String>,
+    /// Size of the span, e.g. 16g, 50% (default: whole drive).
+    #[arg(long)]
+    size: Option<String>,
+    /// Bytes to transfer (default: size, unless runtime is given).
+    #[arg(long = "io_size", alias = "io-size")]
+    io_size: Option<String>,
+    /// Time limit, e.g. 60 (seconds), 500ms.
+    #[arg(long)]
+    runtime: Option<String>,
+    /// Run for the whole runtime, repeating the span.
+    #[arg(long = "time_based", alias = "time-based")]
+    time_based: bool,
+    /// Percentage of reads in rw/randrw.
+    #[arg(long)]
+    rwmixread: Option<String>,
+    /// Pause after each completion (default unit µs).
+    #[arg(long)]
+    thinktime: Option<String>,
+    /// Time at the start not counted in results.
+    #[arg(long = "ramp_time", alias = "ramp-time")]
+    ramp_time: Option<String>,
+    /// Seed of offsets and read/write mix.
+    #[arg(long)]
+    randseed: Option<String>,
+    /// Random offsets with replacement.
+    #[arg(long)]
+    norandommap: bool,
+    /// Bytes per burst (ssdtwin extension).
+    #[arg(long = "burst_size", alias = "burst-size")]
+    burst_size: Option<String>,
+    /// Busy fraction for bursts, e.g. 0.2 (ssdtwin extension).
+    #[arg(long = "duty_cycle", alias = "duty-cycle")]
+    duty_cycle: Option<String>,
+    /// Run an idle phase of this length instead of I/O.
+    #[arg(long)]
+    idle: Option<String>,
+}
+
+impl FioArgs {
+    fn options(&self, seed: u64) -> JobOptions {
+        let mut o = JobOptions::new();
+        let mut add = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                o.push(k, v, &format!("command line (--{k})"));
+            }
+        };
+        add("name", &self.name);
+        add("rw", &self.rw);
+        add("bs", &self.bs);
+        add("iodepth", &self.iodepth);
+        add("numjobs", &self.numjobs);
+        add("offset", &self.offset);
+        add("size", &self.size);
+        add("io_size", &self.io_size);
+        add("runtime", &self.runtime);
+        add("rwmixread", &self.rwmixread);
+        add("thinktime", &self.thinktime);
+        add("ramp_time", &self.ramp_time);
+        add("burst_size", &self.burst_size);
+        add("duty_cycle", &self.duty_cycle);
+        add("idle", &self.idle);
+        add(
+            "randseed",
+            &Some(self.randseed.clone().unwrap_or_else(|| seed.to_string())),
+        );
+        if self.time_based {
+            o.push("time_based", "1", "command line (--time_based)");
+        }
+        if self.norandommap {
+            o.push("norandommap", "1", "command line (--norandommap)");
+        }
+        o
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Presets => {
+            for name in preset_names() {
+                let spec = DriveSpec::load(name, &[])?;
+                println!("{name:<24} {}", spec.description);
+            }
+        }
+        Command::Show { drive, set } => {
+            let spec = DriveSpec::load(&drive, &set)?;
+            spec.build(&drive)?;
+            match preset_source(&drive) {
+                Some(src) if set.is_empty() => print!("{src}"),
+                _ => print!("{}", spec.to_toml()),
+            }
+        }
+        Command::Run(args) => return run_job(args),
+        Command::Bench { drive, set, scale } => {
+            let spec = DriveSpec::load(&drive, &set)?;
+            let model = spec.build(&drive)?;
+            println!(
+                "ssdtwin {} bench on {} ({} dies, {:.0} GB)",
+                env!("CARGO_PKG_VERSION"),
+                spec.name,
+                model.geometry.dies,
+                model.user_lpns as f64 * 4096.0 / 1e9
+            );
+            println!("{}", ssdtwin::bench::HEADER);
+            ssdtwin::bench::run(&model, scale, |row| {
+                println!("{}", ssdtwin::bench::format_row(row));
+            });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_job(args: RunArgs) -> Result<ExitCode> {
+    let spec = DriveSpec::load(&args.drive, &args.set)?;
+    let model = spec.build(&args.drive)?;
+    let state: DriveState = args
+        .state
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
+    let capacity = model.user_lpns as u64 * 4096;
+    let job = match &args.job_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading job file {}", path.display()))?;
+            parse_job_file(&text, &path.display().to_string(), capacity)?
+        }
+        None => {
+            let opts = args.job.options(args.seed);
+            if args.job.rw.is_none() && args.job.idle.is_none() {
+                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, or --job-file FILE");
+            }
+            Job {
+                phases: vec![opts.to_phase(args.job.name.as_deref().unwrap_or("job"), capacity)?],
+            }
+        }
+    };
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
+        state.apply_fast(&mut drive, args.seed);
+        bar.finish_and_clear();
+    }
+    let mut sim = Simulator::new(drive);
+    let bar = if show_progress {
+        let b = ProgressBar::new(1000);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {elapsed}")
+                .expect("valid template"),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let b2 = bar.clone();
+    sim.on_progress(move |p| {
+        b2.set_message(format!(
+            "phase {}/{} {} · {:.0} s simulated",
+            p.phase_index + 1,
+            p.phases,
+            p.phase,
+            p.phase_ns as f64 / 1e9
+        ));
+        if let Some(f) = p.fraction {
+            b2.set_position((f * 1000.0) as u64);
+        }
+    });
+    let results = sim.run_job(&job);
+    bar.finish_and_clear();
+    let report = RunReport {
+        drive: &spec,
+        state: state.to_string(),
+        seed: args.seed,
+        phases: &results,
+    };
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if !args.quiet && !json_to_stdout {
+        print!("{}", report.summary());
+    }
+    if let Some(out) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json())? + "\n";
+        if out == "-" {
+            std::io::stdout().write_all(text.as_bytes())?;
+        } else {
+            write_atomically(Path::new(out), text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spinner(show: bool, msg: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new_spinner();
+    b.set_message(msg.to_string());
+    b.enable_steady_tick(std::time::Duration::from_millis(120));
+    b
+}
+
+/// Write to a temporary file beside `path`, then rename, so that a failed
+/// run never leaves a half-written result.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().context("output path has no file name")?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! The whole drive: a host command's way through host interface →
+//! controller → FTL → flash scheduler → channels and dies.
+//!
+//! [`Drive::submit`] takes a command at a virtual time and returns when it
+//! completes. On the way it:
+//! 1. waits for a queue slot of the drive ([`HostInterface::admit`]);
+//! 2. costs a controller core ([`Cores`]);
+//! 3. for a **read**: looks each 4 KiB up in the map; data still in the
+//!    write buffer is served from there, unmapped data is returned as
+//!    zeros, the rest is read with one (multi-plane) page read per row,
+//!    ECC-decoded and streamed to the host as each row arrives;
+//! 4. for a **write**: waits for write-buffer space, moves the data over
+//!    the link, lets the FTL place it, and schedules the program units the
+//!    FTL fills (plus any foreground GC it runs); write-back acknowledges
+//!    once the data is buffered, write-through once it is programmed;
+//! 5. for a **trim**: unmaps the pages (controller time only).
+//!
+//! Background work (GC during idle) is [`Drive::background_step`].
+
+use crate::controller::{Cores, WriteBuffer};
+use crate::flash::Flash;
+use crate::ftl::{Ftl, NandOp, Purpose};
+use crate::host::HostInterface;
+use crate::nand::{CellMode, CellTiming, SECTOR_BYTES};
+use crate::spec::DriveModel;
+
+/// What a host command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// Read.
+    Read = 0,
+    /// Write.
+    Write = 1,
+    /// Deallocate (TRIM / NVMe DSM deallocate).
+    Trim = 2,
+}
+
+/// A host command: `len` bytes at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    /// Read, write or trim.
+    pub kind: IoKind,
+    /// Byte offset (LBA × sector size).
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+/// Drive-level counters not kept by the parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DriveCounters {
+    /// 4 KiB reads served from the write buffer.
+    pub buffer_read_hits: u64,
+    /// 4 KiB reads of unmapped (never written or trimmed) pages.
+    pub unmapped_reads: u64,
+}
+
+/// A simulated drive.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    /// The validated specification.
+    pub model: DriveModel,
+    /// Host link and command slots.
+    pub host: HostInterface,
+    /// Controller cores.
+    pub cores: Cores,
+    /// Write buffer.
+    pub buffer: WriteBuffer,
+    /// Flash translation layer.
+    pub ftl: Ftl,
+    /// Flash array (scheduler, channels, dies).
+    pub flash: Flash,
+    /// Counters.
+    pub counters: DriveCounters,
+    timings: [CellTiming; 2],
+    gc_ready: Vec<u64>,
+    bg_die: u32,
+    submits: u32,
+}
+
+impl Drive {
+    /// A fresh (secure-erased) drive.
+    pub fn new(model: DriveModel) -> Drive {
+        let geo = &model.geometry;
+        let c = &model.spec.controller;
+        // pSLC timings are added by the SLC cache; until then a block in SLC
+        // mode uses the native ones.
+        let timings = [model.native.clone(), model.native.clone()];
+        Drive {
+            host: HostInterface::new(&model),
+            cores: Cores::new(c.cores, c.cmd_overhead_ns),
+            buffer: WriteBuffer::new(c.write_buffer_bytes),
+            ftl: Ftl::new(&model),
+            flash: Flash::new(
+                geo.dies,
+                geo.channels,
+                geo.total_blocks,
+                model.channel_fs_per_byte,
+            ),
+            counters: DriveCounters::default(),
+            timings,
+            gc_ready: vec![0; geo.dies as usize],
+            bg_die: 0,
+            submits: 0,
+            model,
+        }
+    }
+
+    /// Logical 4 KiB pages the host can address.
+    pub fn user_lpns(&self) -> u32 {
+        self.model.user_lpns
+    }
+
+    /// Capacity the host sees, bytes.
+    pub fn user_bytes(&self) -> u64 {
+        self.model.user_lpns as u64 * SECTOR_BYTES as u64
+    }
+
+    /// Forget all timing state (keeps the data): the clock may restart at 0.
+    pub fn reset_time(&mut self) {
+        self.host.reset_time();
+        self.cores.reset_time();
+        self.buffer.reset();
+        self.flash.reset_time();
+        self.gc_ready.fill(0);
+    }
+
+    /// Secure erase: all data gone, every block free.
+    pub fn secure_erase(&mut self) {
+        self.ftl.secure_erase();
+        self.reset_time();
+    }
+
+    /// Submit a command at time `t`; returns its completion time.
+    pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
+        self.submits += 1;
+        if self.submits % 64 == 0 {
+            self.flash.prune(t);
+            self.host.prune(t);
+        }
+        let entered = self.host.admit(t);
+        let ready = self.cores.process(entered);
+        let done = match cmd.kind {
+            IoKind::Read => self.read(cmd, ready),
+            IoKind::Write => self.write(cmd, ready),
+            IoKind::Trim => self.trim(cmd, ready),
+        };
+        self.host.occupy_until(done);
+        done
+    }
+
+    fn lpn_range(&self, cmd: Command) -> (u32, u32) {
+        let first = (cmd.offset / SECTOR_BYTES as u64) as u32;
+        let end = (cmd.offset + cmd.len as u64).div_ceil(SECTOR_BYTES as u64) as u32;
+        (first, end)
+    }
+
+    fn read(&mut self, cmd: Command, t: u64) -> u64 {
+        let (first, end) = self.lpn_range(cmd);
+        let geo = self.model.geometry;
+        let ecc = self.model.spec.controller.ecc_decode_ns;
+        let hit_ns = self.model.spec.controller.buffer_read_ns;
+        let mut remaining = cmd.len as u64;
+        let mut done = t;
+        // Bytes available without a NAND read (unmapped or buffered).
+        let mut quick_bytes = 0u64;
+        let mut quick_ready = t;
+        let (mut cur_block, mut cur_row, mut cur_slots) = (u32::MAX, 0u32, 0u32);
+        for lpn in first..end {
+            let slot = self.ftl.lookup(lpn);
+            if slot == crate::nand::NONE {
+                self.counters.unmapped_reads += 1;
+                quick_bytes += SECTOR_BYTES as u64;
+                continue;
+            }
+            let block = geo.block_of(slot);
+            if self.ftl.is_unprogrammed(slot) || self.flash.block_prog_done[block as usize] > t {
+                self.counters.buffer_read_hits += 1;
+                quick_bytes += SECTOR_BYTES as u64;
+                quick_ready = t + hit_ns;
+                continue;
+            }
+            let row = geo.row_of(geo.offset_in_block(slot));
+            if block == cur_block && row == cur_row {
+                cur_slots += 1;
+                continue;
+            }
+            if cur_slots > 0 {
+                done =
+                    done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+            }
+            (cur_block, cur_row, cur_slots) = (block, row, 1);
+        }
+        if cur_slots > 0 {
+            done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+        }
+        if quick_bytes > 0 {
+            let bytes = quick_bytes.min(remaining);
+            done = done.max(self.host.to_host(quick_ready, bytes.max(1)));
+        }
+        done
+    }
+
+    /// Read `slots` slots of one row, decode, send to the host.
+    #[inline]
+    fn read_row(
+        &mut self,
+        t: u64,
+        block: u32,
+        row: u32,
+        slots: u32,
+        ecc: u64,
+        remaining: &mut u64,
+    ) -> u64 {
+        let geo = &self.model.geometry;
+        let die = geo.die_of_block(block);
+        let mode = self.ftl.mode_of(block);
+        let tr = self.timings[mode as usize].tr(row);
+        let bytes = slots as u64 * SECTOR_BYTES as u64;
+        let data = self.flash.read(t, die, tr, bytes, mode) + ecc;
+        let link_bytes = bytes.min(*remaining).max(1);
+        *remaining -= link_bytes.min(*remaining);
+        self.host.to_host(data, link_bytes)
+    }
+
+    fn write(&mut self, cmd: Command, t: u64) -> u64 {
+        let (first, end) = self.lpn_range(cmd);
+        if self.model.write_through {
+            let link_done = self.host.to_device(t, cmd.len as u64);
+            let mut done = link_done;
+            for lpn in first..end {
+                self.ftl.write(lpn);
+            }
+            self.ftl.flush_host();
+            done = done.max(self.schedule_ops(t, link_done));
+            return done;
+        }
+        // Write-back: admit in chunks that always fit beside one partially
+        // filled program unit.
+        let unit_bytes =
+            self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
+        let max_chunk = ((self.buffer.capacity() - unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
+        let mut at = t;
+        let mut ack = t;
+        let mut lpn = first;
+        let mut link_left = cmd.len as u64;
+        while lpn < end {
+            let n = (end - lpn).min(max_chunk);
+            let chunk_bytes = n as u64 * SECTOR_BYTES as u64;
+            at = self.buffer.admit(at, chunk_bytes);
+            let link_bytes = if lpn + n == end {
+                link_left
+            } else {
+                chunk_bytes.min(link_left)
+            };
+            link_left -= link_bytes;
+            let arrived = self.host.to_device(at, link_bytes.max(1));
+            for l in lpn..lpn + n {
+                self.ftl.write(l);
+            }
+            self.schedule_ops(at, arrived);
+            ack = arrived;
+            lpn += n;
+        }
+        ack
+    }
+
+    fn trim(&mut self, cmd: Command, t: u64) -> u64 {
+        // Only whole 4 KiB pages can be deallocated.
+        let first = cmd.offset.div_ceil(SECTOR_BYTES as u64) as u32;
+        let end = ((cmd.offset + cmd.len as u64) / SECTOR_BYTES as u64) as u32;
+        for lpn in first..end {
+            self.ftl.trim(lpn);
+        }
+        t
+    }
+
+    /// Give times to the NAND operations the FTL produced. `t` is when the
+    /// controller issues them and `data_ready` when host data for programs
+    /// is in the buffer. Returns when the last host program completes.
+    fn schedule_ops(&mut self, t: u64, data_ready: u64) -> u64 {
+        let mut last_host_prog = data_ready;
+        let geo = &self.model.geometry;
+        let ecc = self.model.spec.controller.ecc_decode_ns;
+        let mut ops = std::mem::take(&mut self.ftl.ops);
+        for op in ops.drain(..) {
+            match op {
+                NandOp::Read {
+                    block, row, slots, ..
+                } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tr = self.timings[mode as usize].tr(row);
+                    let ready =
+                        self.flash
+                            .read(t, die, tr, slots as u64 * SECTOR_BYTES as u64, mode)
+                            + ecc;
+                    let g = &mut self.gc_ready[die as usize];
+                    *g = (*g).max(ready);
+                }
+                NandOp::Program {
+                    purpose,
+                    block,
+                    row,
+                    slots,
+                } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tprog = self.timings[mode as usize].tprog(row);
+                    let bytes = slots as u64 * SECTOR_BYTES as u64;
+                    let earliest = match purpose {
+                        Purpose::HostWrite => data_ready,
+                        Purpose::Gc => t.max(self.gc_ready[die as usize]),
+                    };
+                    let done = self.flash.program(earliest, die, block, tprog, bytes, mode);
+                    if purpose == Purpose::HostWrite {
+                        self.buffer.release_at(done, bytes);
+                        last_host_prog = last_host_prog.max(done);
+                    }
+                }
+                NandOp::Erase { block } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tbers = self.timings[mode as usize].tbers_ns;
+                    let earliest = t.max(self.gc_ready[die as usize]);
+                    self.flash.erase(earliest, die, block, tbers, mode);
+                }
+            }
+        }
+        self.ftl.ops = ops;
+        last_host_prog
+    }
+
+    /// One step of background work at `now` while the host is idle: GC of
+    /// one victim on the next die that wants it. Returns when that work
+    /// completes, or `None` when there is nothing to do.
+    pub fn background_step(&mut self, now: u64) -> Option<u64> {
+        let dies = self.model.geometry.dies;
+        for i in 0..dies {
+            let die = (self.bg_die + i) % dies;
+            if self.ftl.background_gc_step(die) {
+                self.bg_die = (die + 1) % dies;
+                self.schedule_ops(now, now);
+                return Some(self.flash.all_idle_at().max(now));
+            }
+        }
+        None
+    }
+
+    /// Write amplification so far: slots programmed / host slots written.
+    pub fn waf(&self) -> f64 {
+        let c = &self.ftl.counters;
+        if c.host_slots_written == 0 {
+            return 0.0;
+        }
+        (c.host_slots_written + c.gc_slots_moved + c.padding_slots) as f64
+            / c.host_slots_written as f64
+    }
+}

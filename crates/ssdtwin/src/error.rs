@@ -1,0 +1,110 @@
+//! Error types of the library: one enum per concern, combined in [`Error`].
+//!
+//! Each message names what the user wrote (the file, the field or the
+//! option) and what is wrong with it, so that the CLI can print it as is.
+
+use thiserror::Error as ThisError;
+
+/// A drive specification could not be read or is not a possible drive.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The TOML could not be parsed or has fields of the wrong type.
+    #[error("{origin}: {message}")]
+    Parse {
+        /// File or preset name.
+        origin: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// The file could not be read.
+    #[error("{origin}: {message}")]
+    Io {
+        /// File name.
+        origin: String,
+        /// The system's message.
+        message: String,
+    },
+    /// Neither a preset nor a file of that name exists.
+    #[error("no preset or drive file named `{name}` (presets: {known})")]
+    UnknownDrive {
+        /// What the user asked for.
+        name: String,
+        /// Preset names.
+        known: String,
+    },
+    /// A field holds a value no drive can have.
+    #[error("{origin}: field `{field}`: {reason}")]
+    Invalid {
+        /// File or preset name.
+        origin: String,
+        /// Dotted path of the field, e.g. `geometry.channels`.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `--set path=value` override is malformed.
+    #[error("--set {text}: {reason}")]
+    Override {
+        /// The override as written.
+        text: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A workload (job options, job file or drive state) is malformed.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum JobError {
+    /// An option has a value that cannot be used.
+    #[error("{origin}: option `{option}`: {reason}")]
+    Invalid {
+        /// Job file (and line) or `command line`.
+        origin: String,
+        /// The option's name.
+        option: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An option that ssdtwin does not know.
+    #[error("{origin}: unknown option `{option}` (known: {known})")]
+    UnknownOption {
+        /// Job file and line.
+        origin: String,
+        /// The option as written.
+        option: String,
+        /// Options that are understood.
+        known: String,
+    },
+    /// A job file line that is not `[section]`, `key=value` or a comment.
+    #[error("{origin}: cannot parse `{line}`: {reason}")]
+    Syntax {
+        /// Job file and line.
+        origin: String,
+        /// The line as written.
+        line: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The job does not fit the drive (span beyond capacity, ...).
+    #[error("job `{job}`: {reason}")]
+    DoesNotFit {
+        /// Job name.
+        job: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Any error of the library.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum Error {
+    /// Drive specification error.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// Workload error.
+    #[error(transparent)]
+    Job(#[from] JobError),
+}

@@ -1,0 +1,466 @@
+//! Flash translation layer: page-level mapping, allocation, GC.
+//!
+//! The FTL is purely logical: it decides where every 4 KiB goes and which
+//! NAND operations that takes, and appends those operations to
+//! [`Ftl::ops`]; the controller gives them times (see `controller`). No
+//! decision depends on time, so the fast preconditioning path (which runs
+//! the same code and drops the operations) leaves exactly the state that
+//! simulating the writes leaves.
+//!
+//! Layout of the parts:
+//! - mapping: `l2p` (logical page → slot) and `p2l` (slot → logical
+//!   page), flat `u32` arrays, plus optional version stamps;
+//! - allocation ([`streams`]): write streams (host, GC) each with an open
+//!   block per die, striping program units over dies channel first;
+//! - [`blocks`]: block metadata, free lists and the victim index;
+//! - [`gc`]: victim selection and collection.
+//!
+//! Left out here: the SLC cache, hybrid/block mapping, a mapping cache for
+//! DRAM-less drives, static wear levelling and bad blocks (their issues add
+//! them behind the same interface).
+
+pub mod blocks;
+pub mod gc;
+pub mod streams;
+
+use crate::nand::{CellMode, Geometry, Slot, NONE};
+use crate::spec::{DriveModel, GcPolicy};
+use blocks::BlockTable;
+use gc::VictimSelector;
+use streams::{Stream, StreamId};
+
+/// Why a NAND operation is issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Programming host data from the write buffer.
+    HostWrite,
+    /// Moving valid data out of a GC victim.
+    Gc,
+}
+
+/// A NAND operation the FTL needs, before it has a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NandOp {
+    /// Read `slots` slots of one row (multi-plane) of `block`.
+    Read {
+        /// Why.
+        purpose: Purpose,
+        /// Block.
+        block: u32,
+        /// Row in the block.
+        row: u32,
+        /// Slots transferred.
+        slots: u32,
+    },
+    /// Program `slots` slots starting at `row` of `block`.
+    Program {
+        /// Why.
+        purpose: Purpose,
+        /// Block.
+        block: u32,
+        /// First row.
+        row: u32,
+        /// Slots transferred (including padding).
+        slots: u32,
+    },
+    /// Erase `block`.
+    Erase {
+        /// Block.
+        block: u32,
+    },
+}
+
+/// FTL event counters (in 4 KiB slots unless stated).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FtlCounters {
+    /// Slots written by the host.
+    pub host_slots_written: u64,
+    /// Slots moved by GC.
+    pub gc_slots_moved: u64,
+    /// Slots programmed as padding (partial program units flushed).
+    pub padding_slots: u64,
+    /// Blocks reclaimed by GC.
+    pub gc_blocks: u64,
+    /// Slots trimmed that held data.
+    pub trimmed_slots: u64,
+}
+
+/// The page-level FTL.
+#[derive(Debug, Clone)]
+pub struct Ftl {
+    /// Geometry.
+    pub geo: Geometry,
+    /// Logical page → slot (`NONE` when unmapped).
+    pub l2p: Vec<Slot>,
+    /// Slot → logical page (`NONE` when invalid or unwritten).
+    pub p2l: Vec<u32>,
+    /// Last version written per logical page (if stamps are on).
+    lpn_version: Vec<u32>,
+    /// Version held by each slot (the "data" on flash, if stamps are on).
+    slot_version: Vec<u32>,
+    /// Block metadata.
+    pub blocks: BlockTable,
+    streams: [Stream; 2],
+    victims: VictimSelector,
+    gc_low: u32,
+    gc_high: u32,
+    seq: u64,
+    /// NAND operations produced by the last calls, in order.
+    pub ops: Vec<NandOp>,
+    /// Whether to record operations (off on the fast preconditioning path).
+    pub emit_ops: bool,
+    /// Counters.
+    pub counters: FtlCounters,
+}
+
+impl Ftl {
+    /// A freshly secure-erased FTL for a drive.
+    pub fn new(model: &DriveModel) -> Ftl {
+        let geo = model.geometry.clone();
+        let stamps = model.spec.ftl.version_stamps;
+        Ftl {
+            l2p: vec![NONE; model.user_lpns as usize],
+            p2l: vec![NONE; geo.total_slots as usize],
+            lpn_version: if stamps {
+                vec![0; model.user_lpns as usize]
+            } else {
+                Vec::new()
+            },
+            slot_version: if stamps {
+                vec![0; geo.total_slots as usize]
+            } else {
+                Vec::new()
+            },
+            blocks: BlockTable::new(&geo),
+            streams: [
+                Stream::new(StreamId::Host, &geo),
+                Stream::new(StreamId::Gc, &geo),
+            ],
+            victims: VictimSelector::new(model.gc_policy, geo.dies),
+            gc_low: model.spec.ftl.gc_low_free_blocks,
+            gc_high: model.spec.ftl.gc_high_free_blocks,
+            seq: 0,
+            ops: Vec::with_capacity(1024),
+            emit_ops: true,
+            counters: FtlCounters::default(),
+            geo,
+        }
+    }
+
+    /// Logical pages the host can address.
+    pub fn user_lpns(&self) -> u32 {
+        self.l2p.len() as u32
+    }
+
+    /// Slot holding a logical page, or `NONE`.
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> Slot {
+        self.l2p[lpn as usize]
+    }
+
+    /// Version stamp returned by reading `lpn` from flash (0 when unmapped
+    /// or stamps are off). Tests compare it with their own record.
+    pub fn read_version(&self, lpn: u32) -> u32 {
+        let s = self.l2p[lpn as usize];
+        if s == NONE || self.slot_version.is_empty() {
+            0
+        } else {
+            self.slot_version[s as usize]
+        }
+    }
+
+    /// Whether version stamps are kept.
+    pub fn has_versions(&self) -> bool {
+        !self.slot_version.is_empty()
+    }
+
+    /// Write one logical page from the host. Returns its new slot.
+    #[inline]
+    pub fn write(&mut self, lpn: u32) -> Slot {
+        self.unmap(lpn);
+        let slot = self.append(StreamId::Host, lpn);
+        if !self.lpn_version.is_empty() {
+            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
+            self.lpn_version[lpn as usize] = v;
+            self.slot_version[slot as usize] = v;
+        }
+        self.counters.host_slots_written += 1;
+        slot
+    }
+
+    /// Deallocate (TRIM) one logical page.
+    #[inline]
+    pub fn trim(&mut self, lpn: u32) {
+        if self.unmap(lpn) {
+            self.counters.trimmed_slots += 1;
+        }
+    }
+
+    /// Program the host stream's partially filled unit now, padding the
+    /// rest (write-through and flush commands).
+    pub fn flush_host(&mut self) {
+        self.flush_stream(StreamId::Host);
+    }
+
+    /// Whether the host stream holds written data not yet sent to NAND.
+    pub fn host_pending_slots(&self) -> u32 {
+        self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
+    }
+
+    /// Whether a slot's data is still in the controller (its program
+    /// operation has not been issued).
+    #[inline]
+    pub fn is_unprogrammed(&self, slot: Slot) -> bool {
+        let b = self.geo.block_of(slot);
+        self.geo.offset_in_block(slot) >= self.blocks.programmed[b as usize]
+    }
+
+    /// Cell mode of the block holding a slot.
+    #[inline]
+    pub fn mode_of(&self, block: u32) -> CellMode {
+        self.blocks.mode[block as usize]
+    }
+
+    /// Secure erase: forget all data, all blocks free (erase counts kept).
+    pub fn secure_erase(&mut self) {
+        self.l2p.fill(NONE);
+        self.p2l.fill(NONE);
+        self.lpn_version.fill(0);
+        self.slot_version.fill(0);
+        let erase_counts = self.blocks.erase_count.clone();
+        self.blocks = BlockTable::new(&self.geo);
+        self.blocks.erase_count = erase_counts;
+        for s in &mut self.streams {
+            s.reset();
+        }
+        self.victims.reset();
+        self.ops.clear();
+    }
+
+    /// Dies whose free blocks are below the background-GC target.
+    pub fn wants_background_gc(&self, die: u32) -> bool {
+        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die)
+    }
+
+    /// Remove the mapping of `lpn`; true if it was mapped.
+    #[inline]
+    fn unmap(&mut self, lpn: u32) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == NONE {
+            return false;
+        }
+        self.p2l[old as usize] = NONE;
+        self.blocks.invalidate(self.geo.block_of(old));
+        self.l2p[lpn as usize] = NONE;
+        true
+    }
+
+    /// Hand out the next slot of a stream and map `lpn` to it.
+    #[inline]
+    fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
+        let die = self.streams[id as usize].die;
+        let block = self.open_block(id, die);
+        let b = block as usize;
+        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
+        self.blocks.wp[b] += 1;
+        self.blocks.valid[b] += 1;
+        self.l2p[lpn as usize] = slot;
+        self.p2l[slot as usize] = lpn;
+        self.after_append(id, block);
+        slot
+    }
+
+    /// The stream's open block on `die`, opening a new one if needed.
+    #[inline]
+    fn open_block(&mut self, id: StreamId, die: u32) -> u32 {
+        let b = self.streams[id as usize].open[die as usize];
+        if b != NONE {
+            return b;
+        }
+        if id == StreamId::Host {
+            self.foreground_gc(die);
+        }
+        let b = self
+            .blocks
+            .take_free(die, CellMode::Native)
+            .expect("the GC reserve guarantees a free block");
+        self.streams[id as usize].open[die as usize] = b;
+        b
+    }
+
+    /// After a slot was handed out: issue the program when a unit is full,
+    /// move the stream to its next die, seal a full block.
+    #[inline]
+    fn after_append(&mut self, id: StreamId, block: u32) {
+        let b = block as usize;
+        let mode = self.blocks.mode[b];
+        let unit = self.geo.unit_slots(mode);
+        let wp = self.blocks.wp[b];
+        if wp % unit == 0 {
+            self.issue_program(id, block, unit);
+        }
+    }
+
+    fn issue_program(&mut self, id: StreamId, block: u32, slots: u32) {
+        let b = block as usize;
+        let wp = self.blocks.wp[b];
+        let first = wp - slots;
+        self.blocks.programmed[b] = wp;
+        if self.emit_ops {
+            self.ops.push(NandOp::Program {
+                purpose: id.purpose(),
+                block,
+                row: self.geo.row_of(first),
+                slots,
+            });
+        }
+        let mode = self.blocks.mode[b];
+        if wp == self.geo.slots_in_mode(mode) {
+            self.seq += 1;
+            self.blocks.seal(block, self.seq);
+            self.victims.on_seal(block, &self.geo);
+            let die = self.geo.die_of_block(block);
+            self.streams[id as usize].open[die as usize] = NONE;
+        }
+        self.streams[id as usize].advance(&self.geo);
+    }
+
+    fn flush_stream(&mut self, id: StreamId) {
+        let die = self.streams[id as usize].die;
+        let block = self.streams[id as usize].open[die as usize];
+        if block == NONE {
+            return;
+        }
+        let b = block as usize;
+        let unit = self.geo.unit_slots(self.blocks.mode[b]);
+        let wp = self.blocks.wp[b];
+        let fill = wp % unit;
+        if fill == 0 {
+            return;
+        }
+        let pad = unit - fill;
+        self.blocks.wp[b] += pad;
+        self.counters.padding_slots += pad as u64;
+        self.issue_program(id, block, unit);
+    }
+
+    /// Reclaim blocks on `die` until it has more than the low watermark.
+    fn foreground_gc(&mut self, die: u32) {
+        while self.blocks.free_count(die) < self.gc_low {
+            if !self.collect_one(die) {
+                break;
+            }
+        }
+    }
+
+    /// Background GC step on `die`: reclaim one victim. Returns false when
+    /// nothing was worth reclaiming.
+    pub fn background_gc_step(&mut self, die: u32) -> bool {
+        if !self.wants_background_gc(die) {
+            return false;
+        }
+        self.collect_one(die)
+    }
+
+    /// Collect one victim on `die`: move its valid slots to the GC stream,
+    /// erase it. Returns false if no victim would free space.
+    fn collect_one(&mut self, die: u32) -> bool {
+        let Some(victim) = self.victims.select(&mut self.blocks, die, self.seq) else {
+            return false;
+        };
+        let v = victim as usize;
+        if self.blocks.valid[v] >= self.geo.slots_in_mode(self.blocks.mode[v]) {
+            return false;
+        }
+        self.blocks.begin_collect(victim);
+        self.victims.on_collect(victim);
+        let first = self.geo.first_slot(victim);
+        let end = self.blocks.wp[v];
+        let mut read_row = NONE;
+        let mut read_slots = 0;
+        let gc = StreamId::Gc as usize;
+        self.streams[gc].die = die;
+        for off in 0..end {
+            let slot = first + off;
+            let lpn = self.p2l[slot as usize];
+            if lpn == NONE {
+                continue;
+            }
+            let row = self.geo.row_of(off);
+            if row != read_row {
+                if read_slots > 0 && self.emit_ops {
+                    self.ops.push(NandOp::Read {
+                        purpose: Purpose::Gc,
+                        block: victim,
+                        row: read_row,
+                        slots: read_slots,
+                    });
+                }
+                read_row = row;
+                read_slots = 0;
+            }
+            read_slots += 1;
+            // Move the slot: the old copy stops being valid, the new one is.
+            self.p2l[slot as usize] = NONE;
+            self.blocks.valid[v] -= 1;
+            let new = self.append(StreamId::Gc, lpn);
+            if !self.slot_version.is_empty() {
+                self.slot_version[new as usize] = self.slot_version[slot as usize];
+            }
+            self.counters.gc_slots_moved += 1;
+        }
+        if read_slots > 0 && self.emit_ops {
+            self.ops.push(NandOp::Read {
+                purpose: Purpose::Gc,
+                block: victim,
+                row: read_row,
+                slots: read_slots,
+            });
+        }
+        debug_assert_eq!(self.blocks.valid[v], 0);
+        if self.emit_ops {
+            self.ops.push(NandOp::Erase { block: victim });
+        }
+        self.blocks.release(victim);
+        self.counters.gc_blocks += 1;
+        true
+    }
+
+    /// Check internal consistency (tests): the maps are inverse and every
+    /// block's valid count matches its slots.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        for (lpn, &s) in self.l2p.iter().enumerate() {
+            if s != NONE && self.p2l[s as usize] != lpn as u32 {
+                return Err(format!(
+                    "l2p[{lpn}] = {s} but p2l[{s}] = {}",
+                    self.p2l[s as usize]
+                ));
+            }
+        }
+        for b in 0..self.geo.total_blocks {
+            let first = self.geo.first_slot(b) as usize;
+            let n = self.geo.slots_per_block as usize;
+            let mut valid = 0;
+            for (i, &lpn) in self.p2l[first..first + n].iter().enumerate() {
+                if lpn != NONE {
+                    if self.l2p[lpn as usize] != (first + i) as u32 {
+                        return Err(format!("p2l[{}] = {lpn} but l2p[{lpn}] differs", first + i));
+                    }
+                    valid += 1;
+                }
+            }
+            if valid != self.blocks.valid[b as usize] {
+                return Err(format!(
+                    "block {b}: {valid} valid slots, count says {}",
+                    self.blocks.valid[b as usize]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The GC policy in use.
+    pub fn gc_policy(&self) -> GcPolicy {
+        self.victims.policy()
+    }
+}

@@ -1,0 +1,224 @@
+//! Results as JSON (fio's field names where fio has one) and as a
+//! readable terminal summary.
+//!
+//! Per phase, like one fio job: `read`, `write` and `trim` each with
+//! `io_bytes`, `bw_bytes`, `iops`, `total_ios`, `runtime` (ms) and
+//! `clat_ns` (`min`, `max`, `mean`, `stddev`, `N`, `percentile` with fio's
+//! default percentile list and keys like `"99.000000"`). ssdtwin adds
+//! `counters`, `waf`, `time_series` and, at the top, the resolved drive,
+//! the starting state, the seed and the tool version, so that any run can
+//! be reproduced. Nothing in the JSON depends on wall-clock time, so the
+//! same inputs give byte-identical output.
+
+use serde_json::{json, Map, Value};
+
+use crate::drive::IoKind;
+use crate::sim::PhaseResult;
+use crate::spec::DriveSpec;
+use crate::stats::{Counters, DirStats};
+use crate::workload::Phase;
+
+/// fio's default completion-latency percentiles.
+pub const PERCENTILES: &[f64] = &[
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// Everything about a run needed to report and reproduce it.
+pub struct RunReport<'a> {
+    /// Drive as simulated (overrides applied).
+    pub drive: &'a DriveSpec,
+    /// Starting state, as given.
+    pub state: String,
+    /// Seed of the state and the workload.
+    pub seed: u64,
+    /// Results per phase.
+    pub phases: &'a [PhaseResult],
+}
+
+fn dir_json(d: &DirStats, measured_ns: u64) -> Value {
+    let secs = measured_ns as f64 / 1e9;
+    let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    let mut pct = Map::new();
+    for &p in PERCENTILES {
+        pct.insert(format!("{p:.6}"), json!(d.percentile_ns(p)));
+    }
+    json!({
+        "io_bytes": d.bytes,
+        "io_kbytes": d.bytes / 1024,
+        "bw_bytes": rate(d.bytes as f64).round() as u64,
+        "bw": (rate(d.bytes as f64) / 1024.0).round() as u64,
+        "iops": rate(d.ios as f64),
+        "runtime": measured_ns / 1_000_000,
+        "total_ios": d.ios,
+        "clat_ns": {
+            "min": if d.ios == 0 { 0 } else { d.lat_min_ns },
+            "max": d.lat_max_ns,
+            "mean": d.mean_ns(),
+            "stddev": if d.ios == 0 { 0.0 } else { d.hist.stdev() },
+            "N": d.ios,
+            "percentile": pct,
+        },
+    })
+}
+
+/// JSON of one phase.
+pub fn phase_json(r: &PhaseResult) -> Value {
+    let options = match &r.phase {
+        Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
+        Phase::Idle { duration_ns, .. } => json!({ "idle_ns": duration_ns }),
+    };
+    json!({
+        "jobname": r.phase.name(),
+        "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle" },
+        "job options": options,
+        "start_ns": r.start_ns,
+        "elapsed_ns": r.end_ns - r.start_ns,
+        "measured_ns": r.measured_ns,
+        "job_runtime": (r.end_ns - r.start_ns) / 1_000_000,
+        "bursts": r.bursts,
+        "busy_ns": r.busy_ns,
+        "duty_cycle": r.duty_cycle(),
+        "read": dir_json(&r.dirs[IoKind::Read as usize], r.measured_ns),
+        "write": dir_json(&r.dirs[IoKind::Write as usize], r.measured_ns),
+        "trim": dir_json(&r.dirs[IoKind::Trim as usize], r.measured_ns),
+        "counters": r.counters,
+        "waf": r.counters.waf(),
+        "time_series": r.series.seconds,
+    })
+}
+
+impl RunReport<'_> {
+    /// The whole run as JSON.
+    pub fn to_json(&self) -> Value {
+        let mut total = Counters::default();
+        let mut dirs: [DirStats; 3] = Default::default();
+        let mut measured = 0;
+        for p in self.phases {
+            total = total.plus(&p.counters);
+            if let Phase::Io(_) = p.phase {
+                for (a, b) in dirs.iter_mut().zip(&p.dirs) {
+                    a.merge(b);
+                }
+                measured += p.measured_ns;
+            }
+        }
+        json!({
+            "fio version": "ssdtwin-compatible",
+            "ssdtwin_version": env!("CARGO_PKG_VERSION"),
+            "drive": serde_json::to_value(self.drive).expect("spec serialises"),
+            "state": self.state,
+            "seed": self.seed,
+            "jobs": self.phases.iter().map(phase_json).collect::<Vec<_>>(),
+            "overall": {
+                "read": dir_json(&dirs[0], measured),
+                "write": dir_json(&dirs[1], measured),
+                "trim": dir_json(&dirs[2], measured),
+                "counters": total,
+                "waf": total.waf(),
+                "elapsed_ns": self.phases.last().map_or(0, |p| p.end_ns) - self.phases.first().map_or(0, |p| p.start_ns),
+            },
+        })
+    }
+
+    /// A summary in the spirit of fio's terminal output.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "drive: {} — {}\nstate: {}   seed: {}\n",
+            self.drive.name, self.drive.description, self.state, self.seed
+        ));
+        for p in self.phases {
+            out.push_str(&phase_summary(p));
+        }
+        out
+    }
+}
+
+/// Human units for a latency in ns.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// Summary of one phase.
+pub fn phase_summary(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    let secs = (p.end_ns - p.start_ns) as f64 / 1e9;
+    match &p.phase {
+        Phase::Idle { name, .. } => {
+            out.push_str(&format!("\n[{name}] idle {secs:.3} s"));
+            if p.counters.gc_blocks > 0 {
+                out.push_str(&format!(
+                    ", background GC reclaimed {} blocks",
+                    p.counters.gc_blocks
+                ));
+            }
+            out.push('\n');
+        }
+        Phase::Io(s) => {
+            out.push_str(&format!(
+                "\n[{}] rw={} bs={} iodepth={}{} — {:.3} s simulated\n",
+                s.name,
+                s.rw.name(),
+                s.bs,
+                s.iodepth,
+                if s.numjobs > 1 {
+                    format!(" numjobs={}", s.numjobs)
+                } else {
+                    String::new()
+                },
+                secs
+            ));
+            for (kind, label) in [
+                (IoKind::Read, "read"),
+                (IoKind::Write, "write"),
+                (IoKind::Trim, "trim"),
+            ] {
+                let d = &p.dirs[kind as usize];
+                if d.ios == 0 {
+                    continue;
+                }
+                out.push_str(&format!(
+                    "  {label:>5}: IOPS={:.0}, BW={:.1} MB/s ({:.1} MiB/s), {} I/Os\n",
+                    p.iops(kind),
+                    p.bw_bytes(kind) / 1e6,
+                    p.bw_bytes(kind) / 1048576.0,
+                    d.ios
+                ));
+                out.push_str(&format!(
+                    "         lat: mean={} p50={} p99={} p99.9={} max={}\n",
+                    fmt_ns(d.mean_ns()),
+                    fmt_ns(d.percentile_ns(50.0) as f64),
+                    fmt_ns(d.percentile_ns(99.0) as f64),
+                    fmt_ns(d.percentile_ns(99.9) as f64),
+                    fmt_ns(d.lat_max_ns as f64)
+                ));
+            }
+            let c = &p.counters;
+            out.push_str(&format!(
+                "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {:.2}\n",
+                c.nand_reads_native + c.nand_reads_slc,
+                c.nand_programs_native + c.nand_programs_slc,
+                c.nand_erases_native + c.nand_erases_slc,
+                c.gc_slots_moved,
+                c.gc_blocks,
+                c.waf()
+            ));
+            if c.buffer_blocked_ns > 0 {
+                out.push_str(&format!(
+                    "  write buffer full for {} in total\n",
+                    fmt_ns(c.buffer_blocked_ns as f64)
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,276 @@
+//! Drive specification: the TOML file that describes a drive.
+//!
+//! A drive file is parsed in two stages (as ripgrep does with its flags):
+//! first serde reads exactly what the user wrote into [`DriveSpec`]
+//! (`deny_unknown_fields`, so a misspelt field is an error, not a silent
+//! default), then [`DriveSpec::build`] validates it and derives the model
+//! the simulator runs ([`crate::DriveModel`]). Every error names the field
+//! and says what is wrong with it.
+//!
+//! Units are part of each field's name (`_ns`, `_bytes`, `_mts`), as in
+//! MQSim's parameter files. Fields that the physical drive does not
+//! publish are calibration choices; presets say where each value comes
+//! from in comments beside it.
+
+mod overrides;
+mod presets;
+mod validate;
+
+pub use overrides::apply_override;
+pub use presets::{preset_names, preset_source, PRESETS};
+pub use validate::DriveModel;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SpecError;
+
+/// A whole drive: geometry, NAND, host interface, controller and FTL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveSpec {
+    /// Short identifier, e.g. `generic-tlc-nvme`.
+    pub name: String,
+    /// One line saying what drive this is.
+    #[serde(default)]
+    pub description: String,
+    /// Physical organisation of the flash array.
+    pub geometry: GeometrySpec,
+    /// NAND timings and bus.
+    pub nand: NandSpec,
+    /// Host interface (NVMe over PCIe, or SATA).
+    pub host: HostSpec,
+    /// Controller: cores, ECC, write buffer.
+    pub controller: ControllerSpec,
+    /// Flash translation layer: capacity, mapping, GC.
+    pub ftl: FtlSpec,
+}
+
+/// Physical organisation of the flash array.
+///
+/// Dies are numbered channel first: die `d` sits on channel
+/// `d % channels`, so consecutive dies are on different channels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeometrySpec {
+    /// Number of NAND channels (buses) of the controller.
+    pub channels: u32,
+    /// Dies (LUNs) on each channel.
+    pub dies_per_channel: u32,
+    /// Planes per die (1–4); multi-plane operations use all of them.
+    pub planes_per_die: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per erase block in native mode (wordlines × bits per cell).
+    pub pages_per_block: u32,
+    /// Bytes per page (user data; a multiple of 4096).
+    pub page_bytes: u32,
+    /// Bits per cell of the native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
+    pub bits_per_cell: u32,
+}
+
+/// NAND timings and channel bus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandSpec {
+    /// Channel bus rate in mega-transfers per second.
+    pub channel_mts: u32,
+    /// Channel bus width in bits (8 for ONFI/Toggle NAND).
+    #[serde(default = "default_bus_width")]
+    pub channel_width_bits: u32,
+    /// Pages per plane programmed by one program operation in native mode:
+    /// `bits_per_cell` for one-shot (3D) NAND, which programs all pages of a
+    /// wordline together, 1 for NAND programmed page by page (planar MLC).
+    pub program_pages: u32,
+    /// Timings of the native cell mode.
+    pub native: CellTimingSpec,
+}
+
+fn default_bus_width() -> u32 {
+    8
+}
+
+/// Timings of one cell mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellTimingSpec {
+    /// Array read time (tR) in ns, one value for every page type, or one per
+    /// page type (lower, upper, extra, top) when they differ.
+    pub tr_ns: Vec<u64>,
+    /// Program time (tPROG) in ns of one program operation. One value, or
+    /// one per page type for NAND programmed page by page.
+    pub tprog_ns: Vec<u64>,
+    /// Block erase time (tBERS) in ns.
+    pub tbers_ns: u64,
+}
+
+/// Host interface.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// `"nvme"` (PCIe, full duplex) or `"sata"` (half duplex, NCQ).
+    pub interface: Interface,
+    /// PCIe generation (1–5), NVMe only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_gen: Option<u32>,
+    /// PCIe lanes (1, 2, 4, 8, 16), NVMe only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_lanes: Option<u32>,
+    /// SATA line rate in Gb/s (1.5, 3 or 6), SATA only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sata_gbps: Option<f64>,
+    /// Fraction of the encoded line rate left for data after protocol
+    /// overhead (packet headers, FIS, flow control), 0 < x ≤ 1.
+    pub link_efficiency: f64,
+    /// Commands the drive accepts at once: NCQ depth 32 for SATA; NVMe
+    /// queue entries for NVMe. More outstanding I/Os wait in the host.
+    pub max_queue_depth: u32,
+}
+
+/// Host interface kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    /// NVMe over PCIe: independent links in each direction.
+    Nvme,
+    /// Serial ATA: one half-duplex link.
+    Sata,
+}
+
+/// Controller: processor, ECC and write buffer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSpec {
+    /// Processor cores that handle commands in parallel.
+    pub cores: u32,
+    /// Processor time per host command in ns (fetch, FTL lookup,
+    /// completion); at high queue depth this caps IOPS.
+    pub cmd_overhead_ns: u64,
+    /// ECC decode latency in ns added to every NAND page read.
+    pub ecc_decode_ns: u64,
+    /// Bytes of DRAM/SRAM that hold user writes until they are programmed.
+    pub write_buffer_bytes: u64,
+    /// `"write-back"`: acknowledge a write once it is in the buffer;
+    /// `"write-through"`: acknowledge once it is programmed.
+    pub write_cache: WriteCachePolicy,
+    /// Latency in ns of a read served from the write buffer.
+    #[serde(default = "default_buffer_hit")]
+    pub buffer_read_ns: u64,
+}
+
+fn default_buffer_hit() -> u64 {
+    1_000
+}
+
+/// When the controller acknowledges a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteCachePolicy {
+    /// Acknowledge once the data is in the buffer.
+    WriteBack,
+    /// Acknowledge once the data is programmed to flash.
+    WriteThrough,
+}
+
+/// Flash translation layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlSpec {
+    /// Mapping scheme: `"page"` (every 4 KiB independently).
+    pub mapping: MappingScheme,
+    /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
+    /// the raw flash is over-provisioning.
+    pub user_capacity_bytes: u64,
+    /// Victim selection: `"greedy"`, `"cost-benefit"` or `"fifo"`.
+    pub gc_policy: GcPolicy,
+    /// Foreground GC runs when a die has fewer free blocks than this.
+    pub gc_low_free_blocks: u32,
+    /// Background GC (during idle) reclaims until a die has this many free
+    /// blocks.
+    pub gc_high_free_blocks: u32,
+    /// Host idle time in ns after which background work starts.
+    pub idle_threshold_ns: u64,
+    /// Keep a version stamp per logical page and per flash slot so that
+    /// integrity can be checked (costs 8 bytes per 4 KiB; off for speed).
+    #[serde(default)]
+    pub version_stamps: bool,
+}
+
+/// Mapping scheme of the FTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingScheme {
+    /// Page-level map at 4 KiB granularity.
+    Page,
+}
+
+/// GC victim selection policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// Fewest valid pages first.
+    Greedy,
+    /// Maximise (1 − u) · age / (1 + u) (Rosenblum & Ousterhout's LFS).
+    CostBenefit,
+    /// Oldest sealed block first.
+    Fifo,
+}
+
+impl DriveSpec {
+    /// Parse a drive file. `origin` names it in error messages.
+    pub fn from_toml(text: &str, origin: &str) -> Result<DriveSpec, SpecError> {
+        toml::from_str(text).map_err(|e: toml::de::Error| SpecError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Parse a drive file and apply `path=value` overrides before validation.
+    pub fn from_toml_with_overrides(
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+    ) -> Result<DriveSpec, SpecError> {
+        if overrides.is_empty() {
+            return Self::from_toml(text, origin);
+        }
+        let mut table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| SpecError::Parse {
+                    origin: origin.to_string(),
+                    message: e.to_string(),
+                })?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        table
+            .try_into()
+            .map_err(|e: toml::de::Error| SpecError::Parse {
+                origin: format!("{origin} (after --set {})", overrides.join(", --set ")),
+                message: e.to_string(),
+            })
+    }
+
+    /// Load a preset by name, or a drive file by path, with overrides.
+    pub fn load(name_or_path: &str, overrides: &[String]) -> Result<DriveSpec, SpecError> {
+        if let Some(src) = preset_source(name_or_path) {
+            return Self::from_toml_with_overrides(src, name_or_path, overrides);
+        }
+        let path = std::path::Path::new(name_or_path);
+        if path.exists() {
+            let text = std::fs::read_to_string(path).map_err(|e| SpecError::Io {
+                origin: name_or_path.to_string(),
+                message: e.to_string(),
+            })?;
+            return Self::from_toml_with_overrides(&text, name_or_path, overrides);
+        }
+        Err(SpecError::UnknownDrive {
+            name: name_or_path.to_string(),
+            known: preset_names().join(", "),
+        })
+    }
+
+    /// Serialise back to TOML (the resolved spec, with overrides applied).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a DriveSpec always serialises")
+    }
+}

@@ -1,0 +1,27 @@
+//! Drive presets shipped inside the binary.
+//!
+//! Each preset is a TOML drive file under `crates/ssdtwin/presets/`, with
+//! comments saying where each value comes from. `ssdtwin presets` lists
+//! them and `ssdtwin show NAME` prints one in full.
+
+/// (name, TOML source) of every preset, sorted by name.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "generic-mlc-sata",
+        include_str!("../../presets/generic-mlc-sata.toml"),
+    ),
+    (
+        "generic-tlc-nvme",
+        include_str!("../../presets/generic-tlc-nvme.toml"),
+    ),
+];
+
+/// Names of all presets.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// TOML source of a preset.
+pub fn preset_source(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}

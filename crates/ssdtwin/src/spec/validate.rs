@@ -1,0 +1,309 @@
+//! Second stage of reading a drive: check that the spec describes a drive
+//! that can exist and derive the quantities the simulator uses.
+
+use super::{DriveSpec, GcPolicy, Interface, WriteCachePolicy};
+use crate::error::SpecError;
+use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
+
+/// A validated drive: the spec plus everything derived from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriveModel {
+    /// The spec as given (with overrides applied).
+    pub spec: DriveSpec,
+    /// Derived geometry.
+    pub geometry: Geometry,
+    /// Native-mode timings.
+    pub native: CellTiming,
+    /// Channel bus speed, femtoseconds per byte.
+    pub channel_fs_per_byte: u64,
+    /// Host link speed in each direction, femtoseconds per byte.
+    pub link_fs_per_byte: u64,
+    /// Whether the host link carries both directions at once.
+    pub link_full_duplex: bool,
+    /// Usable host link bandwidth in bytes per second (one direction).
+    pub link_bytes_per_s: f64,
+    /// Logical 4 KiB pages the host can address.
+    pub user_lpns: u32,
+    /// Acknowledge writes only once programmed.
+    pub write_through: bool,
+    /// GC victim policy.
+    pub gc_policy: GcPolicy,
+}
+
+impl DriveSpec {
+    /// Validate the spec and derive the model. `origin` names the file or
+    /// preset in error messages.
+    pub fn build(&self, origin: &str) -> Result<DriveModel, SpecError> {
+        let bad = |field: &str, reason: String| SpecError::Invalid {
+            origin: origin.to_string(),
+            field: field.to_string(),
+            reason,
+        };
+        let g = &self.geometry;
+        let positive = |field: &str, v: u64| {
+            if v == 0 {
+                Err(bad(field, "must be at least 1".into()))
+            } else {
+                Ok(())
+            }
+        };
+        positive("geometry.channels", g.channels as u64)?;
+        positive("geometry.dies_per_channel", g.dies_per_channel as u64)?;
+        positive("geometry.blocks_per_plane", g.blocks_per_plane as u64)?;
+        positive("geometry.pages_per_block", g.pages_per_block as u64)?;
+        if !(1..=8).contains(&g.planes_per_die) {
+            return Err(bad(
+                "geometry.planes_per_die",
+                format!("{} is not between 1 and 8", g.planes_per_die),
+            ));
+        }
+        if !(1..=4).contains(&g.bits_per_cell) {
+            return Err(bad(
+                "geometry.bits_per_cell",
+                format!(
+                    "{} is not 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)",
+                    g.bits_per_cell
+                ),
+            ));
+        }
+        if g.page_bytes == 0 || g.page_bytes % SECTOR_BYTES != 0 {
+            return Err(bad(
+                "geometry.page_bytes",
+                format!("{} is not a positive multiple of 4096", g.page_bytes),
+            ));
+        }
+        if g.pages_per_block % g.bits_per_cell != 0 {
+            return Err(bad(
+                "geometry.pages_per_block",
+                format!(
+                    "{} is not a whole number of wordlines ({} bits per cell)",
+                    g.pages_per_block, g.bits_per_cell
+                ),
+            ));
+        }
+        let n = &self.nand;
+        if n.program_pages == 0 || g.pages_per_block % n.program_pages != 0 {
+            return Err(bad(
+                "nand.program_pages",
+                format!(
+                    "{} does not divide pages_per_block ({})",
+                    n.program_pages, g.pages_per_block
+                ),
+            ));
+        }
+        if n.channel_mts == 0 {
+            return Err(bad("nand.channel_mts", "must be at least 1".into()));
+        }
+        if ![8, 16].contains(&n.channel_width_bits) {
+            return Err(bad(
+                "nand.channel_width_bits",
+                format!("{} is not 8 or 16", n.channel_width_bits),
+            ));
+        }
+        let t = &n.native;
+        let per_type = |field: &str, v: &Vec<u64>, allowed: &[usize]| {
+            if !allowed.contains(&v.len()) {
+                return Err(bad(
+                    field,
+                    format!(
+                        "has {} values; give one, or one per page type ({})",
+                        v.len(),
+                        g.bits_per_cell
+                    ),
+                ));
+            }
+            if v.contains(&0) {
+                return Err(bad(field, "times must be positive".into()));
+            }
+            Ok(())
+        };
+        per_type(
+            "nand.native.tr_ns",
+            &t.tr_ns,
+            &[1, g.bits_per_cell as usize],
+        )?;
+        let prog_allowed: &[usize] = if n.program_pages == 1 {
+            &[1, g.bits_per_cell as usize]
+        } else {
+            &[1]
+        };
+        per_type("nand.native.tprog_ns", &t.tprog_ns, prog_allowed)?;
+        positive("nand.native.tbers_ns", t.tbers_ns)?;
+
+        let h = &self.host;
+        if !(h.link_efficiency > 0.0 && h.link_efficiency <= 1.0) {
+            return Err(bad(
+                "host.link_efficiency",
+                format!("{} is not in (0, 1]", h.link_efficiency),
+            ));
+        }
+        positive("host.max_queue_depth", h.max_queue_depth as u64)?;
+        let (raw_bytes_per_s, full_duplex) = match h.interface {
+            Interface::Nvme => {
+                if h.sata_gbps.is_some() {
+                    return Err(bad(
+                        "host.sata_gbps",
+                        "only for interface = \"sata\"".into(),
+                    ));
+                }
+                let gen = h
+                    .pcie_gen
+                    .ok_or_else(|| bad("host.pcie_gen", "required for NVMe".into()))?;
+                let lanes = h
+                    .pcie_lanes
+                    .ok_or_else(|| bad("host.pcie_lanes", "required for NVMe".into()))?;
+                // Per-lane payload rate after line encoding (8b/10b up to
+                // gen 2, 128b/130b from gen 3), bytes per second.
+                let lane = match gen {
+                    1 => 2.5e9 * 0.8 / 8.0,
+                    2 => 5e9 * 0.8 / 8.0,
+                    3 => 8e9 * 128.0 / 130.0 / 8.0,
+                    4 => 16e9 * 128.0 / 130.0 / 8.0,
+                    5 => 32e9 * 128.0 / 130.0 / 8.0,
+                    _ => return Err(bad("host.pcie_gen", format!("{gen} is not 1 to 5"))),
+                };
+                if ![1, 2, 4, 8, 16].contains(&lanes) {
+                    return Err(bad(
+                        "host.pcie_lanes",
+                        format!("{lanes} is not 1, 2, 4, 8 or 16"),
+                    ));
+                }
+                (lane * lanes as f64, true)
+            }
+            Interface::Sata => {
+                if h.pcie_gen.is_some() || h.pcie_lanes.is_some() {
+                    return Err(bad("host.pcie_gen", "only for interface = \"nvme\"".into()));
+                }
+                let gbps = h
+                    .sata_gbps
+                    .ok_or_else(|| bad("host.sata_gbps", "required for SATA".into()))?;
+                if ![1.5, 3.0, 6.0].contains(&gbps) {
+                    return Err(bad("host.sata_gbps", format!("{gbps} is not 1.5, 3 or 6")));
+                }
+                if h.max_queue_depth > 32 {
+                    return Err(bad(
+                        "host.max_queue_depth",
+                        format!("{} exceeds SATA NCQ's 32", h.max_queue_depth),
+                    ));
+                }
+                (gbps * 1e9 * 0.8 / 8.0, false)
+            }
+        };
+        let link_bytes_per_s = raw_bytes_per_s * h.link_efficiency;
+
+        let c = &self.controller;
+        positive("controller.cores", c.cores as u64)?;
+        let sectors_per_page = g.page_bytes / SECTOR_BYTES;
+        let slots_per_row = g.planes_per_die * sectors_per_page;
+        let unit_bytes = (n.program_pages * slots_per_row) as u64 * SECTOR_BYTES as u64;
+        let write_through = c.write_cache == WriteCachePolicy::WriteThrough;
+        if !write_through && c.write_buffer_bytes < unit_bytes {
+            return Err(bad(
+                "controller.write_buffer_bytes",
+                format!(
+                    "{} is smaller than one program operation ({unit_bytes} bytes = {} pages × {} planes × {} bytes); \
+                     a write-back buffer must hold at least that",
+                    c.write_buffer_bytes, n.program_pages, g.planes_per_die, g.page_bytes
+                ),
+            ));
+        }
+
+        let dies = g.channels * g.dies_per_channel;
+        let slots_per_block = g.pages_per_block * slots_per_row;
+        let total_blocks = dies as u64 * g.blocks_per_plane as u64;
+        let total_slots = total_blocks * slots_per_block as u64;
+        if total_slots >= u32::MAX as u64 {
+            return Err(bad(
+                "geometry",
+                format!(
+                    "{total_slots} 4 KiB slots exceed the 32-bit physical address space (16 TiB)"
+                ),
+            ));
+        }
+        let f = &self.ftl;
+        if f.user_capacity_bytes == 0 || f.user_capacity_bytes % SECTOR_BYTES as u64 != 0 {
+            return Err(bad(
+                "ftl.user_capacity_bytes",
+                format!(
+                    "{} is not a positive multiple of 4096",
+                    f.user_capacity_bytes
+                ),
+            ));
+        }
+        if f.gc_low_free_blocks < 2 {
+            return Err(bad(
+                "ftl.gc_low_free_blocks",
+                "must be at least 2 (GC needs a free block to copy into)".into(),
+            ));
+        }
+        if f.gc_high_free_blocks < f.gc_low_free_blocks {
+            return Err(bad(
+                "ftl.gc_high_free_blocks",
+                format!(
+                    "{} is below gc_low_free_blocks ({})",
+                    f.gc_high_free_blocks, f.gc_low_free_blocks
+                ),
+            ));
+        }
+        // Per die: the free-block reserve, one open block per write stream
+        // (host and GC), and one block of slack so that GC always gains.
+        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 3;
+        if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
+            return Err(bad(
+                "ftl.gc_low_free_blocks",
+                format!(
+                    "{} leaves no blocks for data ({} blocks per plane)",
+                    f.gc_low_free_blocks, g.blocks_per_plane
+                ),
+            ));
+        }
+        let usable_slots = (g.blocks_per_plane as u64 - reserved_blocks_per_die)
+            * dies as u64
+            * slots_per_block as u64;
+        let user_slots = f.user_capacity_bytes / SECTOR_BYTES as u64;
+        if user_slots > usable_slots {
+            return Err(bad(
+                "ftl.user_capacity_bytes",
+                format!(
+                    "{} bytes is larger than the raw flash can hold ({} bytes raw, {} usable after \
+                     GC reserve and open blocks)",
+                    f.user_capacity_bytes,
+                    total_slots * SECTOR_BYTES as u64,
+                    usable_slots * SECTOR_BYTES as u64
+                ),
+            ));
+        }
+        let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
+        let geometry = Geometry {
+            channels: g.channels,
+            dies,
+            planes: g.planes_per_die,
+            blocks_per_die: g.blocks_per_plane,
+            rows_per_block: g.pages_per_block,
+            sectors_per_page,
+            bits_per_cell: g.bits_per_cell,
+            page_bytes: g.page_bytes,
+            slots_per_row,
+            slots_per_block,
+            program_rows: n.program_pages,
+            total_blocks: total_blocks as u32,
+            total_slots,
+        };
+        Ok(DriveModel {
+            spec: self.clone(),
+            geometry,
+            native: CellTiming {
+                tr_ns: t.tr_ns.clone(),
+                tprog_ns: t.tprog_ns.clone(),
+                tbers_ns: t.tbers_ns,
+            },
+            channel_fs_per_byte: fs_per_byte(channel_bytes_per_s),
+            link_fs_per_byte: fs_per_byte(link_bytes_per_s),
+            link_full_duplex: full_duplex,
+            link_bytes_per_s,
+            user_lpns: user_slots as u32,
+            write_through,
+            gc_policy: f.gc_policy,
+        })
+    }
+}

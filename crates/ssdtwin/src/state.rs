@@ -1,0 +1,136 @@
+//! Drive states to start a test from (see methodology: "Drive states").
+//!
+//! - `fresh`: secure-erased, nothing mapped;
+//! - `filled:N`: N% of the user capacity written sequentially (128 KiB,
+//!   QD32) after a secure erase;
+//! - `full`: `filled:100`;
+//! - `steady`: full, then random 4 KiB writes (with replacement, QD32) of
+//!   twice the user capacity (SNIA-style steady state).
+//!
+//! Each state is defined by the I/O phases that produce it
+//! ([`DriveState::phases`]). The fast path ([`DriveState::apply_fast`])
+//! feeds exactly those phases' commands, in the same order, through the
+//! FTL without giving its NAND operations times. Since the FTL's decisions
+//! never depend on time, the resulting mapping, valid counts and block
+//! states are those that simulating the phases leaves (a test checks it);
+//! only the clock and the NAND operation counters differ.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::drive::{Drive, IoKind};
+use crate::workload::{IoGenerator, IoSpec, Phase, RwPattern};
+
+/// A starting state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DriveState {
+    /// Secure-erased.
+    Fresh,
+    /// This percentage of the capacity written sequentially.
+    Filled(f64),
+    /// Full, then randomly overwritten twice.
+    Steady,
+}
+
+impl FromStr for DriveState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "fresh" => Ok(DriveState::Fresh),
+            "full" => Ok(DriveState::Filled(100.0)),
+            "steady" => Ok(DriveState::Steady),
+            _ => {
+                let n = s
+                    .strip_prefix("filled:")
+                    .ok_or_else(|| format!("`{s}` is not fresh, full, filled:N or steady"))?;
+                let pct: f64 = n
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| format!("`{n}` in `{s}` is not a percentage"))?;
+                if !(0.0..=100.0).contains(&pct) {
+                    return Err(format!("`{s}`: {pct} is not between 0 and 100"));
+                }
+                Ok(DriveState::Filled(pct))
+            }
+        }
+    }
+}
+
+impl fmt::Display for DriveState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriveState::Fresh => write!(f, "fresh"),
+            DriveState::Filled(p) if *p == 100.0 => write!(f, "full"),
+            DriveState::Filled(p) => write!(f, "filled:{p}"),
+            DriveState::Steady => write!(f, "steady"),
+        }
+    }
+}
+
+impl DriveState {
+    /// The I/O phases that produce this state on a secure-erased drive of
+    /// `capacity` bytes, seeded by `seed`.
+    pub fn phases(&self, capacity: u64, seed: u64) -> Vec<IoSpec> {
+        let fill = |pct: f64| {
+            let mut s = IoSpec::new("precondition-fill", RwPattern::Write);
+            s.bs = 128 * 1024;
+            s.iodepth = 32;
+            // Whole 128 KiB blocks; the last partial block is dropped.
+            s.size = Some(((capacity as f64 * pct / 100.0) as u64) / s.bs as u64 * s.bs as u64);
+            s
+        };
+        match *self {
+            DriveState::Fresh => vec![],
+            DriveState::Filled(p) => {
+                let s = fill(p);
+                if s.size == Some(0) {
+                    vec![]
+                } else {
+                    vec![s]
+                }
+            }
+            DriveState::Steady => {
+                let mut r = IoSpec::new("precondition-random", RwPattern::RandWrite);
+                r.iodepth = 32;
+                r.norandommap = true;
+                r.io_size = Some(capacity / 4096 * 4096 * 2);
+                r.randseed = seed;
+                vec![fill(100.0), r]
+            }
+        }
+    }
+
+    /// The same phases as a job, for running them in simulated time.
+    pub fn as_phases(&self, capacity: u64, seed: u64) -> Vec<Phase> {
+        self.phases(capacity, seed)
+            .into_iter()
+            .map(Phase::Io)
+            .collect()
+    }
+
+    /// Build the state directly: secure erase, then the phases' writes
+    /// through the FTL without timing. The drive's clock state is reset.
+    pub fn apply_fast(&self, drive: &mut Drive, seed: u64) {
+        drive.secure_erase();
+        let capacity = drive.user_bytes();
+        drive.ftl.emit_ops = false;
+        for spec in self.phases(capacity, seed) {
+            let mut gen = IoGenerator::new(&spec, capacity);
+            let span = spec.size.unwrap_or(capacity - spec.offset);
+            let total = spec.io_size.unwrap_or(span);
+            let mut done = 0u64;
+            while done < total {
+                let cmd = gen.next_command();
+                debug_assert_eq!(cmd.kind, IoKind::Write);
+                let first = (cmd.offset / 4096) as u32;
+                for lpn in first..first + cmd.len / 4096 {
+                    drive.ftl.write(lpn);
+                }
+                done += cmd.len as u64;
+            }
+        }
+        drive.ftl.emit_ops = true;
+        drive.ftl.ops.clear();
+        drive.reset_time();
+    }
+}
