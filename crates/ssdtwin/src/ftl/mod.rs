@@ -369,7 +369,12 @@ impl Ftl {
             return false;
         };
         let v = victim as usize;
-        if self.blocks.valid[v] >= self.geo.slots_in_mode(self.blocks.mode[v]) {
+        // A fully valid victim frees nothing. FIFO and cost-benefit may still
+        // pick one (and rotate it to the back) while other blocks hold
+        // invalid data; when no block does, the die is full of valid data.
+        if self.blocks.valid[v] >= self.geo.slots_in_mode(self.blocks.mode[v])
+            && !self.victims.has_candidate(&self.blocks, die)
+        {
             return false;
         }
         self.blocks.begin_collect(victim);

@@ -152,7 +152,12 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64) -> Result<Job, Jo
     }
     let mut phases = Vec::new();
     for (name, opts) in sections {
-        let all: Vec<_> = global.iter().cloned().chain(opts).collect();
+        // [global] I/O options do not apply to idle sections.
+        let all: Vec<_> = if opts.iter().any(|(k, _, _)| k == "idle") {
+            opts
+        } else {
+            global.iter().cloned().chain(opts).collect()
+        };
         phases.push(build_phase(&name, &all, capacity)?);
     }
     Ok(Job { phases })

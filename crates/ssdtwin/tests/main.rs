@@ -1,0 +1,8 @@
+//! Integration tests of the simulator, one module per topic.
+
+mod common;
+mod determinism;
+mod integrity;
+mod states;
+mod timing;
+mod waf;
