@@ -45,7 +45,7 @@ enum Command {
         set: Vec<String>,
     },
     /// Run a workload (fio options or a fio job file) on a drive.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Measure the simulator's own speed (simulated I/Os per wall second).
     Bench {
         /// Preset name or drive file to benchmark.
@@ -212,7 +212,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 _ => print!("{}", spec.to_toml()),
             }
         }
-        Command::Run(args) => return run_job(args),
+        Command::Run(args) => return run_job(*args),
         Command::Bench { drive, set, scale } => {
             let spec = DriveSpec::load(&drive, &set)?;
             let model = spec.build(&drive)?;

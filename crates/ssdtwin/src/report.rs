@@ -204,17 +204,17 @@ pub fn phase_summary(p: &PhaseResult) -> String {
             }
             let c = &p.counters;
             out.push_str(&format!(
-                "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {:.2}\n",
+                "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {}\n",
                 c.nand_reads_native + c.nand_reads_slc,
                 c.nand_programs_native + c.nand_programs_slc,
                 c.nand_erases_native + c.nand_erases_slc,
                 c.gc_slots_moved,
                 c.gc_blocks,
-                c.waf()
+                if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
             ));
             if c.buffer_blocked_ns > 0 {
                 out.push_str(&format!(
-                    "  write buffer full for {} in total\n",
+                    "  writes waited for write-buffer space: {} (summed over commands)\n",
                     fmt_ns(c.buffer_blocked_ns as f64)
                 ));
             }

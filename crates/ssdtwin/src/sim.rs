@@ -83,8 +83,11 @@ pub struct Simulator {
     idle_chain: Option<u32>,
     wait_token: u32,
     idle_threshold_ns: u64,
-    progress: Option<Box<dyn FnMut(&Progress)>>,
+    progress: Option<ProgressFn>,
 }
+
+/// A progress callback.
+pub type ProgressFn = Box<dyn FnMut(&Progress)>;
 
 /// What a progress callback is told, about once per simulated second.
 #[derive(Debug, Clone)]
@@ -209,6 +212,8 @@ impl Simulator {
         }
     }
 
+    // Slots are indexed inside the submit! macro.
+    #[allow(clippy::needless_range_loop)]
     fn run_io(&mut self, spec: &IoSpec, r: &mut PhaseResult, index: usize, phases: usize) {
         let capacity = self.drive.user_bytes();
         let start = self.now();
@@ -263,8 +268,7 @@ impl Simulator {
             }
             submit!(s, start);
         }
-        loop {
-            let Some(ev) = self.events.pop() else { break };
+        while let Some(ev) = self.events.pop() {
             let now = ev.time;
             match ev.kind {
                 EventKind::Complete(s) => {

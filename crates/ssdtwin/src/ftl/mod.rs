@@ -116,7 +116,7 @@ pub struct Ftl {
 impl Ftl {
     /// A freshly secure-erased FTL for a drive.
     pub fn new(model: &DriveModel) -> Ftl {
-        let geo = model.geometry.clone();
+        let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
         Ftl {
             l2p: vec![NONE; model.user_lpns as usize],

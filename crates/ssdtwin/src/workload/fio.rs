@@ -57,10 +57,13 @@ pub const HOST_ONLY: &[&str] = &[
     "percentile_list",
 ];
 
+/// One option: (key, value, where it was written).
+type Entry = (String, String, String);
+
 /// Options in the order given, each with where it came from.
 #[derive(Debug, Clone, Default)]
 pub struct JobOptions {
-    entries: Vec<(String, String, String)>,
+    entries: Vec<Entry>,
 }
 
 impl JobOptions {
@@ -90,8 +93,8 @@ impl JobOptions {
 
 /// Parse a job file into a job. `origin` is its path (for messages).
 pub fn parse_job_file(text: &str, origin: &str, capacity: u64) -> Result<Job, JobError> {
-    let mut global: Vec<(String, String, String)> = Vec::new();
-    let mut sections: Vec<(String, Vec<(String, String, String)>)> = Vec::new();
+    let mut global: Vec<Entry> = Vec::new();
+    let mut sections: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut in_global = false;
     for (i, raw) in text.lines().enumerate() {
         let at = format!("{origin}:{}", i + 1);

@@ -1,0 +1,192 @@
+//! The `ssdtwin` binary: bad input gets a clear error and a non-zero exit,
+//! good input gets results, and JSON output is deterministic.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn ssdtwin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn tmp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A small valid drive file derived from a preset.
+fn small_drive_toml() -> String {
+    let o = ssdtwin(&[
+        "show",
+        "generic-tlc-nvme",
+        "--set",
+        "geometry.blocks_per_plane=32",
+        "--set",
+        "ftl.user_capacity_bytes=499998720",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn assert_fails_with(o: &Output, needles: &[&str]) {
+    assert!(!o.status.success(), "expected failure, got success");
+    let e = stderr(o);
+    for n in needles {
+        assert!(e.contains(n), "stderr does not mention `{n}`:\n{e}");
+    }
+    assert!(!e.contains("panicked"), "must not panic:\n{e}");
+}
+
+#[test]
+fn malformed_toml_names_the_file_and_line() {
+    let p = tmp("broken.toml", "name = \"x\"\n[geometry\nchannels = 2\n");
+    let o = ssdtwin(&["run", "--drive", p.to_str().unwrap(), "--rw", "read"]);
+    assert_fails_with(&o, &["broken.toml", "line 2"]);
+}
+
+#[test]
+fn unknown_field_is_rejected() {
+    let text = small_drive_toml().replace("[geometry]\n", "[geometry]\nchanels = 4\n");
+    let p = tmp("typo.toml", &text);
+    let o = ssdtwin(&["run", "--drive", p.to_str().unwrap(), "--rw", "read"]);
+    assert_fails_with(&o, &["typo.toml", "chanels"]);
+}
+
+#[test]
+fn impossible_geometry_names_the_field() {
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        "generic-tlc-nvme",
+        "--set",
+        "geometry.channels=0",
+        "--rw",
+        "read",
+    ]);
+    assert_fails_with(&o, &["geometry.channels", "at least 1"]);
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        "generic-tlc-nvme",
+        "--set",
+        "ftl.user_capacity_bytes=999999999995904",
+        "--rw",
+        "read",
+    ]);
+    assert_fails_with(
+        &o,
+        &["ftl.user_capacity_bytes", "larger than the raw flash"],
+    );
+    let o = ssdtwin(&["show", "generic-tlc-nvme", "--set", "ftl.gc_policy=random"]);
+    assert_fails_with(&o, &["gc_policy", "random"]);
+    let o = ssdtwin(&[
+        "show",
+        "generic-mlc-sata",
+        "--set",
+        "host.max_queue_depth=64",
+    ]);
+    assert_fails_with(&o, &["host.max_queue_depth", "NCQ"]);
+}
+
+#[test]
+fn unknown_fio_option_is_named() {
+    let drive = tmp("small.toml", &small_drive_toml());
+    let job = tmp(
+        "bad.fio",
+        "[global]\nbs=4k\n\n[job1]\nrw=randread\nsize=100m\nio_depth=8\n",
+    );
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        drive.to_str().unwrap(),
+        "--job-file",
+        job.to_str().unwrap(),
+    ]);
+    assert_fails_with(&o, &["bad.fio:7", "io_depth"]);
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        drive.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4q",
+    ]);
+    assert_fails_with(&o, &["--bs", "4q"]);
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        drive.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--state",
+        "half-full",
+    ]);
+    assert_fails_with(&o, &["--state", "half-full"]);
+    let o = ssdtwin(&["run", "--drive", "no-such-drive", "--rw", "read"]);
+    assert_fails_with(&o, &["no-such-drive", "generic-tlc-nvme"]);
+}
+
+#[test]
+fn json_output_is_deterministic_and_fio_shaped() {
+    let drive = tmp("det.toml", &small_drive_toml());
+    let out1 = tmp("out1.json", "");
+    let out2 = tmp("out2.json", "");
+    for out in [&out1, &out2] {
+        let o = ssdtwin(&[
+            "run",
+            "--drive",
+            drive.to_str().unwrap(),
+            "--state",
+            "full",
+            "--rw",
+            "randrw",
+            "--rwmixread",
+            "70",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--io_size",
+            "20m",
+            "--size",
+            "200m",
+            "--json",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let a = std::fs::read_to_string(&out1).unwrap();
+    assert_eq!(a, std::fs::read_to_string(&out2).unwrap());
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let job = &v["jobs"][0];
+    assert!(job["read"]["iops"].as_f64().unwrap() > 0.0);
+    assert!(
+        job["write"]["clat_ns"]["percentile"]["99.000000"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(v["state"], "full");
+}
+
+#[test]
+fn presets_list_and_show() {
+    let o = ssdtwin(&["presets"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("generic-tlc-nvme") && out.contains("generic-mlc-sata"));
+    let o = ssdtwin(&["show", "generic-mlc-sata", "--set", "controller.cores=2"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("cores = 2"));
+}
