@@ -14,7 +14,7 @@
 //! use ssdtwin::workload::{IoSpec, Phase, RwPattern};
 //!
 //! let spec = DriveSpec::load("generic-tlc-nvme", &["geometry.blocks_per_plane=64".into(),
-//!     "ftl.user_capacity_bytes=1_000_000_000".into()]).unwrap();
+//!     "ftl.user_capacity_bytes=999_997_440".into()]).unwrap();
 //! let mut drive = Drive::new(spec.build("example").unwrap());
 //! DriveState::Filled(50.0).apply_fast(&mut drive, 1);
 //! let mut sim = Simulator::new(drive);
