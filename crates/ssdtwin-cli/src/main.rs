@@ -171,10 +171,7 @@ impl FioArgs {
         add("burst_size", &self.burst_size);
         add("duty_cycle", &self.duty_cycle);
         add("idle", &self.idle);
-        add(
-            "randseed",
-            &Some(self.randseed.clone().unwrap_or_else(|| seed.to_string())),
-        );
+        add("randseed", &Some(self.randseed.clone().unwrap_or_else(|| seed.to_string())));
         if self.time_based {
             o.push("time_based", "1", "command line (--time_based)");
         }
@@ -235,15 +232,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
 fn run_job(args: RunArgs) -> Result<ExitCode> {
     let spec = DriveSpec::load(&args.drive, &args.set)?;
     let model = spec.build(&args.drive)?;
-    let state: DriveState = args
-        .state
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
+    let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
     let capacity = model.user_lpns as u64 * 4096;
     let job = match &args.job_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading job file {}", path.display()))?;
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
             parse_job_file(&text, &path.display().to_string(), capacity)?
         }
         None => {
@@ -251,9 +244,7 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
             if args.job.rw.is_none() && args.job.idle.is_none() {
                 bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, or --job-file FILE");
             }
-            Job {
-                phases: vec![opts.to_phase(args.job.name.as_deref().unwrap_or("job"), capacity)?],
-            }
+            Job { phases: vec![opts.to_phase(args.job.name.as_deref().unwrap_or("job"), capacity)?] }
         }
     };
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
@@ -266,10 +257,7 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     let mut sim = Simulator::new(drive);
     let bar = if show_progress {
         let b = ProgressBar::new(1000);
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {elapsed}")
-                .expect("valid template"),
-        );
+        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {elapsed}").expect("valid template"));
         b
     } else {
         ProgressBar::hidden()
@@ -289,12 +277,7 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     });
     let results = sim.run_job(&job);
     bar.finish_and_clear();
-    let report = RunReport {
-        drive: &spec,
-        state: state.to_string(),
-        seed: args.seed,
-        phases: &results,
-    };
+    let report = RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results };
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !json_to_stdout {
         print!("{}", report.summary());
@@ -323,18 +306,10 @@ fn spinner(show: bool, msg: &str) -> ProgressBar {
 /// Write to a temporary file beside `path`, then rename, so that a failed
 /// run never leaves a half-written result.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
     Ok(())
 }

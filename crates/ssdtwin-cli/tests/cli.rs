@@ -5,10 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn ssdtwin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(args).output().expect("binary runs")
 }
 
 fn tmp(name: &str, text: &str) -> PathBuf {
@@ -63,15 +60,7 @@ fn unknown_field_is_rejected() {
 
 #[test]
 fn impossible_geometry_names_the_field() {
-    let o = ssdtwin(&[
-        "run",
-        "--drive",
-        "generic-tlc-nvme",
-        "--set",
-        "geometry.channels=0",
-        "--rw",
-        "read",
-    ]);
+    let o = ssdtwin(&["run", "--drive", "generic-tlc-nvme", "--set", "geometry.channels=0", "--rw", "read"]);
     assert_fails_with(&o, &["geometry.channels", "at least 1"]);
     let o = ssdtwin(&[
         "run",
@@ -82,55 +71,22 @@ fn impossible_geometry_names_the_field() {
         "--rw",
         "read",
     ]);
-    assert_fails_with(
-        &o,
-        &["ftl.user_capacity_bytes", "larger than the raw flash"],
-    );
+    assert_fails_with(&o, &["ftl.user_capacity_bytes", "larger than the raw flash"]);
     let o = ssdtwin(&["show", "generic-tlc-nvme", "--set", "ftl.gc_policy=random"]);
     assert_fails_with(&o, &["gc_policy", "random"]);
-    let o = ssdtwin(&[
-        "show",
-        "generic-mlc-sata",
-        "--set",
-        "host.max_queue_depth=64",
-    ]);
+    let o = ssdtwin(&["show", "generic-mlc-sata", "--set", "host.max_queue_depth=64"]);
     assert_fails_with(&o, &["host.max_queue_depth", "NCQ"]);
 }
 
 #[test]
 fn unknown_fio_option_is_named() {
     let drive = tmp("small.toml", &small_drive_toml());
-    let job = tmp(
-        "bad.fio",
-        "[global]\nbs=4k\n\n[job1]\nrw=randread\nsize=100m\nio_depth=8\n",
-    );
-    let o = ssdtwin(&[
-        "run",
-        "--drive",
-        drive.to_str().unwrap(),
-        "--job-file",
-        job.to_str().unwrap(),
-    ]);
+    let job = tmp("bad.fio", "[global]\nbs=4k\n\n[job1]\nrw=randread\nsize=100m\nio_depth=8\n");
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--job-file", job.to_str().unwrap()]);
     assert_fails_with(&o, &["bad.fio:7", "io_depth"]);
-    let o = ssdtwin(&[
-        "run",
-        "--drive",
-        drive.to_str().unwrap(),
-        "--rw",
-        "randread",
-        "--bs",
-        "4q",
-    ]);
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--rw", "randread", "--bs", "4q"]);
     assert_fails_with(&o, &["--bs", "4q"]);
-    let o = ssdtwin(&[
-        "run",
-        "--drive",
-        drive.to_str().unwrap(),
-        "--rw",
-        "read",
-        "--state",
-        "half-full",
-    ]);
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--rw", "read", "--state", "half-full"]);
     assert_fails_with(&o, &["--state", "half-full"]);
     let o = ssdtwin(&["run", "--drive", "no-such-drive", "--rw", "read"]);
     assert_fails_with(&o, &["no-such-drive", "generic-tlc-nvme"]);
@@ -171,12 +127,7 @@ fn json_output_is_deterministic_and_fio_shaped() {
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
     let job = &v["jobs"][0];
     assert!(job["read"]["iops"].as_f64().unwrap() > 0.0);
-    assert!(
-        job["write"]["clat_ns"]["percentile"]["99.000000"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
+    assert!(job["write"]["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0);
     assert_eq!(v["state"], "full");
 }
 

@@ -33,10 +33,7 @@ pub fn lambert_w0(x: f64) -> f64 {
 /// victim selection, `α = physical / logical` capacity (Hu et al. 2009,
 /// Desnoyers 2012): `WAF = α / (α + W₀(−α·e^(−α)))`.
 pub fn waf_fifo_uniform(alpha: f64) -> f64 {
-    assert!(
-        alpha > 1.0,
-        "physical capacity must exceed logical capacity"
-    );
+    assert!(alpha > 1.0, "physical capacity must exceed logical capacity");
     alpha / (alpha + lambert_w0(-alpha * (-alpha).exp()))
 }
 

@@ -67,15 +67,8 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
     state.apply_fast(&mut drive, 1);
     let wall_s = t.elapsed().as_secs_f64();
     let bytes = drive.ftl.counters.host_slots_written * 4096;
-    let row = BenchRow {
-        name: name.into(),
-        ios: 0,
-        bytes,
-        wall_s,
-        sim_s: 0.0,
-        peak_rss: peak_rss_bytes(),
-        waf: drive.waf(),
-    };
+    let row =
+        BenchRow { name: name.into(), ios: 0, bytes, wall_s, sim_s: 0.0, peak_rss: peak_rss_bytes(), waf: drive.waf() };
     (drive, row)
 }
 
@@ -92,8 +85,7 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let waf = if host == 0 {
         0.0
     } else {
-        (host + after.gc_slots_moved - before.gc_slots_moved + after.padding_slots
-            - before.padding_slots) as f64
+        (host + after.gc_slots_moved - before.gc_slots_moved + after.padding_slots - before.padding_slots) as f64
             / host as f64
     };
     let row = BenchRow {
@@ -119,11 +111,7 @@ pub fn run(model: &DriveModel, scale: f64, mut on_row: impl FnMut(&BenchRow)) ->
         rows.push(row);
     };
 
-    let (drive, row) = timed_state(
-        model,
-        DriveState::Filled(100.0),
-        "precondition full (fast path)",
-    );
+    let (drive, row) = timed_state(model, DriveState::Filled(100.0), "precondition full (fast path)");
     push(row, &mut rows);
     let mut rr = IoSpec::new("4k randread qd32, full drive", RwPattern::RandRead);
     rr.iodepth = 32;

@@ -26,22 +26,14 @@ pub struct Cores {
 impl Cores {
     /// `n` cores, each spending `cost_ns` per command.
     pub fn new(n: u32, cost_ns: u64) -> Cores {
-        Cores {
-            free_at: vec![0; n as usize],
-            cost_ns,
-        }
+        Cores { free_at: vec![0; n as usize], cost_ns }
     }
 
     /// Process a command that arrives at `t`; returns when the core is done.
     /// Commands arrive in time order, so each core is a simple busy-until.
     #[inline]
     pub fn process(&mut self, t: u64) -> u64 {
-        let (i, &f) = self
-            .free_at
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &f)| f)
-            .expect("at least one core");
+        let (i, &f) = self.free_at.iter().enumerate().min_by_key(|&(_, &f)| f).expect("at least one core");
         let done = t.max(f) + self.cost_ns;
         self.free_at[i] = done;
         done
@@ -69,13 +61,7 @@ pub struct WriteBuffer {
 impl WriteBuffer {
     /// An empty buffer of `capacity` bytes.
     pub fn new(capacity: u64) -> WriteBuffer {
-        WriteBuffer {
-            capacity,
-            pending: 0,
-            scheduled: 0,
-            releases: BinaryHeap::new(),
-            blocked_ns: 0,
-        }
+        WriteBuffer { capacity, pending: 0, scheduled: 0, releases: BinaryHeap::new(), blocked_ns: 0 }
     }
 
     /// Capacity in bytes.
@@ -99,10 +85,8 @@ impl WriteBuffer {
         self.drain(t);
         let mut at = t;
         while self.pending + self.scheduled + bytes > self.capacity {
-            let Reverse((when, freed)) = self
-                .releases
-                .pop()
-                .expect("validation keeps room for one program unit beyond pending data");
+            let Reverse((when, freed)) =
+                self.releases.pop().expect("validation keeps room for one program unit beyond pending data");
             self.scheduled -= freed;
             at = at.max(when);
         }

@@ -83,9 +83,7 @@ impl Drive {
     pub fn new(model: DriveModel) -> Drive {
         let geo = &model.geometry;
         let c = &model.spec.controller;
-        // pSLC timings are added by the SLC cache; until then a block in SLC
-        // mode uses the native ones.
-        let timings = [model.native.clone(), model.native.clone()];
+        let timings = [model.native.clone(), model.slc_timing.clone()];
         Drive {
             host: HostInterface::new(&model),
             cores: Cores::new(c.cores, c.cmd_overhead_ns),
@@ -96,6 +94,8 @@ impl Drive {
                 geo.channels,
                 geo.total_blocks,
                 model.channel_fs_per_byte,
+                model.channel_bytes_per_slot,
+                model.read_suspend_ns,
             ),
             counters: DriveCounters::default(),
             timings,
@@ -186,8 +186,7 @@ impl Drive {
                 continue;
             }
             if cur_slots > 0 {
-                done =
-                    done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+                done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
             }
             (cur_block, cur_row, cur_slots) = (block, row, 1);
         }
@@ -203,21 +202,13 @@ impl Drive {
 
     /// Read `slots` slots of one row, decode, send to the host.
     #[inline]
-    fn read_row(
-        &mut self,
-        t: u64,
-        block: u32,
-        row: u32,
-        slots: u32,
-        ecc: u64,
-        remaining: &mut u64,
-    ) -> u64 {
+    fn read_row(&mut self, t: u64, block: u32, row: u32, slots: u32, ecc: u64, remaining: &mut u64) -> u64 {
         let geo = &self.model.geometry;
         let die = geo.die_of_block(block);
         let mode = self.ftl.mode_of(block);
         let tr = self.timings[mode as usize].tr(row);
         let bytes = slots as u64 * SECTOR_BYTES as u64;
-        let data = self.flash.read(t, die, tr, bytes, mode) + ecc;
+        let data = self.flash.read(t, die, tr, slots, mode) + ecc;
         let link_bytes = bytes.min(*remaining).max(1);
         *remaining -= link_bytes.min(*remaining);
         self.host.to_host(data, link_bytes)
@@ -237,8 +228,7 @@ impl Drive {
         }
         // Write-back: admit in chunks that always fit beside one partially
         // filled program unit.
-        let unit_bytes =
-            self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
+        let unit_bytes = self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
         let max_chunk = ((self.buffer.capacity() - unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
         let mut at = t;
         let mut ack = t;
@@ -248,11 +238,7 @@ impl Drive {
             let n = (end - lpn).min(max_chunk);
             let chunk_bytes = n as u64 * SECTOR_BYTES as u64;
             at = self.buffer.admit(at, chunk_bytes);
-            let link_bytes = if lpn + n == end {
-                link_left
-            } else {
-                chunk_bytes.min(link_left)
-            };
+            let link_bytes = if lpn + n == end { link_left } else { chunk_bytes.min(link_left) };
             link_left -= link_bytes;
             let arrived = self.host.to_device(at, link_bytes.max(1));
             for l in lpn..lpn + n {
@@ -285,34 +271,24 @@ impl Drive {
         let mut ops = std::mem::take(&mut self.ftl.ops);
         for op in ops.drain(..) {
             match op {
-                NandOp::Read {
-                    block, row, slots, ..
-                } => {
+                NandOp::Read { block, row, slots, .. } => {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tr = self.timings[mode as usize].tr(row);
-                    let ready =
-                        self.flash
-                            .read(t, die, tr, slots as u64 * SECTOR_BYTES as u64, mode)
-                            + ecc;
+                    let ready = self.flash.read(t, die, tr, slots, mode) + ecc;
                     let g = &mut self.gc_ready[die as usize];
                     *g = (*g).max(ready);
                 }
-                NandOp::Program {
-                    purpose,
-                    block,
-                    row,
-                    slots,
-                } => {
+                NandOp::Program { purpose, block, row, slots } => {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tprog = self.timings[mode as usize].tprog(row);
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
                         Purpose::HostWrite => data_ready,
-                        Purpose::Gc => t.max(self.gc_ready[die as usize]),
+                        Purpose::Gc | Purpose::Fold => t.max(self.gc_ready[die as usize]),
                     };
-                    let done = self.flash.program(earliest, die, block, tprog, bytes, mode);
+                    let done = self.flash.program(earliest, die, block, tprog, slots, mode);
                     if purpose == Purpose::HostWrite {
                         self.buffer.release_at(done, bytes);
                         last_host_prog = last_host_prog.max(done);
@@ -331,10 +307,15 @@ impl Drive {
         last_host_prog
     }
 
-    /// One step of background work at `now` while the host is idle: GC of
-    /// one victim on the next die that wants it. Returns when that work
+    /// One step of background work at `now` while the host is idle:
+    /// folding one SLC block (if the drive folds when idle), else GC of one
+    /// victim on the next die that wants it. Returns when that work
     /// completes, or `None` when there is nothing to do.
     pub fn background_step(&mut self, now: u64) -> Option<u64> {
+        if self.ftl.background_fold_step() {
+            self.schedule_ops(now, now);
+            return Some(self.flash.all_idle_at().max(now));
+        }
         let dies = self.model.geometry.dies;
         for i in 0..dies {
             let die = (self.bg_die + i) % dies;
@@ -353,7 +334,6 @@ impl Drive {
         if c.host_slots_written == 0 {
             return 0.0;
         }
-        (c.host_slots_written + c.gc_slots_moved + c.padding_slots) as f64
-            / c.host_slots_written as f64
+        (c.host_slots_written + c.gc_slots_moved + c.padding_slots) as f64 / c.host_slots_written as f64
     }
 }

@@ -49,17 +49,9 @@ impl EventQueue {
     /// Schedule `kind` at `time` (not before now).
     #[inline]
     pub fn schedule(&mut self, time: u64, kind: EventKind) {
-        debug_assert!(
-            time >= self.now,
-            "event scheduled in the past: {time} < {}",
-            self.now
-        );
+        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
-        self.heap.push(Reverse(Event {
-            time: time.max(self.now),
-            seq: self.seq,
-            kind,
-        }));
+        self.heap.push(Reverse(Event { time: time.max(self.now), seq: self.seq, kind }));
     }
 
     /// Take the next event and advance the clock to it.
@@ -98,17 +90,8 @@ mod tests {
         q.schedule(10, EventKind::Submit(2));
         q.schedule(5, EventKind::Submit(9));
         q.schedule(10, EventKind::Complete(1));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop())
-            .map(|e| (e.time, e.kind))
-            .collect();
-        assert_eq!(
-            order,
-            vec![
-                (5, EventKind::Submit(9)),
-                (10, EventKind::Submit(2)),
-                (10, EventKind::Complete(1))
-            ]
-        );
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.kind)).collect();
+        assert_eq!(order, vec![(5, EventKind::Submit(9)), (10, EventKind::Submit(2)), (10, EventKind::Complete(1))]);
         assert_eq!(q.now(), 10);
     }
 }

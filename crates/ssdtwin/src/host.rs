@@ -79,11 +79,7 @@ impl HostInterface {
     #[inline]
     pub fn to_host(&mut self, earliest: u64, bytes: u64) -> u64 {
         let d = transfer_ns(bytes, self.fs_per_byte);
-        let link = if self.full_duplex {
-            &mut self.to_host
-        } else {
-            &mut self.to_device
-        };
+        let link = if self.full_duplex { &mut self.to_host } else { &mut self.to_device };
         d + link.reserve(earliest, d)
     }
 

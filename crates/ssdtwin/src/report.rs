@@ -19,10 +19,8 @@ use crate::stats::{Counters, DirStats};
 use crate::workload::Phase;
 
 /// fio's default completion-latency percentiles.
-pub const PERCENTILES: &[f64] = &[
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub const PERCENTILES: &[f64] =
+    &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 /// Everything about a run needed to report and reproduce it.
 pub struct RunReport<'a> {
@@ -156,10 +154,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
         Phase::Idle { name, .. } => {
             out.push_str(&format!("\n[{name}] idle {secs:.3} s"));
             if p.counters.gc_blocks > 0 {
-                out.push_str(&format!(
-                    ", background GC reclaimed {} blocks",
-                    p.counters.gc_blocks
-                ));
+                out.push_str(&format!(", background GC reclaimed {} blocks", p.counters.gc_blocks));
             }
             out.push('\n');
         }
@@ -170,18 +165,10 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 s.rw.name(),
                 s.bs,
                 s.iodepth,
-                if s.numjobs > 1 {
-                    format!(" numjobs={}", s.numjobs)
-                } else {
-                    String::new()
-                },
+                if s.numjobs > 1 { format!(" numjobs={}", s.numjobs) } else { String::new() },
                 secs
             ));
-            for (kind, label) in [
-                (IoKind::Read, "read"),
-                (IoKind::Write, "write"),
-                (IoKind::Trim, "trim"),
-            ] {
+            for (kind, label) in [(IoKind::Read, "read"), (IoKind::Write, "write"), (IoKind::Trim, "trim")] {
                 let d = &p.dirs[kind as usize];
                 if d.ios == 0 {
                     continue;

@@ -132,11 +132,7 @@ impl Simulator {
     /// Run every phase of a job in order.
     pub fn run_job(&mut self, job: &Job) -> Vec<PhaseResult> {
         let n = job.phases.len();
-        job.phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| self.run_phase(p, i, n))
-            .collect()
+        job.phases.iter().enumerate().map(|(i, p)| self.run_phase(p, i, n)).collect()
     }
 
     /// Run one phase.
@@ -159,13 +155,11 @@ impl Simulator {
                 self.wait_until(start + duration_ns);
                 result.end_ns = self.now();
                 result.measured_ns = result.end_ns - start;
-                result
-                    .series
-                    .touch(result.measured_ns.saturating_sub(1), &self.drive);
+                result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
             }
             Phase::Io(spec) => self.run_io(spec, &mut result, index, phases),
         }
-        result.series.finish();
+        result.series.finish(&self.drive);
         result.counters = Counters::of(&self.drive).since(&before);
         result
     }
@@ -195,8 +189,7 @@ impl Simulator {
         }
         self.idle_chain = Some(self.activity);
         let at = self.now() + self.idle_threshold_ns;
-        self.events
-            .schedule(at, EventKind::IdleCheck(self.activity));
+        self.events.schedule(at, EventKind::IdleCheck(self.activity));
     }
 
     fn idle_check(&mut self, generation: u32) {
@@ -205,9 +198,7 @@ impl Simulator {
         }
         let now = self.now();
         match self.drive.background_step(now) {
-            Some(done) => self
-                .events
-                .schedule(done.max(now + 1), EventKind::IdleCheck(generation)),
+            Some(done) => self.events.schedule(done.max(now + 1), EventKind::IdleCheck(generation)),
             None => self.idle_chain = None,
         }
     }
@@ -247,13 +238,8 @@ impl Simulator {
             ($slot:expr, $now:expr) => {{
                 let cmd = gen.next_command();
                 let done = self.drive.submit(cmd, $now);
-                slots[$slot] = InFlight {
-                    submitted: $now,
-                    kind: cmd.kind as u8,
-                    len: cmd.len,
-                };
-                self.events
-                    .schedule(done, EventKind::Complete($slot as u32));
+                slots[$slot] = InFlight { submitted: $now, kind: cmd.kind as u8, len: cmd.len };
+                self.events.schedule(done, EventKind::Complete($slot as u32));
                 self.activity = self.activity.wrapping_add(1);
                 issued += bs;
                 seg_issued += bs;
@@ -277,19 +263,12 @@ impl Simulator {
                     if f.submitted >= ramp_end {
                         let lat = now - f.submitted;
                         r.dirs[f.kind as usize].record(f.len as u64, lat);
-                        r.series.record(
-                            now - start,
-                            f.kind as usize,
-                            f.len as u64,
-                            lat,
-                            &self.drive,
-                        );
+                        r.series.record(now - start, f.kind as usize, f.len as u64, lat, &self.drive);
                     }
                     if can_issue!(now) {
                         if spec.thinktime_ns > 0 {
                             pending_submits += 1;
-                            self.events
-                                .schedule(now + spec.thinktime_ns, EventKind::Submit(s));
+                            self.events.schedule(now + spec.thinktime_ns, EventKind::Submit(s));
                         } else {
                             submit!(s as usize, now);
                         }
@@ -315,10 +294,8 @@ impl Simulator {
             if now >= next_progress {
                 next_progress = now + 1_000_000_000;
                 if let Some(cb) = self.progress.as_mut() {
-                    let by_bytes =
-                        (byte_limit != u64::MAX).then(|| issued as f64 / byte_limit as f64);
-                    let by_time =
-                        deadline.map(|d| (now - start) as f64 / (d - start).max(1) as f64);
+                    let by_bytes = (byte_limit != u64::MAX).then(|| issued as f64 / byte_limit as f64);
+                    let by_time = deadline.map(|d| (now - start) as f64 / (d - start).max(1) as f64);
                     let fraction = match (by_bytes, by_time) {
                         (Some(a), Some(b)) => Some(a.max(b)),
                         (a, b) => a.or(b),
@@ -337,8 +314,7 @@ impl Simulator {
                 // End of a burst: idle so that busy / (busy + idle) is the
                 // duty cycle, then start the next burst.
                 let busy = now - seg_start;
-                let idle =
-                    (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
+                let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
                 self.wait_until(now + idle);
                 let t = self.now();
                 r.end_ns = t;

@@ -40,13 +40,10 @@ impl FromStr for DriveState {
             "full" => Ok(DriveState::Filled(100.0)),
             "steady" => Ok(DriveState::Steady),
             _ => {
-                let n = s
-                    .strip_prefix("filled:")
-                    .ok_or_else(|| format!("`{s}` is not fresh, full, filled:N or steady"))?;
-                let pct: f64 = n
-                    .trim_end_matches('%')
-                    .parse()
-                    .map_err(|_| format!("`{n}` in `{s}` is not a percentage"))?;
+                let n =
+                    s.strip_prefix("filled:").ok_or_else(|| format!("`{s}` is not fresh, full, filled:N or steady"))?;
+                let pct: f64 =
+                    n.trim_end_matches('%').parse().map_err(|_| format!("`{n}` in `{s}` is not a percentage"))?;
                 if !(0.0..=100.0).contains(&pct) {
                     return Err(format!("`{s}`: {pct} is not between 0 and 100"));
                 }
@@ -102,10 +99,7 @@ impl DriveState {
 
     /// The same phases as a job, for running them in simulated time.
     pub fn as_phases(&self, capacity: u64, seed: u64) -> Vec<Phase> {
-        self.phases(capacity, seed)
-            .into_iter()
-            .map(Phase::Io)
-            .collect()
+        self.phases(capacity, seed).into_iter().map(Phase::Io).collect()
     }
 
     /// Build the state directly: secure erase, then the phases' writes

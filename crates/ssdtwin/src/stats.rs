@@ -34,8 +34,7 @@ impl Default for DirStats {
         DirStats {
             ios: 0,
             bytes: 0,
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("valid histogram bounds"),
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
             lat_sum_ns: 0,
             lat_min_ns: u64::MAX,
             lat_max_ns: 0,
@@ -59,9 +58,7 @@ impl DirStats {
     pub fn merge(&mut self, other: &DirStats) {
         self.ios += other.ios;
         self.bytes += other.bytes;
-        self.hist
-            .add(&other.hist)
-            .expect("histograms have equal bounds");
+        self.hist.add(&other.hist).expect("histograms have equal bounds");
         self.lat_sum_ns += other.lat_sum_ns;
         self.lat_min_ns = self.lat_min_ns.min(other.lat_min_ns);
         self.lat_max_ns = self.lat_max_ns.max(other.lat_max_ns);
@@ -109,6 +106,16 @@ pub struct Second {
     pub free_blocks: u64,
     /// Cumulative write amplification when the second began.
     pub waf: f64,
+    /// SLC cache capacity when the second began, bytes.
+    pub slc_cache_bytes: u64,
+    /// Bytes of SLC blocks in use when the second began.
+    pub slc_used_bytes: u64,
+    /// Valid data waiting in SLC to be folded when the second began, bytes.
+    pub fold_backlog_bytes: u64,
+    /// NAND programs in native mode issued during the second.
+    pub nand_programs_native: u64,
+    /// NAND programs in SLC mode issued during the second.
+    pub nand_programs_slc: u64,
     #[serde(skip)]
     lat_sum_ns: u128,
 }
@@ -133,10 +140,18 @@ impl TimeSeries {
     pub fn touch(&mut self, rel_ns: u64, drive: &Drive) -> usize {
         let idx = (rel_ns / 1_000_000_000) as usize;
         while self.seconds.len() <= idx {
+            // Programs are stored cumulatively here and turned into
+            // per-second counts by `finish`.
+            let p = &drive.flash.counters.programs;
             self.seconds.push(Second {
                 t_s: self.seconds.len() as u32,
                 free_blocks: drive.ftl.blocks.total_free(),
                 waf: drive.waf(),
+                slc_cache_bytes: drive.ftl.slc_cache_bytes(),
+                slc_used_bytes: drive.ftl.slc_used_bytes(),
+                fold_backlog_bytes: drive.ftl.fold_backlog_bytes(),
+                nand_programs_native: p[0],
+                nand_programs_slc: p[1],
                 ..Second::default()
             });
         }
@@ -163,19 +178,25 @@ impl TimeSeries {
         s.max_lat_ns = s.max_lat_ns.max(lat_ns);
     }
 
-    /// Compute per-second means (call once at the end of the phase).
-    pub fn finish(&mut self) {
-        for s in &mut self.seconds {
-            let n = s.ios();
-            s.mean_lat_ns = if n == 0 {
-                0
-            } else {
-                (s.lat_sum_ns / n as u128) as u64
+    /// Compute per-second means and counts (call once at the end of the
+    /// phase, with the drive as it is then).
+    pub fn finish(&mut self, drive: &Drive) {
+        let end = drive.flash.counters.programs;
+        for i in 0..self.seconds.len() {
+            let (next_native, next_slc) = match self.seconds.get(i + 1) {
+                Some(n) => (n.nand_programs_native, n.nand_programs_slc),
+                None => (end[0], end[1]),
             };
+            let s = &mut self.seconds[i];
+            s.nand_programs_native = next_native - s.nand_programs_native;
+            s.nand_programs_slc = next_slc - s.nand_programs_slc;
+            let n = s.ios();
+            s.mean_lat_ns = if n == 0 { 0 } else { (s.lat_sum_ns / n as u128) as u64 };
         }
     }
 }
 
+/// Everything the drive counts, as one snapshot.
 macro_rules! counters {
     ($($(#[doc = $doc:literal])* $field:ident),* $(,)?) => {
         /// Everything the drive counts, as one snapshot.
@@ -223,6 +244,12 @@ counters! {
     gc_blocks,
     /// Slots programmed as padding.
     padding_slots,
+    /// Slots folded from SLC into native blocks.
+    fold_slots_moved,
+    /// SLC blocks folded.
+    fold_blocks,
+    /// Host slots written into SLC.
+    host_slots_to_slc,
     /// Slots trimmed that held data.
     trimmed_slots,
     /// 4 KiB reads served from the write buffer.
@@ -251,6 +278,9 @@ impl Counters {
             gc_slots_moved: t.gc_slots_moved,
             gc_blocks: t.gc_blocks,
             padding_slots: t.padding_slots,
+            fold_slots_moved: t.fold_slots_moved,
+            fold_blocks: t.fold_blocks,
+            host_slots_to_slc: t.host_slots_to_slc,
             trimmed_slots: t.trimmed_slots,
             buffer_read_hits: drive.counters.buffer_read_hits,
             unmapped_reads: drive.counters.unmapped_reads,
@@ -263,7 +293,7 @@ impl Counters {
         if self.host_slots_written == 0 {
             0.0
         } else {
-            (self.host_slots_written + self.gc_slots_moved + self.padding_slots) as f64
+            (self.host_slots_written + self.gc_slots_moved + self.fold_slots_moved + self.padding_slots) as f64
                 / self.host_slots_written as f64
         }
     }

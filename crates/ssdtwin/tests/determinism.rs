@@ -13,12 +13,7 @@ fn run_once(job: &Job, seed: u64) -> String {
     DriveState::Steady.apply_fast(&mut drive, seed);
     let mut sim = Simulator::new(drive);
     let results = sim.run_job(job);
-    let report = RunReport {
-        drive: &spec,
-        state: "steady".into(),
-        seed,
-        phases: &results,
-    };
+    let report = RunReport { drive: &spec, state: "steady".into(), seed, phases: &results };
     serde_json::to_string_pretty(&report.to_json()).unwrap()
 }
 

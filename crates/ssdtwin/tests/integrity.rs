@@ -32,11 +32,7 @@ fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCa
     // 384 MiB raw, 300 MiB user: GC runs constantly.
     let mut drive = small_drive(
         300,
-        &[
-            "ftl.version_stamps=true",
-            &format!("ftl.gc_policy={policy}"),
-            "ftl.idle_threshold_ns=1000000",
-        ],
+        &["ftl.version_stamps=true", &format!("ftl.gc_policy={policy}"), "ftl.idle_threshold_ns=1000000"],
     );
     let n = drive.user_lpns();
     // The model: how many times each page was written (the FTL's version
@@ -53,14 +49,7 @@ fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCa
     let mut t = 0u64;
     let submit = |drive: &mut ssdtwin::Drive, kind, lpn: u32, pages: u32, t: &mut u64| {
         let pages = pages.min(n - lpn);
-        drive.submit(
-            Command {
-                kind,
-                offset: lpn as u64 * 4096,
-                len: pages * 4096,
-            },
-            *t,
-        );
+        drive.submit(Command { kind, offset: lpn as u64 * 4096, len: pages * 4096 }, *t);
         *t += 2_000;
         lpn..lpn + pages
     };
@@ -84,12 +73,7 @@ fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCa
             }
             Op::Read { lpn } => {
                 submit(&mut drive, IoKind::Read, lpn, 1, &mut t);
-                prop_assert_eq!(
-                    drive.ftl.read_version(lpn),
-                    expected(&writes, &live, lpn),
-                    "lpn {}",
-                    lpn
-                );
+                prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "lpn {}", lpn);
             }
             Op::Idle { ms } => {
                 // Background GC while the host is idle.
@@ -105,18 +89,10 @@ fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCa
         }
     }
     for lpn in 0..n {
-        prop_assert_eq!(
-            drive.ftl.read_version(lpn),
-            expected(&writes, &live, lpn),
-            "final check of lpn {}",
-            lpn
-        );
+        prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "final check of lpn {}", lpn);
     }
     drive.ftl.check_consistency().map_err(TestCaseError::fail)?;
-    prop_assert!(
-        drive.ftl.counters.gc_blocks > 0,
-        "the test must exercise GC"
-    );
+    prop_assert!(drive.ftl.counters.gc_blocks > 0, "the test must exercise GC");
     Ok(())
 }
 

@@ -8,18 +8,9 @@ use crate::common::small_model;
 fn assert_same_state(a: &Drive, b: &Drive) {
     assert_eq!(a.ftl.l2p, b.ftl.l2p, "logical-to-physical maps differ");
     assert_eq!(a.ftl.p2l, b.ftl.p2l, "physical-to-logical maps differ");
-    assert_eq!(
-        a.ftl.blocks.valid, b.ftl.blocks.valid,
-        "valid counts differ"
-    );
-    assert_eq!(
-        a.ftl.blocks.state, b.ftl.blocks.state,
-        "block states differ"
-    );
-    assert_eq!(
-        a.ftl.blocks.erase_count, b.ftl.blocks.erase_count,
-        "erase counts differ"
-    );
+    assert_eq!(a.ftl.blocks.valid, b.ftl.blocks.valid, "valid counts differ");
+    assert_eq!(a.ftl.blocks.state, b.ftl.blocks.state, "block states differ");
+    assert_eq!(a.ftl.blocks.erase_count, b.ftl.blocks.erase_count, "erase counts differ");
     assert_eq!(a.ftl.counters, b.ftl.counters, "FTL counters differ");
 }
 
@@ -51,10 +42,7 @@ fn fast_steady_state_equals_simulated_one() {
 #[test]
 fn state_names_parse() {
     assert_eq!("full".parse::<DriveState>(), Ok(DriveState::Filled(100.0)));
-    assert_eq!(
-        "filled:50".parse::<DriveState>(),
-        Ok(DriveState::Filled(50.0))
-    );
+    assert_eq!("filled:50".parse::<DriveState>(), Ok(DriveState::Filled(50.0)));
     assert!("filled:150".parse::<DriveState>().is_err());
     assert!("half".parse::<DriveState>().is_err());
 }

@@ -19,23 +19,14 @@ fn qd1_random_read_latency_is_the_sum_of_its_parts() {
     let mut spec = IoSpec::new("qd1", RwPattern::RandRead);
     spec.io_size = Some(4 << 20);
     spec.thinktime_ns = 50_000; // let every die go idle between reads
-    let (r, m) = run(
-        &["nand.native.tr_ns=[60000]"],
-        DriveState::Filled(100.0),
-        spec,
-    );
+    let (r, m) = run(&["nand.native.tr_ns=[60000]"], DriveState::Filled(100.0), spec);
     let c = &m.spec.controller;
     let channel_ns = 4096.0 * 1e9 / (m.spec.nand.channel_mts as f64 * 1e6);
     let link_ns = 4096.0 / m.link_bytes_per_s * 1e9;
-    let expected =
-        c.cmd_overhead_ns as f64 + 60_000.0 + channel_ns + c.ecc_decode_ns as f64 + link_ns;
+    let expected = c.cmd_overhead_ns as f64 + 60_000.0 + channel_ns + c.ecc_decode_ns as f64 + link_ns;
     let mean = r.dirs[IoKind::Read as usize].mean_ns();
     let err = (mean - expected).abs() / expected;
-    assert!(
-        err < 0.01,
-        "mean {mean:.0} ns, expected {expected:.0} ns ({:.2}% off)",
-        err * 100.0
-    );
+    assert!(err < 0.01, "mean {mean:.0} ns, expected {expected:.0} ns ({:.2}% off)", err * 100.0);
     assert_eq!(r.dirs[IoKind::Read as usize].ios, 1024);
 }
 
@@ -61,21 +52,12 @@ fn random_read_iops_scale_with_dies_until_the_controller_caps_them() {
     let one = randread_iops(1, 1, &fast);
     let two = randread_iops(2, 1, &fast);
     let four = randread_iops(2, 2, &fast);
-    assert!(
-        (two / one - 2.0).abs() < 0.2,
-        "1 die {one:.0}, 2 dies {two:.0}"
-    );
-    assert!(
-        (four / two - 2.0).abs() < 0.2,
-        "2 dies {two:.0}, 4 dies {four:.0}"
-    );
+    assert!((two / one - 2.0).abs() < 0.2, "1 die {one:.0}, 2 dies {two:.0}");
+    assert!((four / two - 2.0).abs() < 0.2, "2 dies {two:.0}, 4 dies {four:.0}");
     // One slow core caps IOPS at 1 / cmd_overhead no matter the dies.
     let slow = ["controller.cores=1", "controller.cmd_overhead_ns=20000"];
     let capped = randread_iops(4, 4, &slow);
-    assert!(
-        (capped - 50_000.0).abs() / 50_000.0 < 0.02,
-        "capped at {capped:.0}"
-    );
+    assert!((capped - 50_000.0).abs() / 50_000.0 < 0.02, "capped at {capped:.0}");
 }
 
 #[test]
@@ -83,22 +65,8 @@ fn sequential_read_is_capped_by_the_link() {
     for (link, extra) in [
         // 4 channels × 2 dies (2.7 GB/s of channel bandwidth) behind a
         // narrower link.
-        (
-            "PCIe 3.0 x2",
-            vec![
-                "host.pcie_lanes=2",
-                "geometry.channels=4",
-                "geometry.blocks_per_plane=32",
-            ],
-        ),
-        (
-            "PCIe 3.0 x1",
-            vec![
-                "host.pcie_lanes=1",
-                "geometry.channels=4",
-                "geometry.blocks_per_plane=32",
-            ],
-        ),
+        ("PCIe 3.0 x2", vec!["host.pcie_lanes=2", "geometry.channels=4", "geometry.blocks_per_plane=32"]),
+        ("PCIe 3.0 x1", vec!["host.pcie_lanes=1", "geometry.channels=4", "geometry.blocks_per_plane=32"]),
     ] {
         let mut spec = IoSpec::new("seq", RwPattern::Read);
         spec.bs = 128 * 1024;
@@ -107,11 +75,7 @@ fn sequential_read_is_capped_by_the_link() {
         let (r, m) = run(&extra, DriveState::Filled(100.0), spec);
         let bw = r.bw_bytes(IoKind::Read);
         let err = (bw - m.link_bytes_per_s).abs() / m.link_bytes_per_s;
-        assert!(
-            err < 0.03,
-            "{link}: {bw:.0} B/s vs link {:.0} B/s",
-            m.link_bytes_per_s
-        );
+        assert!(err < 0.03, "{link}: {bw:.0} B/s vs link {:.0} B/s", m.link_bytes_per_s);
     }
 }
 
@@ -123,19 +87,12 @@ fn writes_wait_for_a_full_buffer_and_sata_is_half_duplex() {
     spec.bs = 128 * 1024;
     spec.iodepth = 8;
     spec.size = Some(128 << 20);
-    let (r, m) = run(
-        &["controller.write_buffer_bytes=2097152"],
-        DriveState::Fresh,
-        spec,
-    );
+    let (r, m) = run(&["controller.write_buffer_bytes=2097152"], DriveState::Fresh, spec);
     let bw = r.bw_bytes(IoKind::Write);
     // 4 dies, one 3 × 2 × 16 KiB program each per tPROG.
     let g = &m.geometry;
     let unit = (g.program_rows * g.slots_per_row * 4096) as f64;
     let flash_bw = g.dies as f64 * unit / (m.native.tprog_ns[0] as f64 / 1e9);
-    assert!(
-        bw < flash_bw * 1.05 && bw > flash_bw * 0.8,
-        "{bw:.0} B/s vs flash {flash_bw:.0} B/s"
-    );
+    assert!(bw < flash_bw * 1.05 && bw > flash_bw * 0.8, "{bw:.0} B/s vs flash {flash_bw:.0} B/s");
     assert!(r.counters.buffer_blocked_ns > 0);
 }

@@ -30,10 +30,7 @@ fn measured_waf(alpha: f64, policy: &str) -> f64 {
         format!("ftl.gc_high_free_blocks={reserve}"),
         format!("ftl.gc_policy={policy}"),
     ];
-    let model = DriveSpec::load("generic-tlc-nvme", &set)
-        .unwrap()
-        .build("waf test")
-        .unwrap();
+    let model = DriveSpec::load("generic-tlc-nvme", &set).unwrap().build("waf test").unwrap();
     assert_eq!(model.geometry.slots_per_block as u64, slots_per_block);
     let mut drive = Drive::new(model);
     DriveState::Filled(100.0).apply_fast(&mut drive, 1);
@@ -58,16 +55,9 @@ fn check(alpha: f64) {
     let expected = waf_fifo_uniform(alpha);
     let fifo = measured_waf(alpha, "fifo");
     let err = (fifo - expected).abs() / expected;
-    assert!(
-        err < 0.10,
-        "α = {alpha}: FIFO WAF {fifo:.3}, closed form {expected:.3} ({:.1}% off)",
-        err * 100.0
-    );
+    assert!(err < 0.10, "α = {alpha}: FIFO WAF {fifo:.3}, closed form {expected:.3} ({:.1}% off)", err * 100.0);
     let greedy = measured_waf(alpha, "greedy");
-    assert!(
-        greedy <= fifo * 1.001,
-        "α = {alpha}: greedy WAF {greedy:.3} exceeds FIFO {fifo:.3}"
-    );
+    assert!(greedy <= fifo * 1.001, "α = {alpha}: greedy WAF {greedy:.3} exceeds FIFO {fifo:.3}");
     eprintln!("α = {alpha}: closed form {expected:.3}, FIFO {fifo:.3}, greedy {greedy:.3}");
 }
 

@@ -2,8 +2,10 @@
 //! and the victim index that makes greedy selection O(1) amortised.
 //!
 //! A block is `Free`, `Open` (a write stream is filling it), `Sealed`
-//! (full; a GC candidate) or being collected. Sealed blocks sit in
-//! per-die buckets keyed by valid-slot count (intrusive doubly linked lists
+//! (full; a GC candidate) or being collected. Blocks of a static SLC cache
+//! are set aside at construction and always return to their own free
+//! list. Sealed blocks sit in per-die, per-mode buckets keyed by
+//! valid-slot count (intrusive doubly linked lists
 //! through `prev`/`next`), so invalidating a slot moves its block one
 //! bucket down in O(1) and the greedy victim is the first block of the
 //! lowest non-empty bucket. Free blocks are handed out oldest-freed first,
@@ -47,8 +49,14 @@ pub struct BlockTable {
     /// FIFO and cost-benefit; logical, so that timing never changes which
     /// block GC picks).
     pub sealed_seq: Vec<u64>,
+    /// Whether a block belongs to the static SLC pool.
+    pub is_static: Vec<bool>,
     free: Vec<VecDeque<u32>>,
-    // Victim buckets: head[die * (max_valid + 1) + valid].
+    free_static: Vec<VecDeque<u32>>,
+    /// Blocks in SLC mode that are not free (static and dynamic).
+    pub slc_in_use: u32,
+    dies: u32,
+    // Victim buckets: head[((mode * dies + die) * (max_valid + 1) + valid].
     head: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -59,8 +67,9 @@ pub struct BlockTable {
 }
 
 impl BlockTable {
-    /// All blocks free and erased.
-    pub fn new(geo: &Geometry) -> BlockTable {
+    /// All blocks free and erased; the last `static_per_die` blocks of
+    /// each die form the static SLC pool.
+    pub fn new(geo: &Geometry, static_per_die: u32) -> BlockTable {
         let n = geo.total_blocks as usize;
         let buckets_per_die = geo.slots_per_block + 1;
         let mut t = BlockTable {
@@ -71,19 +80,54 @@ impl BlockTable {
             mode: vec![CellMode::Native; n],
             erase_count: vec![0; n],
             sealed_seq: vec![0; n],
+            is_static: vec![false; n],
             free: vec![VecDeque::with_capacity(geo.blocks_per_die as usize); geo.dies as usize],
-            head: vec![NONE; (buckets_per_die * geo.dies) as usize],
+            free_static: vec![VecDeque::new(); geo.dies as usize],
+            slc_in_use: 0,
+            dies: geo.dies,
+            head: vec![NONE; (buckets_per_die * geo.dies * 2) as usize],
             prev: vec![NONE; n],
             next: vec![NONE; n],
-            min_bucket: vec![0; geo.dies as usize],
-            sealed_count: vec![0; geo.dies as usize],
+            min_bucket: vec![0; 2 * geo.dies as usize],
+            sealed_count: vec![0; 2 * geo.dies as usize],
             buckets_per_die,
             blocks_per_die: geo.blocks_per_die,
         };
         for b in 0..geo.total_blocks {
-            t.free[(b / geo.blocks_per_die) as usize].push_back(b);
+            let die = b / geo.blocks_per_die;
+            if b % geo.blocks_per_die >= geo.blocks_per_die - static_per_die {
+                t.is_static[b as usize] = true;
+                t.free_static[die as usize].push_back(b);
+            } else {
+                t.free[die as usize].push_back(b);
+            }
         }
         t
+    }
+
+    /// Free blocks of a die's static SLC pool.
+    #[inline]
+    pub fn static_free_count(&self, die: u32) -> u32 {
+        self.free_static[die as usize].len() as u32
+    }
+
+    /// Take a block of the die's static SLC pool and open it in SLC mode.
+    pub fn take_static(&mut self, die: u32) -> Option<u32> {
+        let b = self.free_static[die as usize].pop_front()?;
+        self.open(b, CellMode::Slc);
+        Some(b)
+    }
+
+    fn open(&mut self, b: u32, mode: CellMode) {
+        let i = b as usize;
+        self.state[i] = BlockState::Open;
+        self.mode[i] = mode;
+        self.wp[i] = 0;
+        self.programmed[i] = 0;
+        self.valid[i] = 0;
+        if mode == CellMode::Slc {
+            self.slc_in_use += 1;
+        }
     }
 
     /// Free blocks on a die.
@@ -92,10 +136,15 @@ impl BlockTable {
         self.free[die as usize].len() as u32
     }
 
-    /// Sealed (GC-candidate) blocks on a die.
+    /// Sealed (GC-candidate) blocks of a mode on a die.
     #[inline]
-    pub fn sealed_count(&self, die: u32) -> u32 {
-        self.sealed_count[die as usize]
+    pub fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.sealed_count[self.group(die, mode)]
+    }
+
+    #[inline]
+    fn group(&self, die: u32, mode: CellMode) -> usize {
+        (mode as u32 * self.dies + die) as usize
     }
 
     /// Free blocks in the whole drive.
@@ -106,12 +155,7 @@ impl BlockTable {
     /// Take the next free block of a die and open it in `mode`.
     pub fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
         let b = self.free[die as usize].pop_front()?;
-        let i = b as usize;
-        self.state[i] = BlockState::Open;
-        self.mode[i] = mode;
-        self.wp[i] = 0;
-        self.programmed[i] = 0;
-        self.valid[i] = 0;
+        self.open(b, mode);
         Some(b)
     }
 
@@ -123,7 +167,15 @@ impl BlockTable {
         self.wp[i] = 0;
         self.programmed[i] = 0;
         self.erase_count[i] += 1;
-        self.free[(block / self.blocks_per_die) as usize].push_back(block);
+        if self.mode[i] == CellMode::Slc {
+            self.slc_in_use -= 1;
+        }
+        let die = (block / self.blocks_per_die) as usize;
+        if self.is_static[i] {
+            self.free_static[die].push_back(block);
+        } else {
+            self.free[die].push_back(block);
+        }
     }
 
     /// Mark a full open block sealed and make it a GC candidate.
@@ -155,36 +207,38 @@ impl BlockTable {
         self.state[block as usize] = BlockState::Collecting;
     }
 
-    /// Sealed block of `die` with the fewest valid slots.
-    pub fn min_valid(&mut self, die: u32) -> Option<u32> {
-        if self.sealed_count[die as usize] == 0 {
+    /// Sealed block of `die` in `mode` with the fewest valid slots.
+    pub fn min_valid(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        let g = self.group(die, mode);
+        if self.sealed_count[g] == 0 {
             return None;
         }
-        let base = (die * self.buckets_per_die) as usize;
-        let mut v = self.min_bucket[die as usize];
+        let base = g * self.buckets_per_die as usize;
+        let mut v = self.min_bucket[g];
         while self.head[base + v as usize] == NONE {
             v += 1;
         }
-        self.min_bucket[die as usize] = v;
+        self.min_bucket[g] = v;
         Some(self.head[base + v as usize])
     }
 
     /// Like [`Self::min_valid`] without updating the search hint.
-    pub fn peek_min_valid(&self, die: u32) -> Option<u32> {
-        if self.sealed_count[die as usize] == 0 {
+    pub fn peek_min_valid(&self, die: u32, mode: CellMode) -> Option<u32> {
+        let g = self.group(die, mode);
+        if self.sealed_count[g] == 0 {
             return None;
         }
-        let base = (die * self.buckets_per_die) as usize;
-        let mut v = self.min_bucket[die as usize] as usize;
+        let base = g * self.buckets_per_die as usize;
+        let mut v = self.min_bucket[g] as usize;
         while self.head[base + v] == NONE {
             v += 1;
         }
         Some(self.head[base + v])
     }
 
-    /// Visit every sealed block of `die` (for policies that scan).
-    pub fn for_each_sealed(&self, die: u32, mut f: impl FnMut(u32)) {
-        let base = (die * self.buckets_per_die) as usize;
+    /// Visit every sealed block of `die` in `mode` (for policies that scan).
+    pub fn for_each_sealed(&self, die: u32, mode: CellMode, mut f: impl FnMut(u32)) {
+        let base = self.group(die, mode) * self.buckets_per_die as usize;
         for v in 0..self.buckets_per_die as usize {
             let mut b = self.head[base + v];
             while b != NONE {
@@ -195,8 +249,8 @@ impl BlockTable {
     }
 
     fn bucket(&self, block: u32) -> usize {
-        let die = block / self.blocks_per_die;
-        (die * self.buckets_per_die + self.valid[block as usize]) as usize
+        let g = self.group(block / self.blocks_per_die, self.mode[block as usize]);
+        g * self.buckets_per_die as usize + self.valid[block as usize] as usize
     }
 
     fn link(&mut self, block: u32) {
@@ -209,10 +263,10 @@ impl BlockTable {
             self.prev[old as usize] = block;
         }
         self.head[h] = block;
-        let die = (block / self.blocks_per_die) as usize;
-        self.sealed_count[die] += 1;
-        if self.valid[i] < self.min_bucket[die] {
-            self.min_bucket[die] = self.valid[i];
+        let g = self.group(block / self.blocks_per_die, self.mode[i]);
+        self.sealed_count[g] += 1;
+        if self.valid[i] < self.min_bucket[g] {
+            self.min_bucket[g] = self.valid[i];
         }
     }
 
@@ -230,6 +284,7 @@ impl BlockTable {
         }
         self.prev[i] = NONE;
         self.next[i] = NONE;
-        self.sealed_count[(block / self.blocks_per_die) as usize] -= 1;
+        let g = self.group(block / self.blocks_per_die, self.mode[i]);
+        self.sealed_count[g] -= 1;
     }
 }

@@ -16,15 +16,17 @@
 use std::collections::VecDeque;
 
 use super::blocks::BlockTable;
-use crate::nand::{Geometry, NONE};
+use crate::nand::{CellMode, Geometry, NONE};
 use crate::spec::GcPolicy;
 
 /// Picks GC victims according to a policy.
 #[derive(Debug, Clone)]
 pub struct VictimSelector {
     policy: GcPolicy,
+    // FIFO queues per (mode, die).
     fifo: Vec<VecDeque<u32>>,
     blocks_per_die: u32,
+    dies: u32,
 }
 
 impl VictimSelector {
@@ -32,12 +34,9 @@ impl VictimSelector {
     pub fn new(policy: GcPolicy, dies: u32) -> VictimSelector {
         VictimSelector {
             policy,
-            fifo: if policy == GcPolicy::Fifo {
-                vec![VecDeque::new(); dies as usize]
-            } else {
-                Vec::new()
-            },
+            fifo: if policy == GcPolicy::Fifo { vec![VecDeque::new(); 2 * dies as usize] } else { Vec::new() },
             blocks_per_die: 0,
+            dies,
         }
     }
 
@@ -53,18 +52,24 @@ impl VictimSelector {
         }
     }
 
+    fn queue(&self, die: u32, mode: CellMode) -> usize {
+        (mode as u32 * self.dies + die) as usize
+    }
+
     /// A block was sealed.
-    pub fn on_seal(&mut self, block: u32, geo: &Geometry) {
+    pub fn on_seal(&mut self, block: u32, mode: CellMode, geo: &Geometry) {
         self.blocks_per_die = geo.blocks_per_die;
         if self.policy == GcPolicy::Fifo {
-            self.fifo[geo.die_of_block(block) as usize].push_back(block);
+            let q = self.queue(geo.die_of_block(block), mode);
+            self.fifo[q].push_back(block);
         }
     }
 
     /// A block was chosen and taken out of the sealed set.
-    pub fn on_collect(&mut self, block: u32) {
+    pub fn on_collect(&mut self, block: u32, mode: CellMode) {
         if self.policy == GcPolicy::Fifo {
-            let q = &mut self.fifo[(block / self.blocks_per_die) as usize];
+            let q = self.queue(block / self.blocks_per_die, mode);
+            let q = &mut self.fifo[q];
             if q.front() == Some(&block) {
                 q.pop_front();
             } else if let Some(i) = q.iter().position(|&b| b == block) {
@@ -73,25 +78,21 @@ impl VictimSelector {
         }
     }
 
-    /// Whether `die` has a sealed block with at least one invalid slot.
-    pub fn has_candidate(&self, blocks: &BlockTable, die: u32) -> bool {
-        if blocks.sealed_count(die) == 0 {
-            return false;
-        }
-        blocks
-            .peek_min_valid(die)
-            .is_some_and(|b| blocks.valid[b as usize] < blocks.wp[b as usize])
+    /// Whether `die` has a sealed block of `mode` with an invalid slot.
+    pub fn has_candidate(&self, blocks: &BlockTable, die: u32, mode: CellMode) -> bool {
+        blocks.peek_min_valid(die, mode).is_some_and(|b| blocks.valid[b as usize] < blocks.wp[b as usize])
     }
 
-    /// Choose a victim on `die`; `seq` is the current seal sequence number.
-    pub fn select(&mut self, blocks: &mut BlockTable, die: u32, seq: u64) -> Option<u32> {
+    /// Choose a victim of `mode` on `die`; `seq` is the current seal
+    /// sequence number.
+    pub fn select(&mut self, blocks: &mut BlockTable, die: u32, mode: CellMode, seq: u64) -> Option<u32> {
         match self.policy {
-            GcPolicy::Greedy => blocks.min_valid(die),
-            GcPolicy::Fifo => self.fifo.get(die as usize).and_then(|q| q.front().copied()),
+            GcPolicy::Greedy => blocks.min_valid(die, mode),
+            GcPolicy::Fifo => self.fifo.get(self.queue(die, mode)).and_then(|q| q.front().copied()),
             GcPolicy::CostBenefit => {
                 let mut best = NONE;
                 let mut best_score = -1.0f64;
-                blocks.for_each_sealed(die, |b| {
+                blocks.for_each_sealed(die, mode, |b| {
                     let i = b as usize;
                     let cap = blocks.wp[i] as f64;
                     let u = blocks.valid[i] as f64 / cap;

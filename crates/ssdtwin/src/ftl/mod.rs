@@ -10,21 +10,25 @@
 //! Layout of the parts:
 //! - mapping: `l2p` (logical page → slot) and `p2l` (slot → logical
 //!   page), flat `u32` arrays, plus optional version stamps;
-//! - allocation ([`streams`]): write streams (host, GC) each with an open
-//!   block per die, striping program units over dies channel first;
+//! - allocation ([`streams`]): write streams (host, GC, fold) each with an
+//!   open block per die, striping program units over dies channel first;
 //! - [`blocks`]: block metadata, free lists and the victim index;
-//! - [`gc`]: victim selection and collection.
+//! - [`gc`]: victim selection; collection is [`Ftl::collect_one`]: GC of a
+//!   native block stays native, GC of an SLC block folds it;
+//! - the SLC cache ([`slc`]): which mode a new host block gets, how large
+//!   the cache may be, when to fold.
 //!
-//! Left out here: the SLC cache, hybrid/block mapping, a mapping cache for
-//! DRAM-less drives, static wear levelling and bad blocks (their issues add
-//! them behind the same interface).
+//! Left out here: hybrid/block mapping, a mapping cache for DRAM-less
+//! drives, static wear levelling and bad blocks (their issues add them
+//! behind the same interface).
 
 pub mod blocks;
 pub mod gc;
+pub mod slc;
 pub mod streams;
 
 use crate::nand::{CellMode, Geometry, Slot, NONE};
-use crate::spec::{DriveModel, GcPolicy};
+use crate::spec::{DriveModel, GcPolicy, SlcModel};
 use blocks::BlockTable;
 use gc::VictimSelector;
 use streams::{Stream, StreamId};
@@ -34,8 +38,10 @@ use streams::{Stream, StreamId};
 pub enum Purpose {
     /// Programming host data from the write buffer.
     HostWrite,
-    /// Moving valid data out of a GC victim.
+    /// Moving valid data out of a native GC victim.
     Gc,
+    /// Folding SLC data into native blocks.
+    Fold,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -83,6 +89,12 @@ pub struct FtlCounters {
     pub gc_blocks: u64,
     /// Slots trimmed that held data.
     pub trimmed_slots: u64,
+    /// Slots folded from SLC into native blocks.
+    pub fold_slots_moved: u64,
+    /// SLC blocks folded (emptied).
+    pub fold_blocks: u64,
+    /// Host slots that were written into SLC blocks.
+    pub host_slots_to_slc: u64,
 }
 
 /// The page-level FTL.
@@ -100,11 +112,18 @@ pub struct Ftl {
     slot_version: Vec<u32>,
     /// Block metadata.
     pub blocks: BlockTable,
-    streams: [Stream; 2],
+    streams: [Stream; 3],
     victims: VictimSelector,
     gc_low: u32,
     gc_high: u32,
     seq: u64,
+    /// The SLC cache, if the drive has one.
+    pub slc: Option<SlcModel>,
+    /// Logical pages currently mapped (how full the drive is).
+    pub mapped_lpns: u64,
+    /// Valid slots held in SLC blocks (the folding backlog).
+    pub slc_valid_slots: u64,
+    fold_die: u32,
     /// NAND operations produced by the last calls, in order.
     pub ops: Vec<NandOp>,
     /// Whether to record operations (off on the fast preconditioning path).
@@ -121,25 +140,22 @@ impl Ftl {
         Ftl {
             l2p: vec![NONE; model.user_lpns as usize],
             p2l: vec![NONE; geo.total_slots as usize],
-            lpn_version: if stamps {
-                vec![0; model.user_lpns as usize]
-            } else {
-                Vec::new()
-            },
-            slot_version: if stamps {
-                vec![0; geo.total_slots as usize]
-            } else {
-                Vec::new()
-            },
-            blocks: BlockTable::new(&geo),
+            lpn_version: if stamps { vec![0; model.user_lpns as usize] } else { Vec::new() },
+            slot_version: if stamps { vec![0; geo.total_slots as usize] } else { Vec::new() },
+            blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
             streams: [
                 Stream::new(StreamId::Host, &geo),
                 Stream::new(StreamId::Gc, &geo),
+                Stream::new(StreamId::Fold, &geo),
             ],
             victims: VictimSelector::new(model.gc_policy, geo.dies),
             gc_low: model.spec.ftl.gc_low_free_blocks,
             gc_high: model.spec.ftl.gc_high_free_blocks,
             seq: 0,
+            slc: model.slc.clone(),
+            mapped_lpns: 0,
+            slc_valid_slots: 0,
+            fold_die: 0,
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
@@ -228,8 +244,10 @@ impl Ftl {
         self.lpn_version.fill(0);
         self.slot_version.fill(0);
         let erase_counts = self.blocks.erase_count.clone();
-        self.blocks = BlockTable::new(&self.geo);
+        self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        self.mapped_lpns = 0;
+        self.slc_valid_slots = 0;
         for s in &mut self.streams {
             s.reset();
         }
@@ -237,9 +255,10 @@ impl Ftl {
         self.ops.clear();
     }
 
-    /// Dies whose free blocks are below the background-GC target.
+    /// Whether `die` has fewer free blocks than the background-GC target
+    /// and a native block worth collecting.
     pub fn wants_background_gc(&self, die: u32) -> bool {
-        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die)
+        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
     }
 
     /// Remove the mapping of `lpn`; true if it was mapped.
@@ -250,8 +269,13 @@ impl Ftl {
             return false;
         }
         self.p2l[old as usize] = NONE;
-        self.blocks.invalidate(self.geo.block_of(old));
+        let b = self.geo.block_of(old);
+        if self.blocks.mode[b as usize] == CellMode::Slc {
+            self.slc_valid_slots -= 1;
+        }
+        self.blocks.invalidate(b);
         self.l2p[lpn as usize] = NONE;
+        self.mapped_lpns -= 1;
         true
     }
 
@@ -264,8 +288,15 @@ impl Ftl {
         let slot = self.geo.first_slot(block) + self.blocks.wp[b];
         self.blocks.wp[b] += 1;
         self.blocks.valid[b] += 1;
+        if self.blocks.mode[b] == CellMode::Slc {
+            self.slc_valid_slots += 1;
+            if id == StreamId::Host {
+                self.counters.host_slots_to_slc += 1;
+            }
+        }
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
+        self.mapped_lpns += 1;
         self.after_append(id, block);
         slot
     }
@@ -277,15 +308,44 @@ impl Ftl {
         if b != NONE {
             return b;
         }
-        if id == StreamId::Host {
-            self.foreground_gc(die);
-        }
-        let b = self
-            .blocks
-            .take_free(die, CellMode::Native)
-            .expect("the GC reserve guarantees a free block");
+        let b = match id {
+            StreamId::Host => {
+                if self.host_mode(die) == CellMode::Slc {
+                    self.take_slc_block(die)
+                } else {
+                    self.reclaim_until_low_watermark(die);
+                    self.blocks.take_free(die, CellMode::Native)
+                }
+            }
+            StreamId::Fold => {
+                // Folding frees a whole block for at most 1/bits of one, so
+                // it may dip into the GC reserve; native GC first if it can.
+                if self.blocks.free_count(die) < self.gc_low {
+                    self.collect_one(die, CellMode::Native);
+                }
+                self.blocks.take_free(die, CellMode::Native)
+            }
+            StreamId::Gc => self.blocks.take_free(die, CellMode::Native),
+        };
+        let b = b.expect("the free-block reserve guarantees a block for GC and folding");
         self.streams[id as usize].open[die as usize] = b;
         b
+    }
+
+    /// Free blocks on `die` up to the low watermark: native GC where native
+    /// blocks hold invalid data, else fold SLC blocks (the native capacity
+    /// is needed, so lazily cached data must move).
+    fn reclaim_until_low_watermark(&mut self, die: u32) {
+        while self.blocks.free_count(die) < self.gc_low {
+            let progressed = if self.victims.has_candidate(&self.blocks, die, CellMode::Native) {
+                self.collect_one(die, CellMode::Native)
+            } else {
+                self.collect_one(die, CellMode::Slc)
+            };
+            if !progressed {
+                break;
+            }
+        }
     }
 
     /// After a slot was handed out: issue the program when a unit is full,
@@ -307,18 +367,13 @@ impl Ftl {
         let first = wp - slots;
         self.blocks.programmed[b] = wp;
         if self.emit_ops {
-            self.ops.push(NandOp::Program {
-                purpose: id.purpose(),
-                block,
-                row: self.geo.row_of(first),
-                slots,
-            });
+            self.ops.push(NandOp::Program { purpose: id.purpose(), block, row: self.geo.row_of(first), slots });
         }
         let mode = self.blocks.mode[b];
         if wp == self.geo.slots_in_mode(mode) {
             self.seq += 1;
             self.blocks.seal(block, self.seq);
-            self.victims.on_seal(block, &self.geo);
+            self.victims.on_seal(block, mode, &self.geo);
             let die = self.geo.die_of_block(block);
             self.streams[id as usize].open[die as usize] = NONE;
         }
@@ -344,47 +399,44 @@ impl Ftl {
         self.issue_program(id, block, unit);
     }
 
-    /// Reclaim blocks on `die` until it has more than the low watermark.
-    fn foreground_gc(&mut self, die: u32) {
-        while self.blocks.free_count(die) < self.gc_low {
-            if !self.collect_one(die) {
-                break;
-            }
-        }
-    }
-
-    /// Background GC step on `die`: reclaim one victim. Returns false when
-    /// nothing was worth reclaiming.
+    /// Background GC step on `die`: reclaim one native victim. Returns
+    /// false when nothing was worth reclaiming.
     pub fn background_gc_step(&mut self, die: u32) -> bool {
         if !self.wants_background_gc(die) {
             return false;
         }
-        self.collect_one(die)
+        self.collect_one(die, CellMode::Native)
     }
 
-    /// Collect one victim on `die`: move its valid slots to the GC stream,
-    /// erase it. Returns false if no victim would free space.
-    fn collect_one(&mut self, die: u32) -> bool {
-        let Some(victim) = self.victims.select(&mut self.blocks, die, self.seq) else {
+    /// Collect one victim of `mode` on `die`: move its valid slots (to the
+    /// GC stream for native blocks, folded into native blocks for SLC
+    /// blocks) and erase it. Returns false if nothing could be collected.
+    pub fn collect_one(&mut self, die: u32, mode: CellMode) -> bool {
+        let Some(victim) = self.victims.select(&mut self.blocks, die, mode, self.seq) else {
             return false;
         };
         let v = victim as usize;
-        // A fully valid victim frees nothing. FIFO and cost-benefit may still
-        // pick one (and rotate it to the back) while other blocks hold
-        // invalid data; when no block does, the die is full of valid data.
-        if self.blocks.valid[v] >= self.geo.slots_in_mode(self.blocks.mode[v])
-            && !self.victims.has_candidate(&self.blocks, die)
+        // A fully valid native victim frees nothing. FIFO and cost-benefit
+        // may still pick one (and rotate it to the back) while other blocks
+        // hold invalid data; when none does, the die is full of valid data.
+        // A fully valid SLC block is worth folding: its data needs 1/bits of
+        // a native block.
+        if mode == CellMode::Native
+            && self.blocks.valid[v] >= self.geo.slots_in_mode(mode)
+            && !self.victims.has_candidate(&self.blocks, die, mode)
         {
             return false;
         }
+        let dest = if mode == CellMode::Slc { StreamId::Fold } else { StreamId::Gc };
+        let purpose = dest.purpose();
         self.blocks.begin_collect(victim);
-        self.victims.on_collect(victim);
+        self.victims.on_collect(victim, mode);
         let first = self.geo.first_slot(victim);
         let end = self.blocks.wp[v];
         let mut read_row = NONE;
         let mut read_slots = 0;
-        let gc = StreamId::Gc as usize;
-        self.streams[gc].die = die;
+        self.streams[dest as usize].die = die;
+        let mut moved = 0u64;
         for off in 0..end {
             let slot = first + off;
             let lpn = self.p2l[slot as usize];
@@ -394,12 +446,7 @@ impl Ftl {
             let row = self.geo.row_of(off);
             if row != read_row {
                 if read_slots > 0 && self.emit_ops {
-                    self.ops.push(NandOp::Read {
-                        purpose: Purpose::Gc,
-                        block: victim,
-                        row: read_row,
-                        slots: read_slots,
-                    });
+                    self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
                 }
                 read_row = row;
                 read_slots = 0;
@@ -408,26 +455,32 @@ impl Ftl {
             // Move the slot: the old copy stops being valid, the new one is.
             self.p2l[slot as usize] = NONE;
             self.blocks.valid[v] -= 1;
-            let new = self.append(StreamId::Gc, lpn);
+            if mode == CellMode::Slc {
+                self.slc_valid_slots -= 1;
+            }
+            // `append` maps the page again.
+            self.mapped_lpns -= 1;
+            let new = self.append(dest, lpn);
             if !self.slot_version.is_empty() {
                 self.slot_version[new as usize] = self.slot_version[slot as usize];
             }
-            self.counters.gc_slots_moved += 1;
+            moved += 1;
         }
         if read_slots > 0 && self.emit_ops {
-            self.ops.push(NandOp::Read {
-                purpose: Purpose::Gc,
-                block: victim,
-                row: read_row,
-                slots: read_slots,
-            });
+            self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
         }
         debug_assert_eq!(self.blocks.valid[v], 0);
         if self.emit_ops {
             self.ops.push(NandOp::Erase { block: victim });
         }
         self.blocks.release(victim);
-        self.counters.gc_blocks += 1;
+        if mode == CellMode::Slc {
+            self.counters.fold_slots_moved += moved;
+            self.counters.fold_blocks += 1;
+        } else {
+            self.counters.gc_slots_moved += moved;
+            self.counters.gc_blocks += 1;
+        }
         true
     }
 
@@ -436,10 +489,7 @@ impl Ftl {
     pub fn check_consistency(&self) -> Result<(), String> {
         for (lpn, &s) in self.l2p.iter().enumerate() {
             if s != NONE && self.p2l[s as usize] != lpn as u32 {
-                return Err(format!(
-                    "l2p[{lpn}] = {s} but p2l[{s}] = {}",
-                    self.p2l[s as usize]
-                ));
+                return Err(format!("l2p[{lpn}] = {s} but p2l[{s}] = {}", self.p2l[s as usize]));
             }
         }
         for b in 0..self.geo.total_blocks {
@@ -455,10 +505,7 @@ impl Ftl {
                 }
             }
             if valid != self.blocks.valid[b as usize] {
-                return Err(format!(
-                    "block {b}: {valid} valid slots, count says {}",
-                    self.blocks.valid[b as usize]
-                ));
+                return Err(format!("block {b}: {valid} valid slots, count says {}", self.blocks.valid[b as usize]));
             }
         }
         Ok(())

@@ -1,10 +1,11 @@
 //! Write streams: where the next slot of a kind of data goes.
 //!
-//! Host data and GC data go to separate open blocks (hot/cold
-//! separation). The host stream stripes its program units over all dies,
-//! channel first (die 0 on channel 0, die 1 on channel 1, ...), so that
-//! consecutive units program in parallel; the GC stream stays on the die it
-//! is collecting, so that moved data never crosses a channel.
+//! Host data, GC data and folded data go to separate open blocks
+//! (hot/cold separation). The host stream stripes its program units over
+//! all dies, channel first (die 0 on channel 0, die 1 on channel 1, ...),
+//! so that consecutive units program in parallel; the GC and fold streams
+//! stay on the die they are collecting, so that moved data never crosses a
+//! channel.
 
 use super::blocks::BlockTable;
 use super::Purpose;
@@ -16,8 +17,10 @@ use crate::nand::{Geometry, NONE};
 pub enum StreamId {
     /// Host writes.
     Host = 0,
-    /// Data moved by garbage collection.
+    /// Data moved by garbage collection of native blocks.
     Gc = 1,
+    /// Data folded from SLC blocks into native blocks.
+    Fold = 2,
 }
 
 impl StreamId {
@@ -26,6 +29,7 @@ impl StreamId {
         match self {
             StreamId::Host => Purpose::HostWrite,
             StreamId::Gc => Purpose::Gc,
+            StreamId::Fold => Purpose::Fold,
         }
     }
 }
@@ -43,11 +47,7 @@ pub struct Stream {
 impl Stream {
     /// A stream with no open blocks.
     pub fn new(id: StreamId, geo: &Geometry) -> Stream {
-        Stream {
-            id,
-            open: vec![NONE; geo.dies as usize],
-            die: 0,
-        }
+        Stream { id, open: vec![NONE; geo.dies as usize], die: 0 }
     }
 
     /// Forget open blocks (secure erase).

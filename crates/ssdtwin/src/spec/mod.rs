@@ -18,7 +18,7 @@ mod validate;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
-pub use validate::DriveModel;
+pub use validate::{DriveModel, SlcModel};
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +43,50 @@ pub struct DriveSpec {
     pub controller: ControllerSpec,
     /// Flash translation layer: capacity, mapping, GC.
     pub ftl: FtlSpec,
+    /// SLC cache (absent: the drive writes natively).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<SlcCacheSpec>,
+}
+
+/// SLC cache: host writes land in blocks programmed one bit per cell
+/// (pSLC) and are later folded into native blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCacheSpec {
+    /// SLC capacity of the static part: blocks reserved for SLC use only,
+    /// in bytes of SLC data (each block holds 1/bits_per_cell of its
+    /// native capacity).
+    pub static_bytes: u64,
+    /// Total cache capacity (static + dynamic) as a piecewise-linear
+    /// function of how full the drive is: `[fill fraction, bytes]` points,
+    /// fill fractions rising from 0 to 1. The dynamic part borrows free
+    /// native blocks, so the cache is also never larger than the free
+    /// blocks allow. `[[0, 12e9]]` alone means a static-only cache.
+    pub capacity_curve: Vec<[f64; 2]>,
+    /// `"always-slc"`: every host write goes through SLC, also when the
+    /// cache is full (the drive folds first; Intel 660p/600p).
+    /// `"native-when-full"`: host writes go straight to native blocks once
+    /// the cache is full.
+    pub write_policy: SlcWritePolicy,
+    /// Foreground folding starts when free cache space falls below this
+    /// many bytes (0: fold only when the cache is full — lazy folding).
+    #[serde(default)]
+    pub fold_threshold_bytes: u64,
+    /// Fold during host idle time (after `ftl.idle_threshold_ns`).
+    pub idle_fold: bool,
+    /// Idle folding stops when this many bytes of data remain in SLC.
+    #[serde(default)]
+    pub idle_fold_target_bytes: u64,
+}
+
+/// Where host writes go when the SLC cache is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlcWritePolicy {
+    /// Through SLC always; fold to make room first.
+    AlwaysSlc,
+    /// Directly to native blocks.
+    NativeWhenFull,
 }
 
 /// Physical organisation of the flash array.
@@ -83,6 +127,21 @@ pub struct NandSpec {
     pub program_pages: u32,
     /// Timings of the native cell mode.
     pub native: CellTimingSpec,
+    /// Timings of blocks used in pSLC mode (required with an SLC cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc: Option<CellTimingSpec>,
+    /// Spare (ECC parity and metadata) bytes per page, moved over the
+    /// channel with the data (default 0).
+    #[serde(default)]
+    pub page_spare_bytes: u32,
+    /// Whether a read that finds its die programming or erasing suspends
+    /// that operation (costing `suspend_overhead_ns` and delaying it)
+    /// instead of waiting for it (default false).
+    #[serde(default)]
+    pub read_suspend: bool,
+    /// Time to suspend and later resume a program or erase, ns.
+    #[serde(default)]
+    pub suspend_overhead_ns: u64,
 }
 
 fn default_bus_width() -> u32 {
@@ -215,39 +274,59 @@ pub enum GcPolicy {
     Fifo,
 }
 
+/// Merge `top` over `base`, recursing into tables.
+fn merge_tables(base: &mut toml::Table, top: toml::Table) {
+    for (k, v) in top {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(t)) => merge_tables(b, t),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
 impl DriveSpec {
     /// Parse a drive file. `origin` names it in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<DriveSpec, SpecError> {
-        toml::from_str(text).map_err(|e: toml::de::Error| SpecError::Parse {
-            origin: origin.to_string(),
-            message: e.to_string(),
-        })
+        Self::from_toml_with_overrides(text, origin, &[])
     }
 
-    /// Parse a drive file and apply `path=value` overrides before validation.
-    pub fn from_toml_with_overrides(
-        text: &str,
-        origin: &str,
-        overrides: &[String],
-    ) -> Result<DriveSpec, SpecError> {
-        if overrides.is_empty() {
-            return Self::from_toml(text, origin);
+    /// Parse a drive file and apply `path=value` overrides before
+    /// validation. A file may start from another preset with
+    /// `base = "NAME"`: its tables are merged over the base's, field by
+    /// field (so a capacity variant states only what differs).
+    pub fn from_toml_with_overrides(text: &str, origin: &str, overrides: &[String]) -> Result<DriveSpec, SpecError> {
+        let parse_err = |e: toml::de::Error| SpecError::Parse { origin: origin.to_string(), message: e.to_string() };
+        let mut table: toml::Table = text.parse().map_err(parse_err)?;
+        if overrides.is_empty() && !table.contains_key("base") {
+            // Straight from the text, so that errors carry line numbers.
+            return toml::from_str(text).map_err(parse_err);
         }
-        let mut table: toml::Table =
-            text.parse()
-                .map_err(|e: toml::de::Error| SpecError::Parse {
-                    origin: origin.to_string(),
-                    message: e.to_string(),
-                })?;
+        if let Some(base) = table.remove("base") {
+            let name = base.as_str().ok_or_else(|| SpecError::Invalid {
+                origin: origin.to_string(),
+                field: "base".into(),
+                reason: "must be the name of a preset".into(),
+            })?;
+            let src = preset_source(name)
+                .ok_or_else(|| SpecError::UnknownDrive { name: name.to_string(), known: preset_names().join(", ") })?;
+            let mut merged: toml::Table = src
+                .parse()
+                .map_err(|e: toml::de::Error| SpecError::Parse { origin: name.to_string(), message: e.to_string() })?;
+            merged.remove("base");
+            merge_tables(&mut merged, table);
+            table = merged;
+        }
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        table
-            .try_into()
-            .map_err(|e: toml::de::Error| SpecError::Parse {
-                origin: format!("{origin} (after --set {})", overrides.join(", --set ")),
-                message: e.to_string(),
-            })
+        let origin = if overrides.is_empty() {
+            origin.to_string()
+        } else {
+            format!("{origin} (after --set {})", overrides.join(", --set "))
+        };
+        table.try_into().map_err(|e: toml::de::Error| SpecError::Parse { origin, message: e.to_string() })
     }
 
     /// Load a preset by name, or a drive file by path, with overrides.
@@ -257,16 +336,11 @@ impl DriveSpec {
         }
         let path = std::path::Path::new(name_or_path);
         if path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|e| SpecError::Io {
-                origin: name_or_path.to_string(),
-                message: e.to_string(),
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| SpecError::Io { origin: name_or_path.to_string(), message: e.to_string() })?;
             return Self::from_toml_with_overrides(&text, name_or_path, overrides);
         }
-        Err(SpecError::UnknownDrive {
-            name: name_or_path.to_string(),
-            known: preset_names().join(", "),
-        })
+        Err(SpecError::UnknownDrive { name: name_or_path.to_string(), known: preset_names().join(", ") })
     }
 
     /// Serialise back to TOML (the resolved spec, with overrides applied).

@@ -10,13 +10,8 @@ use crate::error::SpecError;
 
 /// Apply one `path=value` override to a parsed drive file.
 pub fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), SpecError> {
-    let err = |reason: &str| SpecError::Override {
-        text: text.to_string(),
-        reason: reason.to_string(),
-    };
-    let (path, raw) = text
-        .split_once('=')
-        .ok_or_else(|| err("expected path.to.field=value"))?;
+    let err = |reason: &str| SpecError::Override { text: text.to_string(), reason: reason.to_string() };
+    let (path, raw) = text.split_once('=').ok_or_else(|| err("expected path.to.field=value"))?;
     let path = path.trim();
     let raw = raw.trim();
     if path.is_empty() || path.split('.').any(str::is_empty) {
@@ -27,17 +22,10 @@ pub fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), SpecErr
     let last = keys.pop().expect("split yields at least one part");
     let mut cur = table;
     for (i, k) in keys.iter().enumerate() {
-        let entry = cur
-            .entry(k.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur.entry(k.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         cur = match entry {
             toml::Value::Table(t) => t,
-            _ => {
-                return Err(err(&format!(
-                    "`{}` is a value, not a table",
-                    keys[..=i].join(".")
-                )))
-            }
+            _ => return Err(err(&format!("`{}` is a value, not a table", keys[..=i].join(".")))),
         };
     }
     cur.insert(last.to_string(), value);

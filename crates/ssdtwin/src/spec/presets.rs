@@ -6,14 +6,8 @@
 
 /// (name, TOML source) of every preset, sorted by name.
 pub const PRESETS: &[(&str, &str)] = &[
-    (
-        "generic-mlc-sata",
-        include_str!("../../presets/generic-mlc-sata.toml"),
-    ),
-    (
-        "generic-tlc-nvme",
-        include_str!("../../presets/generic-tlc-nvme.toml"),
-    ),
+    ("generic-mlc-sata", include_str!("../../presets/generic-mlc-sata.toml")),
+    ("generic-tlc-nvme", include_str!("../../presets/generic-tlc-nvme.toml")),
 ];
 
 /// Names of all presets.

@@ -1,7 +1,7 @@
 //! Second stage of reading a drive: check that the spec describes a drive
 //! that can exist and derive the quantities the simulator uses.
 
-use super::{DriveSpec, GcPolicy, Interface, WriteCachePolicy};
+use super::{DriveSpec, GcPolicy, Interface, SlcWritePolicy, WriteCachePolicy};
 use crate::error::SpecError;
 use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
 
@@ -28,6 +28,52 @@ pub struct DriveModel {
     pub write_through: bool,
     /// GC victim policy.
     pub gc_policy: GcPolicy,
+    /// pSLC timings (native timings when the drive has no SLC cache).
+    pub slc_timing: CellTiming,
+    /// The SLC cache, if any.
+    pub slc: Option<SlcModel>,
+    /// Bytes moved over the channel per 4 KiB slot (data plus its share of
+    /// the page's spare area).
+    pub channel_bytes_per_slot: u64,
+    /// Suspend overhead when reads suspend programs/erases (`None`: they
+    /// wait).
+    pub read_suspend_ns: Option<u64>,
+}
+
+/// The SLC cache in the FTL's units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlcModel {
+    /// Blocks per die reserved for SLC use.
+    pub static_blocks_per_die: u32,
+    /// Capacity curve: (fill fraction, SLC blocks in the whole drive).
+    pub curve: Vec<(f64, f64)>,
+    /// Where host writes go when the cache is full.
+    pub write_policy: SlcWritePolicy,
+    /// Fold in the foreground when free cache space is below this, blocks.
+    pub fold_threshold_blocks: u32,
+    /// Fold during idle.
+    pub idle_fold: bool,
+    /// Idle folding stops at this many slots of data in SLC.
+    pub idle_fold_target_slots: u64,
+    /// 4 KiB slots of one SLC block.
+    pub slots_per_slc_block: u32,
+}
+
+impl SlcModel {
+    /// Cache capacity in SLC blocks (whole drive) at a fill fraction.
+    pub fn curve_blocks(&self, fill: f64) -> f64 {
+        let c = &self.curve;
+        if fill <= c[0].0 {
+            return c[0].1;
+        }
+        for w in c.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            if fill <= x1 {
+                return if x1 == x0 { y1 } else { y0 + (y1 - y0) * (fill - x0) / (x1 - x0) };
+            }
+        }
+        c[c.len() - 1].1
+    }
 }
 
 impl DriveSpec {
@@ -52,64 +98,42 @@ impl DriveSpec {
         positive("geometry.blocks_per_plane", g.blocks_per_plane as u64)?;
         positive("geometry.pages_per_block", g.pages_per_block as u64)?;
         if !(1..=8).contains(&g.planes_per_die) {
-            return Err(bad(
-                "geometry.planes_per_die",
-                format!("{} is not between 1 and 8", g.planes_per_die),
-            ));
+            return Err(bad("geometry.planes_per_die", format!("{} is not between 1 and 8", g.planes_per_die)));
         }
         if !(1..=4).contains(&g.bits_per_cell) {
             return Err(bad(
                 "geometry.bits_per_cell",
-                format!(
-                    "{} is not 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)",
-                    g.bits_per_cell
-                ),
+                format!("{} is not 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)", g.bits_per_cell),
             ));
         }
         if g.page_bytes == 0 || g.page_bytes % SECTOR_BYTES != 0 {
-            return Err(bad(
-                "geometry.page_bytes",
-                format!("{} is not a positive multiple of 4096", g.page_bytes),
-            ));
+            return Err(bad("geometry.page_bytes", format!("{} is not a positive multiple of 4096", g.page_bytes)));
         }
         if g.pages_per_block % g.bits_per_cell != 0 {
             return Err(bad(
                 "geometry.pages_per_block",
-                format!(
-                    "{} is not a whole number of wordlines ({} bits per cell)",
-                    g.pages_per_block, g.bits_per_cell
-                ),
+                format!("{} is not a whole number of wordlines ({} bits per cell)", g.pages_per_block, g.bits_per_cell),
             ));
         }
         let n = &self.nand;
         if n.program_pages == 0 || g.pages_per_block % n.program_pages != 0 {
             return Err(bad(
                 "nand.program_pages",
-                format!(
-                    "{} does not divide pages_per_block ({})",
-                    n.program_pages, g.pages_per_block
-                ),
+                format!("{} does not divide pages_per_block ({})", n.program_pages, g.pages_per_block),
             ));
         }
         if n.channel_mts == 0 {
             return Err(bad("nand.channel_mts", "must be at least 1".into()));
         }
         if ![8, 16].contains(&n.channel_width_bits) {
-            return Err(bad(
-                "nand.channel_width_bits",
-                format!("{} is not 8 or 16", n.channel_width_bits),
-            ));
+            return Err(bad("nand.channel_width_bits", format!("{} is not 8 or 16", n.channel_width_bits)));
         }
         let t = &n.native;
         let per_type = |field: &str, v: &Vec<u64>, allowed: &[usize]| {
             if !allowed.contains(&v.len()) {
                 return Err(bad(
                     field,
-                    format!(
-                        "has {} values; give one, or one per page type ({})",
-                        v.len(),
-                        g.bits_per_cell
-                    ),
+                    format!("has {} values; give one, or one per page type ({})", v.len(), g.bits_per_cell),
                 ));
             }
             if v.contains(&0) {
@@ -117,41 +141,23 @@ impl DriveSpec {
             }
             Ok(())
         };
-        per_type(
-            "nand.native.tr_ns",
-            &t.tr_ns,
-            &[1, g.bits_per_cell as usize],
-        )?;
-        let prog_allowed: &[usize] = if n.program_pages == 1 {
-            &[1, g.bits_per_cell as usize]
-        } else {
-            &[1]
-        };
+        per_type("nand.native.tr_ns", &t.tr_ns, &[1, g.bits_per_cell as usize])?;
+        let prog_allowed: &[usize] = if n.program_pages == 1 { &[1, g.bits_per_cell as usize] } else { &[1] };
         per_type("nand.native.tprog_ns", &t.tprog_ns, prog_allowed)?;
         positive("nand.native.tbers_ns", t.tbers_ns)?;
 
         let h = &self.host;
         if !(h.link_efficiency > 0.0 && h.link_efficiency <= 1.0) {
-            return Err(bad(
-                "host.link_efficiency",
-                format!("{} is not in (0, 1]", h.link_efficiency),
-            ));
+            return Err(bad("host.link_efficiency", format!("{} is not in (0, 1]", h.link_efficiency)));
         }
         positive("host.max_queue_depth", h.max_queue_depth as u64)?;
         let (raw_bytes_per_s, full_duplex) = match h.interface {
             Interface::Nvme => {
                 if h.sata_gbps.is_some() {
-                    return Err(bad(
-                        "host.sata_gbps",
-                        "only for interface = \"sata\"".into(),
-                    ));
+                    return Err(bad("host.sata_gbps", "only for interface = \"sata\"".into()));
                 }
-                let gen = h
-                    .pcie_gen
-                    .ok_or_else(|| bad("host.pcie_gen", "required for NVMe".into()))?;
-                let lanes = h
-                    .pcie_lanes
-                    .ok_or_else(|| bad("host.pcie_lanes", "required for NVMe".into()))?;
+                let gen = h.pcie_gen.ok_or_else(|| bad("host.pcie_gen", "required for NVMe".into()))?;
+                let lanes = h.pcie_lanes.ok_or_else(|| bad("host.pcie_lanes", "required for NVMe".into()))?;
                 // Per-lane payload rate after line encoding (8b/10b up to
                 // gen 2, 128b/130b from gen 3), bytes per second.
                 let lane = match gen {
@@ -163,10 +169,7 @@ impl DriveSpec {
                     _ => return Err(bad("host.pcie_gen", format!("{gen} is not 1 to 5"))),
                 };
                 if ![1, 2, 4, 8, 16].contains(&lanes) {
-                    return Err(bad(
-                        "host.pcie_lanes",
-                        format!("{lanes} is not 1, 2, 4, 8 or 16"),
-                    ));
+                    return Err(bad("host.pcie_lanes", format!("{lanes} is not 1, 2, 4, 8 or 16")));
                 }
                 (lane * lanes as f64, true)
             }
@@ -174,17 +177,12 @@ impl DriveSpec {
                 if h.pcie_gen.is_some() || h.pcie_lanes.is_some() {
                     return Err(bad("host.pcie_gen", "only for interface = \"nvme\"".into()));
                 }
-                let gbps = h
-                    .sata_gbps
-                    .ok_or_else(|| bad("host.sata_gbps", "required for SATA".into()))?;
+                let gbps = h.sata_gbps.ok_or_else(|| bad("host.sata_gbps", "required for SATA".into()))?;
                 if ![1.5, 3.0, 6.0].contains(&gbps) {
                     return Err(bad("host.sata_gbps", format!("{gbps} is not 1.5, 3 or 6")));
                 }
                 if h.max_queue_depth > 32 {
-                    return Err(bad(
-                        "host.max_queue_depth",
-                        format!("{} exceeds SATA NCQ's 32", h.max_queue_depth),
-                    ));
+                    return Err(bad("host.max_queue_depth", format!("{} exceeds SATA NCQ's 32", h.max_queue_depth)));
                 }
                 (gbps * 1e9 * 0.8 / 8.0, false)
             }
@@ -215,19 +213,14 @@ impl DriveSpec {
         if total_slots >= u32::MAX as u64 {
             return Err(bad(
                 "geometry",
-                format!(
-                    "{total_slots} 4 KiB slots exceed the 32-bit physical address space (16 TiB)"
-                ),
+                format!("{total_slots} 4 KiB slots exceed the 32-bit physical address space (16 TiB)"),
             ));
         }
         let f = &self.ftl;
         if f.user_capacity_bytes == 0 || f.user_capacity_bytes % SECTOR_BYTES as u64 != 0 {
             return Err(bad(
                 "ftl.user_capacity_bytes",
-                format!(
-                    "{} is not a positive multiple of 4096",
-                    f.user_capacity_bytes
-                ),
+                format!("{} is not a positive multiple of 4096", f.user_capacity_bytes),
             ));
         }
         if f.gc_low_free_blocks < 2 {
@@ -239,27 +232,74 @@ impl DriveSpec {
         if f.gc_high_free_blocks < f.gc_low_free_blocks {
             return Err(bad(
                 "ftl.gc_high_free_blocks",
-                format!(
-                    "{} is below gc_low_free_blocks ({})",
-                    f.gc_high_free_blocks, f.gc_low_free_blocks
-                ),
+                format!("{} is below gc_low_free_blocks ({})", f.gc_high_free_blocks, f.gc_low_free_blocks),
             ));
         }
+        let slots_per_slc_block = slots_per_block / g.bits_per_cell;
+        let slc = match &self.slc_cache {
+            None => None,
+            Some(c) => {
+                if g.bits_per_cell < 2 {
+                    return Err(bad("slc_cache", "an SLC cache needs multi-bit native cells".into()));
+                }
+                let slc_block_bytes = slots_per_slc_block as f64 * SECTOR_BYTES as f64;
+                let static_blocks = (c.static_bytes as f64 / slc_block_bytes).ceil() as u64;
+                let static_blocks_per_die = static_blocks.div_ceil(dies as u64) as u32;
+                if c.capacity_curve.is_empty() {
+                    return Err(bad("slc_cache.capacity_curve", "needs at least one [fill, bytes] point".into()));
+                }
+                let mut prev = -1.0;
+                let mut curve = Vec::new();
+                for (i, &[fill, bytes]) in c.capacity_curve.iter().enumerate() {
+                    let field = format!("slc_cache.capacity_curve[{i}]");
+                    if !(0.0..=1.0).contains(&fill) || fill < prev {
+                        return Err(bad(
+                            &field,
+                            format!("fill fraction {fill} must be in [0, 1] and not below the previous point"),
+                        ));
+                    }
+                    if bytes < c.static_bytes as f64 {
+                        return Err(bad(&field, format!("{bytes} bytes is below static_bytes ({})", c.static_bytes)));
+                    }
+                    prev = fill;
+                    curve.push((fill, bytes / slc_block_bytes));
+                }
+                if curve[0].0 != 0.0 {
+                    return Err(bad("slc_cache.capacity_curve[0]", "the first point must be at fill 0".into()));
+                }
+                Some(SlcModel {
+                    static_blocks_per_die,
+                    curve,
+                    write_policy: c.write_policy,
+                    fold_threshold_blocks: (c.fold_threshold_bytes as f64 / slc_block_bytes).ceil() as u32,
+                    idle_fold: c.idle_fold,
+                    idle_fold_target_slots: c.idle_fold_target_bytes / SECTOR_BYTES as u64,
+                    slots_per_slc_block,
+                })
+            }
+        };
+        let slc_timing = match (&n.slc, &slc) {
+            (Some(t), _) => {
+                per_type("nand.slc.tr_ns", &t.tr_ns, &[1])?;
+                per_type("nand.slc.tprog_ns", &t.tprog_ns, &[1])?;
+                positive("nand.slc.tbers_ns", t.tbers_ns)?;
+                CellTiming { tr_ns: t.tr_ns.clone(), tprog_ns: t.tprog_ns.clone(), tbers_ns: t.tbers_ns }
+            }
+            (None, Some(_)) => return Err(bad("nand.slc", "pSLC timings are required with an SLC cache".into())),
+            (None, None) => CellTiming { tr_ns: t.tr_ns.clone(), tprog_ns: t.tprog_ns.clone(), tbers_ns: t.tbers_ns },
+        };
         // Per die: the free-block reserve, one open block per write stream
-        // (host and GC), and one block of slack so that GC always gains.
-        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 3;
+        // (host, GC, fold), one block of slack so that GC always gains, and
+        // the static SLC blocks.
+        let static_per_die = slc.as_ref().map_or(0, |s| s.static_blocks_per_die as u64);
+        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
                 "ftl.gc_low_free_blocks",
-                format!(
-                    "{} leaves no blocks for data ({} blocks per plane)",
-                    f.gc_low_free_blocks, g.blocks_per_plane
-                ),
+                format!("{} leaves no blocks for data ({} blocks per plane)", f.gc_low_free_blocks, g.blocks_per_plane),
             ));
         }
-        let usable_slots = (g.blocks_per_plane as u64 - reserved_blocks_per_die)
-            * dies as u64
-            * slots_per_block as u64;
+        let usable_slots = (g.blocks_per_plane as u64 - reserved_blocks_per_die) * dies as u64 * slots_per_block as u64;
         let user_slots = f.user_capacity_bytes / SECTOR_BYTES as u64;
         if user_slots > usable_slots {
             return Err(bad(
@@ -292,11 +332,7 @@ impl DriveSpec {
         Ok(DriveModel {
             spec: self.clone(),
             geometry,
-            native: CellTiming {
-                tr_ns: t.tr_ns.clone(),
-                tprog_ns: t.tprog_ns.clone(),
-                tbers_ns: t.tbers_ns,
-            },
+            native: CellTiming { tr_ns: t.tr_ns.clone(), tprog_ns: t.tprog_ns.clone(), tbers_ns: t.tbers_ns },
             channel_fs_per_byte: fs_per_byte(channel_bytes_per_s),
             link_fs_per_byte: fs_per_byte(link_bytes_per_s),
             link_full_duplex: full_duplex,
@@ -304,6 +340,11 @@ impl DriveSpec {
             user_lpns: user_slots as u32,
             write_through,
             gc_policy: f.gc_policy,
+            slc_timing,
+            slc,
+            channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes + n.page_spare_bytes) as u64
+                / g.page_bytes as u64,
+            read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
         })
     }
 }

@@ -74,8 +74,7 @@ impl JobOptions {
 
     /// Add `key=value`; `origin` names where it was written.
     pub fn push(&mut self, key: &str, value: &str, origin: &str) {
-        self.entries
-            .push((key.to_string(), value.to_string(), origin.to_string()));
+        self.entries.push((key.to_string(), value.to_string(), origin.to_string()));
     }
 
     /// Whether no options were given.
@@ -156,29 +155,18 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64) -> Result<Job, Jo
     let mut phases = Vec::new();
     for (name, opts) in sections {
         // [global] I/O options do not apply to idle sections.
-        let all: Vec<_> = if opts.iter().any(|(k, _, _)| k == "idle") {
-            opts
-        } else {
-            global.iter().cloned().chain(opts).collect()
-        };
+        let all: Vec<_> =
+            if opts.iter().any(|(k, _, _)| k == "idle") { opts } else { global.iter().cloned().chain(opts).collect() };
         phases.push(build_phase(&name, &all, capacity)?);
     }
     Ok(Job { phases })
 }
 
 fn invalid(origin: &str, option: &str, reason: impl Into<String>) -> JobError {
-    JobError::Invalid {
-        origin: origin.to_string(),
-        option: option.to_string(),
-        reason: reason.into(),
-    }
+    JobError::Invalid { origin: origin.to_string(), option: option.to_string(), reason: reason.into() }
 }
 
-fn build_phase(
-    default_name: &str,
-    entries: &[(String, String, String)],
-    capacity: u64,
-) -> Result<Phase, JobError> {
+fn build_phase(default_name: &str, entries: &[(String, String, String)], capacity: u64) -> Result<Phase, JobError> {
     // kb_base first: it changes how every size is read.
     let mut kb_base = 1024u64;
     for (k, v, at) in entries {
@@ -209,10 +197,7 @@ fn build_phase(
             });
         }
         let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
-        let int = || {
-            v.parse::<u64>()
-                .map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")))
-        };
+        let int = || v.parse::<u64>().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")));
         if !matches!(key, "name" | "idle" | "kb_base") {
             other_io_option.get_or_insert_with(|| key.to_string());
         }
@@ -249,83 +234,48 @@ fn build_phase(
             "offset" => spec.offset = size()?,
             "size" => spec.size = Some(size()?),
             "io_size" | "io_limit" => spec.io_size = Some(size()?),
-            "runtime" => {
-                spec.runtime_ns =
-                    Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?)
-            }
-            "ramp_time" => {
-                spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?
-            }
-            "thinktime" => {
-                spec.thinktime_ns = parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?
-            }
+            "runtime" => spec.runtime_ns = Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?),
+            "ramp_time" => spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
+            "thinktime" => spec.thinktime_ns = parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?,
             "time_based" => spec.time_based = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "rwmixread" | "rwmixwrite" => {
                 let p = int()?;
                 if p > 100 {
                     return Err(invalid(at, key, format!("{p} is not a percentage")));
                 }
-                spec.rwmixread = if key == "rwmixread" {
-                    p as u32
-                } else {
-                    100 - p as u32
-                };
+                spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
             }
             "randseed" => spec.randseed = int()?,
             "norandommap" => spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "kb_base" => {}
             "burst_size" => burst_size = Some((size()?, at.clone())),
             "duty_cycle" => {
-                let d: f64 = v
-                    .parse()
-                    .map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?;
+                let d: f64 = v.parse().map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?;
                 if !(d > 0.0 && d <= 1.0) {
                     return Err(invalid(at, key, format!("{d} is not in (0, 1]")));
                 }
                 duty = Some((d, at.clone()));
             }
-            "idle" => {
-                idle = Some((
-                    parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
-                    at.clone(),
-                ))
-            }
+            "idle" => idle = Some((parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?, at.clone())),
             _ => unreachable!("every known option is handled"),
         }
     }
     if let Some((duration_ns, at)) = idle {
         if let Some(o) = other_io_option {
-            return Err(invalid(
-                &at,
-                "idle",
-                format!("an idle phase takes no I/O options (found `{o}`)"),
-            ));
+            return Err(invalid(&at, "idle", format!("an idle phase takes no I/O options (found `{o}`)")));
         }
-        return Ok(Phase::Idle {
-            name: spec.name,
-            duration_ns,
-        });
+        return Ok(Phase::Idle { name: spec.name, duration_ns });
     }
-    let origin = entries
-        .first()
-        .map_or("command line", |e| e.2.as_str())
-        .to_string();
+    let origin = entries.first().map_or("command line", |e| e.2.as_str()).to_string();
     if !rw_given {
-        return Err(invalid(
-            &origin,
-            "rw",
-            format!("phase `{}` needs rw=... (or idle=TIME)", spec.name),
-        ));
+        return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", spec.name)));
     }
     match (burst_size, duty) {
         (Some((bytes, at)), d) => {
             if bytes < spec.bs as u64 {
                 return Err(invalid(&at, "burst_size", "smaller than one block (bs)"));
             }
-            spec.burst = Some(Burst {
-                bytes,
-                duty_cycle: d.map_or(1.0, |x| x.0),
-            });
+            spec.burst = Some(Burst { bytes, duty_cycle: d.map_or(1.0, |x| x.0) });
         }
         (None, Some((_, at))) => return Err(invalid(&at, "duty_cycle", "needs burst_size")),
         (None, None) => {}
@@ -340,23 +290,14 @@ fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), String> {
         return Err(format!("offset {} is not a multiple of 512", spec.offset));
     }
     if spec.offset >= capacity {
-        return Err(format!(
-            "offset {} is beyond the drive's {} bytes",
-            spec.offset, capacity
-        ));
+        return Err(format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity));
     }
     let span = spec.size.unwrap_or(capacity - spec.offset);
     if spec.offset + span > capacity {
-        return Err(format!(
-            "offset {} + size {} is beyond the drive's {} bytes",
-            spec.offset, span, capacity
-        ));
+        return Err(format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity));
     }
     if span < spec.bs as u64 {
-        return Err(format!(
-            "the span ({span} bytes) is smaller than one block ({} bytes)",
-            spec.bs
-        ));
+        return Err(format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs));
     }
     Ok(())
 }
@@ -373,19 +314,14 @@ fn parse_bool(v: &str) -> Result<bool, String> {
 pub fn parse_size(v: &str, kb_base: u64, capacity: u64) -> Result<u64, String> {
     let v = v.trim();
     if let Some(p) = v.strip_suffix('%') {
-        let p: f64 = p
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{v}` is not a percentage"))?;
+        let p: f64 = p.trim().parse().map_err(|_| format!("`{v}` is not a percentage"))?;
         if !(0.0..=100.0).contains(&p) {
             return Err(format!("`{v}` is not between 0% and 100%"));
         }
         // Round down to whole 4 KiB pages, as fio aligns to the block size.
         return Ok(((capacity as f64 * p / 100.0) as u64) / 4096 * 4096);
     }
-    let digits_end = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
+    let digits_end = v.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(v.len());
     let (num, suffix) = v.split_at(digits_end);
     if num.is_empty() {
         return Err(format!("`{v}` is not a size (e.g. 4k, 128KiB, 16g, 50%)"));
@@ -427,13 +363,9 @@ pub fn parse_size(v: &str, kb_base: u64, capacity: u64) -> Result<u64, String> {
 /// Parse a fio time; a bare number is in `default_unit_ns`.
 pub fn parse_time(v: &str, default_unit_ns: u64) -> Result<u64, String> {
     let v = v.trim();
-    let digits_end = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
+    let digits_end = v.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(v.len());
     let (num, unit) = v.split_at(digits_end);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{v}` is not a time (e.g. 60, 60s, 500ms, 100us)"))?;
+    let n: f64 = num.parse().map_err(|_| format!("`{v}` is not a time (e.g. 60, 60s, 500ms, 100us)"))?;
     let unit_ns = match unit.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_ns as f64,
         "ns" | "nsec" => 1.0,
@@ -482,23 +414,14 @@ mod tests {
             }
             p => panic!("{p:?}"),
         }
-        assert_eq!(
-            job.phases[1],
-            Phase::Idle {
-                name: "rest".into(),
-                duration_ns: 2_000_000_000
-            }
-        );
+        assert_eq!(job.phases[1], Phase::Idle { name: "rest".into(), duration_ns: 2_000_000_000 });
     }
 
     #[test]
     fn unknown_option_names_file_line_and_option() {
         let e = parse_job_file("[a]\nrw=read\nfrobnicate=3\n", "j.fio", 1 << 30).unwrap_err();
         let msg = e.to_string();
-        assert!(
-            msg.contains("j.fio:3") && msg.contains("frobnicate"),
-            "{msg}"
-        );
+        assert!(msg.contains("j.fio:3") && msg.contains("frobnicate"), "{msg}");
         let e = parse_job_file("[a]\nrw=sideways\n", "j.fio", 1 << 30).unwrap_err();
         assert!(e.to_string().contains("sideways"));
         let e = parse_job_file("[a]\nrw=read\nsize=2g\n", "j.fio", 1 << 30).unwrap_err();

@@ -28,20 +28,12 @@ struct Permutation {
 impl Permutation {
     fn new(n: u64, rng: &mut Pcg64Mcg) -> Permutation {
         let bits = 64 - (n.max(2) - 1).leading_zeros();
-        let mask = if bits == 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         Permutation {
             n,
             bits,
             mask,
-            keys: [
-                rng.random::<u64>(),
-                rng.random::<u64>() | 1,
-                rng.random::<u64>() | 1,
-            ],
+            keys: [rng.random::<u64>(), rng.random::<u64>() | 1, rng.random::<u64>() | 1],
             counter: 0,
         }
     }
@@ -138,11 +130,7 @@ impl IoGenerator {
             self.seq_next[k] = if b + 1 == self.blocks { 0 } else { b + 1 };
             b
         };
-        Command {
-            kind,
-            offset: self.base + block * self.bs as u64,
-            len: self.bs,
-        }
+        Command { kind, offset: self.base + block * self.bs as u64, len: self.bs }
     }
 }
 
@@ -174,12 +162,8 @@ mod tests {
         let cmds: Vec<_> = (0..10_000).map(|_| g.next_command()).collect();
         let reads = cmds.iter().filter(|c| c.kind == IoKind::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
-        let write_offsets: Vec<_> = cmds
-            .iter()
-            .filter(|c| c.kind == IoKind::Write)
-            .take(5)
-            .map(|c| c.offset / 4096)
-            .collect();
+        let write_offsets: Vec<_> =
+            cmds.iter().filter(|c| c.kind == IoKind::Write).take(5).map(|c| c.offset / 4096).collect();
         assert_eq!(write_offsets, vec![0, 1, 2, 3, 0]);
     }
 }

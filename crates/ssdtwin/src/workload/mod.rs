@@ -59,10 +59,7 @@ impl RwPattern {
 
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandTrim
-        )
+        matches!(self, RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandTrim)
     }
 
     /// fio's name.
