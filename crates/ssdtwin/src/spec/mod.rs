@@ -98,8 +98,13 @@ pub enum SlcWritePolicy {
 pub struct GeometrySpec {
     /// Number of NAND channels (buses) of the controller.
     pub channels: u32,
-    /// Dies (LUNs) on each channel.
+    /// Dies (LUNs) on each channel (the most on any channel).
     pub dies_per_channel: u32,
+    /// Total dies, when the channels are populated unevenly (dies are
+    /// numbered channel first, so the first channels get the extra die).
+    /// Default: `channels × dies_per_channel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dies: Option<u32>,
     /// Planes per die (1–4); multi-plane operations use all of them.
     pub planes_per_die: u32,
     /// Erase blocks per plane.

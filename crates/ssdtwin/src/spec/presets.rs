@@ -8,6 +8,10 @@
 pub const PRESETS: &[(&str, &str)] = &[
     ("generic-mlc-sata", include_str!("../../presets/generic-mlc-sata.toml")),
     ("generic-tlc-nvme", include_str!("../../presets/generic-tlc-nvme.toml")),
+    ("intel-600p-512gb", include_str!("../../presets/intel-600p-512gb.toml")),
+    ("intel-660p-1tb", include_str!("../../presets/intel-660p-1tb.toml")),
+    ("intel-660p-2tb", include_str!("../../presets/intel-660p-2tb.toml")),
+    ("intel-660p-512gb", include_str!("../../presets/intel-660p-512gb.toml")),
 ];
 
 /// Names of all presets.

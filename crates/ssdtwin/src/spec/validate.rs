@@ -206,7 +206,20 @@ impl DriveSpec {
             ));
         }
 
-        let dies = g.channels * g.dies_per_channel;
+        let dies = match g.dies {
+            None => g.channels * g.dies_per_channel,
+            Some(d) => {
+                let lo = g.channels * (g.dies_per_channel - 1) + 1;
+                let hi = g.channels * g.dies_per_channel;
+                if !(lo..=hi).contains(&d) {
+                    return Err(bad(
+                        "geometry.dies",
+                        format!("{d} dies do not fit {} channels with at most {} dies each (give {lo} to {hi})", g.channels, g.dies_per_channel),
+                    ));
+                }
+                d
+            }
+        };
         let slots_per_block = g.pages_per_block * slots_per_row;
         let total_blocks = dies as u64 * g.blocks_per_plane as u64;
         let total_slots = total_blocks * slots_per_block as u64;
