@@ -46,6 +46,18 @@ enum Command {
     },
     /// Run a workload (fio options or a fio job file) on a drive.
     Run(Box<RunArgs>),
+    /// Compare presets with their published figures (exit status 1 if any fails).
+    ///
+    /// Each preset ships the figures it is calibrated against (vendor specs,
+    /// reviews), with sources and tolerances; this runs the measurement
+    /// behind each one and prints published vs simulated values.
+    Validate {
+        /// Presets to check (default: every preset that has figures).
+        drives: Vec<String>,
+        /// Cap each timed workload at 5 simulated seconds (for CI).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Measure the simulator's own speed (simulated I/Os per wall second).
     Bench {
         /// Preset name or drive file to benchmark.
@@ -205,11 +217,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let spec = DriveSpec::load(&drive, &set)?;
             spec.build(&drive)?;
             match preset_source(&drive) {
-                Some(src) if set.is_empty() => print!("{src}"),
-                _ => print!("{}", spec.to_toml()),
+                Some(src) if set.is_empty() && !src.lines().any(|l| l.starts_with("base")) => print!("{src}"),
+                Some(src) => {
+                    // A derived preset or overrides: its own comments, then
+                    // the resolved drive in full.
+                    for line in src.lines().take_while(|l| l.starts_with('#')) {
+                        println!("{line}");
+                    }
+                    println!("# Resolved (base preset and overrides applied):");
+                    print!("{}", spec.to_toml());
+                }
+                None => print!("{}", spec.to_toml()),
             }
         }
         Command::Run(args) => return run_job(*args),
+        Command::Validate { drives, quick } => return validate(drives, quick),
         Command::Bench { drive, set, scale } => {
             let spec = DriveSpec::load(&drive, &set)?;
             let model = spec.build(&drive)?;
@@ -290,6 +312,38 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
             write_atomically(Path::new(out), text.as_bytes())?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(drives: Vec<String>, quick: bool) -> Result<ExitCode> {
+    let drives: Vec<String> =
+        if drives.is_empty() { ssdtwin::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect() } else { drives };
+    let mut failed = 0;
+    let show = std::io::stderr().is_terminal();
+    for name in &drives {
+        let set = ssdtwin::figures::figures_for(name).with_context(|| {
+            let have: Vec<_> = ssdtwin::figures::FIGURES.iter().map(|(n, _)| *n).collect();
+            format!("no published figures for `{name}` (presets with figures: {})", have.join(", "))
+        })??;
+        let spec = DriveSpec::load(&set.drive, &[])?;
+        let model = spec.build(&set.drive)?;
+        println!("\n{} — {}{}", spec.name, spec.description, if quick { " (quick)" } else { "" });
+        println!("{}", ssdtwin::figures::HEADER);
+        for fig in &set.figures {
+            let bar = spinner(show, &fig.name);
+            let v = ssdtwin::figures::measure(&model, fig, quick)?;
+            bar.finish_and_clear();
+            println!("{}", ssdtwin::figures::format_verdict(&v));
+            if !v.pass {
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        println!("\n{failed} figure(s) outside tolerance");
+        return Ok(ExitCode::from(1));
+    }
+    println!("\nall figures within tolerance");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -34,6 +34,7 @@ pub mod controller;
 pub mod drive;
 pub mod engine;
 pub mod error;
+pub mod figures;
 pub mod flash;
 pub mod ftl;
 pub mod host;

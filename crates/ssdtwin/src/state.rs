@@ -107,24 +107,32 @@ impl DriveState {
     pub fn apply_fast(&self, drive: &mut Drive, seed: u64) {
         drive.secure_erase();
         let capacity = drive.user_bytes();
-        drive.ftl.emit_ops = false;
         for spec in self.phases(capacity, seed) {
-            let mut gen = IoGenerator::new(&spec, capacity);
-            let span = spec.size.unwrap_or(capacity - spec.offset);
-            let total = spec.io_size.unwrap_or(span);
-            let mut done = 0u64;
-            while done < total {
-                let cmd = gen.next_command();
-                debug_assert_eq!(cmd.kind, IoKind::Write);
-                let first = (cmd.offset / 4096) as u32;
-                for lpn in first..first + cmd.len / 4096 {
-                    drive.ftl.write(lpn);
-                }
-                done += cmd.len as u64;
-            }
+            write_fast(drive, &spec);
         }
-        drive.ftl.emit_ops = true;
         drive.ftl.ops.clear();
         drive.reset_time();
     }
+}
+
+/// Feed a write phase's commands through the FTL without timing them (the
+/// fast path: same order, same FTL decisions, no NAND operation times).
+pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
+    let capacity = drive.user_bytes();
+    let mut gen = IoGenerator::new(spec, capacity);
+    let span = spec.size.unwrap_or(capacity - spec.offset);
+    let total = spec.io_size.unwrap_or(span);
+    drive.ftl.emit_ops = false;
+    let mut done = 0u64;
+    while done < total {
+        let cmd = gen.next_command();
+        debug_assert_eq!(cmd.kind, IoKind::Write);
+        let first = (cmd.offset / 4096) as u32;
+        for lpn in first..first + cmd.len / 4096 {
+            drive.ftl.write(lpn);
+        }
+        done += cmd.len as u64;
+    }
+    drive.ftl.emit_ops = true;
+    drive.ftl.ops.clear();
 }

@@ -214,7 +214,10 @@ impl DriveSpec {
                 if !(lo..=hi).contains(&d) {
                     return Err(bad(
                         "geometry.dies",
-                        format!("{d} dies do not fit {} channels with at most {} dies each (give {lo} to {hi})", g.channels, g.dies_per_channel),
+                        format!(
+                            "{d} dies do not fit {} channels with at most {} dies each (give {lo} to {hi})",
+                            g.channels, g.dies_per_channel
+                        ),
                     ));
                 }
                 d

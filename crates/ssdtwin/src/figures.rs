@@ -1,0 +1,242 @@
+//! Published figures of the presets, and the measurements that reproduce
+//! them (`ssdtwin validate`).
+//!
+//! Figures are data: one TOML file per preset under
+//! `crates/ssdtwin/figures/`, each figure with its source, the published
+//! value (a number or a `[low, high]` range), a tolerance, and how to
+//! measure it on the simulated drive:
+//!
+//! - `metric = "slc_cache_gb"` with a `state`: the SLC cache capacity the
+//!   drive reports in that state;
+//! - a workload metric (`read_mbps`, `write_mbps`, `read_iops`,
+//!   `write_iops`, `read_lat_us`, `write_lat_us`) with a `job` in fio
+//!   vocabulary and a `prepare` step: `none` (secure-erased drive),
+//!   `write-span` (the job's span written sequentially first, as IOMeter
+//!   writes its test file) or `fill-slc-cache` (as much written
+//!   sequentially as the cache holds, so the job runs after the cache is
+//!   exhausted; its span starts after the written data).
+//!
+//! A figure passes when the simulated value lies within the published
+//! range widened by the tolerance. `quick` mode caps each job's runtime so
+//! that CI can run the whole set in seconds; steady throughput figures
+//! converge within a few simulated seconds.
+
+use serde::Deserialize;
+
+use crate::drive::{Drive, IoKind};
+use crate::error::SpecError;
+use crate::sim::Simulator;
+use crate::spec::DriveModel;
+use crate::state::DriveState;
+use crate::workload::{IoSpec, JobOptions, Phase, RwPattern};
+
+/// Figure files shipped with the presets: (preset name, TOML source).
+pub const FIGURES: &[(&str, &str)] = &[
+    ("intel-600p-512gb", include_str!("../figures/intel-600p-512gb.toml")),
+    ("intel-660p-1tb", include_str!("../figures/intel-660p-1tb.toml")),
+];
+
+/// The figures of one preset.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSet {
+    /// Preset the figures belong to.
+    pub drive: String,
+    /// The figures.
+    #[serde(rename = "figure")]
+    pub figures: Vec<Figure>,
+}
+
+/// A published value.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Published {
+    /// One value.
+    Value(f64),
+    /// A range of values (e.g. over test platforms).
+    Range([f64; 2]),
+}
+
+impl Published {
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Published::Value(v) => (v, v),
+            Published::Range([a, b]) => (a.min(b), a.max(b)),
+        }
+    }
+}
+
+impl std::fmt::Display for Published {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Published::Value(v) => write!(f, "{}", fmt_num(*v)),
+            Published::Range([a, b]) => write!(f, "{}–{}", fmt_num(*a), fmt_num(*b)),
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}
+
+/// One published figure and how to measure it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    /// What the figure is.
+    pub name: String,
+    /// Where it was published.
+    pub source: String,
+    /// What to measure (see the module docs).
+    pub metric: String,
+    /// Published value or range.
+    pub published: Published,
+    /// Unit of the published value.
+    pub unit: String,
+    /// Relative tolerance, e.g. 0.05.
+    pub tolerance: f64,
+    /// Drive state for `slc_cache_gb` (`fresh`, `filled:80`, ...).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Preparation before a workload metric.
+    #[serde(default)]
+    pub prepare: Option<String>,
+    /// The workload, as fio options.
+    #[serde(default)]
+    pub job: Option<toml::Table>,
+    /// Why the tolerance or the procedure is what it is.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The outcome of one figure.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The figure.
+    pub figure: Figure,
+    /// Simulated value, in the figure's unit.
+    pub simulated: f64,
+    /// Relative distance from the published range (0 inside it).
+    pub error: f64,
+    /// Whether the simulated value is within tolerance.
+    pub pass: bool,
+}
+
+/// The figure set of a preset, if it has one.
+pub fn figures_for(preset: &str) -> Option<Result<FigureSet, SpecError>> {
+    let (_, src) = FIGURES.iter().find(|(n, _)| *n == preset)?;
+    Some(toml::from_str(src).map_err(|e: toml::de::Error| SpecError::Parse {
+        origin: format!("figures/{preset}.toml"),
+        message: e.to_string(),
+    }))
+}
+
+fn invalid(fig: &Figure, reason: impl Into<String>) -> SpecError {
+    SpecError::Invalid { origin: format!("figure `{}`", fig.name), field: "metric".into(), reason: reason.into() }
+}
+
+/// Measure one figure on a fresh drive built from `model`.
+pub fn measure(model: &DriveModel, fig: &Figure, quick: bool) -> Result<Verdict, SpecError> {
+    let simulated = match fig.metric.as_str() {
+        "slc_cache_gb" => {
+            let state: DriveState =
+                fig.state.as_deref().unwrap_or("fresh").parse().map_err(|e: String| invalid(fig, e))?;
+            let mut drive = Drive::new(model.clone());
+            state.apply_fast(&mut drive, 1);
+            drive.ftl.slc_cache_bytes() as f64 / 1e9
+        }
+        m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us") => {
+            measure_job(model, fig, m, quick)?
+        }
+        other => return Err(invalid(fig, format!("unknown metric `{other}`"))),
+    };
+    let (lo, hi) = fig.published.bounds();
+    let error = if simulated < lo {
+        (lo - simulated) / lo
+    } else if simulated > hi {
+        (simulated - hi) / hi
+    } else {
+        0.0
+    };
+    Ok(Verdict { figure: fig.clone(), simulated, error, pass: error <= fig.tolerance })
+}
+
+fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> Result<f64, SpecError> {
+    let table = fig.job.as_ref().ok_or_else(|| invalid(fig, "a workload metric needs a `job`"))?;
+    let capacity = model.user_lpns as u64 * 4096;
+    let mut opts = JobOptions::new();
+    let origin = format!("figure `{}` job", fig.name);
+    for (k, v) in table {
+        let text = match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        opts.push(k, &text, &origin);
+    }
+    let Phase::Io(mut spec) = opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))? else {
+        return Err(invalid(fig, "the job must do I/O"));
+    };
+    if quick {
+        spec.runtime_ns = spec.runtime_ns.map(|r| r.min(5_000_000_000));
+    }
+    let mut drive = Drive::new(model.clone());
+    match fig.prepare.as_deref().unwrap_or("none") {
+        "none" => {}
+        "write-span" => {
+            let mut fill = IoSpec::new("prepare", RwPattern::Write);
+            fill.bs = 128 * 1024;
+            fill.iodepth = 32;
+            fill.offset = spec.offset;
+            fill.size = Some(spec.size.unwrap_or(capacity - spec.offset));
+            crate::state::write_fast(&mut drive, &fill);
+        }
+        "fill-slc-cache" => {
+            let cache = drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+            let mut fill = IoSpec::new("prepare", RwPattern::Write);
+            fill.bs = 128 * 1024;
+            fill.iodepth = 32;
+            fill.size = Some(cache);
+            crate::state::write_fast(&mut drive, &fill);
+            spec.offset += cache;
+            if let Some(s) = spec.size {
+                spec.size = Some(s.min(capacity - spec.offset));
+            }
+        }
+        other => return Err(invalid(fig, format!("unknown prepare step `{other}`"))),
+    }
+    drive.reset_time();
+    let mut sim = Simulator::new(drive);
+    let r = sim.run_phase(&Phase::Io(spec), 0, 1);
+    let (kind, what) = metric.split_once('_').expect("metric names have a direction");
+    let kind = if kind == "read" { IoKind::Read } else { IoKind::Write };
+    Ok(match what {
+        "mbps" => r.bw_bytes(kind) / 1e6,
+        "iops" => r.iops(kind),
+        _ => r.dirs[kind as usize].mean_ns() / 1e3,
+    })
+}
+
+/// Header of the validation table.
+pub const HEADER: &str =
+    "figure                                              published         simulated   error   tol   result";
+
+/// One row of the validation table.
+pub fn format_verdict(v: &Verdict) -> String {
+    format!(
+        "{:<50} {:>10} {:<5} {:>10} {:>6.1}% {:>4.0}%   {}\n    source: {}",
+        v.figure.name,
+        v.figure.published.to_string(),
+        v.figure.unit,
+        fmt_num(v.simulated),
+        v.error * 100.0,
+        v.figure.tolerance * 100.0,
+        if v.pass { "pass" } else { "FAIL" },
+        v.figure.source
+    )
+}
