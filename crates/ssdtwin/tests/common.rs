@@ -22,3 +22,20 @@ pub fn small_model(user_mib: u64, extra: &[&str]) -> DriveModel {
 pub fn small_drive(user_mib: u64, extra: &[&str]) -> Drive {
     Drive::new(small_model(user_mib, extra))
 }
+
+/// A small QLC drive with the Intel 660p's NAND, controller and cache
+/// rules, scaled down: 8 dies × 4 planes × 40 blocks of 256 pages (5.4 GB
+/// raw), 3.2 GB user capacity, 0.2 GB static and up to 1.2 GB of SLC
+/// cache, plus extra overrides.
+pub fn small_slc_model(extra: &[&str]) -> DriveModel {
+    let mut set: Vec<String> = vec![
+        "geometry.blocks_per_plane=40".into(),
+        "geometry.pages_per_block=256".into(),
+        "ftl.user_capacity_bytes=3199995904".into(),
+        "slc_cache.static_bytes=200000000".into(),
+        "slc_cache.capacity_curve=[[0.0, 1.2e9], [0.5, 1.2e9], [0.78, 0.2e9], [1.0, 0.2e9]]".into(),
+    ];
+    set.extend(extra.iter().map(|s| s.to_string()));
+    let spec = DriveSpec::load("intel-660p-1tb", &set).expect("test drive parses");
+    spec.build("small SLC test drive").expect("test drive is valid")
+}

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use ssdtwin::{Command, IoKind};
 
-use crate::common::small_drive;
+use crate::common::{small_drive, small_slc_model};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -30,10 +30,22 @@ fn op(user_lpns: u32, hot: u32) -> impl Strategy<Value = Op> {
 
 fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCaseError> {
     // 384 MiB raw, 300 MiB user: GC runs constantly.
-    let mut drive = small_drive(
+    let drive = small_drive(
         300,
         &["ftl.version_stamps=true", &format!("ftl.gc_policy={policy}"), "ftl.idle_threshold_ns=1000000"],
     );
+    check_drive(drive, ops, fill_first)
+}
+
+fn check_slc(write_policy: &str, ops: &[Op]) -> Result<(), TestCaseError> {
+    let drive = ssdtwin::Drive::new(small_slc_model(&[
+        "ftl.version_stamps=true",
+        &format!("slc_cache.write_policy={write_policy}"),
+    ]));
+    check_drive(drive, ops, true)
+}
+
+fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Result<(), TestCaseError> {
     let n = drive.user_lpns();
     // The model: how many times each page was written (the FTL's version
     // stamp counts the same way), and whether it was trimmed since.
@@ -92,7 +104,11 @@ fn check_policy(policy: &str, ops: &[Op], fill_first: bool) -> Result<(), TestCa
         prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "final check of lpn {}", lpn);
     }
     drive.ftl.check_consistency().map_err(TestCaseError::fail)?;
-    prop_assert!(drive.ftl.counters.gc_blocks > 0, "the test must exercise GC");
+    let c = drive.ftl.counters;
+    prop_assert!(c.gc_blocks + c.fold_blocks > 0, "the test must exercise GC or folding");
+    if drive.ftl.slc.is_some() {
+        prop_assert!(c.fold_blocks > 0 && c.host_slots_to_slc > 0, "the test must exercise folding");
+    }
     Ok(())
 }
 
@@ -112,5 +128,15 @@ proptest! {
     #[test]
     fn fifo_gc_keeps_every_last_write(ops in prop::collection::vec(op(76_800, 8_000), 3000..6000)) {
         check_policy("fifo", &ops, true)?;
+    }
+
+    #[test]
+    fn slc_cache_always_slc_keeps_every_last_write(ops in prop::collection::vec(op(781_249, 300_000), 2000..4000)) {
+        check_slc("always-slc", &ops)?;
+    }
+
+    #[test]
+    fn slc_cache_native_when_full_keeps_every_last_write(ops in prop::collection::vec(op(781_249, 300_000), 2000..4000)) {
+        check_slc("native-when-full", &ops)?;
     }
 }

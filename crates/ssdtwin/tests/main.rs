@@ -3,6 +3,7 @@
 mod common;
 mod determinism;
 mod integrity;
+mod slc;
 mod states;
 mod timing;
 mod waf;

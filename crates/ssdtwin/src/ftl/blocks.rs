@@ -62,6 +62,7 @@ pub struct BlockTable {
     next: Vec<u32>,
     min_bucket: Vec<u32>,
     sealed_count: Vec<u32>,
+    empty_count: Vec<u32>,
     buckets_per_die: u32,
     blocks_per_die: u32,
 }
@@ -90,6 +91,7 @@ impl BlockTable {
             next: vec![NONE; n],
             min_bucket: vec![0; 2 * geo.dies as usize],
             sealed_count: vec![0; 2 * geo.dies as usize],
+            empty_count: vec![0; 2 * geo.dies as usize],
             buckets_per_die,
             blocks_per_die: geo.blocks_per_die,
         };
@@ -140,6 +142,13 @@ impl BlockTable {
     #[inline]
     pub fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
         self.sealed_count[self.group(die, mode)]
+    }
+
+    /// Sealed blocks of a mode on a die that hold no valid data (free for
+    /// the price of an erase).
+    #[inline]
+    pub fn empty_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.empty_count[self.group(die, mode)]
     }
 
     #[inline]
@@ -265,6 +274,9 @@ impl BlockTable {
         self.head[h] = block;
         let g = self.group(block / self.blocks_per_die, self.mode[i]);
         self.sealed_count[g] += 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] += 1;
+        }
         if self.valid[i] < self.min_bucket[g] {
             self.min_bucket[g] = self.valid[i];
         }
@@ -286,5 +298,8 @@ impl BlockTable {
         self.next[i] = NONE;
         let g = self.group(block / self.blocks_per_die, self.mode[i]);
         self.sealed_count[g] -= 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] -= 1;
+        }
     }
 }

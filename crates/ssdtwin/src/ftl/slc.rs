@@ -8,7 +8,8 @@
 //! - a **dynamic** part that borrows free native blocks. Its size is the
 //!   drive file's capacity curve at the current fill (mapped pages / user
 //!   pages), but never more than the free blocks above the background-GC
-//!   target allow, so it shrinks as the drive fills and grows back when
+//!   target (and the blocks left without valid data, which only need an
+//!   erase) allow, so it shrinks as the drive fills and grows back when
 //!   data is trimmed.
 //!
 //! When a host block is needed and the cache is full (or its free space is
@@ -40,6 +41,8 @@ impl Ftl {
         for die in 0..self.geo.dies {
             available += self.blocks.static_free_count(die) as u64;
             available += self.blocks.free_count(die).saturating_sub(self.gc_high) as u64;
+            // Blocks emptied by overwrites or TRIM are free for an erase.
+            available += self.blocks.empty_count(die, CellMode::Native) as u64;
         }
         curve.min(available) as u32
     }

@@ -1,0 +1,158 @@
+//! SLC caching on the Intel 660p model: the cache's size as the drive
+//! fills and empties, the write cliff when it runs out, and idle-time
+//! folding.
+
+use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::{Command, Drive, DriveSpec, DriveState, IoKind, Simulator};
+
+use crate::common::small_slc_model;
+
+fn seq_write(name: &str, offset: u64, bytes: u64) -> Phase {
+    let mut s = IoSpec::new(name, RwPattern::Write);
+    s.bs = 128 * 1024;
+    s.iodepth = 32;
+    s.offset = offset;
+    s.size = Some(bytes);
+    Phase::Io(s)
+}
+
+/// Writing the whole 1 TB drive sequentially from fresh: SLC speed until
+/// the dynamic cache (140 GB) is used up, then about 100 MB/s.
+#[test]
+fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
+    let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
+    let mut sim = Simulator::new(Drive::new(model));
+    let reported_cache = sim.drive.ftl.slc_cache_bytes() as f64;
+    assert!((reported_cache / 1e9 - 140.0).abs() < 1.0, "fresh cache {reported_cache}");
+    let capacity = sim.drive.user_bytes() / (128 * 1024) * (128 * 1024);
+    let r = sim.run_phase(&seq_write("fill", 0, capacity), 0, 1);
+    let secs = &r.series.seconds;
+    // SLC speed at the start.
+    let early: f64 = secs[1..11].iter().map(|s| s.write_bytes as f64).sum::<f64>() / 10.0;
+    assert!((early / 1e6 - 1800.0).abs() / 1800.0 < 0.06, "SLC-speed writing at {:.0} MB/s", early / 1e6);
+    // The first second well below SLC speed marks the cliff.
+    let mut written = 0.0;
+    let mut cliff = None;
+    for s in secs.iter() {
+        if (s.write_bytes as f64) < early / 2.0 {
+            cliff = Some(written);
+            break;
+        }
+        written += s.write_bytes as f64;
+    }
+    let cliff = cliff.expect("the write speed must drop");
+    assert!(
+        (cliff - reported_cache).abs() / reported_cache < 0.02,
+        "drop after {:.1} GB, cache reported {:.1} GB",
+        cliff / 1e9,
+        reported_cache / 1e9
+    );
+    // After the cliff: about 100 MB/s while the cache stays at its maximum
+    // (the drive up to half full). Measured from 60 GB after the cliff to
+    // 50% full, past the transient when folding first starts.
+    let half = sim.drive.user_bytes() as f64 / 2.0;
+    let mut written = 0.0;
+    let mut plateau = Vec::new();
+    for s in secs.iter() {
+        written += s.write_bytes as f64;
+        if written > cliff + 60e9 && written < half {
+            plateau.push(s.write_bytes as f64);
+        }
+    }
+    let mean = plateau.iter().sum::<f64>() / plateau.len() as f64;
+    assert!((mean / 1e6 - 100.0).abs() / 100.0 < 0.15, "post-cache writing at {:.0} MB/s", mean / 1e6);
+    // The cache shrank as the drive filled: at 100% only the static 12 GB.
+    let end_cache = sim.drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    assert!((end_cache - 12.0).abs() < 0.5, "full-drive cache {end_cache} GB");
+    sim.drive.ftl.check_consistency().unwrap();
+}
+
+/// At 80% full the cache is the static 12 GB; trimming half the data
+/// grows it back to the maximum.
+#[test]
+fn cache_shrinks_as_the_drive_fills_and_grows_back_after_trim() {
+    let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
+    let mut drive = Drive::new(model);
+    DriveState::Filled(80.0).apply_fast(&mut drive, 1);
+    let at80 = drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    assert!((at80 - 12.0).abs() / 12.0 < 0.1, "cache at 80% full: {at80:.1} GB");
+    // Trim the first half of the data: the drive is 40% full.
+    let half = (drive.user_bytes() as f64 * 0.4) as u64 / 4096 * 4096;
+    let mut t = 0;
+    for off in (0..half).step_by(1 << 30) {
+        let len = (1u64 << 30).min(half - off) as u32;
+        t = drive.submit(Command { kind: IoKind::Trim, offset: off, len }, t);
+    }
+    let fill = drive.ftl.fill_fraction();
+    assert!((fill - 0.4).abs() < 0.01, "fill {fill}");
+    let at40 = drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    assert!((at40 - 140.0).abs() / 140.0 < 0.05, "cache after trimming to 40% full: {at40:.1} GB");
+}
+
+fn write_mbps_after(idle_ns: u64) -> (f64, u64, u64) {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let cache = sim.drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+    // A burst that fills the cache.
+    sim.run_phase(&seq_write("burst", 0, cache), 0, 3);
+    let backlog_before = sim.drive.ftl.fold_backlog_bytes();
+    sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: idle_ns }, 1, 3);
+    let backlog_after = sim.drive.ftl.fold_backlog_bytes();
+    let r = sim.run_phase(&seq_write("next", cache, 200_000_000 / (128 * 1024) * (128 * 1024)), 2, 3);
+    (r.bw_bytes(IoKind::Write) / 1e6, backlog_before, backlog_after)
+}
+
+/// Idle time after a burst lets the drive fold its backlog, so the next
+/// writes run at SLC speed again; without idle they crawl.
+#[test]
+fn idle_time_folds_the_backlog_and_restores_slc_speed() {
+    let (busy, before, after_no_idle) = write_mbps_after(0);
+    let (rested, _, after_idle) = write_mbps_after(120_000_000_000);
+    assert!(before > 1_000_000_000, "the burst must fill the cache ({before} bytes backlog)");
+    assert_eq!(after_no_idle, before, "no idle, no folding");
+    assert!(after_idle < before / 10, "120 s idle must fold most of the backlog ({after_idle} of {before} left)");
+    assert!(rested > 1500.0, "after idle: {rested:.0} MB/s, expected SLC speed");
+    assert!(busy < rested / 4.0, "without idle: {busy:.0} MB/s, expected far below SLC speed ({rested:.0})");
+}
+
+/// The three 660p capacities share one calibration and differ only where
+/// the hardware differs.
+#[test]
+fn the_660p_family_shares_one_calibration() {
+    let one = DriveSpec::load("intel-660p-1tb", &[]).unwrap();
+    for name in ["intel-660p-512gb", "intel-660p-2tb"] {
+        let other = DriveSpec::load(name, &[]).unwrap();
+        assert_eq!(other.nand, one.nand, "{name}: NAND");
+        assert_eq!(other.controller, one.controller, "{name}: controller");
+        assert_eq!(other.host, one.host, "{name}: host interface");
+        assert_eq!(other.geometry.channels, one.geometry.channels);
+        assert_ne!(other.geometry.dies_per_channel, one.geometry.dies_per_channel);
+        other.build(name).unwrap();
+    }
+}
+
+/// A fast subset of `ssdtwin validate` on the 660p 1 TB and the 600p.
+#[test]
+fn validate_subset_passes() {
+    for (preset, names) in [
+        (
+            "intel-660p-1tb",
+            &[
+                "SLC cache size, fresh drive",
+                "SLC cache size, drive 80% full",
+                "IOMeter 4 KiB random read, 4 workers × QD256, 8 GB",
+            ][..],
+        ),
+        (
+            "intel-600p-512gb",
+            &["SLC cache size (fixed)", "Sequential write into SLC, 128 KiB QD32", "4 KiB random write, QD32"][..],
+        ),
+    ] {
+        let set = ssdtwin::figures::figures_for(preset).unwrap().unwrap();
+        let model = DriveSpec::load(preset, &[]).unwrap().build(preset).unwrap();
+        for name in names {
+            let fig = set.figures.iter().find(|f| f.name == *name).unwrap_or_else(|| panic!("figure {name}"));
+            let v = ssdtwin::figures::measure(&model, fig, true).unwrap();
+            assert!(v.pass, "{preset}: {name}: simulated {} vs {}", v.simulated, fig.published);
+        }
+    }
+}
