@@ -111,26 +111,35 @@ impl DriveState {
     /// Build the state directly: secure erase, then the phases' writes
     /// through the FTL without timing. The drive's clock state is reset.
     pub fn apply_fast(&self, drive: &mut Drive, seed: u64) {
-        drive.secure_erase();
-        let capacity = drive.user_bytes();
-        drive.ftl.emit_ops = false;
-        for spec in self.phases(capacity, seed) {
-            let mut gen = IoGenerator::new(&spec, capacity);
-            let span = spec.size.unwrap_or(capacity - spec.offset);
-            let total = spec.io_size.unwrap_or(span);
-            let mut done = 0u64;
-            while done < total {
-                let cmd = gen.next_command();
-                debug_assert_eq!(cmd.kind, IoKind::Write);
-                let first = (cmd.offset / 4096) as u32;
-                for lpn in first..first + cmd.len / 4096 {
-                    drive.ftl.write(lpn);
-                }
-                done += cmd.len as u64;
-            }
-        }
-        drive.ftl.emit_ops = true;
-        drive.ftl.ops.clear();
-        drive.reset_time();
+        let phases = self.phases(drive.user_bytes(), seed);
+        apply_phases_fast(drive, &phases);
     }
+}
+
+/// Secure-erase `drive`, then feed the commands of the write-only
+/// `phases`, in order, through the FTL without timing them (the fast path
+/// of [`DriveState::apply_fast`], for any preconditioning writes, e.g. a
+/// suite's test data). The drive's clock state is reset.
+pub fn apply_phases_fast(drive: &mut Drive, phases: &[IoSpec]) {
+    drive.secure_erase();
+    let capacity = drive.user_bytes();
+    drive.ftl.emit_ops = false;
+    for spec in phases {
+        let mut gen = IoGenerator::new(spec, capacity);
+        let span = spec.size.unwrap_or(capacity - spec.offset);
+        let total = spec.io_size.unwrap_or(span);
+        let mut done = 0u64;
+        while done < total {
+            let cmd = gen.next_command();
+            debug_assert_eq!(cmd.kind, IoKind::Write);
+            let first = (cmd.offset / 4096) as u32;
+            for lpn in first..first + cmd.len / 4096 {
+                drive.ftl.write(lpn);
+            }
+            done += cmd.len as u64;
+        }
+    }
+    drive.ftl.emit_ops = true;
+    drive.ftl.ops.clear();
+    drive.reset_time();
 }

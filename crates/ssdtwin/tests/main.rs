@@ -4,5 +4,6 @@ mod common;
 mod determinism;
 mod integrity;
 mod states;
+mod suites;
 mod timing;
 mod waf;
