@@ -314,3 +314,27 @@ fn bad_suite_files_name_file_and_field() {
         .to_string();
     assert!(e.contains("small-tlc") && e.contains("--scale"), "{e}");
 }
+
+#[test]
+fn state_option_replaces_the_passes() {
+    let s = suite::load("client-2018").unwrap();
+    let o = SuiteOptions {
+        state: Some(ssdtwin::DriveState::Filled(50.0)),
+        only: vec![
+            "burst-seq-read".into(),
+            "sustained-seq-read-fragmented".into(),
+        ],
+        ..options()
+    };
+    let r = suite::run_suite(&s, &[drive()], &o, None).unwrap();
+    assert_eq!(r.passes.len(), 1);
+    assert_eq!(r.passes[0].name, "filled:50");
+    let cap = r.drives[0].capacity();
+    let tests = &r.runs[0].tests;
+    assert_eq!(tests.len(), 2);
+    // Half the drive written, and the fragmentation still applied on top.
+    let fill = tests[0].setup.prep[0].size.unwrap();
+    assert!(fill.abs_diff(cap / 2) < 128 * 1024, "{fill} vs {cap}");
+    assert_eq!(tests[1].setup.prep.len(), 2);
+    assert_eq!(tests[1].setup.prep[1].name, "prep-fragment");
+}
