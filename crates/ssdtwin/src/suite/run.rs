@@ -108,7 +108,7 @@ pub struct SuiteProgress {
     pub test: String,
     /// Index of the test in the run, and number of tests.
     pub test_index: (usize, usize),
-    /// Step name (`prep` while preconditioning).
+    /// Step name (`preparing drive state` while preconditioning).
     pub step: String,
     /// Index of the step, and number of steps.
     pub step_index: (usize, usize),
@@ -463,7 +463,14 @@ fn run_one(
     };
     for (k, setup) in job.setups.iter().enumerate() {
         let plan = &suite.tests[setup.test];
-        report(&plan.name, k, "prep", (0, setup.steps.len()), 0, false);
+        report(
+            &plan.name,
+            k,
+            "preparing drive state",
+            (0, setup.steps.len()),
+            0,
+            false,
+        );
         apply_phases_fast(&mut drive, &setup.prep);
         let mut sim = Simulator::new(drive);
         if let Some(p) = progress.clone() {
