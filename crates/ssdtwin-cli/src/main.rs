@@ -6,12 +6,14 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdtwin::report::RunReport;
 use ssdtwin::spec::{preset_names, preset_source};
+use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions, SuiteProgress, SuiteProgressFn};
 use ssdtwin::workload::{parse_job_file, Job, JobOptions};
 use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
 
@@ -26,7 +28,10 @@ use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
     ssdtwin show generic-tlc-nvme\n  \
     ssdtwin run --drive generic-tlc-nvme --state full --rw randread --bs 4k --iodepth 32 --runtime 10s\n  \
     ssdtwin run --drive my-drive.toml --set ftl.gc_policy=fifo --job-file steady.fio --json out.json\n  \
-    ssdtwin bench")]
+    ssdtwin bench\n  \
+    ssdtwin review generic-tlc-nvme\n  \
+    ssdtwin suite --list\n  \
+    ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,6 +63,11 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Run a benchmark suite (the reviewers' and vendor's tests) on drives.
+    Suite(Box<SuiteArgs>),
+    /// Review drives: run client-2018 on the standard and the full drive,
+    /// print the score table and write everything as JSON.
+    Review(Box<ReviewArgs>),
     /// Measure the simulator's own speed (simulated I/Os per wall second).
     Bench {
         /// Preset name or drive file to benchmark.
@@ -98,6 +108,66 @@ struct RunArgs {
     quiet: bool,
     #[command(flatten)]
     job: FioArgs,
+}
+
+/// Options shared by `suite` and `review`.
+#[derive(Args)]
+struct SuiteRunArgs {
+    /// Override a field of every drive, e.g. `--set ftl.gc_policy=fifo` (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Run only this test (repeatable; `ssdtwin suite NAME --list` lists them).
+    #[arg(long, value_name = "TEST")]
+    only: Vec<String>,
+    /// Directory for the results (JSON named after the suite).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Seed of every random offset and mix.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Multiply every size of the suite (spans, limits, bursts, test data),
+    /// e.g. 0.01 for a quick look or a small drive; rounded to whole blocks.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Multiply every time of the suite (runtimes, idle); default: --scale.
+    #[arg(long, value_name = "F")]
+    time_scale: Option<f64>,
+    /// Runs (drive × pass) simulated at once (default: the number of CPUs).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// No progress bar and no score table.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    /// Built-in suite name or path to a suite TOML file.
+    #[arg(required_unless_present = "list")]
+    suite: Option<String>,
+    /// List the built-in suites (or, with a suite, its tests and steps).
+    #[arg(long)]
+    list: bool,
+    /// Print the suite's TOML (to copy and edit).
+    #[arg(long, requires = "suite", conflicts_with = "list")]
+    show: bool,
+    /// Preset name or drive file (repeatable: one run per drive).
+    #[arg(long, short = 'd', required_unless_present_any = ["list", "show"])]
+    drive: Vec<String>,
+    /// Start every test from this state (fresh, full, filled:N, steady)
+    /// instead of the suite's own states and passes.
+    #[arg(long)]
+    state: Option<String>,
+    #[command(flatten)]
+    run: SuiteRunArgs,
+}
+
+#[derive(Args)]
+struct ReviewArgs {
+    /// Presets or drive files to review (default: intel-660p-1tb).
+    drives: Vec<String>,
+    #[command(flatten)]
+    run: SuiteRunArgs,
 }
 
 /// fio options for a single-phase job (same meaning as in fio).
@@ -232,6 +302,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Run(args) => return run_job(*args),
         Command::Validate { drives, quick } => return validate(drives, quick),
+        Command::Suite(args) => return run_suite_cmd(*args),
+        Command::Review(args) => return review(*args),
         Command::Bench { drive, set, scale } => {
             let spec = DriveSpec::load(&drive, &set)?;
             let model = spec.build(&drive)?;
@@ -366,4 +438,124 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
     Ok(())
+}
+
+/// The default drive of `ssdtwin review`.
+const REVIEW_DEFAULT_DRIVE: &str = "intel-660p-1tb";
+
+fn run_suite_cmd(args: SuiteArgs) -> Result<ExitCode> {
+    if args.list && args.suite.is_none() {
+        for name in suite::builtin_names() {
+            let s = suite::load(name)?;
+            println!("{name:<16} {}", s.def.title);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = args.suite.as_deref().expect("clap requires a suite");
+    let s = suite::load(name)?;
+    if args.show {
+        print!("{}", s.source);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.list {
+        println!("{} — {}", s.def.name, s.def.title);
+        let passes: Vec<_> = s.passes.iter().map(|p| p.name.as_str()).collect();
+        println!("passes: {}", passes.join(", "));
+        for t in &s.tests {
+            let steps: Vec<_> = t.steps.iter().map(|st| st.name.as_str()).collect();
+            println!("  {:<32} {}\n  {:<32} steps: {}", t.name, t.title, "", steps.join(" "));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let state =
+        args.state.as_deref().map(|st| st.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))).transpose()?;
+    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("ssdtwin-results"));
+    run_and_report(&s, &args.drive, state, &args.run, &out)
+}
+
+fn review(args: ReviewArgs) -> Result<ExitCode> {
+    let drives = if args.drives.is_empty() {
+        if preset_source(REVIEW_DEFAULT_DRIVE).is_none() {
+            bail!(
+                "the default review drive `{REVIEW_DEFAULT_DRIVE}` is not a preset in this build \
+                 (presets: {}); name the drives to review, e.g. `ssdtwin review generic-tlc-nvme`",
+                preset_names().join(", ")
+            );
+        }
+        vec![REVIEW_DEFAULT_DRIVE.to_string()]
+    } else {
+        args.drives.clone()
+    };
+    let s = suite::load("client-2018")?;
+    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("ssdtwin-review"));
+    run_and_report(&s, &drives, None, &args.run, &out)
+}
+
+fn run_and_report(
+    s: &suite::Suite,
+    drive_names: &[String],
+    state: Option<DriveState>,
+    a: &SuiteRunArgs,
+    out: &Path,
+) -> Result<ExitCode> {
+    if !(a.scale > 0.0 && a.time_scale.unwrap_or(1.0) > 0.0) {
+        bail!("--scale and --time-scale must be positive");
+    }
+    let drives = drive_names.iter().map(|d| DriveUnderTest::load(d, &a.set)).collect::<Result<Vec<_>, _>>()?;
+    let opts = SuiteOptions {
+        scale: a.scale,
+        time_scale: a.time_scale.unwrap_or(a.scale),
+        seed: a.seed,
+        only: a.only.clone(),
+        state,
+        threads: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    };
+    let show = !a.quiet && std::io::stderr().is_terminal();
+    let passes = suite::run::passes_for(s, &opts);
+    let tests = suite::run::selected_tests(s, &opts.only)?.len();
+    let multi =
+        MultiProgress::with_draw_target(if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+    let style = ProgressStyle::with_template("{prefix:.bold} [{bar:20}] {pos}/{len} {msg} {elapsed}")
+        .expect("valid template")
+        .progress_chars("=> ");
+    let bars: Vec<ProgressBar> = drives
+        .iter()
+        .flat_map(|d| passes.iter().map(move |p| (d, p)))
+        .map(|(d, p)| {
+            let b = multi.add(ProgressBar::new(tests as u64));
+            b.set_style(style.clone());
+            b.set_prefix(format!("{} · {}", d.name, p.name));
+            b
+        })
+        .collect();
+    let progress: Option<SuiteProgressFn> = show.then(|| {
+        let bars = bars.clone();
+        Arc::new(move |p: &SuiteProgress| {
+            let b = &bars[p.run];
+            if p.done {
+                b.finish_with_message("done");
+                return;
+            }
+            b.set_position(p.test_index.0 as u64);
+            b.set_message(format!(
+                "{} · {} ({}/{}) · {:.0} s simulated",
+                p.test,
+                p.step,
+                p.step_index.0 + 1,
+                p.step_index.1.max(1),
+                p.step_ns as f64 / 1e9
+            ));
+        }) as SuiteProgressFn
+    });
+    let result = suite::run_suite(s, &drives, &opts, progress)?;
+    multi.clear().ok();
+    let text = serde_json::to_string_pretty(&suite::json::suite_json(&result))? + "\n";
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let path = out.join(format!("{}.json", s.def.name));
+    write_atomically(&path, text.as_bytes())?;
+    if !a.quiet {
+        print!("{}", suite::json::score_table(&result));
+        println!("\nresults: {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

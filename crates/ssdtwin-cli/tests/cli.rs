@@ -141,3 +141,134 @@ fn presets_list_and_show() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("cores = 2"));
 }
+
+/// A fresh directory under the test's temporary directory.
+fn tmp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-{}", std::process::id())).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A drive file small enough for a suite at `--scale 0.002`.
+fn small_suite_drive() -> PathBuf {
+    tmp("suite-drive.toml", &small_drive_toml())
+}
+
+#[test]
+fn suite_list_show_and_tests() {
+    let o = ssdtwin(&["suite", "--list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for name in ["client-2018", "client-2015", "iometer-2008", "vendor-2018"] {
+        assert!(out.contains(name), "{out}");
+    }
+    let o = ssdtwin(&["suite", "client-2018", "--list"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("standard, full") && out.contains("qd32") && out.contains("read70"), "{out}");
+    let o = ssdtwin(&["suite", "vendor-2018", "--show"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("numjobs = 4") && out.contains("1024"), "{out}");
+}
+
+#[test]
+fn suite_json_is_complete_and_deterministic() {
+    let drive = small_suite_drive();
+    let dirs = [tmp_dir("s1"), tmp_dir("s2")];
+    for d in &dirs {
+        let o = ssdtwin(&[
+            "suite",
+            "iometer-2008",
+            "--drive",
+            drive.to_str().unwrap(),
+            "--set",
+            "controller.cores=2",
+            "--scale",
+            "0.01",
+            "--time-scale",
+            "0.002",
+            "--out",
+            d.to_str().unwrap(),
+            "-q",
+            "-j",
+            "2",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout.is_empty(), "--quiet prints nothing");
+    }
+    let a = std::fs::read_to_string(dirs[0].join("iometer-2008.json")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(dirs[1].join("iometer-2008.json")).unwrap());
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert!(v["ssdtwin_version"].is_string());
+    assert_eq!(v["options"]["seed"], 1);
+    assert!(v["suite"]["toml"].as_str().unwrap().contains("[[test]]"));
+    assert_eq!(v["drives"][0]["overrides"][0], "controller.cores=2");
+    assert_eq!(v["drives"][0]["spec"]["controller"]["cores"], 2);
+    let t = &v["runs"][0]["tests"][3];
+    assert_eq!(t["name"], "random-write-qd");
+    assert_eq!(t["steps"].as_array().unwrap().len(), 7);
+    let step = &t["steps"][6];
+    assert_eq!(step["sweep"]["iodepth"], 64);
+    assert!(step["result"]["write"]["iops"].as_f64().unwrap() > 0.0);
+    assert!(!step["result"]["time_series"].as_array().unwrap().is_empty());
+    assert!(v["scores"].as_array().unwrap().len() >= 4 * 7);
+}
+
+#[test]
+fn review_prints_standard_and_full_scores() {
+    let drive = small_suite_drive();
+    let out = tmp_dir("review");
+    let o = ssdtwin(&[
+        "review",
+        drive.to_str().unwrap(),
+        "--scale",
+        "0.002",
+        "--time-scale",
+        "0.005",
+        "--only",
+        "sustained-seq-write",
+        "--only",
+        "burst-random-read",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    for needle in ["standard", "full", "sustained-seq-write", "burst-random-read", "QD1–4 mean", "MB/s"] {
+        assert!(table.contains(needle), "no `{needle}` in\n{table}");
+    }
+    assert!(!table.contains("mixed-random"), "--only runs only those tests");
+    assert!(out.join("client-2018.json").exists());
+}
+
+#[test]
+fn review_default_drive_and_bad_suites_fail_clearly() {
+    let presets = String::from_utf8_lossy(&ssdtwin(&["presets"]).stdout).into_owned();
+    if !presets.contains("intel-660p-1tb") {
+        let o = ssdtwin(&["review"]);
+        assert_fails_with(&o, &["intel-660p-1tb", "generic-tlc-nvme"]);
+    }
+    let drive = small_suite_drive();
+    let d = drive.to_str().unwrap();
+    let o = ssdtwin(&["suite", "client-2019", "--drive", d]);
+    assert_fails_with(&o, &["client-2019", "client-2018"]);
+    let bad = tmp("bad-suite.toml", &suite_source("iometer-2008").replace("also = [", "alsoo = ["));
+    let o = ssdtwin(&["suite", bad.to_str().unwrap(), "--drive", d]);
+    assert_fails_with(&o, &["bad-suite.toml", "alsoo"]);
+    let bad = tmp(
+        "bad-sweep.toml",
+        &suite_source("iometer-2008").replace("iodepth = [1, 2, 4, 8, 16, 32, 64]", "iodepth = [1, 0]"),
+    );
+    let o = ssdtwin(&["suite", bad.to_str().unwrap(), "--drive", d]);
+    assert_fails_with(&o, &["bad-sweep.toml", "random-write-qd", "iodepth", "0 is not between"]);
+    let o = ssdtwin(&["suite", "iometer-2008", "--drive", d, "--only", "writes"]);
+    assert_fails_with(&o, &["writes", "random-write-sizes"]);
+    let o = ssdtwin(&["suite", "client-2018", "--drive", d]);
+    assert_fails_with(&o, &["does not fit", "--scale"]);
+}
+
+fn suite_source(name: &str) -> String {
+    let o = ssdtwin(&["suite", name, "--show"]);
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap()
+}

@@ -107,4 +107,7 @@ pub enum Error {
     /// Workload error.
     #[error(transparent)]
     Job(#[from] JobError),
+    /// Suite file error.
+    #[error(transparent)]
+    Suite(#[from] crate::suite::SuiteError),
 }

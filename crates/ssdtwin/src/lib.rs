@@ -44,6 +44,7 @@ pub mod sim;
 pub mod spec;
 pub mod state;
 pub mod stats;
+pub mod suite;
 pub mod workload;
 
 pub use drive::{Command, Drive, IoKind};

@@ -105,14 +105,21 @@ impl DriveState {
     /// Build the state directly: secure erase, then the phases' writes
     /// through the FTL without timing. The drive's clock state is reset.
     pub fn apply_fast(&self, drive: &mut Drive, seed: u64) {
-        drive.secure_erase();
-        let capacity = drive.user_bytes();
-        for spec in self.phases(capacity, seed) {
-            write_fast(drive, &spec);
-        }
-        drive.ftl.ops.clear();
-        drive.reset_time();
+        let phases = self.phases(drive.user_bytes(), seed);
+        apply_phases_fast(drive, &phases);
     }
+}
+
+/// Secure-erase `drive`, then feed the commands of the write-only
+/// `phases`, in order, through the FTL without timing them (the fast path
+/// of [`DriveState::apply_fast`], for any preconditioning writes, e.g. a
+/// suite's test data). The drive's clock state is reset.
+pub fn apply_phases_fast(drive: &mut Drive, phases: &[IoSpec]) {
+    drive.secure_erase();
+    for spec in phases {
+        write_fast(drive, spec);
+    }
+    drive.reset_time();
 }
 
 /// Feed a write phase's commands through the FTL without timing them (the

@@ -5,5 +5,6 @@ mod determinism;
 mod integrity;
 mod slc;
 mod states;
+mod suites;
 mod timing;
 mod waf;

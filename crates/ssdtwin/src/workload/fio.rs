@@ -34,6 +34,7 @@ pub const KNOWN: &[&str] = &[
     "ramp_time",
     "randseed",
     "norandommap",
+    "percentage_random",
     "kb_base",
     "burst_size",
     "duty_cycle",
@@ -246,6 +247,13 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
             }
             "randseed" => spec.randseed = int()?,
+            "percentage_random" => {
+                let p = int()?;
+                if p > 100 {
+                    return Err(invalid(at, key, format!("{p} is not a percentage")));
+                }
+                spec.percentage_random = p as u32;
+            }
             "norandommap" => spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "kb_base" => {}
             "burst_size" => burst_size = Some((size()?, at.clone())),

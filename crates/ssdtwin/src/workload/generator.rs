@@ -7,7 +7,10 @@
 //! block indices (odd multiplications and xor-shifts modulo a power of two,
 //! with cycle walking) that needs no memory; with `norandommap` blocks are
 //! drawn independently with replacement. The read/write choice of mixed
-//! patterns is drawn per command with probability `rwmixread`.
+//! patterns is drawn per command with probability `rwmixread`. With
+//! `percentage_random` below 100, a random pattern sends only that share
+//! of its commands to random offsets; the others continue from the
+//! previous command of the same direction (as fio does).
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -77,6 +80,8 @@ pub struct IoGenerator {
     seq_next: [u64; 3],
     perm: [Permutation; 3],
     norandommap: bool,
+    percentage_random: u32,
+    last: [u64; 3],
 }
 
 impl IoGenerator {
@@ -100,6 +105,8 @@ impl IoGenerator {
             seq_next: [0; 3],
             perm,
             norandommap: spec.norandommap,
+            percentage_random: spec.percentage_random,
+            last: [u64::MAX; 3],
         }
     }
 
@@ -119,7 +126,18 @@ impl IoGenerator {
             }
         };
         let k = kind as usize;
-        let block = if self.rw.is_random() {
+        let sequential_turn = self.percentage_random < 100
+            && self.rw.is_random()
+            && self.last[k] != u64::MAX
+            && self.rng.random_range(0..100u32) >= self.percentage_random;
+        let block = if sequential_turn {
+            let b = self.last[k] + 1;
+            if b == self.blocks {
+                0
+            } else {
+                b
+            }
+        } else if self.rw.is_random() {
             if self.norandommap {
                 self.rng.random_range(0..self.blocks)
             } else {
@@ -130,6 +148,7 @@ impl IoGenerator {
             self.seq_next[k] = if b + 1 == self.blocks { 0 } else { b + 1 };
             b
         };
+        self.last[k] = block;
         Command { kind, offset: self.base + block * self.bs as u64, len: self.bs }
     }
 }
@@ -151,6 +170,17 @@ mod tests {
             seen[b] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_runs() {
+        let mut spec = IoSpec::new("t", RwPattern::RandWrite);
+        spec.size = Some(1 << 30);
+        spec.percentage_random = 10;
+        let mut g = IoGenerator::new(&spec, 1 << 30);
+        let offs: Vec<_> = (0..10_000).map(|_| g.next_command().offset).collect();
+        let seq = offs.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+        assert!((8700..9300).contains(&seq), "{seq}");
     }
 
     #[test]

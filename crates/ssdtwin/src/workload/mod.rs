@@ -5,7 +5,7 @@
 //! that keeps `iodepth × numjobs` commands outstanding, with fio's options:
 //! `rw`, `bs`, `iodepth`, `numjobs`, `offset`, `size`, `io_size`,
 //! `runtime`, `time_based`, `rwmixread`, `thinktime`, `ramp_time`,
-//! `randseed`. ssdtwin adds two options fio lacks, for the review suites:
+//! `randseed`, `percentage_random`. ssdtwin adds two options fio lacks, for the review suites:
 //! `burst_size` with `duty_cycle` (issue bursts of that many bytes, then
 //! idle so that the drive is busy that fraction of the time) and an idle
 //! phase (`idle=60s`: no I/O, background work may run).
@@ -123,6 +123,12 @@ pub struct IoSpec {
     /// default every block of the span is visited once per pass, in a
     /// seeded random order, as fio's random map does.
     pub norandommap: bool,
+    /// Percentage of commands of a random pattern that go to a random
+    /// offset (fio's `percentage_random`); the others continue
+    /// sequentially from the previous command of the same direction.
+    /// 100 (the default) is fully random.
+    #[serde(skip_serializing_if = "is_hundred")]
+    pub percentage_random: u32,
     /// Bursts with a duty cycle.
     pub burst: Option<Burst>,
 }
@@ -146,6 +152,7 @@ impl IoSpec {
             ramp_time_ns: 0,
             randseed: 0x5eed,
             norandommap: false,
+            percentage_random: 100,
             burst: None,
         }
     }
@@ -154,6 +161,10 @@ impl IoSpec {
     pub fn outstanding(&self) -> u32 {
         self.iodepth * self.numjobs
     }
+}
+
+fn is_hundred(p: &u32) -> bool {
+    *p == 100
 }
 
 /// One phase of a job.

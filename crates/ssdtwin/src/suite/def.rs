@@ -1,0 +1,217 @@
+//! The suite file format, read exactly as the user wrote it (first stage
+//! of two; [`super::plan`] validates and expands it).
+//!
+//! Models: a TOML document with `name`, `title`, optional `[[pass]]`
+//! tables (client-2018's standard and full passes), a `[defaults]` table,
+//! and `[[test]]` tables each with `[[test.step]]` step templates and a
+//! `[test.score]` rule. Every table denies unknown fields, so a misspelt
+//! field is an error that names it (with line and column), never a silent
+//! default. Sizes and times stay strings here (`"16GB"`, `"60s"`); they are
+//! parsed, with the field named in any error, by [`super::plan`].
+//!
+//! Leaves out: includes or inheritance between suite files.
+
+use std::collections::BTreeMap;
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One value, or a list of values to sweep (`iodepth = [1, 2, 4]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep<T>(pub Vec<T>);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Sweep<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = match toml::Value::deserialize(d)? {
+            toml::Value::Array(a) => a,
+            one => vec![one],
+        };
+        if items.is_empty() {
+            return Err(D::Error::custom("an empty list sweeps nothing"));
+        }
+        items.into_iter().map(|x| T::deserialize(x).map_err(D::Error::custom)).collect::<Result<Vec<_>, _>>().map(Sweep)
+    }
+}
+
+impl<T: Serialize> Serialize for Sweep<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [one] => one.serialize(s),
+            many => many.serialize(s),
+        }
+    }
+}
+
+/// A whole suite file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    /// Short identifier, e.g. `client-2018`.
+    pub name: String,
+    /// One line saying what the suite is.
+    pub title: String,
+    /// Where the procedure comes from (review, guide).
+    #[serde(default)]
+    pub source: String,
+    /// Passes: every test runs once per pass (default: one pass,
+    /// `standard`, in which each test prepares its own state).
+    #[serde(default, rename = "pass", skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<PassDef>,
+    /// Defaults for every test and step.
+    #[serde(default)]
+    pub defaults: DefaultsDef,
+    /// The tests, run in this order.
+    #[serde(rename = "test")]
+    pub tests: Vec<TestDef>,
+}
+
+/// A pass over all tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassDef {
+    /// Pass name, e.g. `standard` or `full`.
+    pub name: String,
+    /// What the pass means.
+    #[serde(default)]
+    pub description: String,
+    /// Drive state that replaces each test's own test data (`full`,
+    /// `filled:N`, `steady`, `fresh`); a test's fragmentation is still
+    /// applied on top. Absent: each test's `state` as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// Idle after preconditioning, replacing the tests' `prep_idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_idle: Option<String>,
+}
+
+/// Defaults for tests and steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultsDef {
+    /// Default drive state before a test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Default idle between preconditioning and the first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_idle: Option<String>,
+    /// Default idle after each step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<String>,
+    /// Default idle after each step as a duty cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_duty_cycle: Option<f64>,
+    /// Step fields every step inherits unless it sets them.
+    #[serde(default)]
+    pub step: StepDef,
+}
+
+/// One test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestDef {
+    /// Identifier (for `--only`), e.g. `sustained-random-read`.
+    pub name: String,
+    /// Title as the review prints it.
+    pub title: String,
+    /// Drive state before the test: `fresh`, `data[:SIZE]` (the test data
+    /// written sequentially), `fragmented[:SIZE]` (test data, then one pass
+    /// of 4 KiB random writes over it), `full`, `filled:N`, `steady`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Fraction of the user capacity left unused (extra over-provisioning):
+    /// the test sees only the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_op: Option<f64>,
+    /// Idle between preconditioning and the first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_idle: Option<String>,
+    /// Idle after each step (a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<String>,
+    /// Idle after each step so that busy / (busy + idle) is this value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_duty_cycle: Option<f64>,
+    /// Step templates; each expands into one step per combination of its
+    /// swept values.
+    #[serde(rename = "step")]
+    pub steps: Vec<StepDef>,
+    /// How the test is scored.
+    pub score: ScoreDef,
+}
+
+/// A step template in fio's vocabulary. Fields given as lists are swept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepDef {
+    /// Name prefix of the expanded steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// fio `rw`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rw: Option<Sweep<String>>,
+    /// fio `bs` (a size string, e.g. `"4KiB"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs: Option<Sweep<String>>,
+    /// fio `iodepth` (per worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<Sweep<u32>>,
+    /// fio `numjobs` (workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numjobs: Option<Sweep<u32>>,
+    /// fio `rwmixread`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<Sweep<u32>>,
+    /// fio `percentage_random`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_random: Option<Sweep<u32>>,
+    /// The span (fio `size`): a size, or `"whole"` for the whole
+    /// (usable) drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
+    /// fio `offset`: start of the span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
+    /// Byte limit (fio `io_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<String>,
+    /// Time limit (fio `runtime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Bytes per burst (ssdtwin `burst_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_size: Option<String>,
+    /// Busy fraction of bursts (ssdtwin `duty_cycle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_cycle: Option<f64>,
+    /// fio `norandommap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub norandommap: Option<bool>,
+}
+
+/// How a test is scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreDef {
+    /// `mean` (mean of the metric over the selected steps),
+    /// `steady-state` (last-window mean IOPS and mean / stddev of the
+    /// per-second IOPS of the single step) or `each` (the metric of every
+    /// step).
+    pub kind: String,
+    /// `iops` or `mbps` (MB/s, 10^6 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// `mean`: only steps whose swept fields take these values, e.g.
+    /// `{ iodepth = [1, 2, 4] }`.
+    #[serde(default, rename = "where", skip_serializing_if = "BTreeMap::is_empty")]
+    pub filter: BTreeMap<String, toml::Value>,
+    /// `steady-state`: the window at the end of the step, e.g. `"400s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// `each`: further per-step metrics to report (`iops`, `mbps`,
+    /// `mean_lat`, `max_lat`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// Label of the score in tables, e.g. `"QD1–4"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}

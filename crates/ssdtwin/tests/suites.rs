@@ -1,0 +1,282 @@
+//! The benchmark suites: every shipped suite runs on a small drive with
+//! every test and step present, limits obeyed and duty cycles as
+//! specified; scores are what their definitions say, computed back from
+//! the per-step data in the JSON; bad suite files give clear errors.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use ssdtwin::suite::json::suite_json;
+use ssdtwin::suite::plan::IdleRule;
+use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
+
+use crate::common::small_model;
+
+/// Sizes × 0.002 (a 64 GB span becomes 128 MB), times × 0.005 (a one-hour
+/// test becomes 18 s, a 60 s step 0.3 s).
+fn options() -> SuiteOptions {
+    SuiteOptions { scale: 0.002, time_scale: 0.005, threads: 2, ..SuiteOptions::default() }
+}
+
+fn drive() -> DriveUnderTest {
+    DriveUnderTest { name: "small-tlc".into(), overrides: vec![], model: small_model(300, &[]) }
+}
+
+/// Each shipped suite run once, shared by the tests below.
+fn results() -> &'static Vec<(SuiteResult, Value)> {
+    static R: OnceLock<Vec<(SuiteResult, Value)>> = OnceLock::new();
+    R.get_or_init(|| {
+        suite::builtin_names()
+            .into_iter()
+            .map(|name| {
+                let s = suite::load(name).unwrap();
+                let r = suite::run_suite(&s, &[drive()], &options(), None).unwrap();
+                let j = suite_json(&r);
+                (r, j)
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn every_suite_runs_with_all_tests_steps_and_limits() {
+    for (r, _) in results() {
+        let name = &r.suite.def.name;
+        assert_eq!(r.runs.len(), r.passes.len(), "{name}: one run per pass");
+        for run in &r.runs {
+            assert_eq!(run.tests.len(), r.suite.tests.len(), "{name}: every test");
+            for (t, plan) in run.tests.iter().zip(&r.suite.tests) {
+                assert_eq!(t.steps.len(), plan.steps.len(), "{name}/{}", plan.name);
+                assert!(!t.scores.is_empty());
+                for ((res, io), sp) in t.steps.iter().zip(&t.setup.steps).zip(&plan.steps) {
+                    let at = format!("{name}/{}/{}", plan.name, sp.name);
+                    let p = &res.io;
+                    let bytes: u64 = p.dirs.iter().map(|d| d.bytes).sum();
+                    let ios: u64 = p.dirs.iter().map(|d| d.ios).sum();
+                    assert!(ios > 0, "{at}: no I/O");
+                    if let Some(limit) = io.io_size {
+                        assert!(bytes <= limit, "{at}: {bytes} bytes > limit {limit}");
+                    } else {
+                        assert!(io.runtime_ns.is_some(), "{at}: no limit");
+                    }
+                    if let (Some(rt), None) = (io.runtime_ns, io.burst) {
+                        let max_lat = p.dirs.iter().map(|d| d.lat_max_ns).max().unwrap();
+                        let elapsed = p.end_ns - p.start_ns;
+                        assert!(elapsed <= rt + max_lat, "{at}: ran {elapsed} ns > {rt} ns");
+                    }
+                    if let Some(b) = io.burst {
+                        assert!(p.bursts > 1, "{at}: one burst");
+                        assert!(
+                            (p.duty_cycle() - b.duty_cycle).abs() <= 0.01,
+                            "{at}: duty cycle {} vs {}",
+                            p.duty_cycle(),
+                            b.duty_cycle
+                        );
+                    }
+                    if let IdleRule::DutyCycle(d) = plan.idle {
+                        let idle = res.idle.as_ref().map_or(0, |i| i.end_ns - i.start_ns);
+                        let dc = p.busy_ns as f64 / (p.end_ns - p.start_ns + idle) as f64;
+                        assert!((dc - d).abs() <= 0.01, "{at}: duty cycle {dc} vs {d}");
+                    }
+                    if let IdleRule::Fixed(_) = plan.idle {
+                        assert!(res.idle.is_some(), "{at}: no idle after the step");
+                    }
+                    assert!(!p.series.seconds.is_empty(), "{at}: no time series");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn client_2018_runs_standard_and_full_passes() {
+    let (r, j) = &results()[0];
+    assert_eq!(r.suite.def.name, "client-2018");
+    let passes: Vec<_> = r.passes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(passes, ["standard", "full"]);
+    // The full pass starts every test from a full drive; the standard one
+    // from the test data alone.
+    let cap = r.drives[0].capacity();
+    for (pi, run) in j["runs"].as_array().unwrap().iter().enumerate() {
+        for t in run["tests"].as_array().unwrap() {
+            let written: u64 = t["prep"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["rw"] == "write")
+                .map(|p| p["size"].as_u64().unwrap())
+                .sum();
+            if pi == 1 {
+                assert!(written + 128 * 1024 > cap, "{}: {written}", t["name"]);
+            } else {
+                assert!(written < cap / 2, "{}: {written}", t["name"]);
+            }
+        }
+    }
+}
+
+/// Throughput of a step recomputed from its fio-shaped result.
+fn recomputed(step: &Value, metric: &str) -> f64 {
+    let res = &step["result"];
+    let bursts = !res["job options"]["burst"].is_null();
+    let ns = if bursts { res["busy_ns"].as_f64().unwrap() } else { res["measured_ns"].as_f64().unwrap() };
+    let sum = |k: &str| res["read"][k].as_f64().unwrap() + res["write"][k].as_f64().unwrap();
+    match metric {
+        "MB/s" => sum("io_bytes") / 1e6 / (ns / 1e9),
+        "IOPS" => sum("total_ios") / (ns / 1e9),
+        m => panic!("{m}"),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn scores_are_computed_as_defined_from_step_data() {
+    let mut checked = [0; 3];
+    for (_, j) in results() {
+        let suite = &j["suite"]["definition"];
+        for run in j["runs"].as_array().unwrap() {
+            for t in run["tests"].as_array().unwrap() {
+                let def = suite["test"].as_array().unwrap().iter().find(|d| d["name"] == t["name"]).unwrap();
+                let steps = t["steps"].as_array().unwrap();
+                let scores = t["scores"].as_array().unwrap();
+                let unit = scores[0]["unit"].as_str().unwrap();
+                match def["score"]["kind"].as_str().unwrap() {
+                    "mean" => {
+                        // Steps selected by `where` (e.g. QD1, QD2, QD4).
+                        let filt = def["score"]["where"].as_object().cloned().unwrap_or_default();
+                        let chosen: Vec<&Value> = steps
+                            .iter()
+                            .filter(|s| filt.iter().all(|(k, vals)| vals.as_array().unwrap().contains(&s["sweep"][k])))
+                            .collect();
+                        if !filt.is_empty() {
+                            assert_eq!(chosen.len(), 3, "QD1, QD2 and QD4");
+                        }
+                        let mean = chosen.iter().map(|s| recomputed(s, unit)).sum::<f64>() / chosen.len() as f64;
+                        let got = scores[0]["value"].as_f64().unwrap();
+                        assert!(close(got, mean), "{}: {got} vs {mean}", t["name"]);
+                        checked[0] += 1;
+                    }
+                    "steady-state" => {
+                        let res = &steps[0]["result"];
+                        let whole = (res["elapsed_ns"].as_u64().unwrap() / 1_000_000_000) as usize;
+                        let series = res["time_series"].as_array().unwrap();
+                        let iops: Vec<f64> = series[..whole]
+                            .iter()
+                            .map(|s| (s["read_ios"].as_u64().unwrap() + s["write_ios"].as_u64().unwrap()) as f64)
+                            .collect();
+                        // 400 s × time scale 0.005 = 2 s.
+                        let w = &iops[iops.len() - 2..];
+                        let mean = w.iter().sum::<f64>() / w.len() as f64;
+                        let sd = (w.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / w.len() as f64).sqrt();
+                        assert!(close(scores[0]["value"].as_f64().unwrap(), mean));
+                        if sd > 0.0 {
+                            assert!(close(scores[1]["value"].as_f64().unwrap(), mean / sd));
+                        }
+                        checked[1] += 1;
+                    }
+                    "each" => {
+                        for (s, v) in steps.iter().zip(
+                            scores
+                                .iter()
+                                .filter(|v| v["label"] == v["label"].as_str().unwrap().split(' ').next().unwrap()),
+                        ) {
+                            let u = v["unit"].as_str().unwrap();
+                            assert!(close(v["value"].as_f64().unwrap(), recomputed(s, u)), "{}", v["label"]);
+                        }
+                        checked[2] += 1;
+                    }
+                    k => panic!("{k}"),
+                }
+            }
+        }
+    }
+    assert!(checked.iter().all(|&c| c > 0), "{checked:?}");
+}
+
+#[test]
+fn results_do_not_depend_on_threads() {
+    let s = suite::load("client-2018").unwrap();
+    let mut o = options();
+    o.only = vec!["burst-random-write".into(), "sustained-seq-read-fragmented".into()];
+    let a = suite_json(&suite::run_suite(&s, &[drive()], &o, None).unwrap());
+    o.threads = 1;
+    let b = suite_json(&suite::run_suite(&s, &[drive()], &o, None).unwrap());
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
+
+fn parse_err(text: &str) -> String {
+    suite::parse(text, "my-suite.toml").unwrap_err().to_string()
+}
+
+const GOOD: &str = r#"
+name = "t"
+title = "t"
+[[test]]
+name = "a"
+title = "A"
+[[test.step]]
+rw = "randread"
+bs = "4KiB"
+iodepth = [1, 2]
+runtime = "1s"
+[test.score]
+kind = "mean"
+metric = "iops"
+"#;
+
+#[test]
+fn bad_suite_files_name_file_and_field() {
+    assert!(suite::parse(GOOD, "my-suite.toml").is_ok());
+    let e = parse_err(&GOOD.replace("iodepth", "io_depth"));
+    assert!(e.contains("my-suite.toml") && e.contains("io_depth"), "{e}");
+    let e = parse_err(&GOOD.replace("\"4KiB\"", "\"4k\""));
+    assert!(e.contains("my-suite.toml") && e.contains("test `a`") && e.contains("`bs`") && e.contains("4KiB"), "{e}");
+    let e = parse_err(&GOOD.replace("runtime = \"1s\"", ""));
+    assert!(e.contains("limit"), "{e}");
+    let e = parse_err(&GOOD.replace("[1, 2]", "[]"));
+    assert!(e.contains("empty list"), "{e}");
+    let e = parse_err(&GOOD.replace("\"randread\"", "\"sideways\""));
+    assert!(e.contains("`rw`") && e.contains("sideways"), "{e}");
+    let e = parse_err(&GOOD.replace("kind = \"mean\"", "kind = \"median\""));
+    assert!(e.contains("score") && e.contains("median"), "{e}");
+    let e = parse_err(&GOOD.replace("metric = \"iops\"", "metric = \"iops\"\nwhere = { iodepth = [64] }"));
+    assert!(e.contains("selects no step"), "{e}");
+    let e = parse_err(&GOOD.replace("title = \"A\"", "title = \"A\"\nstate = \"half\""));
+    assert!(e.contains("`state`") && e.contains("half"), "{e}");
+    let e = parse_err("name = \"t\"\ntitle = [\n");
+    assert!(e.contains("my-suite.toml") && e.contains("line"), "{e}");
+
+    let e = suite::load("no-such-suite").unwrap_err().to_string();
+    assert!(e.contains("client-2018"), "{e}");
+    let s = suite::load("client-2018").unwrap();
+    let o = SuiteOptions { only: vec!["nope".into()], ..SuiteOptions::default() };
+    let e = suite::run_suite(&s, &[drive()], &o, None).unwrap_err().to_string();
+    assert!(e.contains("nope") && e.contains("burst-random-read"), "{e}");
+    // Unscaled, a 64 GB span does not fit a 300 MiB drive.
+    let e = suite::run_suite(&s, &[drive()], &SuiteOptions::default(), None).unwrap_err().to_string();
+    assert!(e.contains("small-tlc") && e.contains("--scale"), "{e}");
+}
+
+#[test]
+fn state_option_replaces_the_passes() {
+    let s = suite::load("client-2018").unwrap();
+    let o = SuiteOptions {
+        state: Some(ssdtwin::DriveState::Filled(50.0)),
+        only: vec!["burst-seq-read".into(), "sustained-seq-read-fragmented".into()],
+        ..options()
+    };
+    let r = suite::run_suite(&s, &[drive()], &o, None).unwrap();
+    assert_eq!(r.passes.len(), 1);
+    assert_eq!(r.passes[0].name, "filled:50");
+    let cap = r.drives[0].capacity();
+    let tests = &r.runs[0].tests;
+    assert_eq!(tests.len(), 2);
+    // Half the drive written, and the fragmentation still applied on top.
+    let fill = tests[0].setup.prep[0].size.unwrap();
+    assert!(fill.abs_diff(cap / 2) < 128 * 1024, "{fill} vs {cap}");
+    assert_eq!(tests[1].setup.prep.len(), 2);
+    assert_eq!(tests[1].setup.prep[1].name, "prep-fragment");
+}
