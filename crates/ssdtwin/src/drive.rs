@@ -74,7 +74,6 @@ pub struct Drive {
     pub counters: DriveCounters,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
-    bg_die: u32,
     submits: u32,
 }
 
@@ -100,7 +99,6 @@ impl Drive {
             counters: DriveCounters::default(),
             timings,
             gc_ready: vec![0; geo.dies as usize],
-            bg_die: 0,
             submits: 0,
             model,
         }
@@ -307,25 +305,16 @@ impl Drive {
         last_host_prog
     }
 
-    /// One step of background work at `now` while the host is idle:
-    /// folding one SLC block (if the drive folds when idle), else GC of one
-    /// victim on the next die that wants it. Returns when that work
-    /// completes, or `None` when there is nothing to do.
+    /// One step of background work at `now` while the host is idle
+    /// (folding or GC, one native program unit at a time; see
+    /// [`Ftl::background_step`]). Returns when that work completes, or
+    /// `None` when there is nothing to do.
     pub fn background_step(&mut self, now: u64) -> Option<u64> {
-        if self.ftl.background_fold_step() {
-            self.schedule_ops(now, now);
-            return Some(self.flash.all_idle_at().max(now));
+        if !self.ftl.background_step() {
+            return None;
         }
-        let dies = self.model.geometry.dies;
-        for i in 0..dies {
-            let die = (self.bg_die + i) % dies;
-            if self.ftl.background_gc_step(die) {
-                self.bg_die = (die + 1) % dies;
-                self.schedule_ops(now, now);
-                return Some(self.flash.all_idle_at().max(now));
-            }
-        }
-        None
+        self.schedule_ops(now, now);
+        Some(self.flash.all_idle_at().max(now))
     }
 
     /// Write amplification so far: slots programmed / host slots written.

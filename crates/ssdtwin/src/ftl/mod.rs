@@ -76,6 +76,14 @@ pub enum NandOp {
     },
 }
 
+/// A victim being collected in the background, a step at a time.
+#[derive(Debug, Clone, Copy)]
+struct Background {
+    victim: u32,
+    mode: CellMode,
+    next_offset: u32,
+}
+
 /// FTL event counters (in 4 KiB slots unless stated).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FtlCounters {
@@ -124,6 +132,7 @@ pub struct Ftl {
     /// Valid slots held in SLC blocks (the folding backlog).
     pub slc_valid_slots: u64,
     fold_die: u32,
+    bg: Vec<Option<Background>>,
     /// NAND operations produced by the last calls, in order.
     pub ops: Vec<NandOp>,
     /// Whether to record operations (off on the fast preconditioning path).
@@ -156,6 +165,7 @@ impl Ftl {
             mapped_lpns: 0,
             slc_valid_slots: 0,
             fold_die: 0,
+            bg: vec![None; geo.dies as usize],
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
@@ -248,6 +258,7 @@ impl Ftl {
         self.blocks.erase_count = erase_counts;
         self.mapped_lpns = 0;
         self.slc_valid_slots = 0;
+        self.bg.fill(None);
         for s in &mut self.streams {
             s.reset();
         }
@@ -399,22 +410,20 @@ impl Ftl {
         self.issue_program(id, block, unit);
     }
 
-    /// Background GC step on `die`: reclaim one native victim. Returns
-    /// false when nothing was worth reclaiming.
-    pub fn background_gc_step(&mut self, die: u32) -> bool {
-        if !self.wants_background_gc(die) {
-            return false;
-        }
-        self.collect_one(die, CellMode::Native)
-    }
-
     /// Collect one victim of `mode` on `die`: move its valid slots (to the
     /// GC stream for native blocks, folded into native blocks for SLC
     /// blocks) and erase it. Returns false if nothing could be collected.
     pub fn collect_one(&mut self, die: u32, mode: CellMode) -> bool {
-        let Some(victim) = self.victims.select(&mut self.blocks, die, mode, self.seq) else {
-            return false;
-        };
+        let Some(victim) = self.begin_collection(die, mode) else { return false };
+        self.move_valid(victim, mode, 0, u32::MAX);
+        self.finish_collection(victim, mode);
+        true
+    }
+
+    /// Choose a victim of `mode` on `die` and take it out of the victim
+    /// index. `None` if no victim would free space.
+    fn begin_collection(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        let victim = self.victims.select(&mut self.blocks, die, mode, self.seq)?;
         let v = victim as usize;
         // A fully valid native victim frees nothing. FIFO and cost-benefit
         // may still pick one (and rotate it to the back) while other blocks
@@ -425,25 +434,36 @@ impl Ftl {
             && self.blocks.valid[v] >= self.geo.slots_in_mode(mode)
             && !self.victims.has_candidate(&self.blocks, die, mode)
         {
-            return false;
+            return None;
         }
-        let dest = if mode == CellMode::Slc { StreamId::Fold } else { StreamId::Gc };
-        let purpose = dest.purpose();
         self.blocks.begin_collect(victim);
         self.victims.on_collect(victim, mode);
+        Some(victim)
+    }
+
+    /// Move the valid slots of a victim being collected, from offset
+    /// `from`, stopping after `max_moves` moves. Returns the offset to
+    /// continue from (the block's write pointer when all are moved).
+    fn move_valid(&mut self, victim: u32, mode: CellMode, from: u32, max_moves: u32) -> u32 {
+        let dest = if mode == CellMode::Slc { StreamId::Fold } else { StreamId::Gc };
+        let purpose = dest.purpose();
+        let v = victim as usize;
+        let die = self.geo.die_of_block(victim);
         let first = self.geo.first_slot(victim);
         let end = self.blocks.wp[v];
         let mut read_row = NONE;
         let mut read_slots = 0;
         self.streams[dest as usize].die = die;
-        let mut moved = 0u64;
-        for off in 0..end {
+        let mut moved = 0u32;
+        let mut off = from;
+        while off < end && moved < max_moves {
             let slot = first + off;
+            off += 1;
             let lpn = self.p2l[slot as usize];
             if lpn == NONE {
                 continue;
             }
-            let row = self.geo.row_of(off);
+            let row = self.geo.row_of(off - 1);
             if row != read_row {
                 if read_slots > 0 && self.emit_ops {
                     self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
@@ -469,19 +489,76 @@ impl Ftl {
         if read_slots > 0 && self.emit_ops {
             self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
         }
-        debug_assert_eq!(self.blocks.valid[v], 0);
+        if mode == CellMode::Slc {
+            self.counters.fold_slots_moved += moved as u64;
+        } else {
+            self.counters.gc_slots_moved += moved as u64;
+        }
+        // Skip trailing invalid slots so that "done" is visible at once.
+        while off < end && self.p2l[(first + off) as usize] == NONE {
+            off += 1;
+        }
+        off
+    }
+
+    /// Erase a fully moved victim and return it to its free list.
+    fn finish_collection(&mut self, victim: u32, mode: CellMode) {
+        debug_assert_eq!(self.blocks.valid[victim as usize], 0);
         if self.emit_ops {
             self.ops.push(NandOp::Erase { block: victim });
         }
         self.blocks.release(victim);
         if mode == CellMode::Slc {
-            self.counters.fold_slots_moved += moved;
             self.counters.fold_blocks += 1;
         } else {
-            self.counters.gc_slots_moved += moved;
             self.counters.gc_blocks += 1;
         }
-        true
+    }
+
+    /// One step of background work while the host is idle: on every die,
+    /// folding (if the drive folds when idle and more than its target is
+    /// cached), else GC if the die is below its background target. Work is
+    /// done one native program unit per die per step, so that a host
+    /// command arriving meanwhile waits for at most one step, as firmware
+    /// that checks its queues between operations behaves. Returns false
+    /// when there is nothing to do.
+    pub fn background_step(&mut self) -> bool {
+        let budget = self.geo.unit_slots(CellMode::Native);
+        let mut worked = false;
+        for die in 0..self.geo.dies {
+            let d = die as usize;
+            if self.bg[d].is_none() {
+                self.bg[d] = self.begin_background_work(die);
+            }
+            let Some(bg) = self.bg[d] else { continue };
+            worked = true;
+            let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, budget);
+            if next >= self.blocks.wp[bg.victim as usize] {
+                self.finish_collection(bg.victim, bg.mode);
+                self.bg[d] = None;
+            } else {
+                self.bg[d] = Some(Background { next_offset: next, ..bg });
+            }
+        }
+        worked
+    }
+
+    fn begin_background_work(&mut self, die: u32) -> Option<Background> {
+        if let Some(slc) = &self.slc {
+            if slc.idle_fold
+                && self.slc_valid_slots > slc.idle_fold_target_slots
+                && self.blocks.sealed_count(die, CellMode::Slc) > 0
+            {
+                if let Some(victim) = self.begin_collection(die, CellMode::Slc) {
+                    return Some(Background { victim, mode: CellMode::Slc, next_offset: 0 });
+                }
+            }
+        }
+        if self.wants_background_gc(die) {
+            let victim = self.begin_collection(die, CellMode::Native)?;
+            return Some(Background { victim, mode: CellMode::Native, next_offset: 0 });
+        }
+        None
     }
 
     /// Check internal consistency (tests): the maps are inverse and every

@@ -112,16 +112,4 @@ impl Ftl {
         }
         false
     }
-
-    /// Background folding step during idle: fold one SLC block if more than
-    /// the idle target is cached. Returns false when there is nothing to do.
-    pub fn background_fold_step(&mut self) -> bool {
-        let Some(slc) = &self.slc else { return false };
-        if !slc.idle_fold || self.slc_valid_slots <= slc.idle_fold_target_slots {
-            return false;
-        }
-        let die = self.fold_die;
-        self.fold_die = (die + 1) % self.geo.dies;
-        self.fold_one(die)
-    }
 }
