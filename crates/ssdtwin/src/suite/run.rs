@@ -383,6 +383,7 @@ fn run_one(
     progress: Option<SuiteProgressFn>,
 ) -> RunResult {
     let mut drive = Drive::new(job.dut.model.clone());
+    let mut prepared: Option<(Vec<crate::workload::IoSpec>, Drive)> = None;
     let mut tests = Vec::new();
     let n = job.setups.len();
     let report = |test: &str, ti: usize, step: &str, si: (usize, usize), ns: u64, done: bool| {
@@ -403,7 +404,16 @@ fn run_one(
     for (k, setup) in job.setups.iter().enumerate() {
         let plan = &suite.tests[setup.test];
         report(&plan.name, k, "preparing drive state", (0, setup.steps.len()), 0, false);
-        apply_phases_fast(&mut drive, &setup.prep);
+        // Tests that start from the same state (every test of the full
+        // pass) share one preparation: the prepared drive is kept and
+        // cloned, which gives the same state as preparing it again.
+        match prepared.take() {
+            Some((prep, ready)) if prep == setup.prep => drive = ready,
+            _ => apply_phases_fast(&mut drive, &setup.prep),
+        }
+        if job.setups.get(k + 1).is_some_and(|next| next.prep == setup.prep) {
+            prepared = Some((setup.prep.clone(), drive.clone()));
+        }
         let mut sim = Simulator::new(drive);
         if let Some(p) = progress.clone() {
             let (drive_name, pass_name, test) = (job.dut.name.clone(), pass.name.clone(), plan.name.clone());
