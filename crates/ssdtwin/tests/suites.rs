@@ -280,3 +280,35 @@ fn state_option_replaces_the_passes() {
     assert_eq!(tests[1].setup.prep.len(), 2);
     assert_eq!(tests[1].setup.prep[1].name, "prep-fragment");
 }
+
+/// The 660p review's story, on the 1 TB preset at a tenth of the sizes and
+/// times: sustained writes are far slower on the full drive, the standard
+/// drive's sustained sequential writes stay at SLC speed, and burst
+/// sequential writes stay fast even on the full drive.
+#[test]
+fn client_2018_on_the_660p_tells_the_reviews_story() {
+    let s = suite::load("client-2018").unwrap();
+    let model = ssdtwin::DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
+    let dut = DriveUnderTest { name: "intel-660p-1tb".into(), overrides: vec![], model };
+    let o = SuiteOptions {
+        scale: 0.1,
+        time_scale: 0.1,
+        threads: 2,
+        only: vec!["sustained-random-write".into(), "sustained-seq-write".into(), "burst-seq-write".into()],
+        ..SuiteOptions::default()
+    };
+    let r = suite::run_suite(&s, &[dut], &o, None).unwrap();
+    let score = |pass: &str, test: &str| -> f64 {
+        let run = r.runs.iter().find(|run| r.passes[run.pass].name == pass).unwrap();
+        let t = run.tests.iter().find(|t| r.suite.tests[t.setup.test].name == test).unwrap();
+        t.scores[0].value.unwrap()
+    };
+    for test in ["sustained-random-write", "sustained-seq-write"] {
+        let (std, full) = (score("standard", test), score("full", test));
+        assert!(full < std / 3.0, "{test}: full {full:.0} MB/s vs standard {std:.0} MB/s");
+    }
+    let seq = score("standard", "sustained-seq-write");
+    assert!(seq > 1500.0, "standard sustained sequential write at {seq:.0} MB/s, expected SLC speed");
+    let (std, full) = (score("standard", "burst-seq-write"), score("full", "burst-seq-write"));
+    assert!(full > 0.8 * std && full > 1000.0, "burst sequential write: full {full:.0} vs standard {std:.0} MB/s");
+}
