@@ -156,3 +156,23 @@ fn validate_subset_passes() {
         }
     }
 }
+
+/// Regression: on a full drive the cache is only the static pool, whose
+/// folds return no blocks to the native free list; sustained random writes
+/// once ran a die out of free blocks (GC found no destination).
+#[test]
+fn full_slc_drive_survives_sustained_random_writes() {
+    let mut drive = Drive::new(small_slc_model(&[]));
+    DriveState::Filled(100.0).apply_fast(&mut drive, 1);
+    let mut sim = Simulator::new(drive);
+    let mut s = IoSpec::new("random", RwPattern::RandWrite);
+    s.iodepth = 32;
+    s.norandommap = true;
+    s.io_size = Some(sim.drive.user_bytes() / 4096 * 4096);
+    let r = sim.run_phase(&Phase::Io(s), 0, 1);
+    assert!(r.counters.fold_blocks > 0 && r.counters.gc_blocks > 0);
+    sim.drive.ftl.check_consistency().unwrap();
+    for die in 0..sim.drive.model.geometry.dies {
+        assert!(sim.drive.ftl.blocks.free_count(die) >= 1, "die {die} ran out of free blocks");
+    }
+}

@@ -329,10 +329,13 @@ impl Ftl {
                 }
             }
             StreamId::Fold => {
-                // Folding frees a whole block for at most 1/bits of one, so
-                // it may dip into the GC reserve; native GC first if it can.
-                if self.blocks.free_count(die) < self.gc_low {
-                    self.collect_one(die, CellMode::Native);
+                // Keep the GC reserve: folding a static SLC block returns
+                // nothing to the native free list, so native GC must make
+                // the room first (it never consumes more than it frees).
+                while self.blocks.free_count(die) < self.gc_low {
+                    if !self.collect_one(die, CellMode::Native) {
+                        break;
+                    }
                 }
                 self.blocks.take_free(die, CellMode::Native)
             }
