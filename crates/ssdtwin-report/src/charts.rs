@@ -13,7 +13,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::model::{f, latency_us, parse_secs, s, scores, step_seconds, steps, timeline, Doc, Test};
-use crate::svg::{c, colour, esc, legend, legend_height, log_ticks, num, open, ticks, Frame, YScale};
+use crate::svg::{c, colour, esc, legend, legend_height, log_ticks, num, open, tick_labels, ticks, Frame, YScale};
 
 /// One chart.
 pub struct Chart {
@@ -83,9 +83,10 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
             }
         }
     }
-    if labels.is_empty() {
-        return None;
-    }
+    // The primary score, and any others in its unit (one axis, one unit);
+    // the rest are in the page's table.
+    let unit0 = labels.first()?.1.clone();
+    labels.retain(|l| l.1 == unit0);
     let value = |i: usize, label: &str| {
         doc.runs[i]
             .test(&t.name)
@@ -102,14 +103,14 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
     let unit = labels[0].1.clone();
     let mut svg = open("scores", height, runs.len() * labels.len(), &t.title);
     legend(&mut svg, &ents);
-    for &v in &xt {
+    for (&v, l) in xt.iter().zip(tick_labels(&xt)) {
         let _ = write!(
             svg,
             r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">{}</text>"##,
             c(fr.top),
             c(fr.bottom),
             c(fr.bottom + 17.0),
-            num(v),
+            l,
             x = c(fr.x(v))
         );
     }
@@ -168,7 +169,10 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
         file: String::new(),
         kind: "scores",
         title: format!("{}: score", t.title),
-        how: format!("The test's score per drive ({unit}); longer is better for throughput and IOPS.{passes}"),
+        how: format!(
+            "The test's score per drive ({unit}); longer is better for throughput and IOPS. \
+             Other scores of the test are in the table above.{passes}"
+        ),
         svg,
     })
 }
@@ -287,7 +291,7 @@ fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<St
     if xmax < xmin {
         return None;
     }
-    let xt = ticks(xmin.floor(), (xmax + 1.0).ceil(), 8);
+    let xt = ticks(xmin.floor(), xmax.ceil(), 8);
     let yt = ticks(0.0, if ymax > 0.0 { ymax * 1.05 } else { 1.0 }, 5);
     let mut runs: Vec<usize> = Vec::new();
     for sr in &spec.series {
@@ -304,7 +308,7 @@ fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<St
     let mut svg = open(spec.kind, height, npoints, &format!("{} — {}", t.title, spec.title));
     legend(&mut svg, &ents);
     fr.y_axis(&mut svg, &yt, spec.ylabel);
-    let xl: Vec<(f64, String)> = xt.iter().map(|v| (*v, num(*v))).collect();
+    let xl: Vec<(f64, String)> = xt.iter().zip(tick_labels(&xt)).map(|(v, l)| (*v, l)).collect();
     fr.x_axis(&mut svg, &xl, "Time since the test started (simulated s)");
     for (i, pts, thin) in &spec.series {
         let (col, dash, _) = style(doc, *i);
@@ -343,9 +347,15 @@ fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
         wr += secs.iter().map(|x| f(x.v, "write_bytes")).sum::<f64>();
         rd += secs.iter().map(|x| f(x.v, "read_bytes")).sum::<f64>();
         has_slc |= secs.iter().any(|x| f(x.v, "slc_cache_bytes") > 0.0);
-        tp.push((i, secs.iter().map(|x| (x.t, (f(x.v, "write_bytes") + f(x.v, "read_bytes")) / 1e6)).collect(), false));
-        slc.push((i, secs.iter().map(|x| (x.t, f(x.v, "slc_used_bytes") / 1e9)).collect(), false));
-        slc.push((i, secs.iter().map(|x| (x.t, f(x.v, "slc_cache_bytes") / 1e9)).collect(), true));
+        // Throughput as stairs: each second's rate over its own length.
+        let stairs = secs.iter().flat_map(|x| {
+            let rate = (f(x.v, "write_bytes") + f(x.v, "read_bytes")) / 1e6 / x.dur;
+            [(x.t, rate), (x.t + x.dur, rate)]
+        });
+        tp.push((i, stairs.collect(), false));
+        // Occupancy is a state at the end of each second.
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_used_bytes") / 1e9)).collect(), false));
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_cache_bytes") / 1e9)).collect(), true));
     }
     let mut out = Vec::new();
     if !(long && wr > rd) {

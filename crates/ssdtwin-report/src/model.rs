@@ -135,6 +135,8 @@ pub fn latency_us(result: &Value, key: &str) -> f64 {
 pub struct Second<'a> {
     /// Seconds since the test's first step started.
     pub t: f64,
+    /// Length of this second in s (the last second of a phase is partial).
+    pub dur: f64,
     /// The second as the JSON wrote it.
     pub v: &'a Value,
 }
@@ -148,8 +150,10 @@ pub fn timeline(t: &Value) -> Vec<Second<'_>> {
     for st in steps(t) {
         for ph in [st.get("result"), st.get("idle")].into_iter().flatten().filter(|p| !p.is_null()) {
             let start = (f(ph, "start_ns") - first) / 1e9;
+            let elapsed = f(ph, "elapsed_ns") / 1e9;
             for sec in arr(ph, "time_series") {
-                out.push(Second { t: start + f(sec, "t_s"), v: sec });
+                let dur = (elapsed - f(sec, "t_s")).clamp(1e-3, 1.0);
+                out.push(Second { t: start + f(sec, "t_s"), dur, v: sec });
             }
         }
     }
@@ -158,7 +162,11 @@ pub fn timeline(t: &Value) -> Vec<Second<'_>> {
 
 /// Seconds of the step result `result` alone, from its start.
 pub fn step_seconds(result: &Value) -> Vec<Second<'_>> {
-    arr(result, "time_series").iter().map(|v| Second { t: f(v, "t_s"), v }).collect()
+    let elapsed = f(result, "elapsed_ns") / 1e9;
+    arr(result, "time_series")
+        .iter()
+        .map(|v| Second { t: f(v, "t_s"), dur: (elapsed - f(v, "t_s")).clamp(1e-3, 1.0), v })
+        .collect()
 }
 
 /// A duration as the suite files write it ("400s", "500ms", "2min", "1h") in s.

@@ -65,9 +65,10 @@ fn gb(bytes: f64) -> String {
     }
 }
 
-/// A drive state as the suite writes it, in words.
-pub fn state_words(st: &str) -> String {
-    let size = |x: &str| x.parse::<f64>().map_or(x.to_string(), gb);
+/// A drive state as the suite writes it, in words; `actual` is the size
+/// of the test data as prepared (after scaling), when known.
+pub fn state_words(st: &str, actual: Option<f64>) -> String {
+    let size = |x: &str| actual.map(gb).unwrap_or_else(|| x.parse::<f64>().map_or(x.to_string(), gb));
     match st.split_once(':') {
         Some(("data", n)) => format!("holding {} of test data", size(n)),
         Some(("fragmented", n)) => format!("{} of test data, each 4 KiB rewritten once at random", size(n)),
@@ -158,7 +159,8 @@ pub fn render(doc: &Doc, charts: &[Vec<Chart>]) -> Result<String, ReportError> {
         let mut states: Vec<String> = Vec::new();
         for r in &doc.runs {
             let Some(res) = r.test(&t.name) else { continue };
-            let st = state_words(s(res, "state"));
+            let prepared = res.pointer("/prep/0/size").and_then(Value::as_f64);
+            let st = state_words(s(res, "state"), prepared);
             let st = if doc.passes.len() > 1 { format!("{} pass: {st}", doc.passes[r.pass]) } else { st };
             if !states.contains(&st) {
                 states.push(st);
@@ -199,7 +201,7 @@ pub fn render(doc: &Doc, charts: &[Vec<Chart>]) -> Result<String, ReportError> {
             time_scale => time_scale,
             scaled => scale != 1.0 || time_scale != 1.0,
             only => only.join(", "),
-            state => opts.get("state").and_then(Value::as_str).map(state_words),
+            state => opts.get("state").and_then(Value::as_str).map(|st| state_words(st, None)),
         },
         passes => passes,
         drives => doc.drives.iter().enumerate().map(|(i, n)| DriveCol { name: n.clone(), colour: colour(i) }).collect::<Vec<_>>(),

@@ -64,6 +64,13 @@ pub fn ticks(min: f64, max: f64, want: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
+/// Labels of evenly spaced ticks, all with the decimals the step needs.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = if ticks.len() > 1 { (ticks[1] - ticks[0]).abs() } else { 1.0 };
+    let decimals = if step >= 1.0 { 0 } else { (-step.log10().floor()) as usize };
+    ticks.iter().map(|t| format!("{t:.decimals$}")).collect()
+}
+
 /// Decades covering `[min, max]` (for log axes).
 pub fn log_ticks(min: f64, max: f64) -> Vec<f64> {
     let lo = min.max(1e-9).log10().floor() as i32;
@@ -125,7 +132,11 @@ impl Frame {
 
     /// Horizontal grid lines and y tick labels, the y axis title.
     pub fn y_axis(&self, out: &mut String, ticks: &[f64], title: &str) {
-        for &t in ticks {
+        let labels = match self.yscale {
+            YScale::Linear => tick_labels(ticks),
+            YScale::Log => ticks.iter().map(|t| num(*t)).collect(),
+        };
+        for (&t, label) in ticks.iter().zip(labels) {
             let y = self.y(t);
             let _ = write!(
                 out,
@@ -134,7 +145,7 @@ impl Frame {
                 c(self.right),
                 c(self.left - 6.0),
                 c(y + 4.0),
-                num(t),
+                label,
                 y = c(y)
             );
         }
