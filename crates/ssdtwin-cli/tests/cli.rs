@@ -252,7 +252,8 @@ fn report_rerenders_the_run_byte_for_byte(run_dir: &Path) {
     assert!(o.stdout.is_empty() && o.stderr.is_empty(), "--quiet and no terminal: silent");
     let html = std::fs::read(run_dir.join("report.html")).unwrap();
     assert_eq!(html, std::fs::read(again.join("report.html")).unwrap(), "report.html differs");
-    let mut names: Vec<_> = std::fs::read_dir(run_dir.join("charts")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut names: Vec<_> =
+        std::fs::read_dir(run_dir.join("charts")).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert!(names.len() >= 4, "{names:?}");
     for n in &names {

@@ -13,7 +13,9 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::model::{f, latency_us, parse_secs, s, scores, step_seconds, steps, timeline, Doc, Test};
-use crate::svg::{c, colour, esc, legend, legend_height, log_ticks, num, open, tick_labels, ticks, Frame, YScale};
+use crate::svg::{
+    c, colour, esc, legend, legend_height, log_ticks, num, open, tick_labels, ticks, us_label, Frame, YScale,
+};
 
 /// One chart.
 pub struct Chart {
@@ -464,7 +466,7 @@ fn latency(doc: &Doc, t: &Test) -> Option<Chart> {
     let fr = Frame::new(height, top, 70.0, (0.0, 4.0), (yt[0], *yt.last()?), YScale::Log);
     let mut svg = open("latency", height, vals.len() * 4, &format!("{} — latency", t.title));
     legend(&mut svg, &ents);
-    fr.y_axis(&mut svg, &yt, "Completion latency (µs, log scale)");
+    fr.y_axis(&mut svg, &yt, "Completion latency (log scale)");
     let xt: Vec<(f64, String)> = KEYS.iter().enumerate().map(|(k, (_, l))| (k as f64 + 0.5, l.to_string())).collect();
     fr.x_axis(&mut svg, &xt, "Percentile of completion latency (worst step of the test)");
     let group = (fr.right - fr.left) / 4.0;
@@ -477,14 +479,14 @@ fn latency(doc: &Doc, t: &Test) -> Option<Chart> {
             let y = fr.y(*x);
             let _ = write!(
                 svg,
-                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{col}" fill-opacity="{op}" stroke="{col}"{dash} data-value="{x}"><title>{} {}: {} µs</title></rect>"#,
+                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{col}" fill-opacity="{op}" stroke="{col}"{dash} data-value="{x}"><title>{} {}: {}</title></rect>"#,
                 c(x0),
                 c(y),
                 c(bw * 0.92),
                 c((fr.bottom - y).max(0.0)),
                 esc(&name),
                 KEYS[k].1,
-                num(*x)
+                us_label(*x)
             );
         }
     }

@@ -160,8 +160,14 @@ pub fn render(doc: &Doc, charts: &[Vec<Chart>]) -> Result<String, ReportError> {
         for r in &doc.runs {
             let Some(res) = r.test(&t.name) else { continue };
             let prepared = res.pointer("/prep/0/size").and_then(Value::as_f64);
-            let st = state_words(s(res, "state"), prepared);
-            let st = if doc.passes.len() > 1 { format!("{} pass: {st}", doc.passes[r.pass]) } else { st };
+            let base = root.pointer(&format!("/passes/{}/base", r.pass)).and_then(Value::as_str);
+            // A pass with a base state (the full drive) starts from it, not from the test's own data.
+            let st = match base {
+                Some(b) => format!("{} pass: {}", doc.passes[r.pass], state_words(b, None)),
+                None => state_words(s(res, "state"), prepared),
+            };
+            let st =
+                if doc.passes.len() > 1 && base.is_none() { format!("{} pass: {st}", doc.passes[r.pass]) } else { st };
             if !states.contains(&st) {
                 states.push(st);
             }

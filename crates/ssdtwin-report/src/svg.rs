@@ -48,6 +48,17 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// A time in µs in the unit that reads best (log-axis labels).
+pub fn us_label(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{} s", num(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", num(us / 1e3))
+    } else {
+        format!("{} µs", num(us))
+    }
+}
+
 /// Coordinates with two decimals (enough at screen resolution).
 pub fn c(x: f64) -> String {
     format!("{x:.2}")
@@ -134,7 +145,7 @@ impl Frame {
     pub fn y_axis(&self, out: &mut String, ticks: &[f64], title: &str) {
         let labels = match self.yscale {
             YScale::Linear => tick_labels(ticks),
-            YScale::Log => ticks.iter().map(|t| num(*t)).collect(),
+            YScale::Log => ticks.iter().map(|t| us_label(*t)).collect(),
         };
         for (&t, label) in ticks.iter().zip(labels) {
             let y = self.y(t);
