@@ -28,6 +28,7 @@ pub mod csv;
 pub mod model;
 pub mod page;
 pub mod svg;
+pub mod timecharts;
 
 use std::path::{Path, PathBuf};
 
