@@ -44,7 +44,10 @@ fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<St
     let height = top + 300.0;
     let fr = Frame::new(height, top, 70.0, (xt[0], *xt.last()?), (yt[0], *yt.last()?), YScale::Linear);
     let npoints = spec.series.iter().map(|s| s.1.len()).sum();
-    let mut svg = open(spec.kind, height, npoints, &format!("{} — {}", t.title, spec.title));
+    let full = format!("{} — {}", t.title, spec.title);
+    // Long titles would run off the chart: name the test by its short name.
+    let title = if full.chars().count() > 84 { format!("{} — {}", t.name, spec.title) } else { full };
+    let mut svg = open(spec.kind, height, npoints, &title);
     legend(&mut svg, &ents);
     fr.y_axis(&mut svg, &yt, spec.ylabel);
     let xl: Vec<(f64, String)> = xt.iter().zip(tick_labels(&xt)).map(|(v, l)| (*v, l)).collect();
@@ -56,7 +59,7 @@ fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<St
         if spec.scatter {
             let _ = write!(
                 svg,
-                r#"<path d="M{}" fill="none" stroke="{col}" stroke-width="3.5" stroke-linecap="round" stroke-opacity="0.7" data-value="{total}" data-n="{}"/>"#,
+                r#"<path d="M{}h0" fill="none" stroke="{col}" stroke-width="4.5" stroke-linecap="round" stroke-opacity="0.7" data-value="{total}" data-n="{}"/>"#,
                 d.join("h0M"),
                 pts.len()
             );
