@@ -31,7 +31,8 @@ use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
     ssdtwin bench\n  \
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
-    ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/")]
+    ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
+    ssdtwin report results/client-2015.json")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,6 +69,18 @@ enum Command {
     /// Review drives: run client-2018 on the standard and the full drive,
     /// print the score table and write everything as JSON.
     Review(Box<ReviewArgs>),
+    /// Render the HTML report (with SVG charts and CSV) of a saved suite or
+    /// review JSON again; the same JSON gives the same bytes.
+    Report {
+        /// The JSON that `ssdtwin suite` or `ssdtwin review` wrote.
+        results: PathBuf,
+        /// Directory for report.html, charts/ and the CSV files (default: the JSON's directory).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print nothing.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
     /// Measure the simulator's own speed (simulated I/Os per wall second).
     Bench {
         /// Preset name or drive file to benchmark.
@@ -304,6 +317,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Validate { drives, quick } => return validate(drives, quick),
         Command::Suite(args) => return run_suite_cmd(*args),
         Command::Review(args) => return review(*args),
+        Command::Report { results, out, quiet } => return report_cmd(&results, out, quiet),
         Command::Bench { drive, set, scale } => {
             let spec = DriveSpec::load(&drive, &set)?;
             let model = spec.build(&drive)?;
@@ -553,9 +567,34 @@ fn run_and_report(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let path = out.join(format!("{}.json", s.def.name));
     write_atomically(&path, text.as_bytes())?;
+    // Rendered from the text as written, so `ssdtwin report` on the file
+    // gives the same bytes.
+    let page = render_report(&serde_json::from_str(&text)?, out, show)?;
     if !a.quiet {
         print!("{}", suite::json::score_table(&result));
-        println!("\nresults: {}", path.display());
+        println!("\nresults: {}\nreport:  {}", path.display(), page.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_report(doc: &serde_json::Value, out: &Path, show: bool) -> Result<PathBuf> {
+    let bar = spinner(show, "rendering the report");
+    let report = ssdtwin_report::render(doc)?;
+    let page = report.write(out)?;
+    bar.finish_and_clear();
+    Ok(page)
+}
+
+fn report_cmd(results: &Path, out: Option<PathBuf>, quiet: bool) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", results.display()))?;
+    let out =
+        out.unwrap_or_else(|| results.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into());
+    let show = !quiet && std::io::stderr().is_terminal();
+    let page = render_report(&doc, &out, show).with_context(|| format!("rendering {}", results.display()))?;
+    if !quiet {
+        println!("report: {}", page.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! The `ssdtwin` binary: bad input gets a clear error and a non-zero exit,
 //! good input gets results, and JSON output is deterministic.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn ssdtwin(args: &[&str]) -> Output {
@@ -239,6 +239,36 @@ fn review_prints_standard_and_full_scores() {
     }
     assert!(!table.contains("mixed-random"), "--only runs only those tests");
     assert!(out.join("client-2018.json").exists());
+    assert!(table.contains("report.html"), "{table}");
+    report_rerenders_the_run_byte_for_byte(&out);
+}
+
+/// `ssdtwin report` on the JSON a run wrote gives the same files.
+fn report_rerenders_the_run_byte_for_byte(run_dir: &Path) {
+    let again = tmp_dir("report-again");
+    let json = run_dir.join("client-2018.json");
+    let o = ssdtwin(&["report", json.to_str().unwrap(), "--out", again.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "--quiet and no terminal: silent");
+    let html = std::fs::read(run_dir.join("report.html")).unwrap();
+    assert_eq!(html, std::fs::read(again.join("report.html")).unwrap(), "report.html differs");
+    let mut names: Vec<_> =
+        std::fs::read_dir(run_dir.join("charts")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert!(names.len() >= 4, "{names:?}");
+    for n in &names {
+        let a = std::fs::read(run_dir.join("charts").join(n)).unwrap();
+        assert_eq!(a, std::fs::read(again.join("charts").join(n)).unwrap(), "{n:?} differs");
+    }
+    for csv in ["scores.csv", "steps.csv", "timeseries.csv"] {
+        assert_eq!(std::fs::read(run_dir.join(csv)).unwrap(), std::fs::read(again.join(csv)).unwrap(), "{csv}");
+    }
+    let o = ssdtwin(&["report", drive_json_that_is_not_a_suite().to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_fails_with(&o, &["not a suite run"]);
+}
+
+fn drive_json_that_is_not_a_suite() -> PathBuf {
+    tmp("not-a-suite.json", r#"{ "jobs": [] }"#)
 }
 
 #[test]

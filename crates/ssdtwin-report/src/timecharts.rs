@@ -1,0 +1,183 @@
+//! Charts over simulated time: throughput and SLC cache occupancy for long
+//! write tests (steps and the idle between them on one time line), and
+//! IOPS per second for the consistency test, over the whole run and over
+//! the steady-state window the score averages.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::charts::{entries, runs_with, style, Chart, Entry};
+use crate::model::{f, parse_secs, step_seconds, steps, timeline, Doc, Test};
+use crate::svg::{c, legend, legend_height, open, tick_labels, ticks, Frame, YScale};
+
+/// Points of one run over time: (run, (s, value), drawn thin and dotted).
+type TimeSeries = (usize, Vec<(f64, f64)>, bool);
+
+/// A time chart of per-second values: lines (or dots) per run.
+struct TimeSpec<'a> {
+    kind: &'static str,
+    title: String,
+    ylabel: &'a str,
+    scatter: bool,
+    series: Vec<TimeSeries>,
+}
+
+fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<String> {
+    let xmax = spec.series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(f64::MIN, f64::max);
+    let xmin = spec.series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(f64::MAX, f64::min);
+    let ymax = spec.series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.0, f64::max);
+    if xmax < xmin {
+        return None;
+    }
+    let xt = ticks(xmin.floor(), xmax.ceil(), 8);
+    let yt = ticks(0.0, if ymax > 0.0 { ymax * 1.05 } else { 1.0 }, 5);
+    let mut runs: Vec<usize> = Vec::new();
+    for sr in &spec.series {
+        if !runs.contains(&sr.0) {
+            runs.push(sr.0);
+        }
+    }
+    let mut ents = entries(doc, &runs);
+    ents.extend_from_slice(extra);
+    let top = 34.0 + legend_height(&ents) + 8.0;
+    let height = top + 300.0;
+    let fr = Frame::new(height, top, 70.0, (xt[0], *xt.last()?), (yt[0], *yt.last()?), YScale::Linear);
+    let npoints = spec.series.iter().map(|s| s.1.len()).sum();
+    let full = format!("{} — {}", t.title, spec.title);
+    // Long titles would run off the chart: name the test by its short name.
+    let title = if full.chars().count() > 84 { format!("{} — {}", t.name, spec.title) } else { full };
+    let mut svg = open(spec.kind, height, npoints, &title);
+    legend(&mut svg, &ents);
+    fr.y_axis(&mut svg, &yt, spec.ylabel);
+    let xl: Vec<(f64, String)> = xt.iter().zip(tick_labels(&xt)).map(|(v, l)| (*v, l)).collect();
+    fr.x_axis(&mut svg, &xl, "Time since the test started (simulated s)");
+    for (i, pts, thin) in &spec.series {
+        let (col, dash, _) = style(doc, *i);
+        let total: f64 = pts.iter().map(|p| p.1).sum();
+        let d: Vec<String> = pts.iter().map(|(x, y)| format!("{},{}", c(fr.x(*x)), c(fr.y(*y)))).collect();
+        if spec.scatter {
+            let _ = write!(
+                svg,
+                r#"<path d="M{}h0" fill="none" stroke="{col}" stroke-width="4.5" stroke-linecap="round" stroke-opacity="0.7" data-value="{total}" data-n="{}"/>"#,
+                d.join("h0M"),
+                pts.len()
+            );
+        } else {
+            let (w, dash) = if *thin { ("1.2", r#" stroke-dasharray="2 3""#) } else { ("1.8", dash) };
+            let _ = write!(
+                svg,
+                r#"<path d="M{}" fill="none" stroke="{col}" stroke-width="{w}"{dash} stroke-linejoin="round" data-value="{total}" data-n="{}"/>"#,
+                d.join(" L"),
+                pts.len()
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    Some(svg)
+}
+
+/// Throughput and SLC occupancy over time, for tests that mostly write
+/// for at least a few seconds.
+pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
+    let runs = runs_with(doc, &t.name);
+    let mut tp = Vec::new();
+    let mut slc = Vec::new();
+    let (mut wr, mut rd, mut long, mut has_slc) = (0.0, 0.0, false, false);
+    for &i in &runs {
+        let Some(res) = doc.runs[i].test(&t.name) else { continue };
+        let secs = timeline(res);
+        long |= secs.len() >= 4;
+        wr += secs.iter().map(|x| f(x.v, "write_bytes")).sum::<f64>();
+        rd += secs.iter().map(|x| f(x.v, "read_bytes")).sum::<f64>();
+        has_slc |= secs.iter().any(|x| f(x.v, "slc_cache_bytes") > 0.0);
+        // Throughput as stairs: each second's rate over its own length.
+        let stairs = secs.iter().flat_map(|x| {
+            let rate = (f(x.v, "write_bytes") + f(x.v, "read_bytes")) / 1e6 / x.dur;
+            [(x.t, rate), (x.t + x.dur, rate)]
+        });
+        tp.push((i, stairs.collect(), false));
+        // Occupancy is a state at the end of each second.
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_used_bytes") / 1e9)).collect(), false));
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_cache_bytes") / 1e9)).collect(), true));
+    }
+    let mut out = Vec::new();
+    if !(long && wr > rd) {
+        return out;
+    }
+    let spec = TimeSpec {
+        kind: "throughput",
+        title: "throughput over time".into(),
+        ylabel: "MB/s",
+        scatter: false,
+        series: tp,
+    };
+    if let Some(svg) = time_chart(doc, t, spec, &[]) {
+        out.push(Chart {
+            file: String::new(),
+            kind: "throughput",
+            title: format!("{}: throughput over time", t.title),
+            how: "MB/s transferred in each simulated second, steps and the idle between them on one time line. \
+                  A drop marks the SLC cache filling or garbage collection starting."
+                .into(),
+            svg,
+        });
+    }
+    if has_slc {
+        let extra = [("#666".to_string(), true, "dotted: cache size".to_string())];
+        let spec = TimeSpec {
+            kind: "slc-cache",
+            title: "SLC cache over time".into(),
+            ylabel: "GB",
+            scatter: false,
+            series: slc,
+        };
+        if let Some(svg) = time_chart(doc, t, spec, &extra) {
+            out.push(Chart {
+                file: String::new(),
+                kind: "slc-cache",
+                title: format!("{}: SLC cache occupancy over time", t.title),
+                how: "Solid: GB held in the SLC cache at the end of each second; dotted: the cache's size then \
+                      (it shrinks as the drive fills). Falling solid lines during idle are folding into the native cells."
+                    .into(),
+                svg,
+            });
+        }
+    }
+    out
+}
+
+/// IOPS per second of a steady-state test: the whole run, or the window.
+pub fn consistency(doc: &Doc, t: &Test, window: bool) -> Option<Chart> {
+    let runs = runs_with(doc, &t.name);
+    let time_scale = doc.root.pointer("/options/time_scale").and_then(Value::as_f64).unwrap_or(1.0);
+    let win = t.def.and_then(|d| d.pointer("/score/window")).and_then(Value::as_str).and_then(parse_secs);
+    let win = (win.unwrap_or(400.0) * time_scale).round().max(1.0) as usize;
+    let mut series = Vec::new();
+    for &i in &runs {
+        let res = steps(doc.runs[i].test(&t.name)?).first()?.get("result")?;
+        let whole = (f(res, "elapsed_ns") / 1e9).floor();
+        let secs: Vec<(f64, f64)> = step_seconds(res)
+            .iter()
+            .filter(|x| x.t < whole)
+            .map(|x| (x.t, f(x.v, "read_ios") + f(x.v, "write_ios")))
+            .collect();
+        let pts = if window { secs[secs.len().saturating_sub(win)..].to_vec() } else { secs };
+        series.push((i, pts, false));
+    }
+    let (kind, title) = if window {
+        ("consistency-window", format!("IOPS per second, steady-state window (last {win} s)"))
+    } else {
+        ("consistency", "IOPS per second, whole run".to_string())
+    };
+    let spec = TimeSpec { kind, title: title.clone(), ylabel: "IOPS", scatter: true, series };
+    let svg = time_chart(doc, t, spec, &[])?;
+    let how = if window {
+        "The same dots for the window the score averages. A tight band is consistent; spread means \
+         the drive stalls on garbage collection."
+    } else {
+        "One dot per simulated second: the I/Os completed in it. Fresh-out-of-box speed on the left, \
+         the fall to steady state as the spare area runs out, and how widely the drive varies after."
+    };
+    Some(Chart { file: String::new(), kind, title: format!("{}: {title}", t.title), how: how.into(), svg })
+}

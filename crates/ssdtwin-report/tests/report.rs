@@ -1,0 +1,203 @@
+//! The report of a small real suite run: every test has its charts and
+//! every chart its data, the page references nothing outside itself, the
+//! same JSON renders the same bytes, and headless Chromium draws it
+//! without console errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions};
+
+/// Two small drives (TLC, and the 660p scaled down, with its SLC cache)
+/// through the client-2015 tests that exercise every kind of chart:
+/// consistency (scatter), a QD sweep, a mix sweep, a long write.
+fn doc() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let s = suite::load("client-2015").unwrap();
+        let tlc = DriveUnderTest::load(
+            "generic-tlc-nvme",
+            &["geometry.blocks_per_plane=64".into(), "ftl.user_capacity_bytes=999_997_440".into()],
+        )
+        .unwrap();
+        let qlc = DriveUnderTest::load(
+            "intel-660p-1tb",
+            &[
+                "geometry.blocks_per_plane=64".into(),
+                "geometry.pages_per_block=256".into(),
+                "ftl.user_capacity_bytes=3199995904".into(),
+                "slc_cache.static_bytes=200000000".into(),
+                "slc_cache.capacity_curve=[[0.0, 1.2e9], [0.5, 1.2e9], [0.78, 0.2e9], [1.0, 0.2e9]]".into(),
+            ],
+        )
+        .unwrap();
+        let only = ["consistency", "random-write", "mixed-random", "seq-write"];
+        let opts = SuiteOptions {
+            scale: 0.01,
+            time_scale: 0.01,
+            only: only.iter().map(|x| x.to_string()).collect(),
+            ..SuiteOptions::default()
+        };
+        let r = suite::run_suite(&s, &[tlc, qlc], &opts, None).unwrap();
+        // Through text, as the CLI writes and `ssdtwin report` reads it.
+        serde_json::from_str(&serde_json::to_string_pretty(&suite::json::suite_json(&r)).unwrap()).unwrap()
+    })
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdtwin-report-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn every_test_has_its_charts_with_data_and_nothing_external() {
+    let rep = ssdtwin_report::render(doc()).unwrap();
+    let html = &rep.html;
+    for needle in ["http", "src=", "<link", "@import", "url(", "<script", "<iframe", "<img"] {
+        assert!(!html.to_lowercase().contains(needle), "report.html contains `{needle}`");
+    }
+    assert!(html.contains("intel-660p-1tb") && html.contains("QLC") && html.contains("Seed"));
+    let chart = |test: &str, kind: &str| {
+        let file =
+            rep.files.iter().find(|(n, _)| n.starts_with("charts/") && n.ends_with(&format!("-{test}-{kind}.svg")));
+        let (_, svg) = file.unwrap_or_else(|| panic!("no {kind} chart for {test}"));
+        // Inline in the page too (without the namespace attribute).
+        let inline = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
+        assert!(html.contains(&inline), "{test} {kind} chart is not in the page");
+        let n: usize = svg.split(r#"data-points=""#).nth(1).and_then(|x| x.split('"').next()).unwrap().parse().unwrap();
+        assert!(n > 0, "{test} {kind}: no data points");
+        let values: Vec<f64> =
+            svg.split(r#"data-value=""#).skip(1).map(|x| x.split('"').next().unwrap().parse().unwrap()).collect();
+        assert!(!values.is_empty() && values.iter().any(|v| *v > 0.0), "{test} {kind}: no drawn values");
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{test} {kind}: bad numbers");
+        assert!(svg.contains("#0072B2") && svg.contains("#D55E00"), "{test} {kind}: both drives in their colours");
+        values.len()
+    };
+    for test in ["consistency", "random-write", "mixed-random", "seq-write"] {
+        assert_eq!(chart(test, "scores"), 2, "one bar per drive");
+        assert_eq!(chart(test, "latency"), 8, "p50, p99, p99.9, max per drive");
+        assert!(html.contains(&format!(r#"<section id="{test}">"#)));
+    }
+    assert_eq!(chart("random-write", "qd-curve"), 12, "6 queue depths × 2 drives");
+    assert_eq!(chart("mixed-random", "mix-curve"), 12, "6 mixes × 2 drives");
+    chart("consistency", "consistency");
+    chart("consistency", "consistency-window");
+    chart("seq-write", "throughput");
+    let slc = rep.files.iter().find(|(n, _)| n.ends_with("-seq-write-slc-cache.svg")).expect("SLC chart");
+    assert!(slc.1.contains("#D55E00"), "the 660p's SLC occupancy is drawn");
+    assert_eq!(html.matches("How to read this").count(), rep.files.iter().filter(|f| f.0.ends_with(".svg")).count());
+    let scores = &rep.files.iter().find(|f| f.0 == "scores.csv").unwrap().1;
+    // Four tests × two drives, and consistency also scores mean/σ.
+    assert_eq!(scores.lines().count(), 1 + (4 + 1) * 2, "{scores}");
+    let steps = &rep.files.iter().find(|f| f.0 == "steps.csv").unwrap().1;
+    assert!(steps.lines().count() > 2 * (1 + 6 + 6 + 6));
+}
+
+#[test]
+fn same_json_gives_the_same_bytes() {
+    let a = ssdtwin_report::render(doc()).unwrap();
+    let b = ssdtwin_report::render(doc()).unwrap();
+    assert!(a.html == b.html && a.files == b.files);
+    let dir = out_dir("bytes");
+    let page = a.write(&dir).unwrap();
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), a.html);
+    for (name, text) in &a.files {
+        assert_eq!(&std::fs::read_to_string(dir.join(name)).unwrap(), text, "{name}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn not_a_suite_run_is_refused() {
+    let err = ssdtwin_report::render(&serde_json::json!({ "jobs": [] })).err().expect("refused");
+    assert!(err.to_string().contains("not a suite run"), "{err}");
+}
+
+/// Open `page` in headless Chromium; returns the screenshot's pixels
+/// (RGB(A), row by row) and the console lines Chromium logged.
+fn chromium(page: &Path, dir: &Path) -> (Vec<u8>, usize, Vec<String>) {
+    let shot = dir.join("screenshot.png");
+    let exe = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|e| Command::new(e).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .expect("headless Chromium is needed: apt-get install -y chromium (.ci/run installs it)");
+    let mut child = Command::new(exe)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2000",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(90) {
+            child.kill().ok();
+            panic!("chromium did not finish in 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = reader.join().unwrap();
+    let console: Vec<String> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Failed to load resource") || l.contains("Refused to"))
+        .map(String::from)
+        .collect();
+    let file = std::fs::File::open(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}); chromium said:\n{log}"));
+    let mut png = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap();
+    let mut buf = vec![0; png.output_buffer_size().unwrap()];
+    let info = png.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (buf, info.color_type.samples(), console)
+}
+
+#[test]
+fn headless_chromium_draws_the_page_without_console_errors() {
+    let dir = out_dir("chromium");
+    let page = ssdtwin_report::render(doc()).unwrap().write(&dir).unwrap();
+    let (px, samples, console) = chromium(&page, &dir);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let luma: Vec<f64> =
+        px.chunks(samples)
+            .map(|p| {
+                if samples >= 3 {
+                    0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64
+                } else {
+                    p[0] as f64
+                }
+            })
+            .collect();
+    let mean = luma.iter().sum::<f64>() / luma.len() as f64;
+    let sd = (luma.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / luma.len() as f64).sqrt();
+    let inked = luma.iter().filter(|l| **l < 200.0).count() as f64 / luma.len() as f64;
+    assert!(sd > 10.0 && inked > 0.01, "screenshot looks blank: mean {mean:.1}, sd {sd:.1}, inked {inked:.3}");
+    // The console check itself works: a page with an error is caught.
+    let bad = dir.join("bad.html");
+    std::fs::write(&bad, "<!DOCTYPE html><p>x</p><script>console.error('broken chart')</script>").unwrap();
+    let (_, _, console) = chromium(&bad, &dir);
+    assert!(console.iter().any(|l| l.contains("broken chart")), "console errors are not detected");
+    std::fs::remove_dir_all(&dir).ok();
+}
