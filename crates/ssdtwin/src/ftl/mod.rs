@@ -76,6 +76,21 @@ pub enum NandOp {
     },
 }
 
+/// How many slots ahead GC asks for map entries.
+const PREFETCH_AHEAD: u32 = 8;
+
+/// Hint the CPU to load `v[i]`'s cache line (a no-op off x86-64).
+#[inline(always)]
+fn prefetch(v: &[u32], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = v.get(i) {
+        // SAFETY: prefetching a valid reference has no observable effect.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((p as *const u32).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
 /// A victim being collected in the background, a step at a time.
 #[derive(Debug, Clone, Copy)]
 struct Background {
@@ -198,6 +213,17 @@ impl Ftl {
     /// Whether version stamps are kept.
     pub fn has_versions(&self) -> bool {
         !self.slot_version.is_empty()
+    }
+
+    /// Warm the cache lines a coming [`Ftl::write`] of `lpn` will touch
+    /// (its map entry and, if mapped, the reverse entry of its old slot).
+    /// A hint only: it changes no state.
+    #[inline]
+    pub fn prefetch_write(&self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            prefetch(&self.p2l, old as usize);
+        }
     }
 
     /// Write one logical page from the host. Returns its new slot.
@@ -462,6 +488,14 @@ impl Ftl {
         while off < end && moved < max_moves {
             let slot = first + off;
             off += 1;
+            // The map entries of the slots ahead are random accesses into a
+            // large array: ask for them early.
+            if off + PREFETCH_AHEAD < end {
+                let ahead = self.p2l[(slot + PREFETCH_AHEAD) as usize];
+                if ahead != NONE {
+                    prefetch(&self.l2p, ahead as usize);
+                }
+            }
             let lpn = self.p2l[slot as usize];
             if lpn == NONE {
                 continue;
