@@ -175,10 +175,8 @@ impl Ftl {
             }
             LogAssociation::Full => {
                 let sw = self.hy().seq_log[die as usize];
-                let continues = sw != NONE
-                    && self.hy().owner[sw as usize] == lb
-                    && self.blocks.wp[sw as usize] == off
-                    && off > 0;
+                let continues =
+                    sw != NONE && self.hy().owner[sw as usize] == lb && self.blocks.wp[sw as usize] == off && off > 0;
                 if off == 0 || continues {
                     let sw = if continues {
                         sw
@@ -455,7 +453,12 @@ impl Ftl {
                 let row = self.geo.row_of(self.geo.offset_in_block(src));
                 if (sb, row) != (rblock, rrow) {
                     if rslots > 0 && self.emit_ops {
-                        self.ops.push(NandOp::Read { purpose: Purpose::Merge, block: rblock, row: rrow, slots: rslots });
+                        self.ops.push(NandOp::Read {
+                            purpose: Purpose::Merge,
+                            block: rblock,
+                            row: rrow,
+                            slots: rslots,
+                        });
                     }
                     (rblock, rrow, rslots) = (sb, row, 0);
                 }

@@ -1,7 +1,9 @@
 //! Second stage of reading a drive: check that the spec describes a drive
 //! that can exist and derive the quantities the simulator uses.
 
-use super::{DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy};
+use super::{
+    DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy,
+};
 use crate::error::SpecError;
 use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
 
