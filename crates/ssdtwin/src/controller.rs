@@ -39,6 +39,14 @@ impl Cores {
         done
     }
 
+    /// Keep the core that finished a command at `ready` busy until `until`
+    /// (work the command started, such as a merge, runs on it).
+    pub fn hold(&mut self, ready: u64, until: u64) {
+        if let Some(f) = self.free_at.iter_mut().find(|f| **f == ready) {
+            *f = (*f).max(until);
+        }
+    }
+
     /// Forget all state.
     pub fn reset_time(&mut self) {
         self.free_at.fill(0);

@@ -22,7 +22,7 @@ use crate::flash::Flash;
 use crate::ftl::{Ftl, NandOp, Purpose};
 use crate::host::HostInterface;
 use crate::nand::{CellMode, CellTiming, SECTOR_BYTES};
-use crate::spec::DriveModel;
+use crate::spec::{BufferRelease, DriveModel};
 
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,8 @@ pub struct Drive {
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
     submits: u32,
+    /// Completion of the latest merge operation scheduled (hybrid mapping).
+    merge_done: u64,
 }
 
 impl Drive {
@@ -100,6 +102,7 @@ impl Drive {
             timings,
             gc_ready: vec![0; geo.dies as usize],
             submits: 0,
+            merge_done: 0,
             model,
         }
     }
@@ -121,6 +124,7 @@ impl Drive {
         self.buffer.reset();
         self.flash.reset_time();
         self.gc_ready.fill(0);
+        self.merge_done = 0;
     }
 
     /// Secure erase: all data gone, every block free.
@@ -138,11 +142,16 @@ impl Drive {
         }
         let entered = self.host.admit(t);
         let ready = self.cores.process(entered);
+        let merges_before = self.merge_done;
         let done = match cmd.kind {
             IoKind::Read => self.read(cmd, ready),
             IoKind::Write => self.write(cmd, ready),
             IoKind::Trim => self.trim(cmd, ready),
         };
+        if self.merge_done > merges_before && self.model.hybrid.as_ref().is_some_and(|h| h.merge_holds_core) {
+            // The firmware ran the merge on this command's core.
+            self.cores.hold(ready, self.merge_done);
+        }
         self.host.occupy_until(done);
         done
     }
@@ -269,11 +278,14 @@ impl Drive {
         let mut ops = std::mem::take(&mut self.ftl.ops);
         for op in ops.drain(..) {
             match op {
-                NandOp::Read { block, row, slots, .. } => {
+                NandOp::Read { purpose, block, row, slots } => {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tr = self.timings[mode as usize].tr(row);
-                    let ready = self.flash.read(t, die, tr, slots, mode) + ecc;
+                    // Merges copy page by page: each read waits for the
+                    // merge's previous operation on the die.
+                    let earliest = if purpose == Purpose::Merge { t.max(self.gc_ready[die as usize]) } else { t };
+                    let ready = self.flash.read(earliest, die, tr, slots, mode) + ecc;
                     let g = &mut self.gc_ready[die as usize];
                     *g = (*g).max(ready);
                 }
@@ -284,20 +296,32 @@ impl Drive {
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
                         Purpose::HostWrite => data_ready,
-                        Purpose::Gc | Purpose::Fold => t.max(self.gc_ready[die as usize]),
+                        Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
                     };
                     let done = self.flash.program(earliest, die, block, tprog, slots, mode);
                     if purpose == Purpose::HostWrite {
-                        self.buffer.release_at(done, bytes);
+                        let release = match self.model.spec.controller.buffer_release {
+                            BufferRelease::ProgramDone => done,
+                            BufferRelease::ProgramStart => done - tprog,
+                        };
+                        self.buffer.release_at(release, bytes);
                         last_host_prog = last_host_prog.max(done);
                     }
+                    if purpose == Purpose::Merge {
+                        self.gc_ready[die as usize] = done;
+                        self.merge_done = self.merge_done.max(done);
+                    }
                 }
-                NandOp::Erase { block } => {
+                NandOp::Erase { purpose, block } => {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tbers = self.timings[mode as usize].tbers_ns;
                     let earliest = t.max(self.gc_ready[die as usize]);
-                    self.flash.erase(earliest, die, block, tbers, mode);
+                    let done = self.flash.erase(earliest, die, block, tbers, mode);
+                    if purpose == Purpose::Merge {
+                        self.gc_ready[die as usize] = done;
+                        self.merge_done = self.merge_done.max(done);
+                    }
                 }
             }
         }
@@ -323,6 +347,7 @@ impl Drive {
         if c.host_slots_written == 0 {
             return 0.0;
         }
-        (c.host_slots_written + c.gc_slots_moved + c.padding_slots) as f64 / c.host_slots_written as f64
+        (c.host_slots_written + c.gc_slots_moved + c.merge_slots_copied + c.padding_slots) as f64
+            / c.host_slots_written as f64
     }
 }

@@ -34,6 +34,10 @@ use crate::workload::{IoSpec, JobOptions, Phase, RwPattern};
 pub const FIGURES: &[(&str, &str)] = &[
     ("intel-600p-512gb", include_str!("../figures/intel-600p-512gb.toml")),
     ("intel-660p-1tb", include_str!("../figures/intel-660p-1tb.toml")),
+    ("intel-x25m-80gb", include_str!("../figures/intel-x25m-80gb.toml")),
+    ("ocz-core-64gb", include_str!("../figures/ocz-core-64gb.toml")),
+    ("ocz-slc-64gb", include_str!("../figures/ocz-slc-64gb.toml")),
+    ("smi-sm2260-mlc-512gb", include_str!("../figures/smi-sm2260-mlc-512gb.toml")),
 ];
 
 /// The figures of one preset.

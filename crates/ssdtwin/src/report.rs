@@ -199,6 +199,12 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 c.gc_blocks,
                 if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
             ));
+            if c.switch_merges + c.partial_merges + c.full_merges > 0 {
+                out.push_str(&format!(
+                    "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
+                    c.switch_merges, c.partial_merges, c.full_merges, c.merge_slots_copied
+                ));
+            }
             if c.buffer_blocked_ns > 0 {
                 out.push_str(&format!(
                     "  writes waited for write-buffer space: {} (summed over commands)\n",

@@ -258,6 +258,15 @@ counters! {
     unmapped_reads,
     /// Time host writes waited for write-buffer space, ns.
     buffer_blocked_ns,
+    /// Hybrid mapping: switch merges (a log block became a data block).
+    switch_merges,
+    /// Hybrid mapping: partial merges (a log block's in-order prefix
+    /// completed by copying the rest).
+    partial_merges,
+    /// Hybrid mapping: full merges (every valid page copied to a new block).
+    full_merges,
+    /// Hybrid mapping: 4 KiB slots copied by merges.
+    merge_slots_copied,
 }
 
 impl Counters {
@@ -285,6 +294,10 @@ impl Counters {
             buffer_read_hits: drive.counters.buffer_read_hits,
             unmapped_reads: drive.counters.unmapped_reads,
             buffer_blocked_ns: drive.buffer.blocked_ns,
+            switch_merges: t.switch_merges,
+            partial_merges: t.partial_merges,
+            full_merges: t.full_merges,
+            merge_slots_copied: t.merge_slots_copied,
         }
     }
 
@@ -293,7 +306,11 @@ impl Counters {
         if self.host_slots_written == 0 {
             0.0
         } else {
-            (self.host_slots_written + self.gc_slots_moved + self.fold_slots_moved + self.padding_slots) as f64
+            (self.host_slots_written
+                + self.gc_slots_moved
+                + self.fold_slots_moved
+                + self.merge_slots_copied
+                + self.padding_slots) as f64
                 / self.host_slots_written as f64
         }
     }

@@ -39,3 +39,22 @@ pub fn small_slc_model(extra: &[&str]) -> DriveModel {
     let spec = DriveSpec::load("intel-660p-1tb", &set).expect("test drive parses");
     spec.build("small SLC test drive").expect("test drive is valid")
 }
+
+/// A small drive with the OCZ Core's NAND and controller and a hybrid
+/// log-block FTL: 2 channels × 2 dies × 2 planes, 64 blocks of 16 pages per
+/// plane (32 slots = 128 KiB per block, 32 MiB raw), 28 MiB user capacity,
+/// 2 log blocks per die, plus extra overrides.
+pub fn small_hybrid_model(association: &str, extra: &[&str]) -> DriveModel {
+    let mut set: Vec<String> = vec![
+        "geometry.channels=2".into(),
+        "geometry.dies_per_channel=2".into(),
+        "geometry.blocks_per_plane=64".into(),
+        "geometry.pages_per_block=16".into(),
+        format!("ftl.user_capacity_bytes={}", 28u64 << 20),
+        "ftl.hybrid.log_blocks=8".into(),
+        format!("ftl.hybrid.association={association}"),
+    ];
+    set.extend(extra.iter().map(|s| s.to_string()));
+    let spec = DriveSpec::load("ocz-core-64gb", &set).expect("test drive parses");
+    spec.build("small hybrid test drive").expect("test drive is valid")
+}

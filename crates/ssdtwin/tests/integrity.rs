@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use ssdtwin::{Command, IoKind};
 
-use crate::common::{small_drive, small_slc_model};
+use crate::common::{small_drive, small_hybrid_model, small_slc_model};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -43,6 +43,19 @@ fn check_slc(write_policy: &str, ops: &[Op]) -> Result<(), TestCaseError> {
         &format!("slc_cache.write_policy={write_policy}"),
     ]));
     check_drive(drive, ops, true)
+}
+
+fn check_hybrid(association: &str, ops: &[Op]) -> Result<(), TestCaseError> {
+    let drive = ssdtwin::Drive::new(small_hybrid_model(
+        association,
+        &["ftl.version_stamps=true", "ftl.hybrid.merge_policy=fifo"],
+    ));
+    // After the fill: writes that start logical blocks of dies 0 and 1 in
+    // order (so that some log block holds an in-order prefix when it is
+    // merged: a partial merge), then the random operations.
+    let mut all = vec![Op::Write { lpn: 0, pages: 4 }, Op::Write { lpn: 128, pages: 3 }];
+    all.extend_from_slice(ops);
+    check_drive(drive, &all, true)
 }
 
 fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Result<(), TestCaseError> {
@@ -105,6 +118,14 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
     }
     drive.ftl.check_consistency().map_err(TestCaseError::fail)?;
     let c = drive.ftl.counters;
+    if drive.ftl.hybrid.is_some() {
+        prop_assert!(
+            c.switch_merges > 0 && c.partial_merges > 0 && c.full_merges > 0,
+            "the test must exercise every kind of merge: {:?}",
+            c
+        );
+        return Ok(());
+    }
     prop_assert!(c.gc_blocks + c.fold_blocks > 0, "the test must exercise GC or folding");
     if drive.ftl.slc.is_some() {
         prop_assert!(c.fold_blocks > 0 && c.host_slots_to_slc > 0, "the test must exercise folding");
@@ -138,5 +159,15 @@ proptest! {
     #[test]
     fn slc_cache_native_when_full_keeps_every_last_write(ops in prop::collection::vec(op(781_249, 300_000), 2000..4000)) {
         check_slc("native-when-full", &ops)?;
+    }
+
+    #[test]
+    fn hybrid_block_associative_keeps_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
+        check_hybrid("block", &ops)?;
+    }
+
+    #[test]
+    fn hybrid_fully_associative_keeps_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
+        check_hybrid("full", &ops)?;
     }
 }

@@ -2,6 +2,7 @@
 
 mod common;
 mod determinism;
+mod hybrid;
 mod integrity;
 mod slc;
 mod states;

@@ -18,12 +18,15 @@
 //! - the SLC cache ([`slc`]): which mode a new host block gets, how large
 //!   the cache may be, when to fold.
 //!
-//! Left out here: hybrid/block mapping, a mapping cache for DRAM-less
-//! drives, static wear levelling and bad blocks (their issues add them
+//! - the hybrid log-block scheme ([`hybrid`]), an alternative placement
+//!   and merge policy over the same map, block table and operations.
+//!
+//! Left out here: a mapping cache for DRAM-less drives, static wear levelling and bad blocks (their issues add them
 //! behind the same interface).
 
 pub mod blocks;
 pub mod gc;
+pub mod hybrid;
 pub mod slc;
 pub mod streams;
 
@@ -42,6 +45,8 @@ pub enum Purpose {
     Gc,
     /// Folding SLC data into native blocks.
     Fold,
+    /// Merging log blocks into data blocks (hybrid mapping).
+    Merge,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -71,6 +76,8 @@ pub enum NandOp {
     },
     /// Erase `block`.
     Erase {
+        /// Why.
+        purpose: Purpose,
         /// Block.
         block: u32,
     },
@@ -118,6 +125,14 @@ pub struct FtlCounters {
     pub fold_blocks: u64,
     /// Host slots that were written into SLC blocks.
     pub host_slots_to_slc: u64,
+    /// Hybrid mapping: switch merges (a log block became a data block).
+    pub switch_merges: u64,
+    /// Hybrid mapping: partial merges.
+    pub partial_merges: u64,
+    /// Hybrid mapping: full merges.
+    pub full_merges: u64,
+    /// Hybrid mapping: slots copied by merges.
+    pub merge_slots_copied: u64,
 }
 
 /// The page-level FTL.
@@ -154,6 +169,8 @@ pub struct Ftl {
     pub emit_ops: bool,
     /// Counters.
     pub counters: FtlCounters,
+    /// The hybrid log-block scheme, when the drive uses it.
+    pub hybrid: Option<Box<hybrid::Hybrid>>,
 }
 
 impl Ftl {
@@ -184,6 +201,7 @@ impl Ftl {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
+            hybrid: model.hybrid.as_ref().map(|h| Box::new(hybrid::Hybrid::new(h, geo.dies, geo.total_blocks))),
             geo,
         }
     }
@@ -230,7 +248,7 @@ impl Ftl {
     #[inline]
     pub fn write(&mut self, lpn: u32) -> Slot {
         self.unmap(lpn);
-        let slot = self.append(StreamId::Host, lpn);
+        let slot = if self.hybrid.is_some() { self.hybrid_write(lpn) } else { self.append(StreamId::Host, lpn) };
         if !self.lpn_version.is_empty() {
             let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
             self.lpn_version[lpn as usize] = v;
@@ -251,11 +269,18 @@ impl Ftl {
     /// Program the host stream's partially filled unit now, padding the
     /// rest (write-through and flush commands).
     pub fn flush_host(&mut self) {
+        if self.hybrid.is_some() {
+            self.flush_pending();
+            return;
+        }
         self.flush_stream(StreamId::Host);
     }
 
     /// Whether the host stream holds written data not yet sent to NAND.
     pub fn host_pending_slots(&self) -> u32 {
+        if self.hybrid.is_some() {
+            return self.hybrid_pending_slots();
+        }
         self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
     }
 
@@ -290,6 +315,9 @@ impl Ftl {
         }
         self.victims.reset();
         self.ops.clear();
+        if let Some(h) = &mut self.hybrid {
+            h.reset();
+        }
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
@@ -542,7 +570,7 @@ impl Ftl {
     fn finish_collection(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
         if self.emit_ops {
-            self.ops.push(NandOp::Erase { block: victim });
+            self.ops.push(NandOp::Erase { purpose, block: victim });
         }
         self.blocks.release(victim);
         if mode == CellMode::Slc {
@@ -621,6 +649,9 @@ impl Ftl {
             if valid != self.blocks.valid[b as usize] {
                 return Err(format!("block {b}: {valid} valid slots, count says {}", self.blocks.valid[b as usize]));
             }
+        }
+        if self.hybrid.is_some() {
+            self.hybrid_check()?;
         }
         Ok(())
     }

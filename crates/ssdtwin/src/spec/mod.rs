@@ -18,7 +18,7 @@ mod validate;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
-pub use validate::{DriveModel, SlcModel};
+pub use validate::{DriveModel, HybridModel, SlcModel};
 
 use serde::{Deserialize, Serialize};
 
@@ -219,6 +219,29 @@ pub struct ControllerSpec {
     /// Latency in ns of a read served from the write buffer.
     #[serde(default = "default_buffer_hit")]
     pub buffer_read_ns: u64,
+    /// When buffered host data leaves the write buffer: `"program-done"`
+    /// (default: once its program completes) or `"program-start"` (once the
+    /// die starts programming it; the data then waits in the NAND page
+    /// register, as controllers with a few KB of SRAM stream it).
+    #[serde(default, skip_serializing_if = "BufferRelease::is_default")]
+    pub buffer_release: BufferRelease,
+}
+
+/// When buffered host data leaves the write buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferRelease {
+    /// When the program that carries it completes.
+    #[default]
+    ProgramDone,
+    /// When the die starts that program.
+    ProgramStart,
+}
+
+impl BufferRelease {
+    fn is_default(&self) -> bool {
+        *self == BufferRelease::ProgramDone
+    }
 }
 
 fn default_buffer_hit() -> u64 {
@@ -239,8 +262,13 @@ pub enum WriteCachePolicy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSpec {
-    /// Mapping scheme: `"page"` (every 4 KiB independently).
+    /// Mapping scheme: `"page"` (every 4 KiB independently) or `"hybrid"`
+    /// (log-block FTL: data blocks mapped per block, a few log blocks
+    /// mapped per page; needs `[ftl.hybrid]`).
     pub mapping: MappingScheme,
+    /// Parameters of the hybrid log-block FTL (`mapping = "hybrid"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridSpec>,
     /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
     /// the raw flash is over-provisioning.
     pub user_capacity_bytes: u64,
@@ -265,6 +293,59 @@ pub struct FtlSpec {
 pub enum MappingScheme {
     /// Page-level map at 4 KiB granularity.
     Page,
+    /// Hybrid log-block mapping (BAST / FAST family).
+    Hybrid,
+}
+
+/// Hybrid log-block FTL. A logical block is one erase block's worth of
+/// logical pages (striped over the dies one program unit at a time, so
+/// that sequential data spreads over every die); its data block holds each
+/// page at a fixed offset. Host writes go to log blocks, mapped per page;
+/// merges fold a log block back into data blocks: a **switch** merge when
+/// the log holds the whole logical block in order (it becomes the data
+/// block), a **partial** merge when it holds an in-order prefix (the rest is
+/// copied after it), otherwise a **full** merge (every valid page copied
+/// into a new block, the old blocks erased).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HybridSpec {
+    /// Log blocks in the whole drive, spread evenly over the dies (a
+    /// multiple of the die count). With `association = "full"` one log block
+    /// per die is the sequential log and the others are shared random logs.
+    pub log_blocks: u32,
+    /// `"block"` (BAST: each log block serves one logical block) or
+    /// `"full"` (FAST: random log blocks are shared by every logical block of
+    /// their die, plus one sequential log block per die for switch merges).
+    pub association: LogAssociation,
+    /// Which log block to merge when a die has none left: `"fifo"` (the
+    /// one allocated first) or `"lru"` (the one written least recently).
+    pub merge_policy: MergePolicy,
+    /// Whether the firmware runs a merge on the core handling the command,
+    /// so that core takes no other command until the merge's last NAND
+    /// operation completes (single-core DRAM-less controllers; default
+    /// false: merges only occupy the flash).
+    #[serde(default)]
+    pub merge_holds_core: bool,
+}
+
+/// How log blocks are associated with logical blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogAssociation {
+    /// One logical block per log block (BAST).
+    Block,
+    /// Fully associative random logs plus a sequential log (FAST).
+    Full,
+}
+
+/// Victim choice among log blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergePolicy {
+    /// The log block allocated first.
+    Fifo,
+    /// The log block written least recently.
+    Lru,
 }
 
 /// GC victim selection policy.

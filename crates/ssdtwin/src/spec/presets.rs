@@ -12,6 +12,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("intel-660p-1tb", include_str!("../../presets/intel-660p-1tb.toml")),
     ("intel-660p-2tb", include_str!("../../presets/intel-660p-2tb.toml")),
     ("intel-660p-512gb", include_str!("../../presets/intel-660p-512gb.toml")),
+    ("intel-x25m-80gb", include_str!("../../presets/intel-x25m-80gb.toml")),
+    ("ocz-core-64gb", include_str!("../../presets/ocz-core-64gb.toml")),
+    ("ocz-slc-64gb", include_str!("../../presets/ocz-slc-64gb.toml")),
+    ("smi-sm2260-mlc-512gb", include_str!("../../presets/smi-sm2260-mlc-512gb.toml")),
 ];
 
 /// Names of all presets.

@@ -1,7 +1,9 @@
 //! Second stage of reading a drive: check that the spec describes a drive
 //! that can exist and derive the quantities the simulator uses.
 
-use super::{DriveSpec, GcPolicy, Interface, SlcWritePolicy, WriteCachePolicy};
+use super::{
+    DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy,
+};
 use crate::error::SpecError;
 use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
 
@@ -38,6 +40,24 @@ pub struct DriveModel {
     /// Suspend overhead when reads suspend programs/erases (`None`: they
     /// wait).
     pub read_suspend_ns: Option<u64>,
+    /// The hybrid log-block FTL's parameters (`None`: page mapping).
+    pub hybrid: Option<HybridModel>,
+}
+
+/// The hybrid log-block FTL in the FTL's units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridModel {
+    /// Log blocks per die (with full association: one sequential log, the
+    /// rest random logs).
+    pub log_blocks_per_die: u32,
+    /// Log association.
+    pub association: LogAssociation,
+    /// Merge victim policy.
+    pub merge_policy: MergePolicy,
+    /// Merges hold the command's core.
+    pub merge_holds_core: bool,
+    /// Logical blocks per die.
+    pub logical_blocks_per_die: u32,
 }
 
 /// The SLC cache in the FTL's units.
@@ -329,6 +349,57 @@ impl DriveSpec {
                 ),
             ));
         }
+        let hybrid = match (f.mapping, &f.hybrid) {
+            (MappingScheme::Page, None) => None,
+            (MappingScheme::Page, Some(_)) => {
+                return Err(bad("ftl.hybrid", "only for mapping = \"hybrid\"".into()));
+            }
+            (MappingScheme::Hybrid, None) => {
+                return Err(bad("ftl.hybrid", "mapping = \"hybrid\" needs an [ftl.hybrid] table".into()));
+            }
+            (MappingScheme::Hybrid, Some(hs)) => {
+                if self.slc_cache.is_some() {
+                    return Err(bad("slc_cache", "is not supported with mapping = \"hybrid\"".into()));
+                }
+                if hs.log_blocks == 0 || hs.log_blocks % dies != 0 {
+                    return Err(bad(
+                        "ftl.hybrid.log_blocks",
+                        format!("{} is not a positive multiple of the die count ({dies})", hs.log_blocks),
+                    ));
+                }
+                let per_die = hs.log_blocks / dies;
+                if hs.association == LogAssociation::Full && per_die < 2 {
+                    return Err(bad(
+                        "ftl.hybrid.log_blocks",
+                        format!(
+                            "full association needs at least 2 log blocks per die (one sequential, one random); \
+                             {} over {dies} dies gives {per_die}",
+                            hs.log_blocks
+                        ),
+                    ));
+                }
+                let lbs_per_die = user_slots.div_ceil(dies as u64 * slots_per_block as u64) as u32;
+                // Data blocks, log blocks and one block to merge into.
+                let needed = lbs_per_die as u64 + per_die as u64 + 1;
+                if needed > g.blocks_per_plane as u64 {
+                    return Err(bad(
+                        "ftl.hybrid.log_blocks",
+                        format!(
+                            "{} log blocks per die, {lbs_per_die} data blocks per die and one merge block \
+                             exceed the {} blocks of a die",
+                            per_die, g.blocks_per_plane
+                        ),
+                    ));
+                }
+                Some(HybridModel {
+                    log_blocks_per_die: per_die,
+                    association: hs.association,
+                    merge_policy: hs.merge_policy,
+                    merge_holds_core: hs.merge_holds_core,
+                    logical_blocks_per_die: lbs_per_die,
+                })
+            }
+        };
         let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
         let geometry = Geometry {
             channels: g.channels,
@@ -361,6 +432,7 @@ impl DriveSpec {
             channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes + n.page_spare_bytes) as u64
                 / g.page_bytes as u64,
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
+            hybrid,
         })
     }
 }
