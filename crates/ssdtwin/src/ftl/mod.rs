@@ -570,6 +570,7 @@ impl Ftl {
     fn finish_collection(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
         if self.emit_ops {
+            let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
             self.ops.push(NandOp::Erase { purpose, block: victim });
         }
         self.blocks.release(victim);
