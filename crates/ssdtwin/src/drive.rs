@@ -347,7 +347,7 @@ impl Drive {
         if c.host_slots_written == 0 {
             return 0.0;
         }
-        (c.host_slots_written + c.gc_slots_moved + c.merge_slots_copied + c.padding_slots) as f64
+        (c.host_slots_written + c.gc_slots_moved + c.fold_slots_moved + c.merge_slots_copied + c.padding_slots) as f64
             / c.host_slots_written as f64
     }
 }

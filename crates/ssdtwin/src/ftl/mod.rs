@@ -248,7 +248,14 @@ impl Ftl {
     #[inline]
     pub fn write(&mut self, lpn: u32) -> Slot {
         self.unmap(lpn);
-        let slot = if self.hybrid.is_some() { self.hybrid_write(lpn) } else { self.append(StreamId::Host, lpn) };
+        let slot = if self.hybrid.is_some() {
+            self.hybrid_write(lpn);
+            // A merge triggered by this very write may already have moved
+            // the page: its current slot is what the map says.
+            self.l2p[lpn as usize]
+        } else {
+            self.append(StreamId::Host, lpn)
+        };
         if !self.lpn_version.is_empty() {
             let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
             self.lpn_version[lpn as usize] = v;
@@ -323,7 +330,10 @@ impl Ftl {
     /// Whether `die` has fewer free blocks than the background-GC target
     /// and a native block worth collecting.
     pub fn wants_background_gc(&self, die: u32) -> bool {
-        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
+        // The hybrid scheme reclaims space by merges, never by page GC.
+        self.hybrid.is_none()
+            && self.blocks.free_count(die) < self.gc_high
+            && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
     }
 
     /// Remove the mapping of `lpn`; true if it was mapped.
