@@ -29,6 +29,9 @@ use std::collections::VecDeque;
 
 use crate::nand::{transfer_ns, CellMode};
 
+/// Gaps examined before a reservation gives up back-filling.
+const MAX_GAP_SCAN: usize = 256;
+
 /// Busy intervals of one resource, sorted and non-overlapping.
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
@@ -54,6 +57,7 @@ impl Timeline {
         let mut t = earliest;
         // First interval that ends after `earliest`.
         let mut i = self.busy.partition_point(|&(_, end)| end <= t);
+        let mut scanned = 0;
         while i < self.busy.len() {
             let (s, e) = self.busy[i];
             if s >= t + dur {
@@ -61,6 +65,15 @@ impl Timeline {
             }
             t = t.max(e);
             i += 1;
+            scanned += 1;
+            if scanned == MAX_GAP_SCAN {
+                // A long run of gaps too small to use (a die or bus booked
+                // far ahead by GC): go to the end rather than search on, so
+                // that a reservation costs O(1) amortised, not O(bookings).
+                i = self.busy.len();
+                t = t.max(self.free_at());
+                break;
+            }
         }
         let end = t + dur;
         // Merge with the neighbours it touches.
