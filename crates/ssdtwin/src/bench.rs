@@ -74,20 +74,13 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
 
 fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let mut sim = Simulator::new(drive);
-    let before = sim.drive.ftl.counters;
+    let before = crate::stats::Counters::of(&sim.drive);
     let t = Instant::now();
     let r = sim.run_phase(&Phase::Io(spec.clone()), 0, 1);
     let wall_s = t.elapsed().as_secs_f64();
     let ios: u64 = r.dirs.iter().map(|d| d.ios).sum();
     let bytes: u64 = r.dirs.iter().map(|d| d.bytes).sum();
-    let after = sim.drive.ftl.counters;
-    let host = after.host_slots_written - before.host_slots_written;
-    let waf = if host == 0 {
-        0.0
-    } else {
-        (host + after.gc_slots_moved - before.gc_slots_moved + after.padding_slots - before.padding_slots) as f64
-            / host as f64
-    };
+    let waf = crate::stats::Counters::of(&sim.drive).since(&before).waf();
     let row = BenchRow {
         name: spec.name.clone(),
         ios,

@@ -343,11 +343,6 @@ impl Drive {
 
     /// Write amplification so far: slots programmed / host slots written.
     pub fn waf(&self) -> f64 {
-        let c = &self.ftl.counters;
-        if c.host_slots_written == 0 {
-            return 0.0;
-        }
-        (c.host_slots_written + c.gc_slots_moved + c.fold_slots_moved + c.merge_slots_copied + c.padding_slots) as f64
-            / c.host_slots_written as f64
+        crate::stats::Counters::of(self).waf()
     }
 }
