@@ -12,7 +12,14 @@ fn tmp(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ssdtwin-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
+    // Tests run in parallel and several write the same file (e.g. the suite
+    // drive): write a private file and rename it into place, so that no
+    // reader ever sees a truncated one.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staging = dir.join(format!(".{name}.{n}.tmp"));
+    std::fs::write(&staging, text).unwrap();
+    std::fs::rename(&staging, &p).unwrap();
     p
 }
 
