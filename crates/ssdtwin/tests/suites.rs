@@ -312,3 +312,33 @@ fn client_2018_on_the_660p_tells_the_reviews_story() {
     let (std, full) = (score("standard", "burst-seq-write"), score("full", "burst-seq-write"));
     assert!(full > 0.8 * std && full > 1000.0, "burst sequential write: full {full:.0} vs standard {std:.0} MB/s");
 }
+
+/// The SM2260 review's performance-consistency chart (drives.md): 4 KiB
+/// random writes at QD32 on a full drive open with a burst near 140K IOPS
+/// (the SLC cache, emptied while idle after the fill), drop abruptly once
+/// cache and spare are used up, and settle into a steady state around 5K
+/// IOPS for the rest of the hour. Runs the whole simulated hour.
+#[test]
+fn client_2015_consistency_on_the_sm2260_shows_burst_and_steady_state() {
+    let s = suite::load("client-2015").unwrap();
+    let model = ssdtwin::DriveSpec::load("smi-sm2260-mlc-512gb", &[]).unwrap().build("sm2260").unwrap();
+    let dut = DriveUnderTest { name: "smi-sm2260-mlc-512gb".into(), overrides: vec![], model };
+    let o = SuiteOptions { threads: 1, only: vec!["consistency".into()], ..SuiteOptions::default() };
+    let r = suite::run_suite(&s, &[dut], &o, None).unwrap();
+    let step = &r.runs[0].tests[0].steps[0].io;
+    let iops: Vec<f64> = step.series.seconds.iter().map(|s| s.write_ios as f64).collect();
+    assert!(iops.len() >= 3600, "{} seconds", iops.len());
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let burst = mean(&iops[2..20]);
+    assert!((burst - 140e3).abs() < 14e3, "initial burst {burst:.0} IOPS, expected near 140K");
+    // Abrupt drop: within five minutes the drive is below a tenth of the burst.
+    assert!(iops[..300].iter().any(|&x| x < burst / 10.0), "no drop in the first five minutes");
+    let last = &iops[iops.len() - 400..iops.len() - 1];
+    let steady = mean(last);
+    assert!((3.5e3..7e3).contains(&steady), "last 400 s at {steady:.0} IOPS, expected around 5K");
+    // The suite's score is that same window.
+    let score = r.runs[0].tests[0].scores[0].value.unwrap();
+    assert!((score - steady).abs() / steady < 0.02, "score {score:.0} vs window mean {steady:.0}");
+    let max_lat = step.dirs.iter().map(|d| d.lat_max_ns).max().unwrap();
+    assert!(max_lat < 2_000_000_000, "a write waited {} ms", max_lat / 1_000_000);
+}

@@ -98,12 +98,23 @@ fn prefetch(v: &[u32], i: usize) {
     let _ = (v, i);
 }
 
-/// A victim being collected in the background, a step at a time.
+/// A victim being collected a step at a time: paced by host writes while
+/// the die is short of free blocks, or during idle time.
 #[derive(Debug, Clone, Copy)]
 struct Background {
     victim: u32,
     mode: CellMode,
     next_offset: u32,
+    /// Valid slots when collection began (sets the pace).
+    valid_at_start: u32,
+    /// Remainder of the pace division carried to the next host unit.
+    carry: u64,
+}
+
+impl Background {
+    fn new(victim: u32, mode: CellMode, valid_at_start: u32) -> Background {
+        Background { victim, mode, next_offset: 0, valid_at_start, carry: 0 }
+    }
 }
 
 /// FTL event counters (in 4 KiB slots unless stated).
@@ -410,19 +421,47 @@ impl Ftl {
         b
     }
 
-    /// Free blocks on `die` up to the low watermark: native GC where native
-    /// blocks hold invalid data, else fold SLC blocks (the native capacity
-    /// is needed, so lazily cached data must move).
+    /// Free blocks on `die` up to the low watermark: finish the die's
+    /// collection in progress, then native GC where native blocks hold
+    /// invalid data, else fold SLC blocks (the native capacity is needed,
+    /// so lazily cached data must move). The host waits for all of it.
     fn reclaim_until_low_watermark(&mut self, die: u32) {
+        if self.blocks.free_count(die) < self.gc_low {
+            if let Some(bg) = self.bg[die as usize].take() {
+                self.move_valid(bg.victim, bg.mode, bg.next_offset, u32::MAX);
+                self.finish_collection(bg.victim, bg.mode);
+            }
+        }
         while self.blocks.free_count(die) < self.gc_low {
-            let progressed = if self.victims.has_candidate(&self.blocks, die, CellMode::Native) {
-                self.collect_one(die, CellMode::Native)
-            } else {
-                self.collect_one(die, CellMode::Slc)
-            };
-            if !progressed {
+            let Some(mode) = self.reclaim_mode(die) else { break };
+            if !self.collect_one(die, mode) {
                 break;
             }
+        }
+    }
+
+    /// Where to reclaim native space on `die`: the mode whose best victim
+    /// returns more free slots for the moves it costs. A native victim
+    /// holding `V` of `S` slots returns `S − V`; folding a borrowed
+    /// (dynamic) SLC block holding `V` returns a whole block for `V` native
+    /// slots, also `S − V`, and is usually the better deal on a nearly full
+    /// drive whose native blocks are almost all valid. Folding a static SLC
+    /// block returns nothing native, so it is chosen only when no native
+    /// block holds invalid data. `None` when nothing can be reclaimed.
+    fn reclaim_mode(&self, die: u32) -> Option<CellMode> {
+        let s = self.geo.slots_per_block;
+        let native_gain = if self.victims.has_candidate(&self.blocks, die, CellMode::Native) {
+            self.blocks.peek_min_valid(die, CellMode::Native).map(|b| s - self.blocks.valid[b as usize])
+        } else {
+            None
+        };
+        let slc = self.blocks.peek_min_valid(die, CellMode::Slc);
+        let slc_gain = slc.filter(|&b| !self.blocks.is_static[b as usize]).map(|b| s - self.blocks.valid[b as usize]);
+        match (native_gain, slc_gain) {
+            (Some(n), Some(f)) if f > n => Some(CellMode::Slc),
+            (Some(_), _) => Some(CellMode::Native),
+            (None, _) if slc.is_some() => Some(CellMode::Slc),
+            (None, _) => None,
         }
     }
 
@@ -436,7 +475,56 @@ impl Ftl {
         let wp = self.blocks.wp[b];
         if wp % unit == 0 {
             self.issue_program(id, block, unit);
+            if id == StreamId::Host {
+                // The unit used up this much of a block, in native slots.
+                let used = unit as u64 * self.geo.slots_per_block as u64 / self.geo.slots_in_mode(mode) as u64;
+                self.pace_collection(self.geo.die_of_block(block), used);
+            }
         }
+    }
+
+    /// Foreground GC paced by host writes. While `die` has fewer free
+    /// blocks than the background target, every host program unit on it
+    /// moves a share of a victim's valid data: a victim holding `V` valid
+    /// of `S` slots returns `S − V` slots once its `V` are moved, so `used`
+    /// slots of new data cost `used · V / (S − V)` moves. Free space then
+    /// comes back as fast as the host uses it, in small steps between host
+    /// programs, instead of whole victims at once when the reserve runs
+    /// out (which [`Ftl::reclaim_until_low_watermark`] still does if the
+    /// pace falls behind). The victim is chosen by [`Ftl::reclaim_mode`]
+    /// (an SLC block to fold counts as a whole native block of space, its
+    /// data as `V` native slots).
+    fn pace_collection(&mut self, die: u32, used: u64) {
+        if self.blocks.free_count(die) >= self.gc_high {
+            return;
+        }
+        let d = die as usize;
+        if self.bg[d].is_none() {
+            self.bg[d] = self.begin_paced_collection(die);
+        }
+        let Some(mut bg) = self.bg[d] else { return };
+        let s = self.geo.slots_per_block as u64;
+        let v = bg.valid_at_start as u64;
+        let owed = used * v + bg.carry;
+        let gain = s.saturating_sub(v).max(1);
+        let moves = (owed / gain).min(u32::MAX as u64) as u32;
+        bg.carry = owed % gain;
+        let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, moves);
+        if next >= self.blocks.wp[bg.victim as usize] {
+            self.finish_collection(bg.victim, bg.mode);
+            self.bg[d] = None;
+        } else {
+            bg.next_offset = next;
+            self.bg[d] = Some(bg);
+        }
+    }
+
+    /// Choose the victim of a paced collection on `die` (see
+    /// [`Ftl::pace_collection`]).
+    fn begin_paced_collection(&mut self, die: u32) -> Option<Background> {
+        let mode = self.reclaim_mode(die)?;
+        let victim = self.begin_collection(die, mode)?;
+        Some(Background::new(victim, mode, self.blocks.valid[victim as usize]))
     }
 
     fn issue_program(&mut self, id: StreamId, block: u32, slots: u32) {
@@ -626,13 +714,13 @@ impl Ftl {
                 && self.blocks.sealed_count(die, CellMode::Slc) > 0
             {
                 if let Some(victim) = self.begin_collection(die, CellMode::Slc) {
-                    return Some(Background { victim, mode: CellMode::Slc, next_offset: 0 });
+                    return Some(Background::new(victim, CellMode::Slc, self.blocks.valid[victim as usize]));
                 }
             }
         }
         if self.wants_background_gc(die) {
             let victim = self.begin_collection(die, CellMode::Native)?;
-            return Some(Background { victim, mode: CellMode::Native, next_offset: 0 });
+            return Some(Background::new(victim, CellMode::Native, self.blocks.valid[victim as usize]));
         }
         None
     }
