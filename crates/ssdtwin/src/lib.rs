@@ -38,6 +38,7 @@ pub mod figures;
 pub mod flash;
 pub mod ftl;
 pub mod host;
+pub mod mem;
 pub mod nand;
 pub mod report;
 pub mod sim;

@@ -30,6 +30,7 @@ pub mod hybrid;
 pub mod slc;
 pub mod streams;
 
+use crate::mem::HugeVec;
 use crate::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{DriveModel, GcPolicy, SlcModel};
 use blocks::BlockTable;
@@ -152,13 +153,13 @@ pub struct Ftl {
     /// Geometry.
     pub geo: Geometry,
     /// Logical page → slot (`NONE` when unmapped).
-    pub l2p: Vec<Slot>,
+    pub l2p: HugeVec<Slot>,
     /// Slot → logical page (`NONE` when invalid or unwritten).
-    pub p2l: Vec<u32>,
+    pub p2l: HugeVec<u32>,
     /// Last version written per logical page (if stamps are on).
-    lpn_version: Vec<u32>,
+    lpn_version: HugeVec<u32>,
     /// Version held by each slot (the "data" on flash, if stamps are on).
-    slot_version: Vec<u32>,
+    slot_version: HugeVec<u32>,
     /// Block metadata.
     pub blocks: BlockTable,
     streams: [Stream; 3],
@@ -190,10 +191,10 @@ impl Ftl {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
         Ftl {
-            l2p: vec![NONE; model.user_lpns as usize],
-            p2l: vec![NONE; geo.total_slots as usize],
-            lpn_version: if stamps { vec![0; model.user_lpns as usize] } else { Vec::new() },
-            slot_version: if stamps { vec![0; geo.total_slots as usize] } else { Vec::new() },
+            l2p: HugeVec::filled(model.user_lpns as usize, NONE),
+            p2l: HugeVec::filled(geo.total_slots as usize, NONE),
+            lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
+            slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
             blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
             streams: [
                 Stream::new(StreamId::Host, &geo),
