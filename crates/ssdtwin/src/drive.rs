@@ -156,6 +156,26 @@ impl Drive {
         done
     }
 
+    /// Hint: a coming command will look up the map entry of its first
+    /// page. Changes no state.
+    #[inline]
+    pub fn prefetch_map(&self, cmd: Command) {
+        let lpn = cmd.offset / SECTOR_BYTES as u64;
+        if lpn < self.model.user_lpns as u64 {
+            self.ftl.prefetch_lookup(lpn as u32);
+        }
+    }
+
+    /// Hint: a coming write or trim will invalidate the slot its first
+    /// page maps to. Changes no state.
+    #[inline]
+    pub fn prefetch_update(&self, cmd: Command) {
+        let lpn = cmd.offset / SECTOR_BYTES as u64;
+        if cmd.kind != IoKind::Read && lpn < self.model.user_lpns as u64 {
+            self.ftl.prefetch_write(lpn as u32);
+        }
+    }
+
     fn lpn_range(&self, cmd: Command) -> (u32, u32) {
         let first = (cmd.offset / SECTOR_BYTES as u64) as u32;
         let end = (cmd.offset + cmd.len as u64).div_ceil(SECTOR_BYTES as u64) as u32;

@@ -11,6 +11,7 @@
 use crate::drive::{Drive, IoKind};
 use crate::engine::{EventKind, EventQueue};
 use crate::stats::{Counters, DirStats, TimeSeries};
+use crate::workload::generator::LOOKAHEAD;
 use crate::workload::{IoGenerator, IoSpec, Job, Phase};
 
 /// Results of one phase.
@@ -237,6 +238,11 @@ impl Simulator {
         macro_rules! submit {
             ($slot:expr, $now:expr) => {{
                 let cmd = gen.next_command();
+                // Warm the map entries of the commands that follow: the
+                // map lines of the one 16 ahead, the reverse entries of
+                // the one 8 ahead (whose map line is warm by now).
+                self.drive.prefetch_map(gen.ahead(LOOKAHEAD));
+                self.drive.prefetch_update(gen.ahead(LOOKAHEAD / 2));
                 let done = self.drive.submit(cmd, $now);
                 slots[$slot] = InFlight { submitted: $now, kind: cmd.kind as u8, len: cmd.len };
                 self.events.schedule(done, EventKind::Complete($slot as u32));

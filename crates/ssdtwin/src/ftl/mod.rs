@@ -85,7 +85,7 @@ pub enum NandOp {
 }
 
 /// How many slots ahead GC asks for map entries.
-const PREFETCH_AHEAD: u32 = 8;
+const PREFETCH_AHEAD: u32 = 16;
 
 /// Hint the CPU to load `v[i]`'s cache line (a no-op off x86-64).
 #[inline(always)]
@@ -243,6 +243,12 @@ impl Ftl {
     /// Whether version stamps are kept.
     pub fn has_versions(&self) -> bool {
         !self.slot_version.is_empty()
+    }
+
+    /// Warm the cache line of `lpn`'s map entry. A hint only.
+    #[inline]
+    pub fn prefetch_lookup(&self, lpn: u32) {
+        prefetch(&self.l2p, lpn as usize);
     }
 
     /// Warm the cache lines a coming [`Ftl::write`] of `lpn` will touch
@@ -473,8 +479,9 @@ impl Ftl {
         let b = block as usize;
         let mode = self.blocks.mode[b];
         let unit = self.geo.unit_slots(mode);
-        let wp = self.blocks.wp[b];
-        if wp % unit == 0 {
+        // Programs are issued a whole unit at a time (padding included),
+        // so a unit is full when a unit's worth is written but unissued.
+        if self.blocks.wp[b] - self.blocks.programmed[b] == unit {
             self.issue_program(id, block, unit);
             if id == StreamId::Host {
                 // The unit used up this much of a block, in native slots.
@@ -609,6 +616,9 @@ impl Ftl {
         let end = self.blocks.wp[v];
         let mut read_row = NONE;
         let mut read_slots = 0;
+        // Offsets of the current read row, [row_start, row_end).
+        let per_row = self.geo.slots_per_row;
+        let (mut row_start, mut row_end) = (0u32, 0u32);
         self.streams[dest as usize].die = die;
         let mut moved = 0u32;
         let mut off = from;
@@ -627,8 +637,10 @@ impl Ftl {
             if lpn == NONE {
                 continue;
             }
-            let row = self.geo.row_of(off - 1);
-            if row != read_row {
+            let o = off - 1;
+            if o >= row_end || o < row_start {
+                let row = self.geo.row_of(o);
+                (row_start, row_end) = (row * per_row, row * per_row + per_row);
                 if read_slots > 0 && self.emit_ops {
                     self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
                 }

@@ -68,9 +68,16 @@ impl Permutation {
     }
 }
 
+/// How many commands the generator computes ahead of the one it returns
+/// (so that the simulator can warm the map entries they will touch).
+pub const LOOKAHEAD: usize = 16;
+
 /// Generates the commands of one I/O phase.
 #[derive(Debug, Clone)]
 pub struct IoGenerator {
+    ring: [Command; LOOKAHEAD],
+    ring_pos: usize,
+    primed: bool,
     rng: Pcg64Mcg,
     rw: RwPattern,
     rwmixread: u32,
@@ -96,6 +103,9 @@ impl IoGenerator {
             Permutation::new(blocks, &mut rng),
         ];
         IoGenerator {
+            ring: [Command { kind: IoKind::Read, offset: 0, len: 0 }; LOOKAHEAD],
+            ring_pos: 0,
+            primed: false,
             rng,
             rw: spec.rw,
             rwmixread: spec.rwmixread,
@@ -110,9 +120,32 @@ impl IoGenerator {
         }
     }
 
-    /// The next command.
+    /// The next command. The sequence does not depend on how far ahead
+    /// it is computed.
     #[inline]
     pub fn next_command(&mut self) -> Command {
+        if !self.primed {
+            for i in 0..LOOKAHEAD {
+                self.ring[i] = self.generate();
+            }
+            self.primed = true;
+        }
+        let c = self.ring[self.ring_pos];
+        self.ring[self.ring_pos] = self.generate();
+        self.ring_pos = (self.ring_pos + 1) % LOOKAHEAD;
+        c
+    }
+
+    /// The command that the `k`-th next call of
+    /// [`IoGenerator::next_command`] will return (`1 ≤ k ≤ LOOKAHEAD`;
+    /// meaningful once `next_command` has been called).
+    #[inline]
+    pub fn ahead(&self, k: usize) -> Command {
+        debug_assert!((1..=LOOKAHEAD).contains(&k));
+        self.ring[(self.ring_pos + k - 1) % LOOKAHEAD]
+    }
+
+    fn generate(&mut self) -> Command {
         let kind = match self.rw {
             RwPattern::Read | RwPattern::RandRead => IoKind::Read,
             RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
@@ -156,6 +189,24 @@ impl IoGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookahead_shows_the_commands_that_follow() {
+        let mut spec = IoSpec::new("t", RwPattern::RandRw);
+        spec.size = Some(1 << 30);
+        let mut g = IoGenerator::new(&spec, 1 << 30);
+        let mut expected = Vec::new();
+        for _ in 0..100 {
+            let c = g.next_command();
+            if let Some(e) = expected.first().copied() {
+                assert_eq!(c, e);
+                expected.remove(0);
+            }
+            if expected.is_empty() {
+                expected = (1..=LOOKAHEAD).map(|k| g.ahead(k)).collect();
+            }
+        }
+    }
 
     #[test]
     fn random_map_visits_every_block_once_per_pass() {
