@@ -82,16 +82,27 @@ enum Command {
         quiet: bool,
     },
     /// Measure the simulator's own speed (simulated I/Os per wall second).
+    ///
+    /// Runs a fixed set: full and steady-state preconditioning of a large
+    /// drive (time and peak memory), steady-state 4 KiB random writes on
+    /// it, then 4 KiB random reads and 128 KiB sequential writes (through
+    /// the SLC cache and folding) on a full main drive. The output format
+    /// is stable, for comparing builds.
     Bench {
-        /// Preset name or drive file to benchmark.
-        #[arg(long, default_value = "generic-tlc-nvme")]
-        drive: String,
-        /// Override a field (repeatable).
+        /// Run every row on this preset or drive file instead of the
+        /// default pair (large: intel-660p-2tb, main: intel-660p-1tb).
+        #[arg(long)]
+        drive: Option<String>,
+        /// Override a field of the drives (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
         /// Multiply the number of simulated I/Os (1.0 = standard set).
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
+        /// Skip the large drive's steady-state preconditioning and the
+        /// random writes on it (the slowest rows).
+        #[arg(long)]
+        no_steady: bool,
     },
 }
 
@@ -318,18 +329,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Suite(args) => return run_suite_cmd(*args),
         Command::Review(args) => return review(*args),
         Command::Report { results, out, quiet } => return report_cmd(&results, out, quiet),
-        Command::Bench { drive, set, scale } => {
-            let spec = DriveSpec::load(&drive, &set)?;
-            let model = spec.build(&drive)?;
+        Command::Bench { drive, set, scale, no_steady } => {
+            let load = |name: &str| -> Result<(String, ssdtwin::spec::DriveModel)> {
+                let spec = DriveSpec::load(name, &set)?;
+                let model = spec.build(name)?;
+                Ok((spec.name, model))
+            };
+            let (large, main) = match &drive {
+                Some(d) => (load(d)?, load(d)?),
+                None => (load("intel-660p-2tb")?, load("intel-660p-1tb")?),
+            };
+            let describe = |(name, m): &(String, ssdtwin::spec::DriveModel)| {
+                format!("{name} ({} dies, {:.0} GB)", m.geometry.dies, m.user_lpns as f64 * 4096.0 / 1e9)
+            };
             println!(
-                "ssdtwin {} bench on {} ({} dies, {:.0} GB)",
+                "ssdtwin {} bench: large drive {}, main drive {}",
                 env!("CARGO_PKG_VERSION"),
-                spec.name,
-                model.geometry.dies,
-                model.user_lpns as f64 * 4096.0 / 1e9
+                describe(&large),
+                describe(&main)
             );
             println!("{}", ssdtwin::bench::HEADER);
-            ssdtwin::bench::run(&model, scale, |row| {
+            let drives = ssdtwin::bench::BenchDrives { large, main };
+            ssdtwin::bench::run(&drives, scale, !no_steady, |row| {
                 println!("{}", ssdtwin::bench::format_row(row));
             });
         }

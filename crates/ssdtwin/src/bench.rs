@@ -19,6 +19,8 @@ use crate::workload::{IoSpec, Phase, RwPattern};
 pub struct BenchRow {
     /// Workload name.
     pub name: String,
+    /// Drive (preset or file) it ran on.
+    pub drive: String,
     /// Host I/Os simulated (0 for preconditioning rows).
     pub ios: u64,
     /// Bytes written or read by the host (or by preconditioning).
@@ -67,8 +69,16 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
     state.apply_fast(&mut drive, 1);
     let wall_s = t.elapsed().as_secs_f64();
     let bytes = drive.ftl.counters.host_slots_written * 4096;
-    let row =
-        BenchRow { name: name.into(), ios: 0, bytes, wall_s, sim_s: 0.0, peak_rss: peak_rss_bytes(), waf: drive.waf() };
+    let row = BenchRow {
+        name: name.into(),
+        drive: String::new(),
+        ios: 0,
+        bytes,
+        wall_s,
+        sim_s: 0.0,
+        peak_rss: peak_rss_bytes(),
+        waf: drive.waf(),
+    };
     (drive, row)
 }
 
@@ -83,6 +93,7 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let waf = crate::stats::Counters::of(&sim.drive).since(&before).waf();
     let row = BenchRow {
         name: spec.name.clone(),
+        drive: String::new(),
         ios,
         bytes,
         wall_s,
@@ -93,52 +104,82 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     (sim.drive, row)
 }
 
-/// Run the benchmark set on a drive. `scale` multiplies the I/O counts
-/// (1.0 is the standard set).
-pub fn run(model: &DriveModel, scale: f64, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+/// The drives of the benchmark set: a large one for preconditioning,
+/// memory and steady-state writes, the main one for reads and the SLC
+/// write path.
+#[derive(Debug, Clone)]
+pub struct BenchDrives {
+    /// Name and model of the large drive (default `intel-660p-2tb`).
+    pub large: (String, DriveModel),
+    /// Name and model of the main drive (default `intel-660p-1tb`).
+    pub main: (String, DriveModel),
+}
+
+/// Run the benchmark set. `scale` multiplies the I/O counts (1.0 is the
+/// standard set); `large_steady` includes the steady-state
+/// preconditioning of the large drive and the random writes on it.
+///
+/// Rows, in order (names are stable):
+/// 1. `precondition full (fast path)` on the large drive: time and memory
+///    of a full drive;
+/// 2. `precondition steady (fast path)` on the large drive (from a
+///    secure erase: fill, then random writes of twice the capacity);
+/// 3. `4k randwrite qd32, steady state` on it (GC active);
+/// 4. `precondition full (fast path)` on the main drive;
+/// 5. `4k randread qd32, full drive` on it;
+/// 6. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
+///    writes go through the cache and force folding.
+pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
     let n = |x: f64| ((x * scale) as u64).max(1000);
-    let capacity = model.user_lpns as u64 * 4096;
     let mut rows = Vec::new();
-    let mut push = |row: BenchRow, rows: &mut Vec<BenchRow>| {
+    let mut push = |mut row: BenchRow, drive: &str, rows: &mut Vec<BenchRow>| {
+        row.drive = drive.to_string();
         on_row(&row);
         rows.push(row);
     };
 
-    let (drive, row) = timed_state(model, DriveState::Filled(100.0), "precondition full (fast path)");
-    push(row, &mut rows);
+    let (large_name, large) = (&drives.large.0, &drives.large.1);
+    let (drive, row) = timed_state(large, DriveState::Filled(100.0), "precondition full (fast path)");
+    push(row, large_name, &mut rows);
+    drop(drive);
+    if large_steady {
+        let (drive, row) = timed_state(large, DriveState::Steady, "precondition steady (fast path)");
+        push(row, large_name, &mut rows);
+        let mut rw = IoSpec::new("4k randwrite qd32, steady state", RwPattern::RandWrite);
+        rw.iodepth = 32;
+        rw.norandommap = true;
+        rw.io_size = Some(n(1_000_000.0) * 4096);
+        let (_, row) = timed_run(drive, rw);
+        push(row, large_name, &mut rows);
+    }
+
+    let (main_name, main) = (&drives.main.0, &drives.main.1);
+    let (drive, row) = timed_state(main, DriveState::Filled(100.0), "precondition full (fast path)");
+    push(row, main_name, &mut rows);
     let mut rr = IoSpec::new("4k randread qd32, full drive", RwPattern::RandRead);
     rr.iodepth = 32;
     rr.io_size = Some(n(2_000_000.0) * 4096);
-    let (_, row) = timed_run(drive, rr);
-    push(row, &mut rows);
-
-    let (drive, row) = timed_state(model, DriveState::Steady, "precondition steady (fast path)");
-    push(row, &mut rows);
-    let mut rw = IoSpec::new("4k randwrite qd32, steady state", RwPattern::RandWrite);
-    rw.iodepth = 32;
-    rw.norandommap = true;
-    rw.io_size = Some(n(1_000_000.0) * 4096);
-    let (_, row) = timed_run(drive, rw);
-    push(row, &mut rows);
-
-    let drive = Drive::new(model.clone());
-    let mut sw = IoSpec::new("128k seqwrite qd32, fresh drive", RwPattern::Write);
+    let (drive, row) = timed_run(drive, rr);
+    push(row, main_name, &mut rows);
+    let mut sw = IoSpec::new("128k seqwrite qd32, full drive", RwPattern::Write);
     sw.bs = 128 * 1024;
     sw.iodepth = 32;
+    let capacity = main.user_lpns as u64 * 4096;
     sw.io_size = Some((n(200_000.0) * 128 * 1024).min(capacity / (128 * 1024) * 128 * 1024));
     let (_, row) = timed_run(drive, sw);
-    push(row, &mut rows);
+    push(row, main_name, &mut rows);
     rows
 }
 
 /// Header of the benchmark table.
-pub const HEADER: &str = "workload                                 sim I/Os     wall s   I/Os per wall s   sim GB/wall s   sim s  realtime×    WAF  peak RSS MiB";
+pub const HEADER: &str = "workload                         drive                 sim I/Os     wall s   I/Os per wall s   sim GB/wall s   sim s  realtime×    WAF  peak RSS MiB";
 
 /// One row of the benchmark table.
 pub fn format_row(r: &BenchRow) -> String {
     format!(
-        "{:<40} {:>9} {:>10.3} {:>17.0} {:>15.2} {:>7.2} {:>10.2} {:>6.2} {:>13.0}",
+        "{:<32} {:<16} {:>12} {:>10.3} {:>17.0} {:>15.2} {:>7.2} {:>10.2} {:>6.2} {:>13.0}",
         r.name,
+        r.drive,
         r.ios,
         r.wall_s,
         r.ios_per_wall_s(),

@@ -13,7 +13,7 @@
 use std::ops::{Deref, DerefMut};
 
 /// A fixed-length vector whose memory is advised to use huge pages.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct HugeVec<T>(Vec<T>);
 
 /// Arrays smaller than this stay on normal pages.
