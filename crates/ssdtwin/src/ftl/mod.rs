@@ -517,13 +517,18 @@ impl Ftl {
         let gain = s.saturating_sub(v).max(1);
         let moves = (owed / gain).min(u32::MAX as u64) as u32;
         bg.carry = owed % gain;
-        let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, moves);
+        self.step_collection(d, bg, moves);
+    }
+
+    /// Move up to `max_moves` slots of the die's collection in progress
+    /// `bg`; erase the victim when it is empty, else keep it in progress.
+    fn step_collection(&mut self, d: usize, bg: Background, max_moves: u32) {
+        let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, max_moves);
         if next >= self.blocks.wp[bg.victim as usize] {
             self.finish_collection(bg.victim, bg.mode);
             self.bg[d] = None;
         } else {
-            bg.next_offset = next;
-            self.bg[d] = Some(bg);
+            self.bg[d] = Some(Background { next_offset: next, ..bg });
         }
     }
 
@@ -531,6 +536,11 @@ impl Ftl {
     /// [`Ftl::pace_collection`]).
     fn begin_paced_collection(&mut self, die: u32) -> Option<Background> {
         let mode = self.reclaim_mode(die)?;
+        self.begin_stepwise(die, mode)
+    }
+
+    /// Choose a victim of `mode` on `die` to collect a step at a time.
+    fn begin_stepwise(&mut self, die: u32, mode: CellMode) -> Option<Background> {
         let victim = self.begin_collection(die, mode)?;
         Some(Background::new(victim, mode, self.blocks.valid[victim as usize]))
     }
@@ -709,13 +719,7 @@ impl Ftl {
             }
             let Some(bg) = self.bg[d] else { continue };
             worked = true;
-            let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, budget);
-            if next >= self.blocks.wp[bg.victim as usize] {
-                self.finish_collection(bg.victim, bg.mode);
-                self.bg[d] = None;
-            } else {
-                self.bg[d] = Some(Background { next_offset: next, ..bg });
-            }
+            self.step_collection(d, bg, budget);
         }
         worked
     }
@@ -726,14 +730,13 @@ impl Ftl {
                 && self.slc_valid_slots > slc.idle_fold_target_slots
                 && self.blocks.sealed_count(die, CellMode::Slc) > 0
             {
-                if let Some(victim) = self.begin_collection(die, CellMode::Slc) {
-                    return Some(Background::new(victim, CellMode::Slc, self.blocks.valid[victim as usize]));
+                if let Some(bg) = self.begin_stepwise(die, CellMode::Slc) {
+                    return Some(bg);
                 }
             }
         }
         if self.wants_background_gc(die) {
-            let victim = self.begin_collection(die, CellMode::Native)?;
-            return Some(Background::new(victim, CellMode::Native, self.blocks.valid[victim as usize]));
+            return self.begin_stepwise(die, CellMode::Native);
         }
         None
     }
