@@ -22,6 +22,7 @@ use crate::flash::Flash;
 use crate::ftl::{Ftl, NandOp, Purpose};
 use crate::host::HostInterface;
 use crate::nand::{CellMode, CellTiming, SECTOR_BYTES};
+use crate::power::PowerMeter;
 use crate::spec::{BufferRelease, DriveModel};
 
 /// What a host command does.
@@ -72,6 +73,8 @@ pub struct Drive {
     pub flash: Flash,
     /// Counters.
     pub counters: DriveCounters,
+    /// Power states and energy.
+    pub power: PowerMeter,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
     submits: u32,
@@ -99,6 +102,7 @@ impl Drive {
                 model.read_suspend_ns,
             ),
             counters: DriveCounters::default(),
+            power: PowerMeter::new(model.power.clone()),
             timings,
             gc_ready: vec![0; geo.dies as usize],
             submits: 0,
@@ -123,6 +127,7 @@ impl Drive {
         self.cores.reset_time();
         self.buffer.reset();
         self.flash.reset_time();
+        self.power.reset_time();
         self.gc_ready.fill(0);
         self.merge_done = 0;
     }
@@ -136,6 +141,9 @@ impl Drive {
     /// Submit a command at time `t`; returns its completion time.
     pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
         self.submits += 1;
+        let arrived = t;
+        // A drive resting in a non-operational state wakes first.
+        let t = if self.power.apst && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
         if self.submits % 64 == 0 {
             self.flash.prune(t);
             self.host.prune(t);
@@ -153,7 +161,32 @@ impl Drive {
             self.cores.hold(ready, self.merge_done);
         }
         self.host.occupy_until(done);
+        self.power.busy(arrived, done);
         done
+    }
+
+    /// When the drive last became idle: its last command completed and
+    /// every NAND operation (host, GC, folding) has finished.
+    pub fn idle_since(&self) -> u64 {
+        self.power.busy_end().max(self.flash.all_idle_at())
+    }
+
+    /// Turn APST on or off at `now` (a host setting).
+    pub fn set_apst(&mut self, on: bool, now: u64) {
+        let idle = self.idle_since();
+        self.power.set_apst(on, idle, now);
+    }
+
+    /// Energy drawn since the clock began, J (`None`: the drive has no
+    /// power model). Work already scheduled counts in full.
+    pub fn energy_j(&self, now: u64) -> Option<f64> {
+        self.power.energy_j(
+            now,
+            self.idle_since(),
+            self.flash.counters.array_ns,
+            self.flash.channel_bytes(),
+            self.host.bytes_moved,
+        )
     }
 
     /// Hint: a coming command will look up the map entry of its first
@@ -358,7 +391,9 @@ impl Drive {
             return None;
         }
         self.schedule_ops(now, now);
-        Some(self.flash.all_idle_at().max(now))
+        let done = self.flash.all_idle_at().max(now);
+        self.power.busy(now, done);
+        Some(done)
     }
 
     /// Write amplification so far: slots programmed / host slots written.

@@ -14,7 +14,11 @@
 //!   `write-span` (the job's span written sequentially first, as IOMeter
 //!   writes its test file) or `fill-slc-cache` (as much written
 //!   sequentially as the cache holds, so the job runs after the cache is
-//!   exhausted; its span starts after the written data).
+//!   exhausted; its span starts after the written data);
+//! - `apst_idle_mw` and `wake_latency_ms` (drives with `[power]`): on a
+//!   fresh drive with APST on, one 4 KiB read, 60 s of idle, and another
+//!   read: the power of the idle's last second and that read's latency
+//!   (client-2018's idle-power test).
 //!
 //! A figure passes when the simulated value lies within the published
 //! range widened by the tolerance. `quick` mode caps each job's runtime so
@@ -158,6 +162,14 @@ pub fn measure(model: &DriveModel, fig: &Figure, quick: bool) -> Result<Verdict,
         m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us") => {
             measure_job(model, fig, m, quick)?
         }
+        "apst_idle_mw" | "wake_latency_ms" => {
+            let (idle_mw, wake_ms) = measure_apst(model).ok_or_else(|| invalid(fig, "the drive has no [power]"))?;
+            if fig.metric == "apst_idle_mw" {
+                idle_mw
+            } else {
+                wake_ms
+            }
+        }
         other => return Err(invalid(fig, format!("unknown metric `{other}`"))),
     };
     let (lo, hi) = fig.published.bounds();
@@ -224,6 +236,23 @@ fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> R
         "iops" => r.iops(kind),
         _ => r.dirs[kind as usize].mean_ns() / 1e3,
     })
+}
+
+/// APST idle power (mW) and wake-up latency (ms) of a fresh drive.
+fn measure_apst(model: &DriveModel) -> Option<(f64, f64)> {
+    let read = || {
+        let mut s = IoSpec::new("read", RwPattern::RandRead);
+        s.size = Some(1 << 30);
+        s.io_size = Some(4096);
+        s.apst = true;
+        Phase::Io(s)
+    };
+    let mut sim = Simulator::new(Drive::new(model.clone()));
+    sim.run_phase(&read(), 0, 3);
+    let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000 }, 1, 3);
+    let wake = sim.run_phase(&read(), 2, 3);
+    let mw = crate::suite::score::settled_power_w(&idle)? * 1e3;
+    Some((mw, wake.dirs[IoKind::Read as usize].lat_max_ns as f64 / 1e6))
 }
 
 /// Header of the validation table.

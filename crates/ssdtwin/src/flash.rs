@@ -163,6 +163,8 @@ pub struct FlashCounters {
     pub slots_read: [u64; 2],
     /// 4 KiB slots programmed (data and padding).
     pub slots_programmed: [u64; 2],
+    /// Array busy time summed over dies: reads, programs, erases, ns.
+    pub array_ns: [u64; 3],
 }
 
 /// The flash array as the controller's scheduler sees it.
@@ -252,6 +254,7 @@ impl Flash {
         let xs = self.channels[ch].reserve(start + tr, xfer);
         self.counters.reads[mode as usize] += 1;
         self.counters.slots_read[mode as usize] += slots as u64;
+        self.counters.array_ns[0] += tr;
         xs + xfer
     }
 
@@ -284,6 +287,7 @@ impl Flash {
         self.block_prog_done[b] = done;
         self.counters.programs[mode as usize] += 1;
         self.counters.slots_programmed[mode as usize] += slots as u64;
+        self.counters.array_ns[1] += tprog;
         done
     }
 
@@ -295,7 +299,15 @@ impl Flash {
         let done = self.occupy_die(earliest, die as usize, tbers);
         self.block_erased[b] = done;
         self.counters.erases[mode as usize] += 1;
+        self.counters.array_ns[2] += tbers;
         done
+    }
+
+    /// Bytes moved over the channels so far (data and spare area).
+    pub fn channel_bytes(&self) -> u64 {
+        let c = &self.counters;
+        (c.slots_read[0] + c.slots_read[1] + c.slots_programmed[0] + c.slots_programmed[1])
+            * self.channel_bytes_per_slot
     }
 
     /// Time at which every die and channel has finished its reserved work.

@@ -27,6 +27,8 @@ pub struct HostInterface {
     fs_per_byte: u64,
     max_queue_depth: usize,
     in_device: BinaryHeap<Reverse<u64>>,
+    /// Payload bytes moved over the link, both directions.
+    pub bytes_moved: u64,
 }
 
 impl HostInterface {
@@ -39,6 +41,7 @@ impl HostInterface {
             fs_per_byte: model.link_fs_per_byte,
             max_queue_depth: model.spec.host.max_queue_depth as usize,
             in_device: BinaryHeap::with_capacity(model.spec.host.max_queue_depth as usize + 1),
+            bytes_moved: 0,
         }
     }
 
@@ -71,6 +74,7 @@ impl HostInterface {
     /// returns when the transfer ends.
     #[inline]
     pub fn to_device(&mut self, earliest: u64, bytes: u64) -> u64 {
+        self.bytes_moved += bytes;
         let d = transfer_ns(bytes, self.fs_per_byte);
         d + self.to_device.reserve(earliest, d)
     }
@@ -78,6 +82,7 @@ impl HostInterface {
     /// Move `bytes` from drive to host; returns when the transfer ends.
     #[inline]
     pub fn to_host(&mut self, earliest: u64, bytes: u64) -> u64 {
+        self.bytes_moved += bytes;
         let d = transfer_ns(bytes, self.fs_per_byte);
         let link = if self.full_duplex { &mut self.to_host } else { &mut self.to_device };
         d + link.reserve(earliest, d)

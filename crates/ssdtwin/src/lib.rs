@@ -40,6 +40,7 @@ pub mod ftl;
 pub mod host;
 pub mod mem;
 pub mod nand;
+pub mod power;
 pub mod report;
 pub mod sim;
 pub mod spec;

@@ -82,6 +82,8 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         "trim": dir_json(&r.dirs[IoKind::Trim as usize], r.measured_ns),
         "counters": r.counters,
         "waf": r.counters.waf(),
+        "energy_j": r.energy_j,
+        "power_w": r.power_w(),
         "time_series": r.series.seconds,
     })
 }
@@ -156,6 +158,9 @@ pub fn phase_summary(p: &PhaseResult) -> String {
             if p.counters.gc_blocks > 0 {
                 out.push_str(&format!(", background GC reclaimed {} blocks", p.counters.gc_blocks));
             }
+            if let (Some(e), Some(w)) = (p.energy_j, crate::suite::score::settled_power_w(p)) {
+                out.push_str(&format!(", {e:.2} J, {:.1} mW at the end", w * 1e3));
+            }
             out.push('\n');
         }
         Phase::Io(s) => {
@@ -210,6 +215,14 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                     "  writes waited for write-buffer space: {} (summed over commands)\n",
                     fmt_ns(c.buffer_blocked_ns as f64)
                 ));
+            }
+            if let (Some(e), Some(w)) = (p.energy_j, p.power_w()) {
+                let mb = (p.dirs[0].bytes + p.dirs[1].bytes) as f64 / 1e6;
+                out.push_str(&format!("  power: {w:.2} W mean, {e:.1} J"));
+                if mb > 0.0 && e > 0.0 {
+                    out.push_str(&format!(", {:.0} MB/s per W", mb / e));
+                }
+                out.push('\n');
             }
         }
     }

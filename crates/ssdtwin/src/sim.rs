@@ -35,6 +35,8 @@ pub struct PhaseResult {
     pub bursts: u32,
     /// Time commands were outstanding (busy time), ns.
     pub busy_ns: u64,
+    /// Energy drawn from start to end, J (`None`: no power model).
+    pub energy_j: Option<f64>,
 }
 
 impl PhaseResult {
@@ -46,6 +48,12 @@ impl PhaseResult {
     /// Bytes per second of one direction.
     pub fn bw_bytes(&self, kind: IoKind) -> f64 {
         per_second(self.dirs[kind as usize].bytes as f64, self.measured_ns)
+    }
+
+    /// Mean power from start to end, W.
+    pub fn power_w(&self) -> Option<f64> {
+        let ns = self.end_ns - self.start_ns;
+        self.energy_j.filter(|_| ns > 0).map(|e| e / (ns as f64 * 1e-9))
     }
 
     /// Fraction of the phase during which commands were outstanding.
@@ -140,28 +148,34 @@ impl Simulator {
     pub fn run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> PhaseResult {
         let start = self.now();
         let before = Counters::of(&self.drive);
+        let energy_before = self.drive.energy_j(start);
         let mut result = PhaseResult {
             phase: phase.clone(),
             start_ns: start,
             end_ns: start,
             measured_ns: 0,
             dirs: Default::default(),
-            series: TimeSeries::default(),
+            series: TimeSeries { start_ns: start, seconds: Vec::new() },
             counters: Counters::default(),
             bursts: 0,
             busy_ns: 0,
+            energy_j: None,
         };
         match phase {
             Phase::Idle { duration_ns, .. } => {
-                self.wait_until(start + duration_ns);
+                self.wait_recording(start + duration_ns, &mut result.series);
                 result.end_ns = self.now();
                 result.measured_ns = result.end_ns - start;
                 result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
             }
             Phase::Io(spec) => self.run_io(spec, &mut result, index, phases),
         }
-        result.series.finish(&self.drive);
+        result.series.finish(&self.drive, result.end_ns);
         result.counters = Counters::of(&self.drive).since(&before);
+        result.energy_j = match (energy_before, self.drive.energy_j(result.end_ns)) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        };
         result
     }
 
@@ -182,6 +196,21 @@ impl Simulator {
                 _ => {}
             }
         }
+    }
+
+    /// [`Simulator::wait_until`], opening each second of `series` as its
+    /// boundary passes (so that per-second power and state are sampled on
+    /// time while the host is idle).
+    fn wait_recording(&mut self, until: u64, series: &mut TimeSeries) {
+        loop {
+            let next = series.start_ns + series.seconds.len() as u64 * 1_000_000_000;
+            if next >= until {
+                break;
+            }
+            self.wait_until(next);
+            series.touch(next - series.start_ns, &self.drive);
+        }
+        self.wait_until(until);
     }
 
     fn schedule_idle_check(&mut self) {
@@ -218,6 +247,7 @@ impl Simulator {
             (false, None) => span,
         };
         let depth = spec.outstanding() as usize;
+        self.drive.set_apst(spec.apst, start);
         let mut gen = IoGenerator::new(spec, capacity);
         let mut slots = vec![InFlight::default(); depth];
         let mut issued = 0u64;
@@ -321,7 +351,7 @@ impl Simulator {
                 // duty cycle, then start the next burst.
                 let busy = now - seg_start;
                 let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
-                self.wait_until(now + idle);
+                self.wait_recording(now + idle, &mut r.series);
                 let t = self.now();
                 r.end_ns = t;
                 if issued >= byte_limit || deadline.is_some_and(|dl| t >= dl) {

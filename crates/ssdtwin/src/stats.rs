@@ -116,8 +116,13 @@ pub struct Second {
     pub nand_programs_native: u64,
     /// NAND programs in SLC mode issued during the second.
     pub nand_programs_slc: u64,
+    /// Mean power drawn during the second, W (`None`: no power model).
+    pub power_w: Option<f64>,
     #[serde(skip)]
     lat_sum_ns: u128,
+    /// Energy drawn from the clock's start to the second's start, J.
+    #[serde(skip)]
+    energy_j: Option<f64>,
 }
 
 impl Second {
@@ -130,6 +135,8 @@ impl Second {
 /// Per-second time series of a phase.
 #[derive(Debug, Clone, Default)]
 pub struct TimeSeries {
+    /// Virtual time at which the phase (and its first second) began, ns.
+    pub start_ns: u64,
     /// Seconds, from the phase's start.
     pub seconds: Vec<Second>,
 }
@@ -143,7 +150,9 @@ impl TimeSeries {
             // Programs are stored cumulatively here and turned into
             // per-second counts by `finish`.
             let p = &drive.flash.counters.programs;
+            let began = self.start_ns + self.seconds.len() as u64 * 1_000_000_000;
             self.seconds.push(Second {
+                energy_j: drive.energy_j(began),
                 t_s: self.seconds.len() as u32,
                 free_blocks: drive.ftl.blocks.total_free(),
                 waf: drive.waf(),
@@ -179,15 +188,25 @@ impl TimeSeries {
     }
 
     /// Compute per-second means and counts (call once at the end of the
-    /// phase, with the drive as it is then).
-    pub fn finish(&mut self, drive: &Drive) {
+    /// phase, at `end_ns`, with the drive as it is then).
+    pub fn finish(&mut self, drive: &Drive, end_ns: u64) {
         let end = drive.flash.counters.programs;
+        let end_energy = drive.energy_j(end_ns);
         for i in 0..self.seconds.len() {
             let (next_native, next_slc) = match self.seconds.get(i + 1) {
                 Some(n) => (n.nand_programs_native, n.nand_programs_slc),
                 None => (end[0], end[1]),
             };
+            let began = self.start_ns + i as u64 * 1_000_000_000;
+            let (next_energy, len_ns) = match self.seconds.get(i + 1) {
+                Some(n) => (n.energy_j, 1_000_000_000),
+                None => (end_energy, end_ns.saturating_sub(began).min(1_000_000_000)),
+            };
             let s = &mut self.seconds[i];
+            s.power_w = match (s.energy_j, next_energy) {
+                (Some(a), Some(b)) if len_ns > 0 => Some((b - a) / (len_ns as f64 * 1e-9)),
+                _ => None,
+            };
             s.nand_programs_native = next_native - s.nand_programs_native;
             s.nand_programs_slc = next_slc - s.nand_programs_slc;
             let n = s.ios();

@@ -4,6 +4,7 @@ mod common;
 mod determinism;
 mod hybrid;
 mod integrity;
+mod power;
 mod slc;
 mod states;
 mod suites;

@@ -121,9 +121,20 @@ fn recomputed(step: &Value, metric: &str) -> f64 {
     let bursts = !res["job options"]["burst"].is_null();
     let ns = if bursts { res["busy_ns"].as_f64().unwrap() } else { res["measured_ns"].as_f64().unwrap() };
     let sum = |k: &str| res["read"][k].as_f64().unwrap() + res["write"][k].as_f64().unwrap();
+    let max_lat =
+        || res["read"]["clat_ns"]["max"].as_f64().unwrap().max(res["write"]["clat_ns"]["max"].as_f64().unwrap());
     match metric {
         "MB/s" => sum("io_bytes") / 1e6 / (ns / 1e9),
         "IOPS" => sum("total_ios") / (ns / 1e9),
+        // MB moved per joule of the step.
+        "MB/s/W" => sum("io_bytes") / 1e6 / res["energy_j"].as_f64().unwrap(),
+        "µs" => max_lat() / 1e3,
+        // The last whole second of the idle after the step.
+        "mW" => {
+            let idle = &step["idle"];
+            let whole = (idle["elapsed_ns"].as_u64().unwrap() / 1_000_000_000) as usize;
+            idle["time_series"][whole - 1]["power_w"].as_f64().unwrap() * 1e3
+        }
         m => panic!("{m}"),
     }
 }
@@ -134,7 +145,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn scores_are_computed_as_defined_from_step_data() {
-    let mut checked = [0; 3];
+    let mut checked = [0; 5];
     for (_, j) in results() {
         let suite = &j["suite"]["definition"];
         for run in j["runs"].as_array().unwrap() {
@@ -142,7 +153,6 @@ fn scores_are_computed_as_defined_from_step_data() {
                 let def = suite["test"].as_array().unwrap().iter().find(|d| d["name"] == t["name"]).unwrap();
                 let steps = t["steps"].as_array().unwrap();
                 let scores = t["scores"].as_array().unwrap();
-                let unit = scores[0]["unit"].as_str().unwrap();
                 match def["score"]["kind"].as_str().unwrap() {
                     "mean" => {
                         // Steps selected by `where` (e.g. QD1, QD2, QD4).
@@ -154,9 +164,15 @@ fn scores_are_computed_as_defined_from_step_data() {
                         if !filt.is_empty() {
                             assert_eq!(chosen.len(), 3, "QD1, QD2 and QD4");
                         }
-                        let mean = chosen.iter().map(|s| recomputed(s, unit)).sum::<f64>() / chosen.len() as f64;
-                        let got = scores[0]["value"].as_f64().unwrap();
-                        assert!(close(got, mean), "{}: {got} vs {mean}", t["name"]);
+                        for v in scores {
+                            let unit = v["unit"].as_str().unwrap();
+                            let mean = chosen.iter().map(|s| recomputed(s, unit)).sum::<f64>() / chosen.len() as f64;
+                            let got = v["value"].as_f64().unwrap();
+                            assert!(close(got, mean), "{} {}: {got} vs {mean}", t["name"], v["label"]);
+                            if unit == "MB/s/W" {
+                                checked[3] += 1;
+                            }
+                        }
                         checked[0] += 1;
                     }
                     "steady-state" => {
@@ -187,6 +203,14 @@ fn scores_are_computed_as_defined_from_step_data() {
                             assert!(close(v["value"].as_f64().unwrap(), recomputed(s, u)), "{}", v["label"]);
                         }
                         checked[2] += 1;
+                    }
+                    "pick" => {
+                        for (p, v) in def["score"]["pick"].as_array().unwrap().iter().zip(scores) {
+                            let step = steps.iter().find(|s| s["step"] == p["step"]).unwrap();
+                            let want = recomputed(step, v["unit"].as_str().unwrap());
+                            assert!(close(v["value"].as_f64().unwrap(), want), "{}: {v}", t["name"]);
+                        }
+                        checked[4] += 1;
                     }
                     k => panic!("{k}"),
                 }

@@ -46,6 +46,62 @@ pub struct DriveSpec {
     /// SLC cache (absent: the drive writes natively).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slc_cache: Option<SlcCacheSpec>,
+    /// Power model and NVMe power states (absent: energy is not modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerSpec>,
+}
+
+/// Power: what each part of the drive draws, and its power states (see
+/// [`crate::power`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// Power of the awake, idle drive with no power saving (PS0, link up), W.
+    pub active_idle_w: f64,
+    /// Extra controller power while commands or background work are in
+    /// progress, W.
+    pub controller_active_w: f64,
+    /// Power of one die during an array read, W.
+    pub nand_read_w: f64,
+    /// Power of one die during a program, W.
+    pub nand_program_w: f64,
+    /// Power of one die during an erase, W.
+    pub nand_erase_w: f64,
+    /// Energy per byte moved over a NAND channel, pJ.
+    #[serde(default)]
+    pub channel_pj_per_byte: f64,
+    /// Energy per byte moved over the host link, pJ.
+    #[serde(default)]
+    pub link_pj_per_byte: f64,
+    /// Power states as the drive reports them, PS0 first (NVMe power
+    /// state descriptors). Non-operational states are what APST uses.
+    #[serde(default, rename = "state", skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<PowerStateSpec>,
+}
+
+/// One NVMe power state descriptor, with what was measured of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerStateSpec {
+    /// Maximum power the drive reports for the state, W.
+    pub max_w: f64,
+    /// A non-operational (idle) state: no I/O is processed in it.
+    #[serde(default)]
+    pub non_operational: bool,
+    /// Reported entry latency, µs.
+    #[serde(default)]
+    pub entry_latency_us: u64,
+    /// Reported exit latency, µs.
+    #[serde(default)]
+    pub exit_latency_us: u64,
+    /// Power actually drawn while resting in the state, W (default:
+    /// `max_w`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_w: Option<f64>,
+    /// Time a command actually waits for the drive to wake from the
+    /// state, µs (default: `exit_latency_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_latency_us: Option<u64>,
 }
 
 /// SLC cache: host writes land in blocks programmed one bit per cell

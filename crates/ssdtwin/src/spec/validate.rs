@@ -6,6 +6,7 @@ use super::{
 };
 use crate::error::SpecError;
 use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
+use crate::power::PowerModel;
 
 /// A validated drive: the spec plus everything derived from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,8 @@ pub struct DriveModel {
     pub read_suspend_ns: Option<u64>,
     /// The hybrid log-block FTL's parameters (`None`: page mapping).
     pub hybrid: Option<HybridModel>,
+    /// The power model (`None`: the drive file has no `[power]`).
+    pub power: Option<PowerModel>,
 }
 
 /// The hybrid log-block FTL in the FTL's units.
@@ -400,6 +403,50 @@ impl DriveSpec {
                 })
             }
         };
+        let power = match &self.power {
+            None => None,
+            Some(p) => {
+                let watts = |field: &str, w: f64| {
+                    if w.is_finite() && w >= 0.0 {
+                        Ok(())
+                    } else {
+                        Err(bad(&format!("power.{field}"), format!("{w} is not a power in watts (≥ 0)")))
+                    }
+                };
+                watts("active_idle_w", p.active_idle_w)?;
+                watts("controller_active_w", p.controller_active_w)?;
+                watts("nand_read_w", p.nand_read_w)?;
+                watts("nand_program_w", p.nand_program_w)?;
+                watts("nand_erase_w", p.nand_erase_w)?;
+                watts("channel_pj_per_byte", p.channel_pj_per_byte)?;
+                watts("link_pj_per_byte", p.link_pj_per_byte)?;
+                for (i, st) in p.states.iter().enumerate() {
+                    watts(&format!("state[{i}].max_w"), st.max_w)?;
+                    if let Some(w) = st.idle_w {
+                        watts(&format!("state[{i}].idle_w"), w)?;
+                    }
+                    if !st.non_operational && (st.idle_w.is_some() || st.wake_latency_us.is_some()) {
+                        return Err(bad(
+                            &format!("power.state[{i}]"),
+                            "idle_w and wake_latency_us describe non-operational states only".into(),
+                        ));
+                    }
+                }
+                match p.states.first() {
+                    Some(ps0) if ps0.non_operational => {
+                        return Err(bad("power.state[0]", "PS0 must be an operational state".into()))
+                    }
+                    Some(ps0) if p.active_idle_w > ps0.max_w => {
+                        return Err(bad(
+                            "power.active_idle_w",
+                            format!("{} W is more than PS0's maximum of {} W", p.active_idle_w, ps0.max_w),
+                        ))
+                    }
+                    _ => {}
+                }
+                Some(PowerModel::new(p))
+            }
+        };
         let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
         let geometry = Geometry {
             channels: g.channels,
@@ -433,6 +480,7 @@ impl DriveSpec {
                 / g.page_bytes as u64,
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
             hybrid,
+            power,
         })
     }
 }

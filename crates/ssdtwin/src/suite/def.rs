@@ -186,6 +186,10 @@ pub struct StepDef {
     /// fio `norandommap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub norandommap: Option<bool>,
+    /// The host enables APST for the step and the idle after it (ssdtwin
+    /// `apst`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apst: Option<bool>,
 }
 
 /// How a test is scored.
@@ -194,10 +198,12 @@ pub struct StepDef {
 pub struct ScoreDef {
     /// `mean` (mean of the metric over the selected steps),
     /// `steady-state` (last-window mean IOPS and mean / stddev of the
-    /// per-second IOPS of the single step) or `each` (the metric of every
-    /// step).
+    /// per-second IOPS of the single step), `each` (the metric of every
+    /// step) or `pick` (named metrics of named steps).
     pub kind: String,
-    /// `iops` or `mbps` (MB/s, 10^6 bytes).
+    /// `iops`, `mbps` (MB/s, 10^6 bytes), `mean_lat`, `max_lat` (µs),
+    /// `power` (W over the step), `efficiency` (MB/s per W) or
+    /// `idle_power` (mW over the last second of the idle after the step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric: Option<String>,
     /// `mean`: only steps whose swept fields take these values, e.g.
@@ -207,11 +213,25 @@ pub struct ScoreDef {
     /// `steady-state`: the window at the end of the step, e.g. `"400s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
-    /// `each`: further per-step metrics to report (`iops`, `mbps`,
-    /// `mean_lat`, `max_lat`).
+    /// `each` and `mean`: further metrics to report the same way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
+    /// `pick`: the values to report, each a step's metric.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pick: Vec<PickDef>,
     /// Label of the score in tables, e.g. `"QD1–4"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+/// One value of a `pick` score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PickDef {
+    /// The step (its expanded name).
+    pub step: String,
+    /// The metric.
+    pub metric: String,
+    /// Label in tables.
+    pub label: String,
 }

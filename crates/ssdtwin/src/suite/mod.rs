@@ -32,8 +32,8 @@
 //! ```
 //!
 //! Leaves out: trace-based tests (Light, Heavy, Destroyer: the traces are
-//! not public) and anything needing power (idle power, MB/s per W), which
-//! the drive model does not have yet.
+//! not public). Power figures (MB/s per W, idle power) need a drive with a
+//! power model; for others they are `None`.
 
 pub mod def;
 pub mod json;

@@ -84,6 +84,12 @@ pub enum Metric {
     MeanLat,
     /// Maximum completion latency, µs.
     MaxLat,
+    /// Mean power over the step, W.
+    Power,
+    /// MB/s per W over the step (MB moved per joule).
+    Efficiency,
+    /// Mean power over the last second of the idle after the step, mW.
+    IdlePower,
 }
 
 impl Metric {
@@ -93,6 +99,9 @@ impl Metric {
             "mbps" => Metric::Mbps,
             "mean_lat" => Metric::MeanLat,
             "max_lat" => Metric::MaxLat,
+            "power" => Metric::Power,
+            "efficiency" => Metric::Efficiency,
+            "idle_power" => Metric::IdlePower,
             _ => return None,
         })
     }
@@ -104,6 +113,9 @@ impl Metric {
             Metric::Mbps => "mbps",
             Metric::MeanLat => "mean_lat",
             Metric::MaxLat => "max_lat",
+            Metric::Power => "power",
+            Metric::Efficiency => "efficiency",
+            Metric::IdlePower => "idle_power",
         }
     }
 
@@ -113,6 +125,9 @@ impl Metric {
             Metric::Iops => "IOPS",
             Metric::Mbps => "MB/s",
             Metric::MeanLat | Metric::MaxLat => "µs",
+            Metric::Power => "W",
+            Metric::Efficiency => "MB/s/W",
+            Metric::IdlePower => "mW",
         }
     }
 }
@@ -129,6 +144,8 @@ pub enum ScoreRule {
         filter: Vec<(String, Vec<u64>)>,
         /// Label in tables.
         label: String,
+        /// Further metrics averaged over the same steps.
+        also: Vec<Metric>,
     },
     /// Over the last `window_ns` of the single step's per-second IOPS:
     /// the mean, and consistency = mean / standard deviation.
@@ -145,6 +162,8 @@ pub enum ScoreRule {
         /// Further metrics.
         also: Vec<Metric>,
     },
+    /// Chosen metrics of chosen steps: (step index, metric, label).
+    Pick(Vec<(usize, Metric, String)>),
 }
 
 /// One concrete step (before scaling to a drive).
@@ -178,6 +197,8 @@ pub struct StepPlan {
     pub runtime_ns: Option<u64>,
     /// Bursts.
     pub burst: Option<Burst>,
+    /// The host enables APST.
+    pub apst: bool,
 }
 
 impl StepPlan {
@@ -364,7 +385,8 @@ fn merge(d: &StepDef, s: &StepDef) -> StepDef {
         runtime,
         burst_size,
         duty_cycle,
-        norandommap
+        norandommap,
+        apst
     )
 }
 
@@ -500,6 +522,7 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
                                 io_size,
                                 runtime_ns,
                                 burst,
+                                apst: s.apst.unwrap_or(false),
                             });
                         }
                     }
@@ -513,8 +536,11 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
 fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, SuiteError> {
     let metric = |m: &Option<String>| -> Result<Metric, SuiteError> {
         let m = m.as_deref().ok_or_else(|| c.err("metric", "missing (iops or mbps)"))?;
-        Metric::parse(m).ok_or_else(|| c.err("metric", format!("`{m}` is not iops, mbps, mean_lat or max_lat")))
+        Metric::parse(m).ok_or_else(|| {
+            c.err("metric", format!("`{m}` is not iops, mbps, mean_lat, max_lat, power, efficiency or idle_power"))
+        })
     };
+    let also = || s.also.iter().map(|m| metric(&Some(m.clone()))).collect::<Result<Vec<_>, _>>();
     match s.kind.as_str() {
         "mean" => {
             let mut filter = Vec::new();
@@ -547,6 +573,7 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
                 metric: metric(&s.metric)?,
                 filter,
                 label: s.label.clone().unwrap_or_else(|| "mean".into()),
+                also: also()?,
             })
         }
         "steady-state" => {
@@ -560,10 +587,21 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
             }
             Ok(ScoreRule::SteadyState { window_ns, label: s.label.clone().unwrap_or_else(|| "steady state".into()) })
         }
-        "each" => Ok(ScoreRule::Each {
-            metric: metric(&s.metric)?,
-            also: s.also.iter().map(|m| metric(&Some(m.clone()))).collect::<Result<_, _>>()?,
-        }),
-        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state or each"))),
+        "each" => Ok(ScoreRule::Each { metric: metric(&s.metric)?, also: also()? }),
+        "pick" => {
+            if s.pick.is_empty() {
+                return Err(c.err("pick", "a pick score needs at least one { step, metric, label }"));
+            }
+            let mut items = Vec::new();
+            for p in &s.pick {
+                let i = steps.iter().position(|st| st.name == p.step).ok_or_else(|| {
+                    let known: Vec<&str> = steps.iter().map(|st| st.name.as_str()).collect();
+                    c.err("pick", format!("no step is named `{}` (steps: {})", p.step, known.join(", ")))
+                })?;
+                items.push((i, metric(&Some(p.metric.clone()))?, p.label.clone()));
+            }
+            Ok(ScoreRule::Pick(items))
+        }
+        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each or pick"))),
     }
 }

@@ -20,8 +20,9 @@
 //! (runtimes, idle, score windows) by `time_scale`. At 1.0 sizes are still
 //! rounded down to whole blocks, so no step exceeds its byte limit.
 //!
-//! Leaves out: power (the drive model has none yet), hence the idle-power
-//! test and MB/s-per-W efficiency.
+//! The host's APST setting is the step's: an idle after a step keeps the
+//! step's setting (so a step with `apst = true` followed by idle measures
+//! the drive settling into its deepest idle state).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -255,6 +256,7 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
     io.time_based = io.io_size.is_none();
     io.burst = s.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
     io.randseed = seed;
+    io.apst = s.apst;
     Ok(io)
 }
 
@@ -457,8 +459,8 @@ fn run_one(
             steps.push(StepResult { io: r, idle });
         }
         drive = sim.drive;
-        let ios: Vec<&PhaseResult> = steps.iter().map(|s| &s.io).collect();
-        let scores = compute(&plan.score, &plan.steps, &ios, opts.time_scale);
+        let results: Vec<&StepResult> = steps.iter().collect();
+        let scores = compute(&plan.score, &plan.steps, &results, opts.time_scale);
         tests.push(TestResult { setup: setup.clone(), prep_idle, steps, scores });
     }
     report("", n, "", (0, 0), 0, true);

@@ -11,11 +11,17 @@
 //! consistency = mean / population standard deviation (absent when the
 //! deviation is zero).
 //!
-//! Leaves out: power efficiency (MB/s per W) until the drive models power.
+//! Power (drives with a power model): `power` is the step's energy over
+//! its whole duration (bursts and the idle between them included), and
+//! `efficiency` the MB it moved per joule — MB/s per W, as reviews chart
+//! it. `idle_power` is the mean power of the last whole second of the idle
+//! after the step (the state the drive settled in); with APST on, that is
+//! the deepest state it reached.
 
 use serde::Serialize;
 
 use super::plan::{Metric, ScoreRule, StepPlan};
+use super::run::StepResult;
 use crate::drive::IoKind;
 use crate::sim::PhaseResult;
 use crate::workload::Phase;
@@ -41,15 +47,18 @@ pub fn active_ns(r: &PhaseResult) -> u64 {
     }
 }
 
-/// A step's value of `m`.
-pub fn step_metric(r: &PhaseResult, m: Metric) -> f64 {
-    let rd = &r.dirs[IoKind::Read as usize];
-    let wr = &r.dirs[IoKind::Write as usize];
-    let secs = active_ns(r) as f64 / 1e9;
+/// A step's value of `m` (`None` when undefined: power figures of a drive
+/// without a power model, or idle power without an idle).
+pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
+    let io = &r.io;
+    let rd = &io.dirs[IoKind::Read as usize];
+    let wr = &io.dirs[IoKind::Write as usize];
+    let secs = active_ns(io) as f64 / 1e9;
     let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-    match m {
+    let bytes = (rd.bytes + wr.bytes) as f64;
+    Some(match m {
         Metric::Iops => rate((rd.ios + wr.ios) as f64),
-        Metric::Mbps => rate((rd.bytes + wr.bytes) as f64) / 1e6,
+        Metric::Mbps => rate(bytes) / 1e6,
         Metric::MeanLat => {
             let n = rd.ios + wr.ios;
             if n == 0 {
@@ -59,6 +68,19 @@ pub fn step_metric(r: &PhaseResult, m: Metric) -> f64 {
             }
         }
         Metric::MaxLat => rd.lat_max_ns.max(wr.lat_max_ns) as f64 / 1e3,
+        Metric::Power => io.power_w()?,
+        Metric::Efficiency => bytes / 1e6 / io.energy_j.filter(|&e| e > 0.0)?,
+        Metric::IdlePower => settled_power_w(r.idle.as_ref()?)? * 1e3,
+    })
+}
+
+/// Mean power of the last whole second of a phase (the whole phase if it
+/// is shorter), W.
+pub fn settled_power_w(p: &PhaseResult) -> Option<f64> {
+    let whole = ((p.end_ns - p.start_ns) / 1_000_000_000) as usize;
+    match whole.checked_sub(1).and_then(|i| p.series.seconds.get(i)) {
+        Some(s) => s.power_w,
+        None => p.power_w(),
     }
 }
 
@@ -80,23 +102,30 @@ pub fn steady_window(r: &PhaseResult, window_ns: u64) -> (Vec<u64>, f64, f64) {
 
 /// The scores of a test from its steps' results (`time_scale` scales the
 /// steady-state window as it scaled the runtime).
-pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&PhaseResult], time_scale: f64) -> Vec<ScoreValue> {
+pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], time_scale: f64) -> Vec<ScoreValue> {
     match rule {
-        ScoreRule::Mean { metric, filter, label } => {
+        ScoreRule::Mean { metric, filter, label, also } => {
             let chosen: Vec<usize> = (0..steps.len())
                 .filter(|&i| filter.iter().all(|(f, vals)| steps[i].field(f).is_some_and(|x| vals.contains(&x))))
                 .collect();
-            let sum: f64 = chosen.iter().map(|&i| step_metric(results[i], *metric)).sum();
-            vec![ScoreValue {
-                label: label.clone(),
-                value: Some(sum / chosen.len() as f64),
-                unit: metric.unit().into(),
-                steps: chosen.iter().map(|&i| steps[i].name.clone()).collect(),
-            }]
+            let names: Vec<String> = chosen.iter().map(|&i| steps[i].name.clone()).collect();
+            std::iter::once(metric)
+                .chain(also)
+                .enumerate()
+                .map(|(k, m)| {
+                    let vals: Option<Vec<f64>> = chosen.iter().map(|&i| step_metric(results[i], *m)).collect();
+                    ScoreValue {
+                        label: if k == 0 { label.clone() } else { format!("{label} {}", metric_label(*m)) },
+                        value: vals.map(|v| v.iter().sum::<f64>() / v.len() as f64),
+                        unit: m.unit().into(),
+                        steps: names.clone(),
+                    }
+                })
+                .collect()
         }
         ScoreRule::SteadyState { window_ns, label } => {
             let window = ((*window_ns as f64) * time_scale).round() as u64;
-            let (_, mean, sd) = steady_window(results[0], window);
+            let (_, mean, sd) = steady_window(&results[0].io, window);
             let step = vec![steps[0].name.clone()];
             vec![
                 ScoreValue { label: label.clone(), value: Some(mean), unit: "IOPS".into(), steps: step.clone() },
@@ -114,7 +143,7 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&PhaseResult], t
                 for (k, m) in std::iter::once(metric).chain(also).enumerate() {
                     out.push(ScoreValue {
                         label: if k == 0 { s.name.clone() } else { format!("{} {}", s.name, metric_label(*m)) },
-                        value: Some(step_metric(r, *m)),
+                        value: step_metric(r, *m),
                         unit: m.unit().into(),
                         steps: vec![s.name.clone()],
                     });
@@ -122,6 +151,15 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&PhaseResult], t
             }
             out
         }
+        ScoreRule::Pick(items) => items
+            .iter()
+            .map(|(i, m, label)| ScoreValue {
+                label: label.clone(),
+                value: step_metric(results[*i], *m),
+                unit: m.unit().into(),
+                steps: vec![steps[*i].name.clone()],
+            })
+            .collect(),
     }
 }
 
@@ -131,5 +169,8 @@ fn metric_label(m: Metric) -> &'static str {
         Metric::Mbps => "MB/s",
         Metric::MeanLat => "avg lat",
         Metric::MaxLat => "max lat",
+        Metric::Power => "power",
+        Metric::Efficiency => "efficiency",
+        Metric::IdlePower => "idle power",
     }
 }

@@ -39,6 +39,7 @@ pub const KNOWN: &[&str] = &[
     "burst_size",
     "duty_cycle",
     "idle",
+    "apst",
 ];
 
 /// fio options accepted for compatibility that do not change a simulation.
@@ -255,6 +256,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 spec.percentage_random = p as u32;
             }
             "norandommap" => spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "apst" => spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "kb_base" => {}
             "burst_size" => burst_size = Some((size()?, at.clone())),
             "duty_cycle" => {

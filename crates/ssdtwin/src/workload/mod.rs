@@ -5,10 +5,12 @@
 //! that keeps `iodepth × numjobs` commands outstanding, with fio's options:
 //! `rw`, `bs`, `iodepth`, `numjobs`, `offset`, `size`, `io_size`,
 //! `runtime`, `time_based`, `rwmixread`, `thinktime`, `ramp_time`,
-//! `randseed`, `percentage_random`. ssdtwin adds two options fio lacks, for the review suites:
-//! `burst_size` with `duty_cycle` (issue bursts of that many bytes, then
-//! idle so that the drive is busy that fraction of the time) and an idle
-//! phase (`idle=60s`: no I/O, background work may run).
+//! `randseed`, `percentage_random`. ssdtwin adds options fio lacks, for
+//! the review suites: `burst_size` with `duty_cycle` (issue bursts of that
+//! many bytes, then idle so that the drive is busy that fraction of the
+//! time), an idle phase (`idle=60s`: no I/O, background work may run) and
+//! `apst=1` (the host enables autonomous power state transitions for the
+//! phase and the idle phases after it; see [`crate::power`]).
 
 pub mod fio;
 pub mod generator;
@@ -131,6 +133,10 @@ pub struct IoSpec {
     pub percentage_random: u32,
     /// Bursts with a duty cycle.
     pub burst: Option<Burst>,
+    /// The host enables APST during this phase (and the idle phases that
+    /// follow it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub apst: bool,
 }
 
 impl IoSpec {
@@ -154,6 +160,7 @@ impl IoSpec {
             norandommap: false,
             percentage_random: 100,
             burst: None,
+            apst: false,
         }
     }
 

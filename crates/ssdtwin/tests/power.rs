@@ -1,0 +1,118 @@
+//! Power: the idle-power test (active idle, APST idle, wake-up) on the
+//! 660p model reproduces the review's idle figures; APST puts the drive to
+//! sleep only after its timeouts; active power stays within PS0 and
+//! returns to the idle floor once background work is done.
+
+use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions};
+use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::{Drive, DriveSpec, IoKind, Simulator};
+
+use crate::common::small_slc_model;
+
+fn one_read(apst: bool) -> Phase {
+    let mut s = IoSpec::new(if apst { "read-apst" } else { "read" }, RwPattern::RandRead);
+    s.size = Some(1 << 30);
+    s.io_size = Some(4096);
+    s.apst = apst;
+    Phase::Io(s)
+}
+
+fn idle(ns: u64) -> Phase {
+    Phase::Idle { name: "idle".into(), duration_ns: ns }
+}
+
+fn read_latency_ns(r: &ssdtwin::PhaseResult) -> u64 {
+    r.dirs[IoKind::Read as usize].lat_max_ns
+}
+
+/// client-2018's test 11 on a small 660p (same NAND, controller and power
+/// table), at full time scale: active idle is the PS0 floor, APST idle the
+/// measured ≈10 mW of PS4, and the wake-up the measured ≈55 ms plus one read.
+#[test]
+fn idle_power_test_reports_active_idle_apst_idle_and_wake_up() {
+    let s = suite::load("client-2018").unwrap();
+    let dut = DriveUnderTest { name: "small-660p".into(), overrides: vec![], model: small_slc_model(&[]) };
+    let opts = SuiteOptions { scale: 0.01, only: vec!["idle-power".into()], threads: 2, ..SuiteOptions::default() };
+    let r = suite::run_suite(&s, &[dut], &opts, None).unwrap();
+    assert_eq!(r.runs.len(), 2, "standard and full passes");
+    for run in &r.runs {
+        let scores = &run.tests[0].scores;
+        let v = |label: &str| scores.iter().find(|v| v.label == label).unwrap().value.unwrap();
+        let pass = &r.passes[run.pass].name;
+        assert!((v("active idle") - 600.0).abs() < 1.0, "{pass}: active idle {} mW", v("active idle"));
+        assert!((v("APST idle") - 10.0).abs() < 0.1, "{pass}: APST idle {} mW", v("APST idle"));
+        let wake_us = v("wake-up");
+        assert!((55_000.0..55_500.0).contains(&wake_us), "{pass}: wake-up {wake_us} µs");
+    }
+}
+
+/// A drive whose file has no `[power]` reports no power figures rather
+/// than made-up ones.
+#[test]
+fn drives_without_a_power_model_report_none() {
+    let model = DriveSpec::load("smi-sm2260-mlc-512gb", &[]).unwrap().build("sm2260").unwrap();
+    let mut sim = Simulator::new(Drive::new(model));
+    let r = sim.run_phase(&one_read(true), 0, 1);
+    assert_eq!(r.energy_j, None);
+    assert_eq!(r.power_w(), None);
+    assert!(r.series.seconds.iter().all(|s| s.power_w.is_none()));
+}
+
+/// Linux's APST table for the 660p: PS3 after 500 ms idle, PS4 700 ms
+/// later. A command after a shorter idle pays nothing; after a longer one
+/// it waits for the wake-up; with APST off it never does.
+#[test]
+fn apst_sleeps_only_after_its_timeouts() {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    sim.run_phase(&one_read(true), 0, 1);
+    sim.run_phase(&idle(400_000_000), 0, 1);
+    let short = sim.run_phase(&one_read(true), 0, 1);
+    assert!(read_latency_ns(&short) < 1_000_000, "no sleep after 400 ms: {} ns", read_latency_ns(&short));
+    sim.run_phase(&idle(800_000_000), 0, 1);
+    let ps3 = sim.run_phase(&one_read(true), 0, 1);
+    assert!(
+        (5_000_000..6_000_000).contains(&read_latency_ns(&ps3)),
+        "PS3 after 800 ms: advertised 5 ms exit, got {} ns",
+        read_latency_ns(&ps3)
+    );
+    sim.run_phase(&idle(2_000_000_000), 0, 1);
+    let ps4 = sim.run_phase(&one_read(true), 0, 1);
+    assert!((55_000_000..56_000_000).contains(&read_latency_ns(&ps4)), "PS4: {} ns", read_latency_ns(&ps4));
+    assert_eq!(sim.drive.power.wakes, 2);
+    // APST off: the same idle costs nothing, and idles at the PS0 floor.
+    sim.run_phase(&one_read(false), 0, 1);
+    let rest = sim.run_phase(&idle(2_000_000_000), 0, 1);
+    let off = sim.run_phase(&one_read(false), 0, 1);
+    assert!(read_latency_ns(&off) < 1_000_000);
+    assert!((rest.power_w().unwrap() - 0.6).abs() < 1e-9, "{:?}", rest.power_w());
+}
+
+/// Sequential writes through the SLC cache draw more than idle and never
+/// more than PS0's 4.0 W in any second; folding at idle keeps the drive
+/// busy (above the floor), and once it is done the drive is back at the
+/// floor exactly.
+#[test]
+fn active_power_stays_within_ps0_and_returns_to_the_floor() {
+    let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
+    let ps0 = model.power.as_ref().unwrap().max_w;
+    let floor = model.power.as_ref().unwrap().active_idle_w;
+    let mut sim = Simulator::new(Drive::new(model));
+    let mut w = IoSpec::new("write", RwPattern::Write);
+    w.bs = 128 * 1024;
+    w.iodepth = 32;
+    w.size = Some(4_000_000_000);
+    let wr = sim.run_phase(&Phase::Io(w), 0, 1);
+    let p = wr.power_w().unwrap();
+    assert!(p > floor + 1.0 && p <= ps0, "sequential write at {p:.2} W");
+    for s in &wr.series.seconds {
+        assert!(s.power_w.unwrap() <= ps0, "second {}: {:?} W", s.t_s, s.power_w);
+    }
+    // 4 GB in SLC, folded at idle (the 660p's idle folding) in well under
+    // two minutes; then nothing is left to do.
+    let rest = sim.run_phase(&idle(120_000_000_000), 0, 1);
+    assert!(rest.counters.fold_slots_moved > 0, "idle folding ran");
+    let secs = &rest.series.seconds;
+    assert!(secs[1].power_w.unwrap() > floor + 0.5, "folding draws power: {:?}", secs[1].power_w);
+    let last = secs[secs.len() - 2].power_w.unwrap();
+    assert!((last - floor).abs() < 1e-9, "settled at {last} W");
+}
