@@ -1,10 +1,14 @@
-//! The fast preconditioning path leaves the same drive state as
-//! simulating the writes.
+//! The exact fast preconditioning path leaves the same drive state as
+//! simulating the writes; the statistical steady state has the same
+//! statistics and gives the same benchmark results as replaying its writes.
 
+use ssdtwin::ftl::blocks::BlockState;
+use ssdtwin::nand::CellMode;
+use ssdtwin::state::apply_phases_exact;
 use ssdtwin::workload::{IoSpec, Phase, RwPattern};
-use ssdtwin::{Drive, DriveState, Simulator};
+use ssdtwin::{Drive, DriveModel, DriveSpec, DriveState, IoKind, Simulator};
 
-use crate::common::small_model;
+use crate::common::{small_model, small_slc_model};
 
 fn assert_same_state(a: &Drive, b: &Drive) {
     assert_eq!(a.ftl.l2p, b.ftl.l2p, "logical-to-physical maps differ");
@@ -18,7 +22,8 @@ fn assert_same_state(a: &Drive, b: &Drive) {
 fn check(state: DriveState) {
     let model = small_model(300, &[]);
     let mut fast = Drive::new(model.clone());
-    state.apply_fast(&mut fast, 9);
+    let phases = state.phases(fast.user_bytes(), 9);
+    apply_phases_exact(&mut fast, &phases);
 
     let mut sim = Simulator::new(Drive::new(model));
     let phases = state.as_phases(sim.drive.user_bytes(), 9);
@@ -56,6 +61,100 @@ fn fast_fill_equals_simulated_fill() {
 #[test]
 fn fast_steady_state_equals_simulated_one() {
     check(DriveState::Steady);
+}
+
+/// Valid fractions of the sealed native blocks at the 10th, 25th, 50th,
+/// 75th and 90th percentiles.
+fn valid_quantiles(d: &Drive) -> Vec<f64> {
+    let b = &d.ftl.blocks;
+    let s = d.model.geometry.slots_per_block as f64;
+    let mut u: Vec<f64> = (0..b.valid.len())
+        .filter(|&i| b.state[i] == BlockState::Sealed && b.mode[i] == CellMode::Native)
+        .map(|i| b.valid[i] as f64 / s)
+        .collect();
+    u.sort_by(f64::total_cmp);
+    [0.1, 0.25, 0.5, 0.75, 0.9].iter().map(|p| u[((u.len() - 1) as f64 * p).round() as usize]).collect()
+}
+
+/// The statistical steady state against the exact replay of its writes on
+/// `model`: the distribution of valid data over blocks, free blocks, the
+/// SLC cache's occupancy, then the benchmark that follows — 4 KiB random
+/// reads (how the data lies over dies and page types), and 4 KiB random
+/// writes of half the capacity (write amplification and IOPS). The IOPS
+/// bound is the widest: it depends on how the dies' GC and folding cycles
+/// line up, which the construction approximates (see `state::steady`).
+fn compare_steady(model: DriveModel, iops_tolerance: f64) {
+    let mut exact = Drive::new(model.clone());
+    let cap = exact.user_bytes();
+    apply_phases_exact(&mut exact, &DriveState::Steady.phases(cap, 5));
+    let mut stat = Drive::new(model);
+    DriveState::Steady.apply_fast(&mut stat, 5);
+    stat.ftl.check_consistency().unwrap();
+    // The replay may leave a few pages of the span's last partial 128 KiB
+    // unwritten (the fill skips them; random writes may miss them).
+    assert!(stat.ftl.mapped_lpns.abs_diff(exact.ftl.mapped_lpns) < 32);
+    let (qe, qs) = (valid_quantiles(&exact), valid_quantiles(&stat));
+    for (a, b) in qe.iter().zip(&qs) {
+        assert!((a - b).abs() < 0.03, "valid-fraction quantiles {qe:.3?} vs {qs:.3?}");
+    }
+    let dies = exact.model.geometry.dies as u64;
+    let (fe, fs) = (exact.ftl.blocks.total_free(), stat.ftl.blocks.total_free());
+    assert!(fe.abs_diff(fs) <= dies, "free blocks {fe} vs {fs}");
+    let (se, ss) = (exact.ftl.blocks.slc_in_use, stat.ftl.blocks.slc_in_use);
+    assert!(se.abs_diff(ss) as u64 <= dies, "SLC blocks in use {se} vs {ss}");
+    assert!((exact.waf() / stat.waf() - 1.0).abs() < 0.05, "preconditioning WAF {} vs {}", exact.waf(), stat.waf());
+    let mut r = IoSpec::new("randread", RwPattern::RandRead);
+    r.iodepth = 32;
+    r.io_size = Some(cap / 8 / 4096 * 4096);
+    let mut w = IoSpec::new("randwrite", RwPattern::RandWrite);
+    w.iodepth = 32;
+    w.norandommap = true;
+    w.io_size = Some(cap / 2 / 4096 * 4096);
+    let run = |d: Drive| {
+        let mut sim = Simulator::new(d);
+        let a = sim.run_phase(&Phase::Io(r.clone()), 0, 2);
+        let b = sim.run_phase(&Phase::Io(w.clone()), 1, 2);
+        (a.iops(IoKind::Read), b.iops(IoKind::Write), b.counters.waf())
+    };
+    let (re, we, wafe) = run(exact);
+    let (rs, ws, wafs) = run(stat);
+    assert!((re / rs - 1.0).abs() < 0.03, "random-read IOPS {re:.0} vs {rs:.0}");
+    assert!((wafe / wafs - 1.0).abs() < 0.02, "WAF {wafe:.3} vs {wafs:.3}");
+    assert!((we / ws - 1.0).abs() < iops_tolerance, "random-write IOPS {we:.0} vs {ws:.0}");
+}
+
+#[test]
+fn statistical_steady_state_matches_the_replay_without_slc() {
+    compare_steady(small_model(300, &[]), 0.03);
+}
+
+#[test]
+fn statistical_steady_state_matches_the_replay_with_an_always_slc_cache() {
+    // The small 660p with four times the blocks (96 native blocks per die):
+    // enough blocks for GC's statistics to be stable.
+    compare_steady(
+        small_slc_model(&[
+            "geometry.blocks_per_plane=160",
+            "ftl.user_capacity_bytes=12799983616",
+            "slc_cache.static_bytes=800000000",
+            "slc_cache.capacity_curve=[[0.0, 4.8e9], [0.5, 4.8e9], [0.78, 0.8e9], [1.0, 0.8e9]]",
+        ]),
+        0.08,
+    );
+}
+
+#[test]
+fn statistical_steady_state_matches_the_replay_native_when_full() {
+    let set: Vec<String> = [
+        "geometry.blocks_per_plane=120",
+        "geometry.pages_per_block=128",
+        "ftl.user_capacity_bytes=3000000512",
+        "slc_cache.capacity_curve=[[0.0, 1.0e9], [0.5, 0.5e9], [1.0, 0.2e9]]",
+    ]
+    .map(String::from)
+    .to_vec();
+    let model = DriveSpec::load("smi-sm2260-mlc-512gb", &set).unwrap().build("small sm2260").unwrap();
+    compare_steady(model, 0.03);
 }
 
 #[test]

@@ -187,6 +187,53 @@ impl BlockTable {
         }
     }
 
+    /// Install a state built elsewhere (the statistical steady state):
+    /// each `(block, mode, valid, seq)` becomes a full sealed block of
+    /// `mode` holding `valid` slots, sealed at `seq`; every other block is
+    /// free, in block order. `erase_counts` replaces the erase counts.
+    pub fn install_sealed(
+        &mut self,
+        sealed: &[(u32, CellMode, u32, u64)],
+        slots_in_mode: [u32; 2],
+        erase_counts: &[u32],
+    ) {
+        self.erase_count.copy_from_slice(erase_counts);
+        for &(b, mode, valid, seq) in sealed {
+            let i = b as usize;
+            debug_assert_eq!(self.state[i], BlockState::Free);
+            self.open(b, mode);
+            self.wp[i] = slots_in_mode[mode as usize];
+            self.programmed[i] = self.wp[i];
+            self.valid[i] = valid;
+            self.seal(b, seq);
+        }
+        for die in 0..self.dies as usize {
+            self.free[die].clear();
+            self.free_static[die].clear();
+        }
+        for b in 0..self.state.len() as u32 {
+            let i = b as usize;
+            if self.state[i] == BlockState::Free {
+                let die = (b / self.blocks_per_die) as usize;
+                if self.is_static[i] {
+                    self.free_static[die].push_back(b);
+                } else {
+                    self.free[die].push_back(b);
+                }
+            }
+        }
+    }
+
+    /// Make a block taken out of the victim index open again with `wp`
+    /// slots handed out, `programmed` of them programmed (installing a
+    /// write stream's current block).
+    pub fn reopen(&mut self, block: u32, wp: u32, programmed: u32) {
+        let i = block as usize;
+        self.state[i] = BlockState::Open;
+        self.wp[i] = wp;
+        self.programmed[i] = programmed;
+    }
+
     /// Mark a full open block sealed and make it a GC candidate.
     pub fn seal(&mut self, block: u32, seq: u64) {
         let i = block as usize;

@@ -27,6 +27,7 @@
 pub mod blocks;
 pub mod gc;
 pub mod hybrid;
+pub mod install;
 pub mod slc;
 pub mod streams;
 

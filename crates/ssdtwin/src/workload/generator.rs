@@ -20,7 +20,7 @@ use crate::drive::{Command, IoKind};
 
 /// A permutation of `0..n` computed on the fly.
 #[derive(Debug, Clone)]
-struct Permutation {
+pub(crate) struct Permutation {
     n: u64,
     bits: u32,
     mask: u64,
@@ -29,7 +29,7 @@ struct Permutation {
 }
 
 impl Permutation {
-    fn new(n: u64, rng: &mut Pcg64Mcg) -> Permutation {
+    pub(crate) fn new(n: u64, rng: &mut Pcg64Mcg) -> Permutation {
         let bits = 64 - (n.max(2) - 1).leading_zeros();
         let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         Permutation {
@@ -54,7 +54,7 @@ impl Permutation {
     }
 
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         // Cycle walking: P restricted to 0..n stays a bijection on 0..n.
         let mut v = self.mix(self.counter);
         while v >= self.n {

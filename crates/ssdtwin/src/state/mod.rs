@@ -8,12 +8,20 @@
 //!   twice the user capacity (SNIA-style steady state).
 //!
 //! Each state is defined by the I/O phases that produce it
-//! ([`DriveState::phases`]). The fast path ([`DriveState::apply_fast`])
+//! ([`DriveState::phases`]). The exact fast path ([`apply_phases_exact`])
 //! feeds exactly those phases' commands, in the same order, through the
 //! FTL without giving its NAND operations times. Since the FTL's decisions
 //! never depend on time, the resulting mapping, valid counts and block
 //! states are those that simulating the phases leaves (a test checks it);
 //! only the clock and the NAND operation counters differ.
+//!
+//! The steady state's random writes (twice the span) would take minutes
+//! to replay on a terabyte drive, so [`apply_phases_fast`] builds it from
+//! its statistics instead ([`steady`]) on page-mapped drives: the same
+//! distribution of block contents, not the same bits (a test compares it
+//! with the exact replay).
+
+pub mod steady;
 
 use std::fmt;
 use std::str::FromStr;
@@ -90,6 +98,7 @@ impl DriveState {
                 let mut r = IoSpec::new("precondition-random", RwPattern::RandWrite);
                 r.iodepth = 32;
                 r.norandommap = true;
+                r.size = Some(capacity / 4096 * 4096);
                 r.io_size = Some(capacity / 4096 * 4096 * 2);
                 r.randseed = seed;
                 vec![fill(100.0), r]
@@ -110,16 +119,54 @@ impl DriveState {
     }
 }
 
-/// Secure-erase `drive`, then feed the commands of the write-only
-/// `phases`, in order, through the FTL without timing them (the fast path
-/// of [`DriveState::apply_fast`], for any preconditioning writes, e.g. a
-/// suite's test data). The drive's clock state is reset.
+/// Secure-erase `drive` and bring it into the state the write-only
+/// `phases` leave (the fast path of [`DriveState::apply_fast`], for any
+/// preconditioning writes, e.g. a suite's test data): the steady-state
+/// phases (span filled, then random 4 KiB writes of twice the span) are
+/// built statistically ([`steady`]) where the drive allows, everything
+/// else exactly ([`apply_phases_exact`]). The drive's clock state is reset.
 pub fn apply_phases_fast(drive: &mut Drive, phases: &[IoSpec]) {
+    match steady_span(phases) {
+        Some((span, random, seed)) if steady::supported(drive) => {
+            drive.secure_erase();
+            steady::build(drive, span, random, seed);
+            drive.reset_time();
+        }
+        _ => apply_phases_exact(drive, phases),
+    }
+}
+
+/// Secure-erase `drive`, then feed the commands of the write-only
+/// `phases`, in order, through the FTL without timing them. The drive's
+/// clock state is reset.
+pub fn apply_phases_exact(drive: &mut Drive, phases: &[IoSpec]) {
     drive.secure_erase();
     for spec in phases {
         write_fast(drive, spec);
     }
     drive.reset_time();
+}
+
+/// If `phases` are the steady-state definition — a sequential fill of
+/// `[0, S)` then uniform random 4 KiB writes with replacement over
+/// `[0, S)` — the span in pages, the random slots and the seed.
+fn steady_span(phases: &[IoSpec]) -> Option<(u32, u64, u64)> {
+    let [fill, random] = phases else { return None };
+    let plain = |s: &IoSpec| s.offset == 0 && s.burst.is_none() && s.thinktime_ns == 0 && s.ramp_time_ns == 0;
+    let span = random.size?;
+    let fill_ok = fill.rw == RwPattern::Write
+        && plain(fill)
+        && fill.io_size.is_none()
+        && fill.size.is_some_and(|f| f <= span && span - f < fill.bs as u64);
+    let random_ok = random.rw == RwPattern::RandWrite
+        && plain(random)
+        && random.bs == 4096
+        && random.norandommap
+        && random.percentage_random == 100
+        && !random.time_based
+        && span % 4096 == 0;
+    let slots = random.io_size? / 4096;
+    (fill_ok && random_ok && slots > 0).then_some(((span / 4096) as u32, slots, random.randseed))
 }
 
 /// Feed a write phase's commands through the FTL without timing them (the
