@@ -114,8 +114,10 @@ struct RunArgs {
     /// Override a drive field, e.g. `--set controller.cores=1` (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
-    /// Starting state: fresh, full, filled:N (N% written sequentially) or
-    /// steady (full, then 2× capacity of random 4 KiB writes).
+    /// Starting state: fresh, full, filled:N (N% written sequentially),
+    /// steady (full, then 2× capacity of random 4 KiB writes; built from
+    /// its statistics in seconds) or steady-exact (the same writes
+    /// replayed one by one: minutes on a terabyte drive).
     #[arg(long, default_value = "fresh")]
     state: String,
     /// Seed for the starting state (and default for randseed).
@@ -178,7 +180,8 @@ struct SuiteArgs {
     /// Preset name or drive file (repeatable: one run per drive).
     #[arg(long, short = 'd', required_unless_present_any = ["list", "show"])]
     drive: Vec<String>,
-    /// Start every test from this state (fresh, full, filled:N, steady)
+    /// Start every test from this state (fresh, full, filled:N, steady,
+    /// steady-exact)
     /// instead of the suite's own states and passes.
     #[arg(long)]
     state: Option<String>,

@@ -61,6 +61,7 @@ fn fast_fill_equals_simulated_fill() {
 #[test]
 fn fast_steady_state_equals_simulated_one() {
     check(DriveState::Steady);
+    check(DriveState::SteadyExact);
 }
 
 /// Valid fractions of the sealed native blocks at the 10th, 25th, 50th,

@@ -5,7 +5,9 @@
 //!   QD32) after a secure erase;
 //! - `full`: `filled:100`;
 //! - `steady`: full, then random 4 KiB writes (with replacement, QD32) of
-//!   twice the user capacity (SNIA-style steady state).
+//!   twice the user capacity (SNIA-style steady state), built from its
+//!   statistics ([`steady`]);
+//! - `steady-exact`: the same writes, replayed through the FTL.
 //!
 //! Each state is defined by the I/O phases that produce it
 //! ([`DriveState::phases`]). The exact fast path ([`apply_phases_exact`])
@@ -36,8 +38,11 @@ pub enum DriveState {
     Fresh,
     /// This percentage of the capacity written sequentially.
     Filled(f64),
-    /// Full, then randomly overwritten twice.
+    /// Full, then randomly overwritten twice (built statistically where
+    /// the drive allows).
     Steady,
+    /// As `Steady`, every write replayed through the FTL.
+    SteadyExact,
 }
 
 impl FromStr for DriveState {
@@ -47,9 +52,11 @@ impl FromStr for DriveState {
             "fresh" => Ok(DriveState::Fresh),
             "full" => Ok(DriveState::Filled(100.0)),
             "steady" => Ok(DriveState::Steady),
+            "steady-exact" => Ok(DriveState::SteadyExact),
             _ => {
-                let n =
-                    s.strip_prefix("filled:").ok_or_else(|| format!("`{s}` is not fresh, full, filled:N or steady"))?;
+                let n = s
+                    .strip_prefix("filled:")
+                    .ok_or_else(|| format!("`{s}` is not fresh, full, filled:N, steady or steady-exact"))?;
                 let pct: f64 =
                     n.trim_end_matches('%').parse().map_err(|_| format!("`{n}` in `{s}` is not a percentage"))?;
                 if !(0.0..=100.0).contains(&pct) {
@@ -68,6 +75,7 @@ impl fmt::Display for DriveState {
             DriveState::Filled(p) if *p == 100.0 => write!(f, "full"),
             DriveState::Filled(p) => write!(f, "filled:{p}"),
             DriveState::Steady => write!(f, "steady"),
+            DriveState::SteadyExact => write!(f, "steady-exact"),
         }
     }
 }
@@ -94,8 +102,10 @@ impl DriveState {
                     vec![s]
                 }
             }
-            DriveState::Steady => {
-                let mut r = IoSpec::new("precondition-random", RwPattern::RandWrite);
+            DriveState::Steady | DriveState::SteadyExact => {
+                // The name tells the fast path which construction to use.
+                let name = if *self == DriveState::Steady { STEADY_RANDOM } else { "precondition-random-exact" };
+                let mut r = IoSpec::new(name, RwPattern::RandWrite);
                 r.iodepth = 32;
                 r.norandommap = true;
                 r.size = Some(capacity / 4096 * 4096);
@@ -147,9 +157,13 @@ pub fn apply_phases_exact(drive: &mut Drive, phases: &[IoSpec]) {
     drive.reset_time();
 }
 
-/// If `phases` are the steady-state definition — a sequential fill of
-/// `[0, S)` then uniform random 4 KiB writes with replacement over
-/// `[0, S)` — the span in pages, the random slots and the seed.
+/// Name of the random phase of `steady` (the statistical construction
+/// applies to phases named so).
+const STEADY_RANDOM: &str = "precondition-random";
+
+/// If `phases` are `steady`'s — a sequential fill of `[0, S)`, then uniform
+/// random 4 KiB writes with replacement over `[0, S)` named
+/// [`STEADY_RANDOM`] — the span in pages, the random slots and the seed.
 fn steady_span(phases: &[IoSpec]) -> Option<(u32, u64, u64)> {
     let [fill, random] = phases else { return None };
     let plain = |s: &IoSpec| s.offset == 0 && s.burst.is_none() && s.thinktime_ns == 0 && s.ramp_time_ns == 0;
@@ -158,7 +172,8 @@ fn steady_span(phases: &[IoSpec]) -> Option<(u32, u64, u64)> {
         && plain(fill)
         && fill.io_size.is_none()
         && fill.size.is_some_and(|f| f <= span && span - f < fill.bs as u64);
-    let random_ok = random.rw == RwPattern::RandWrite
+    let random_ok = random.name == STEADY_RANDOM
+        && random.rw == RwPattern::RandWrite
         && plain(random)
         && random.bs == 4096
         && random.norandommap
