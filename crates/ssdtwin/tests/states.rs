@@ -99,8 +99,10 @@ fn compare_steady(model: DriveModel, iops_tolerance: f64) {
         assert!((a - b).abs() < 0.03, "valid-fraction quantiles {qe:.3?} vs {qs:.3?}");
     }
     let dies = exact.model.geometry.dies as u64;
+    // Each die sits within a block or two of its background target,
+    // depending on where in its collection cycle it is.
     let (fe, fs) = (exact.ftl.blocks.total_free(), stat.ftl.blocks.total_free());
-    assert!(fe.abs_diff(fs) <= dies, "free blocks {fe} vs {fs}");
+    assert!(fe.abs_diff(fs) <= 2 * dies, "free blocks {fe} vs {fs}");
     let (se, ss) = (exact.ftl.blocks.slc_in_use, stat.ftl.blocks.slc_in_use);
     assert!(se.abs_diff(ss) as u64 <= dies, "SLC blocks in use {se} vs {ss}");
     assert!((exact.waf() / stat.waf() - 1.0).abs() < 0.05, "preconditioning WAF {} vs {}", exact.waf(), stat.waf());

@@ -39,19 +39,21 @@
 //!
 //! | drive | exact replay | this |
 //! |---|---|---|
-//! | 1 TB 660p | 210 s; 1,514 IOPS, WAF 10.08 | 14 s; 1,563 IOPS, WAF 10.28 |
-//! | 2 TB 660p | 512 s; 3,097 IOPS, WAF 10.29 | 12 s; 2,385 IOPS, WAF 9.71 |
+//! | 1 TB 660p | 210 s; 1,514 IOPS, WAF 10.08 | 9 s; 1,516 IOPS, WAF 10.02 |
+//! | 2 TB 660p | 512 s; 3,097 IOPS, WAF 10.29 | 12 s; 2,539 IOPS, WAF 9.73 |
 //!
 //! On the 2 TB drive the write amplification comes back to the replay's
-//! (10.36) in the next 16 GB, but the IOPS stay about 23% lower: how the
+//! (10.32) in the next 16 GB, but the IOPS stay about 18% lower: how the
 //! dies' GC and folding cycles line up on its shared channels (four dies
-//! each) is not reproduced. `--state steady-exact` replays the writes
-//! when that matters.
+//! each) is not reproduced. In the first minute after the state, writes
+//! also stall longer and less regularly than after the replay (seconds
+//! without a completion), which evens out over the next minutes.
+//! `--state steady-exact` replays the writes when that matters.
 //!
 //! Leaves out: drives with hybrid mapping or version stamps, which keep
 //! the exact replay.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -140,6 +142,8 @@ enum Life {
 
 #[derive(Debug, Clone, Copy)]
 struct Blk {
+    /// Position in the die's sealed index while sealed.
+    key: Sealed,
     mode: CellMode,
     life: Life,
     written: u32,
@@ -165,11 +169,16 @@ struct Paced {
     carry: u64,
 }
 
+/// A sealed block in its die's index: (order key, tie-break, block).
+type Sealed = (u64, u64, u32);
+
 #[derive(Debug, Default)]
 struct Die {
     free: VecDeque<u32>,
     free_static: VecDeque<u32>,
-    sealed: [Vec<u32>; 2],
+    /// Sealed blocks by mode, in victim order: greedy's lowest expected
+    /// count first (newest first among equals), FIFO's oldest first.
+    sealed: [BTreeSet<Sealed>; 2],
     open: [u32; 3],
     paced: Option<Paced>,
 }
@@ -229,7 +238,15 @@ impl BlockSim {
             slc_scale: 1.0 / geo.dies as f64,
             is_static,
             blk: vec![
-                Blk { mode: CellMode::Native, life: Life::Free, written: 0, valid: 0, t: 0, seq: 0 };
+                Blk {
+                    key: (0, 0, 0),
+                    mode: CellMode::Native,
+                    life: Life::Free,
+                    written: 0,
+                    valid: 0,
+                    t: 0,
+                    seq: 0
+                };
                 geo.total_blocks as usize
             ],
             dies,
@@ -260,6 +277,38 @@ impl BlockSim {
             self.blk[i].valid = binomial(&mut self.rng, self.blk[i].valid, p);
         }
         self.blk[i].t = self.t;
+        if self.blk[i].life == Life::Sealed {
+            self.unlink(b);
+            self.link(b);
+        }
+    }
+
+    /// The block's place in the sealed index. For greedy (and the scans of
+    /// cost-benefit) the key is `ln(valid) − t·ln(q)`: expected counts
+    /// decay at the same rate, so this orders them at every time.
+    fn order_key(&self, b: u32) -> Sealed {
+        let x = &self.blk[b as usize];
+        match self.policy {
+            GcPolicy::Fifo => (x.seq, 0, b),
+            _ => {
+                let k = (x.valid as f64).ln() - x.t as f64 * self.ln_q;
+                let bits = k.to_bits();
+                let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+                (ordered, u64::MAX - x.seq, b)
+            }
+        }
+    }
+
+    fn link(&mut self, b: u32) {
+        let key = self.order_key(b);
+        self.blk[b as usize].key = key;
+        let mode = self.blk[b as usize].mode;
+        self.dies[self.geo.die_of_block(b) as usize].sealed[mode as usize].insert(key);
+    }
+
+    fn unlink(&mut self, b: u32) {
+        let x = self.blk[b as usize];
+        self.dies[self.geo.die_of_block(b) as usize].sealed[x.mode as usize].remove(&x.key);
     }
 
     fn expected(&self, b: u32) -> f64 {
@@ -268,7 +317,7 @@ impl BlockSim {
     }
 
     fn open(&mut self, b: u32, mode: CellMode) -> u32 {
-        self.blk[b as usize] = Blk { mode, life: Life::Open, written: 0, valid: 0, t: self.t, seq: 0 };
+        self.blk[b as usize] = Blk { key: (0, 0, b), mode, life: Life::Open, written: 0, valid: 0, t: self.t, seq: 0 };
         if mode == CellMode::Slc {
             self.slc_in_use += 1;
         }
@@ -285,8 +334,7 @@ impl BlockSim {
         let x = &mut self.blk[b as usize];
         x.life = Life::Sealed;
         x.seq = self.seq;
-        let mode = x.mode;
-        self.dies[self.geo.die_of_block(b) as usize].sealed[mode as usize].push(b);
+        self.link(b);
     }
 
     fn release(&mut self, b: u32) {
@@ -412,10 +460,11 @@ impl BlockSim {
     /// Sealed block of `mode` on `die` with the lowest expected valid
     /// count, and that count.
     fn min_expected(&self, die: u32, mode: CellMode) -> Option<(u32, f64)> {
-        self.dies[die as usize].sealed[mode as usize]
-            .iter()
-            .map(|&b| (b, self.expected(b)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
+        let set = &self.dies[die as usize].sealed[mode as usize];
+        match self.policy {
+            GcPolicy::Fifo => set.iter().map(|k| (k.2, self.expected(k.2))).min_by(|a, b| a.1.total_cmp(&b.1)),
+            _ => set.first().map(|k| (k.2, self.expected(k.2))),
+        }
     }
 
     /// As the FTL's `reclaim_mode`: native GC or folding a borrowed SLC
@@ -504,50 +553,45 @@ impl BlockSim {
 
     /// Choose a victim by the GC policy and take it out of the sealed set.
     fn select(&mut self, die: u32, mode: CellMode) -> Option<u32> {
-        let list = &self.dies[die as usize].sealed[mode as usize];
-        if list.is_empty() {
-            return None;
-        }
-        let pos = match self.policy {
+        let set = &self.dies[die as usize].sealed[mode as usize];
+        let b = match self.policy {
             GcPolicy::Greedy => {
-                let mut cands: Vec<(f64, u64, usize)> =
-                    list.iter().enumerate().map(|(i, &b)| (self.expected(b), self.blk[b as usize].seq, i)).collect();
-                let k = TOP_K.min(cands.len());
-                // Lowest expected count first; among equals the newest.
-                cands.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-                // Among equal counts the FTL's buckets give the block
-                // linked last: the newest.
-                let mut best = (u32::MAX, 0u64, 0usize);
-                for &(_, _, i) in &cands[..k] {
-                    let b = self.dies[die as usize].sealed[mode as usize][i];
+                // The few lowest expected counts, drawn exactly; the lowest
+                // wins (the newest among equals, as the FTL's buckets give).
+                let cands: Vec<u32> = set.iter().take(TOP_K).map(|k| k.2).collect();
+                let mut best = (u32::MAX, 0u64, NONE);
+                for b in cands {
                     self.decay(b);
                     let x = &self.blk[b as usize];
                     if x.valid < best.0 || (x.valid == best.0 && x.seq > best.1) {
-                        best = (x.valid, x.seq, i);
+                        best = (x.valid, x.seq, b);
                     }
                 }
                 best.2
             }
-            GcPolicy::Fifo => list.iter().enumerate().min_by_key(|(_, &b)| self.blk[b as usize].seq).map(|(i, _)| i)?,
+            GcPolicy::Fifo => set.first()?.2,
             GcPolicy::CostBenefit => {
-                let mut best = (f64::MIN, 0usize);
-                for (i, &b) in list.iter().enumerate() {
+                let mut best = (f64::MIN, NONE);
+                for k in set {
+                    let b = k.2;
                     let u = self.expected(b) / self.cap(b) as f64;
                     let age = (self.seq - self.blk[b as usize].seq) as f64 + 1.0;
                     let score = (1.0 - u) * age / (1.0 + u);
                     if score > best.0 {
-                        best = (score, i);
+                        best = (score, b);
                     }
                 }
                 best.1
             }
         };
-        let b = self.dies[die as usize].sealed[mode as usize][pos];
+        if b == NONE {
+            return None;
+        }
         self.decay(b);
         if mode == CellMode::Native && self.blk[b as usize].valid >= self.cap(b) {
             return None;
         }
-        self.dies[die as usize].sealed[mode as usize].swap_remove(pos);
+        self.unlink(b);
         self.blk[b as usize].life = Life::Collecting;
         Some(b)
     }
