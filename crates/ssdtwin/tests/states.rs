@@ -147,6 +147,21 @@ fn statistical_steady_state_matches_the_replay_with_an_always_slc_cache() {
 }
 
 #[test]
+fn statistical_steady_state_matches_the_replay_with_four_dies_per_channel() {
+    // As above with 16 dies sharing 4 channels (the 2 TB 660p's layout).
+    compare_steady(
+        small_slc_model(&[
+            "geometry.dies_per_channel=4",
+            "geometry.blocks_per_plane=160",
+            "ftl.user_capacity_bytes=25599967232",
+            "slc_cache.static_bytes=1600000000",
+            "slc_cache.capacity_curve=[[0.0, 9.6e9], [0.5, 9.6e9], [0.78, 1.6e9], [1.0, 1.6e9]]",
+        ]),
+        0.08,
+    );
+}
+
+#[test]
 fn statistical_steady_state_matches_the_replay_native_when_full() {
     let set: Vec<String> = [
         "geometry.blocks_per_plane=120",
