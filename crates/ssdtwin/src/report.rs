@@ -158,7 +158,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
             if p.counters.gc_blocks > 0 {
                 out.push_str(&format!(", background GC reclaimed {} blocks", p.counters.gc_blocks));
             }
-            if let (Some(e), Some(w)) = (p.energy_j, crate::suite::score::settled_power_w(p)) {
+            if let (Some(e), Some(w)) = (p.energy_j, p.settled_power_w()) {
                 out.push_str(&format!(", {e:.2} J, {:.1} mW at the end", w * 1e3));
             }
             out.push('\n');

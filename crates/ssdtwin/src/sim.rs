@@ -56,6 +56,16 @@ impl PhaseResult {
         self.energy_j.filter(|_| ns > 0).map(|e| e / (ns as f64 * 1e-9))
     }
 
+    /// Mean power of the last whole second of the phase (the whole phase
+    /// if it is shorter), W: the state an idle drive settled in.
+    pub fn settled_power_w(&self) -> Option<f64> {
+        let whole = ((self.end_ns - self.start_ns) / 1_000_000_000) as usize;
+        match whole.checked_sub(1).and_then(|i| self.series.seconds.get(i)) {
+            Some(s) => s.power_w,
+            None => self.power_w(),
+        }
+    }
+
     /// Fraction of the phase during which commands were outstanding.
     pub fn duty_cycle(&self) -> f64 {
         let total = self.end_ns - self.start_ns;

@@ -11,6 +11,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+use super::streams::StreamId;
 use super::{Ftl, FtlCounters};
 use crate::nand::CellMode;
 use crate::workload::generator::Permutation;
@@ -20,8 +21,8 @@ use crate::workload::generator::Permutation;
 pub enum Role {
     /// Full and a GC candidate.
     Sealed,
-    /// The open block of a write stream (0 host, 1 GC, 2 fold) on its die.
-    Open(u8),
+    /// The open block of a write stream on its die.
+    Open(StreamId),
     /// A paced collection victim on its die: valid slots when collection
     /// began, and the remainder of the pace division.
     Collecting(u32, u64),

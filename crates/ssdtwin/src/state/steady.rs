@@ -62,6 +62,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::drive::Drive;
 use crate::ftl::install::{InstalledBlock, Role};
+use crate::ftl::streams::StreamId as Stream;
 use crate::ftl::FtlCounters;
 use crate::nand::{CellMode, Geometry, NONE};
 use crate::spec::{GcPolicy, SlcModel, SlcWritePolicy};
@@ -153,13 +154,6 @@ struct Blk {
     /// Host-write clock at which `valid` was last brought up to date.
     t: u64,
     seq: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stream {
-    Host = 0,
-    Gc = 1,
-    Fold = 2,
 }
 
 /// A victim collected a step at a time, paced by host writes.
@@ -660,9 +654,12 @@ impl BlockSim {
             self.decay(b);
             let x = self.blk[b as usize];
             let role = match x.life {
-                Life::Open => {
-                    Role::Open(open.iter().position(|&o| o == b).expect("an open block belongs to a stream") as u8)
-                }
+                Life::Open => Role::Open(
+                    [Stream::Host, Stream::Gc, Stream::Fold]
+                        .into_iter()
+                        .find(|&s| open[s as usize] == b)
+                        .expect("an open block belongs to a stream"),
+                ),
                 Life::Collecting => {
                     let p = paced.expect("a block being collected is the paced victim");
                     Role::Collecting(p.valid_at_start, p.carry)

@@ -70,18 +70,8 @@ pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
         Metric::MaxLat => rd.lat_max_ns.max(wr.lat_max_ns) as f64 / 1e3,
         Metric::Power => io.power_w()?,
         Metric::Efficiency => bytes / 1e6 / io.energy_j.filter(|&e| e > 0.0)?,
-        Metric::IdlePower => settled_power_w(r.idle.as_ref()?)? * 1e3,
+        Metric::IdlePower => r.idle.as_ref()?.settled_power_w()? * 1e3,
     })
-}
-
-/// Mean power of the last whole second of a phase (the whole phase if it
-/// is shorter), W.
-pub fn settled_power_w(p: &PhaseResult) -> Option<f64> {
-    let whole = ((p.end_ns - p.start_ns) / 1_000_000_000) as usize;
-    match whole.checked_sub(1).and_then(|i| p.series.seconds.get(i)) {
-        Some(s) => s.power_w,
-        None => p.power_w(),
-    }
 }
 
 /// Per-second IOPS of the last `window_ns` whole seconds of a step:
