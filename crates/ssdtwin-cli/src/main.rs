@@ -252,7 +252,11 @@ struct FioArgs {
     /// Busy fraction for bursts, e.g. 0.2 (ssdtwin extension).
     #[arg(long = "duty_cycle", alias = "duty-cycle")]
     duty_cycle: Option<String>,
-    /// Run an idle phase of this length instead of I/O.
+    /// The host enables autonomous power state transitions (APST): an idle
+    /// drive steps down its non-operational power states (ssdtwin extension).
+    #[arg(long)]
+    apst: bool,
+    /// Run an idle phase of this length instead of I/O (ssdtwin extension).
     #[arg(long)]
     idle: Option<String>,
 }
@@ -286,6 +290,9 @@ impl FioArgs {
         }
         if self.norandommap {
             o.push("norandommap", "1", "command line (--norandommap)");
+        }
+        if self.apst {
+            o.push("apst", "1", "command line (--apst)");
         }
         o
     }
@@ -369,7 +376,9 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     let job = match &args.job_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
-            parse_job_file(&text, &path.display().to_string(), capacity)?
+            let mut defaults = JobOptions::new();
+            defaults.push("randseed", &args.seed.to_string(), "command line (--seed)");
+            parse_job_file(&text, &path.display().to_string(), capacity, &defaults)?
         }
         None => {
             let opts = args.job.options(args.seed);

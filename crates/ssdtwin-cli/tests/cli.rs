@@ -83,6 +83,8 @@ fn impossible_geometry_names_the_field() {
     assert_fails_with(&o, &["gc_policy", "random"]);
     let o = ssdtwin(&["show", "generic-mlc-sata", "--set", "host.max_queue_depth=64"]);
     assert_fails_with(&o, &["host.max_queue_depth", "NCQ"]);
+    let o = ssdtwin(&["show", "generic-tlc-nvme", "--set", "ftl.gc_high_free_blocks=100000"]);
+    assert_fails_with(&o, &["ftl.gc_high_free_blocks", "more than a die has"]);
 }
 
 #[test]
@@ -97,6 +99,80 @@ fn unknown_fio_option_is_named() {
     assert_fails_with(&o, &["--state", "half-full"]);
     let o = ssdtwin(&["run", "--drive", "no-such-drive", "--rw", "read"]);
     assert_fails_with(&o, &["no-such-drive", "generic-tlc-nvme"]);
+    // Every unknown option of a job file is named, with its line.
+    let job = tmp("bad2.fio", "[global]\nio_depth=4\n[a]\nrw=read\nfrobnicate=1\nsize=1m\n");
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--job-file", job.to_str().unwrap()]);
+    assert_fails_with(&o, &["bad2.fio:2", "`io_depth`", "`frobnicate` (", "bad2.fio:5"]);
+    // A span outside the drive names the option that put it there.
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--rw", "read", "--offset", "1t"]);
+    assert_fails_with(&o, &["--offset", "option `offset`", "beyond"]);
+}
+
+#[test]
+fn idle_and_secure_erase_phases_run_from_the_command_line_and_job_files() {
+    let drive = tmp("phases.toml", &small_drive_toml());
+    let d = drive.to_str().unwrap();
+    let o = ssdtwin(&["run", "--drive", d, "--state", "full", "--idle", "1500ms", "--apst"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("idle 1.500 s"), "{out}");
+    let job = tmp(
+        "erase.fio",
+        "[global]\nbs=128k\n[fill]\nrw=write\nsize=64m\n[format]\nsecure_erase=1\n[after]\nrw=randread\nbs=4k\nsize=64m\nio_size=1m\n",
+    );
+    let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("[format] secure erase:") && out.contains("[all 3 phases]"), "{out}");
+    // A secure-erase phase takes no I/O options.
+    let bad = tmp("erase-bad.fio", "[format]\nsecure_erase=1\nrw=read\n");
+    let o = ssdtwin(&["run", "--drive", d, "--job-file", bad.to_str().unwrap()]);
+    assert_fails_with(&o, &["erase-bad.fio", "secure_erase", "`rw`"]);
+}
+
+#[test]
+fn set_reaches_array_entries_and_removes_fields() {
+    // Switch the interface: the NVMe fields go, the SATA ones come.
+    let o = ssdtwin(&[
+        "show",
+        "generic-tlc-nvme",
+        "--set",
+        "host.interface=sata",
+        "--set",
+        "host.pcie_gen=",
+        "--set",
+        "host.pcie_lanes=",
+        "--set",
+        "host.sata_gbps=6",
+        "--set",
+        "host.max_queue_depth=32",
+        "--set",
+        "power.state[0].max_w=5.5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("interface = \"sata\"") && !text.contains("pcie_gen"), "{text}");
+    assert!(text.contains("max_w = 5.5"), "{text}");
+    let o = ssdtwin(&["show", "generic-tlc-nvme", "--set", "power.state[9].max_w=1"]);
+    assert_fails_with(&o, &["power.state[9].max_w", "out of range"]);
+    let o = ssdtwin(&["show", "generic-tlc-nvme", "--set", "host.interface=sata"]);
+    assert_fails_with(&o, &["host.pcie_gen", "nvme"]);
+}
+
+#[test]
+fn validate_exit_status_says_whether_figures_hold() {
+    // Every figure of the 600p within tolerance: exit 0.
+    let o = ssdtwin(&["validate", "intel-600p-512gb", "--quick"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Sequential write into SLC") && out.contains("all figures within tolerance"), "{out}");
+    // The OCZ Core's rated sequential write is out of reach (README): exit 1.
+    let o = ssdtwin(&["validate", "ocz-core-64gb", "--quick"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("outside tolerance"));
+    // A drive without figures: an error naming those that have some.
+    let o = ssdtwin(&["validate", "generic-tlc-nvme"]);
+    assert_fails_with(&o, &["generic-tlc-nvme", "intel-660p-1tb"]);
 }
 
 #[test]

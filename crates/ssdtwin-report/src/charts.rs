@@ -209,15 +209,22 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     let metric = t.def.and_then(|d| d.pointer("/score/metric")).and_then(Value::as_str).unwrap_or("mbps");
     let (field, unit) = if metric == "iops" { ("iops", "IOPS") } else { ("mbps", "MB/s") };
     let sweep_val = |st: &Value, k: &str| st.pointer(&format!("/sweep/{k}")).map_or(String::new(), |x| x.to_string());
-    // Series: run × the values of the other swept fields.
+    // A step list that alternates directions (e.g. write then read at
+    // every transfer size) draws one line per direction.
+    let rw_of = |st: &Value| st.pointer("/result/job options/rw").and_then(Value::as_str).unwrap_or("").to_string();
+    let rw_varies = steps(first).iter().any(|st| rw_of(st) != rw_of(&steps(first)[0]));
+    // Series: run × the values of the other swept fields (× direction).
     let mut series: Vec<SweepSeries> = Vec::new();
     for &i in &runs {
         for st in steps(doc.runs[i].test(&t.name)?) {
-            let rest: Vec<String> = keys
+            let mut rest: Vec<String> = keys
                 .iter()
                 .filter(|k| **k != key)
                 .map(|k| format!("{k}={}", sweep_val(st, k).trim_matches('"')))
                 .collect();
+            if rw_varies {
+                rest.push(rw_of(st));
+            }
             let rest = rest.join(" ");
             let x = cats.iter().position(|cv| *cv == sweep_val(st, &key).trim_matches('"'))?;
             let y = st.pointer(&format!("/metrics/{field}")).and_then(Value::as_f64).unwrap_or(0.0);
@@ -251,7 +258,8 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     let mut svg = open(kind, height, npoints, &t.title);
     legend(&mut svg, &ents);
     fr.y_axis(&mut svg, &yt, unit);
-    let xt: Vec<(f64, String)> = cats.iter().enumerate().map(|(k, v)| (k as f64, v.clone())).collect();
+    let label = |v: &String| if key == "bs" { v.parse::<u64>().map_or(v.clone(), size_label) } else { v.clone() };
+    let xt: Vec<(f64, String)> = cats.iter().enumerate().map(|(k, v)| (k as f64, label(v))).collect();
     fr.x_axis(&mut svg, &xt, &xlabel);
     for (si, (i, _, pts)) in series.iter().enumerate() {
         let (col, dash, _) = style(doc, *i);
@@ -265,7 +273,7 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
                 c(fr.x(*x as f64)),
                 c(fr.y(*y)),
                 esc(&ents[si].2),
-                esc(&cats[*x]),
+                esc(&label(&cats[*x])),
                 num(*y)
             );
         }
@@ -283,6 +291,15 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
         how: format!("One point per step: the {unit} measured at {what}. Higher is better; the score averages the steps it names."),
         svg,
     })
+}
+
+/// A transfer size as reviewers label it: 512 B, 4 KiB, 1 MiB.
+fn size_label(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
 }
 
 fn latency(doc: &Doc, t: &Test) -> Option<Chart> {

@@ -97,23 +97,36 @@ fn spec_rows(doc: &Doc) -> Vec<SpecRow> {
                 s(h, "interface").to_uppercase()
             }
         }),
-        row("Controller cores", &|d| format!("{}", p(d, "/controller/cores"))),
-        row("NAND cell type", &|d| {
+        row("Controller", &|d| {
+            let model = d.pointer("/spec/controller/model").and_then(Value::as_str).unwrap_or("not stated");
+            format!("{model}, {} cores", p(d, "/controller/cores"))
+        }),
+        row("NAND", &|d| {
             let bits = p(d, "/geometry/bits_per_cell") as u32;
             let cell = ["", "SLC", "MLC", "TLC", "QLC"].get(bits as usize).copied().unwrap_or("?");
-            format!("{cell} ({bits} bit/cell), {} MT/s bus", p(d, "/nand/channel_mts"))
+            let part = d.pointer("/spec/nand/part").and_then(Value::as_str);
+            let part = part.map_or(String::new(), |x| format!("{x}; "));
+            format!("{part}{cell} ({bits} bit/cell), {} MT/s bus", p(d, "/nand/channel_mts"))
         }),
         row("Channels", &|d| format!("{}", p(d, "/geometry/channels"))),
         row("Dies", &|d| {
             let dies = p(d, "/geometry/channels") * p(d, "/geometry/dies_per_channel");
             format!("{dies} ({} planes each)", p(d, "/geometry/planes_per_die"))
         }),
-        row("Write buffer (DRAM/SRAM)", &|d| {
-            format!(
-                "{:.0} MiB, {}",
-                p(d, "/controller/write_buffer_bytes") / 1048576.0,
-                d.pointer("/spec/controller/write_cache").and_then(Value::as_str).unwrap_or("")
-            )
+        row("DRAM", &|d| match d.pointer("/spec/controller/dram_bytes").and_then(Value::as_f64) {
+            None => "not stated".into(),
+            Some(b) if b == 0.0 => "none (DRAM-less)".into(),
+            Some(b) if b >= 1e9 => format!("{:.0} GB", b / 1073741824.0),
+            Some(b) => format!("{:.0} MB", b / 1048576.0),
+        }),
+        row("Write buffer", &|d| {
+            let bytes = p(d, "/controller/write_buffer_bytes");
+            let size = if bytes >= 1048576.0 {
+                format!("{:.0} MiB", bytes / 1048576.0)
+            } else {
+                format!("{:.0} KiB", bytes / 1024.0)
+            };
+            format!("{size}, {}", d.pointer("/spec/controller/write_cache").and_then(Value::as_str).unwrap_or(""))
         }),
         row("SLC cache", &|d| match d.pointer("/spec/slc_cache") {
             None | Some(Value::Null) => "none".into(),

@@ -50,6 +50,8 @@ pub struct Command {
 /// Drive-level counters not kept by the parts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriveCounters {
+    /// 4 KiB slots the host read (mapped or not).
+    pub host_slots_read: u64,
     /// 4 KiB reads served from the write buffer.
     pub buffer_read_hits: u64,
     /// 4 KiB reads of unmapped (never written or trimmed) pages.
@@ -138,6 +140,31 @@ impl Drive {
         self.reset_time();
     }
 
+    /// A format with user-data erase issued at `now` (the
+    /// [`Phase::SecureErase`](crate::workload::Phase) phase): once the
+    /// work already booked is done, every block that holds data or has
+    /// been opened is erased in its own cell mode (dies in parallel, each
+    /// erasing its blocks one after another), then the map is empty and
+    /// every block free. Returns when the last erase completes.
+    pub fn format(&mut self, now: u64) -> u64 {
+        let start = self.flash.all_idle_at().max(now) + self.model.spec.controller.cmd_overhead_ns;
+        let mut done = start;
+        let blocks = self.ftl.blocks_to_erase();
+        for &block in &blocks {
+            let die = self.model.geometry.die_of_block(block);
+            let mode = self.ftl.mode_of(block);
+            let tbers = self.timings[mode as usize].tbers_ns;
+            done = done.max(self.flash.erase(start, die, block, tbers, mode));
+        }
+        self.ftl.secure_erase();
+        for &block in &blocks {
+            self.ftl.blocks.erase_count[block as usize] += 1;
+        }
+        self.gc_ready.fill(0);
+        self.power.busy(now, done);
+        done
+    }
+
     /// Submit a command at time `t`; returns its completion time.
     pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
         self.submits += 1;
@@ -217,6 +244,7 @@ impl Drive {
 
     fn read(&mut self, cmd: Command, t: u64) -> u64 {
         let (first, end) = self.lpn_range(cmd);
+        self.counters.host_slots_read += (end - first) as u64;
         let geo = self.model.geometry;
         let ecc = self.model.spec.controller.ecc_decode_ns;
         let hit_ns = self.model.spec.controller.buffer_read_ns;

@@ -67,12 +67,13 @@ pub enum JobError {
         /// What is wrong.
         reason: String,
     },
-    /// An option that ssdtwin does not know.
-    #[error("{origin}: unknown option `{option}` (known: {known})")]
+    /// Options that ssdtwin does not know (every one in the file, each
+    /// with its line).
+    #[error("{origin}: unknown option {option} (known: {known})")]
     UnknownOption {
-        /// Job file and line.
+        /// Job file and line of the first.
         origin: String,
-        /// The option as written.
+        /// The options as written, quoted, the later ones with their lines.
         option: String,
         /// Options that are understood.
         known: String,

@@ -249,7 +249,7 @@ fn measure_apst(model: &DriveModel) -> Option<(f64, f64)> {
     };
     let mut sim = Simulator::new(Drive::new(model.clone()));
     sim.run_phase(&read(), 0, 3);
-    let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000 }, 1, 3);
+    let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000, apst: None }, 1, 3);
     let wake = sim.run_phase(&read(), 2, 3);
     let mw = idle.settled_power_w()? * 1e3;
     Some((mw, wake.dirs[IoKind::Read as usize].lat_max_ns as f64 / 1e6))

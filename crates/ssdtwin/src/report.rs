@@ -64,11 +64,12 @@ fn dir_json(d: &DirStats, measured_ns: u64) -> Value {
 pub fn phase_json(r: &PhaseResult) -> Value {
     let options = match &r.phase {
         Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
-        Phase::Idle { duration_ns, .. } => json!({ "idle_ns": duration_ns }),
+        Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
+        Phase::SecureErase { .. } => json!({ "secure_erase": true }),
     };
     json!({
         "jobname": r.phase.name(),
-        "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle" },
+        "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase" },
         "job options": options,
         "start_ns": r.start_ns,
         "elapsed_ns": r.end_ns - r.start_ns,
@@ -88,21 +89,54 @@ pub fn phase_json(r: &PhaseResult) -> Value {
     })
 }
 
+/// A run's phases added up.
+struct Totals {
+    counters: Counters,
+    /// Read, write, trim over the I/O phases.
+    dirs: [DirStats; 3],
+    /// Measured time of the I/O phases, ns.
+    measured: u64,
+    /// First phase's start to last phase's end, ns.
+    elapsed: u64,
+    /// Energy of all phases, J (`None`: no power model).
+    energy: Option<f64>,
+}
+
 impl RunReport<'_> {
-    /// The whole run as JSON.
-    pub fn to_json(&self) -> Value {
-        let mut total = Counters::default();
-        let mut dirs: [DirStats; 3] = Default::default();
-        let mut measured = 0;
+    fn totals(&self) -> Totals {
+        let mut t =
+            Totals { counters: Counters::default(), dirs: Default::default(), measured: 0, elapsed: 0, energy: None };
         for p in self.phases {
-            total = total.plus(&p.counters);
+            t.counters = t.counters.plus(&p.counters);
             if let Phase::Io(_) = p.phase {
-                for (a, b) in dirs.iter_mut().zip(&p.dirs) {
+                for (a, b) in t.dirs.iter_mut().zip(&p.dirs) {
                     a.merge(b);
                 }
-                measured += p.measured_ns;
+                t.measured += p.measured_ns;
             }
         }
+        t.elapsed = self.phases.last().map_or(0, |p| p.end_ns) - self.phases.first().map_or(0, |p| p.start_ns);
+        t.energy = self.phases.iter().map(|p| p.energy_j).sum();
+        t
+    }
+
+    /// The whole run as JSON.
+    pub fn to_json(&self) -> Value {
+        let Totals { counters: total, dirs, measured, elapsed, energy } = self.totals();
+        let run_start = self.phases.first().map_or(0, |p| p.start_ns);
+        // Every phase's seconds in one series, on the run's clock.
+        let series: Vec<Value> = self
+            .phases
+            .iter()
+            .flat_map(|p| {
+                p.series.seconds.iter().map(move |sec| {
+                    let mut v = serde_json::to_value(sec).expect("a second serialises");
+                    v["phase"] = json!(p.phase.name());
+                    v["run_t_s"] = json!((p.start_ns - run_start) as f64 / 1e9 + sec.t_s as f64);
+                    v
+                })
+            })
+            .collect();
         json!({
             "fio version": "ssdtwin-compatible",
             "ssdtwin_version": env!("CARGO_PKG_VERSION"),
@@ -116,7 +150,11 @@ impl RunReport<'_> {
                 "trim": dir_json(&dirs[2], measured),
                 "counters": total,
                 "waf": total.waf(),
-                "elapsed_ns": self.phases.last().map_or(0, |p| p.end_ns) - self.phases.first().map_or(0, |p| p.start_ns),
+                "elapsed_ns": elapsed,
+                "measured_ns": measured,
+                "energy_j": energy,
+                "power_w": energy.filter(|_| elapsed > 0).map(|e| e / (elapsed as f64 / 1e9)),
+                "time_series": series,
             },
         })
     }
@@ -130,6 +168,46 @@ impl RunReport<'_> {
         ));
         for p in self.phases {
             out.push_str(&phase_summary(p));
+        }
+        if self.phases.len() > 1 {
+            out.push_str(&self.overall_summary());
+        }
+        out
+    }
+
+    /// The closing lines of a run of several phases: I/O over the measured
+    /// time of its I/O phases, and the whole run's flash work, WAF and energy.
+    fn overall_summary(&self) -> String {
+        let Totals { counters: total, dirs, measured, elapsed, energy } = self.totals();
+        let mut out = format!(
+            "\n[all {} phases] {:.3} s simulated, {:.3} s of it measured I/O\n",
+            self.phases.len(),
+            elapsed as f64 / 1e9,
+            measured as f64 / 1e9
+        );
+        let secs = measured as f64 / 1e9;
+        for (kind, d) in [("read", &dirs[0]), ("write", &dirs[1]), ("trim", &dirs[2])] {
+            if d.ios > 0 && secs > 0.0 {
+                out.push_str(&format!(
+                    "  {kind:>5}: IOPS={:.0}, BW={:.1} MB/s, {} I/Os, lat mean={} max={}\n",
+                    d.ios as f64 / secs,
+                    d.bytes as f64 / secs / 1e6,
+                    d.ios,
+                    fmt_ns(d.mean_ns()),
+                    fmt_ns(d.lat_max_ns as f64)
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB; WAF {}\n",
+            total.nand_reads_native + total.nand_reads_slc,
+            total.nand_programs_native + total.nand_programs_slc,
+            total.nand_erases_native + total.nand_erases_slc,
+            total.gc_slots_moved,
+            if total.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", total.waf()) }
+        ));
+        if let Some(e) = energy.filter(|_| elapsed > 0) {
+            out.push_str(&format!("  power: {:.2} W mean, {e:.1} J\n", e / (elapsed as f64 / 1e9)));
         }
         out
     }
@@ -160,6 +238,16 @@ pub fn phase_summary(p: &PhaseResult) -> String {
             }
             if let (Some(e), Some(w)) = (p.energy_j, p.settled_power_w()) {
                 out.push_str(&format!(", {e:.2} J, {:.1} mW at the end", w * 1e3));
+            }
+            out.push('\n');
+        }
+        Phase::SecureErase { name } => {
+            out.push_str(&format!(
+                "\n[{name}] secure erase: {} blocks erased in {secs:.3} s",
+                p.counters.nand_erases_native + p.counters.nand_erases_slc
+            ));
+            if let Some(e) = p.energy_j {
+                out.push_str(&format!(", {e:.2} J"));
             }
             out.push('\n');
         }

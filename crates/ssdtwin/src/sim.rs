@@ -172,10 +172,22 @@ impl Simulator {
             energy_j: None,
         };
         match phase {
-            Phase::Idle { duration_ns, .. } => {
+            Phase::Idle { duration_ns, apst, .. } => {
+                if let Some(on) = *apst {
+                    self.drive.set_apst(on, start);
+                }
                 self.wait_recording(start + duration_ns, &mut result.series);
                 result.end_ns = self.now();
                 result.measured_ns = result.end_ns - start;
+                result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
+            }
+            Phase::SecureErase { .. } => {
+                let done = self.drive.format(start);
+                self.activity = self.activity.wrapping_add(1);
+                self.wait_recording(done, &mut result.series);
+                result.end_ns = self.now();
+                result.measured_ns = result.end_ns - start;
+                result.busy_ns = result.measured_ns;
                 result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
             }
             Phase::Io(spec) => self.run_io(spec, &mut result, index, phases),

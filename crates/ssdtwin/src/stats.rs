@@ -239,6 +239,8 @@ macro_rules! counters {
 }
 
 counters! {
+    /// Host slots (4 KiB) read.
+    host_slots_read,
     /// Host slots (4 KiB) written to the FTL.
     host_slots_written,
     /// NAND page reads (multi-plane operations) in native mode.
@@ -294,6 +296,7 @@ impl Counters {
         let f = &drive.flash.counters;
         let t = &drive.ftl.counters;
         Counters {
+            host_slots_read: drive.counters.host_slots_read,
             host_slots_written: t.host_slots_written,
             nand_reads_native: f.reads[0],
             nand_reads_slc: f.reads[1],

@@ -18,7 +18,7 @@ fn one_read(apst: bool) -> Phase {
 }
 
 fn idle(ns: u64) -> Phase {
-    Phase::Idle { name: "idle".into(), duration_ns: ns }
+    Phase::Idle { name: "idle".into(), duration_ns: ns, apst: None }
 }
 
 fn read_latency_ns(r: &ssdtwin::PhaseResult) -> u64 {

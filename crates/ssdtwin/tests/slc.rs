@@ -95,7 +95,7 @@ fn write_mbps_after(idle_ns: u64) -> (f64, u64, u64) {
     // A burst that fills the cache.
     sim.run_phase(&seq_write("burst", 0, cache), 0, 3);
     let backlog_before = sim.drive.ftl.fold_backlog_bytes();
-    sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: idle_ns }, 1, 3);
+    sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: idle_ns, apst: None }, 1, 3);
     let backlog_after = sim.drive.ftl.fold_backlog_bytes();
     let r = sim.run_phase(&seq_write("next", cache, 200_000_000 / (128 * 1024) * (128 * 1024)), 2, 3);
     (r.bw_bytes(IoKind::Write) / 1e6, backlog_before, backlog_after)

@@ -80,7 +80,7 @@ fn sequential_read_is_capped_by_the_link() {
 }
 
 #[test]
-fn writes_wait_for_a_full_buffer_and_sata_is_half_duplex() {
+fn writes_wait_for_a_full_buffer() {
     // A 2 MiB buffer in front of slow programs: sustained writes must run at
     // flash speed, not link speed, and the wait shows in the counters.
     let mut spec = IoSpec::new("seqw", RwPattern::Write);
@@ -95,4 +95,86 @@ fn writes_wait_for_a_full_buffer_and_sata_is_half_duplex() {
     let flash_bw = g.dies as f64 * unit / (m.native.tprog_ns[0] as f64 / 1e9);
     assert!(bw < flash_bw * 1.05 && bw > flash_bw * 0.8, "{bw:.0} B/s vs flash {flash_bw:.0} B/s");
     assert!(r.counters.buffer_blocked_ns > 0);
+}
+
+/// MB/s of reads plus writes of a 50/50 mix of 128 KiB sequential I/O.
+fn mixed_seq_bw(extra: &[&str]) -> (f64, ssdtwin::DriveModel) {
+    // 8 dies with fast programs: the flash outruns the link both ways.
+    let mut set = vec!["geometry.channels=4", "geometry.blocks_per_plane=32", "nand.native.tprog_ns=[100000]"];
+    set.extend_from_slice(extra);
+    let mut spec = IoSpec::new("mix", RwPattern::ReadWrite);
+    spec.bs = 128 * 1024;
+    spec.iodepth = 32;
+    spec.size = Some(128 << 20);
+    spec.io_size = Some(128 << 20);
+    let (r, m) = run(&set, DriveState::Filled(100.0), spec);
+    (r.bw_bytes(IoKind::Read) + r.bw_bytes(IoKind::Write), m)
+}
+
+#[test]
+fn sata_is_half_duplex_and_pcie_full_duplex() {
+    // SATA: reads and writes share one direction at a time, so together
+    // they move no more than the link rate.
+    let sata =
+        ["host.interface=sata", "host.pcie_gen=", "host.pcie_lanes=", "host.sata_gbps=6", "host.max_queue_depth=32"];
+    let (bw, m) = mixed_seq_bw(&sata);
+    let link = m.link_bytes_per_s;
+    assert!(bw <= link * 1.01 && bw > link * 0.9, "SATA mix {bw:.0} B/s vs link {link:.0} B/s");
+    // PCIe ×1 (a link of about the same rate): each direction has its own
+    // lanes, so a mix moves well over the rate of one direction.
+    let (bw, m) = mixed_seq_bw(&["host.pcie_lanes=1"]);
+    let link = m.link_bytes_per_s;
+    assert!(bw > link * 1.5, "PCIe x1 mix {bw:.0} B/s vs one direction {link:.0} B/s");
+}
+
+#[test]
+fn write_through_acknowledges_after_the_program() {
+    let qd1_write = |policy: &str| {
+        let mut spec = IoSpec::new("qd1w", RwPattern::RandWrite);
+        spec.io_size = Some(1 << 20);
+        spec.thinktime_ns = 20_000_000; // every program finishes before the next write
+        let (r, m) = run(&[&format!("controller.write_cache={policy}")], DriveState::Fresh, spec);
+        (r.dirs[IoKind::Write as usize].mean_ns(), m.native.tprog_ns[0] as f64)
+    };
+    let (back, tprog) = qd1_write("write-back");
+    let (through, _) = qd1_write("write-through");
+    // Write-back: acknowledged once the data is in the buffer.
+    assert!(back < tprog / 20.0, "write-back {back:.0} ns vs tPROG {tprog:.0} ns");
+    // Write-through: acknowledged once the page is programmed.
+    assert!(through > tprog && through < tprog * 2.0, "write-through {through:.0} ns vs tPROG {tprog:.0} ns");
+}
+
+#[test]
+fn secure_erase_erases_every_used_block_and_empties_the_map() {
+    let model = small_model(300, &["ftl.version_stamps=true"]);
+    let mut drive = Drive::new(model.clone());
+    DriveState::Filled(50.0).apply_fast(&mut drive, 1);
+    let g = model.geometry;
+    let used_per_die: Vec<u64> = (0..g.dies)
+        .map(|d| {
+            (0..g.blocks_per_die)
+                .filter(|&b| {
+                    drive.ftl.blocks.state[(d * g.blocks_per_die + b) as usize]
+                        != ssdtwin::ftl::blocks::BlockState::Free
+                })
+                .count() as u64
+        })
+        .collect();
+    let erases_before: u64 = drive.ftl.blocks.erase_count.iter().map(|&e| e as u64).sum();
+    let mut sim = Simulator::new(drive);
+    let r = sim.run_phase(&Phase::SecureErase { name: "format".into() }, 0, 1);
+    let erased = r.counters.nand_erases_native + r.counters.nand_erases_slc;
+    assert_eq!(erased, used_per_die.iter().sum::<u64>());
+    // Dies erase in parallel, each its blocks one after another.
+    let expected = model.spec.controller.cmd_overhead_ns + used_per_die.iter().max().unwrap() * model.native.tbers_ns;
+    let took = r.end_ns - r.start_ns;
+    assert!(took.abs_diff(expected) * 100 <= expected, "took {took} ns, expected {expected} ns");
+    let drive = &sim.drive;
+    let erases_after: u64 = drive.ftl.blocks.erase_count.iter().map(|&e| e as u64).sum();
+    assert_eq!(erases_after - erases_before, erased);
+    assert!(
+        (0..drive.user_lpns()).all(|l| drive.ftl.read_version(l) == 0 && drive.ftl.lookup(l) == ssdtwin::nand::NONE)
+    );
+    assert_eq!(drive.ftl.blocks.total_free(), (g.dies * g.blocks_per_die) as u64);
+    drive.ftl.check_consistency().unwrap();
 }

@@ -34,7 +34,7 @@ pub mod streams;
 use crate::mem::HugeVec;
 use crate::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{DriveModel, GcPolicy, SlcModel};
-use blocks::BlockTable;
+use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
 use streams::{Stream, StreamId};
 
@@ -236,6 +236,10 @@ impl Ftl {
         let s = self.l2p[lpn as usize];
         if s == NONE || self.slot_version.is_empty() {
             0
+        } else if self.p2l[s as usize] != lpn {
+            // The slot's tag (what a drive keeps in the page's spare
+            // area) names another page: the map points at foreign data.
+            u32::MAX
         } else {
             self.slot_version[s as usize]
         }
@@ -322,6 +326,12 @@ impl Ftl {
     #[inline]
     pub fn mode_of(&self, block: u32) -> CellMode {
         self.blocks.mode[block as usize]
+    }
+
+    /// Blocks a user-data erase must erase: every block that is not on a
+    /// free list (free blocks were erased when they were released).
+    pub fn blocks_to_erase(&self) -> Vec<u32> {
+        (0..self.blocks.state.len() as u32).filter(|&b| self.blocks.state[b as usize] != BlockState::Free).collect()
     }
 
     /// Secure erase: forget all data, all blocks free (erase counts kept).

@@ -161,7 +161,7 @@ pub struct GeometrySpec {
     /// Default: `channels × dies_per_channel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dies: Option<u32>,
-    /// Planes per die (1–4); multi-plane operations use all of them.
+    /// Planes per die (1–8); multi-plane operations use all of them.
     pub planes_per_die: u32,
     /// Erase blocks per plane.
     pub blocks_per_plane: u32,
@@ -177,6 +177,10 @@ pub struct GeometrySpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NandSpec {
+    /// The NAND part, e.g. `"Intel 64-layer 3D QLC, 1 Tb per die"`.
+    /// Descriptive only (shown in reports), not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// Channel bus rate in mega-transfers per second.
     pub channel_mts: u32,
     /// Channel bus width in bits (8 for ONFI/Toggle NAND).
@@ -260,6 +264,15 @@ pub enum Interface {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerSpec {
+    /// The controller's name, e.g. `"Silicon Motion SM2263"`. Descriptive
+    /// only (shown in reports), not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// DRAM beside the controller in bytes (0: DRAM-less; absent: not
+    /// stated). Descriptive only: the map is modelled as held in full, and
+    /// the part of DRAM that stages user data is `write_buffer_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_bytes: Option<u64>,
     /// Processor cores that handle commands in parallel.
     pub cores: u32,
     /// Processor time per host command in ns (fetch, FTL lookup,

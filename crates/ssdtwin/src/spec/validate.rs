@@ -352,6 +352,17 @@ impl DriveSpec {
                 ),
             ));
         }
+        // The background target may exceed what the spare area allows
+        // (GC then paces host writes all the time), but not a die's blocks.
+        if f.gc_high_free_blocks >= g.blocks_per_plane {
+            return Err(bad(
+                "ftl.gc_high_free_blocks",
+                format!(
+                    "{} free blocks per die is more than a die has ({} blocks per plane)",
+                    f.gc_high_free_blocks, g.blocks_per_plane
+                ),
+            ));
+        }
         let hybrid = match (f.mapping, &f.hybrid) {
             (MappingScheme::Page, None) => None,
             (MappingScheme::Page, Some(_)) => {

@@ -436,7 +436,7 @@ fn run_one(
         let steps_n = setup.steps.len();
         let prep_idle = (setup.prep_idle_ns > 0).then(|| {
             sim.run_phase(
-                &Phase::Idle { name: format!("{}/prep-idle", plan.name), duration_ns: setup.prep_idle_ns },
+                &Phase::Idle { name: format!("{}/prep-idle", plan.name), duration_ns: setup.prep_idle_ns, apst: None },
                 0,
                 steps_n,
             )
@@ -454,7 +454,11 @@ fn run_one(
                 }
             };
             let idle = (idle_ns > 0).then(|| {
-                sim.run_phase(&Phase::Idle { name: format!("{}/idle", io.name), duration_ns: idle_ns }, i, steps_n)
+                sim.run_phase(
+                    &Phase::Idle { name: format!("{}/idle", io.name), duration_ns: idle_ns, apst: None },
+                    i,
+                    steps_n,
+                )
             });
             steps.push(StepResult { io: r, idle });
         }

@@ -40,6 +40,7 @@ pub const KNOWN: &[&str] = &[
     "duty_cycle",
     "idle",
     "apst",
+    "secure_erase",
 ];
 
 /// fio options accepted for compatibility that do not change a simulation.
@@ -92,9 +93,11 @@ impl JobOptions {
     }
 }
 
-/// Parse a job file into a job. `origin` is its path (for messages).
-pub fn parse_job_file(text: &str, origin: &str, capacity: u64) -> Result<Job, JobError> {
-    let mut global: Vec<Entry> = Vec::new();
+/// Parse a job file into a job. `origin` is its path (for messages);
+/// `defaults` apply before the file's own options (the command line's
+/// `--seed` as `randseed`, say), so `[global]` and the sections override them.
+pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<Job, JobError> {
+    let mut global: Vec<Entry> = defaults.entries.clone();
     let mut sections: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut in_global = false;
     for (i, raw) in text.lines().enumerate() {
@@ -157,8 +160,11 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64) -> Result<Job, Jo
     let mut phases = Vec::new();
     for (name, opts) in sections {
         // [global] I/O options do not apply to idle sections.
-        let all: Vec<_> =
-            if opts.iter().any(|(k, _, _)| k == "idle") { opts } else { global.iter().cloned().chain(opts).collect() };
+        let all: Vec<_> = if opts.iter().any(|(k, _, _)| k == "idle" || k == "secure_erase") {
+            opts
+        } else {
+            global.iter().cloned().chain(opts).collect()
+        };
         phases.push(build_phase(&name, &all, capacity)?);
     }
     Ok(Job { phases })
@@ -183,24 +189,31 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut spec = IoSpec::new(default_name, RwPattern::Read);
     let mut rw_given = false;
     let mut idle: Option<(u64, String)> = None;
+    let mut secure_erase: Option<String> = None;
+    let mut apst_given = false;
     let mut burst_size: Option<(u64, String)> = None;
     let mut duty: Option<(f64, String)> = None;
     let mut other_io_option: Option<String> = None;
+    let unknown: Vec<&Entry> =
+        entries.iter().filter(|(k, _, _)| !HOST_ONLY.contains(&k.as_str()) && !KNOWN.contains(&k.as_str())).collect();
+    if let Some((_, _, first_at)) = unknown.first() {
+        let option = unknown
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _, at))| if i == 0 { format!("`{k}`") } else { format!("`{k}` ({at})") })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(JobError::UnknownOption { origin: first_at.clone(), option, known: KNOWN.join(", ") });
+    }
     for (k, v, at) in entries {
         let key = k.as_str();
         if HOST_ONLY.contains(&key) {
             continue;
         }
-        if !KNOWN.contains(&key) {
-            return Err(JobError::UnknownOption {
-                origin: at.clone(),
-                option: key.to_string(),
-                known: KNOWN.join(", "),
-            });
-        }
         let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
         let int = || v.parse::<u64>().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")));
-        if !matches!(key, "name" | "idle" | "kb_base") {
+        // The seed is harmless in an idle phase (the command line always gives one).
+        if !matches!(key, "name" | "idle" | "kb_base" | "randseed" | "secure_erase" | "apst") {
             other_io_option.get_or_insert_with(|| key.to_string());
         }
         match key {
@@ -256,7 +269,10 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 spec.percentage_random = p as u32;
             }
             "norandommap" => spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
-            "apst" => spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "apst" => {
+                spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?;
+                apst_given = true;
+            }
             "kb_base" => {}
             "burst_size" => burst_size = Some((size()?, at.clone())),
             "duty_cycle" => {
@@ -267,14 +283,29 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 duty = Some((d, at.clone()));
             }
             "idle" => idle = Some((parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?, at.clone())),
+            "secure_erase" => {
+                if parse_bool(v).map_err(|r| invalid(at, key, r))? {
+                    secure_erase = Some(at.clone());
+                }
+            }
             _ => unreachable!("every known option is handled"),
         }
+    }
+    if let Some(at) = secure_erase {
+        if let Some(o) = other_io_option.or(idle.as_ref().map(|_| "idle".to_string())) {
+            return Err(invalid(
+                &at,
+                "secure_erase",
+                format!("a secure-erase phase takes no other options (found `{o}`)"),
+            ));
+        }
+        return Ok(Phase::SecureErase { name: spec.name });
     }
     if let Some((duration_ns, at)) = idle {
         if let Some(o) = other_io_option {
             return Err(invalid(&at, "idle", format!("an idle phase takes no I/O options (found `{o}`)")));
         }
-        return Ok(Phase::Idle { name: spec.name, duration_ns });
+        return Ok(Phase::Idle { name: spec.name, duration_ns, apst: apst_given.then_some(spec.apst) });
     }
     let origin = entries.first().map_or("command line", |e| e.2.as_str()).to_string();
     if !rw_given {
@@ -290,24 +321,32 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         (None, Some((_, at))) => return Err(invalid(&at, "duty_cycle", "needs burst_size")),
         (None, None) => {}
     }
-    check_fits(&spec, capacity).map_err(|r| invalid(&origin, "size", r))?;
+    check_fits(&spec, capacity).map_err(|(option, r)| {
+        let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
+        invalid(at, option, r)
+    })?;
     Ok(Phase::Io(spec))
 }
 
-/// Check that the span lies inside the drive.
-fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), String> {
+/// Check that the span lies inside the drive; an error names the option
+/// at fault (`offset`, `size` or `bs`).
+fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)> {
     if spec.offset % 512 != 0 {
-        return Err(format!("offset {} is not a multiple of 512", spec.offset));
+        return Err(("offset", format!("offset {} is not a multiple of 512", spec.offset)));
     }
     if spec.offset >= capacity {
-        return Err(format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity));
+        return Err(("offset", format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity)));
     }
     let span = spec.size.unwrap_or(capacity - spec.offset);
     if spec.offset + span > capacity {
-        return Err(format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity));
+        let option = if spec.size.is_some() { "size" } else { "offset" };
+        return Err((
+            option,
+            format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity),
+        ));
     }
     if span < spec.bs as u64 {
-        return Err(format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs));
+        return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
     }
     Ok(())
 }
@@ -416,7 +455,7 @@ mod tests {
     #[test]
     fn job_file_with_global_sections_and_idle() {
         let text = "[global]\nbs=4k\niodepth=32\n\n[fill]\nrw=write\nbs=128k\nsize=1m\n\n[rest]\nidle=2s\n\n[rand]\nrw=randread\nruntime=1\n";
-        let job = parse_job_file(text, "t.fio", 1 << 30).unwrap();
+        let job = parse_job_file(text, "t.fio", 1 << 30, &JobOptions::new()).unwrap();
         assert_eq!(job.phases.len(), 3);
         match &job.phases[0] {
             Phase::Io(s) => {
@@ -424,17 +463,48 @@ mod tests {
             }
             p => panic!("{p:?}"),
         }
-        assert_eq!(job.phases[1], Phase::Idle { name: "rest".into(), duration_ns: 2_000_000_000 });
+        assert_eq!(job.phases[1], Phase::Idle { name: "rest".into(), duration_ns: 2_000_000_000, apst: None });
     }
 
     #[test]
     fn unknown_option_names_file_line_and_option() {
-        let e = parse_job_file("[a]\nrw=read\nfrobnicate=3\n", "j.fio", 1 << 30).unwrap_err();
+        let e = parse_job_file("[a]\nrw=read\nfrobnicate=3\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("j.fio:3") && msg.contains("frobnicate"), "{msg}");
-        let e = parse_job_file("[a]\nrw=sideways\n", "j.fio", 1 << 30).unwrap_err();
+        let e = parse_job_file("[a]\nrw=sideways\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
         assert!(e.to_string().contains("sideways"));
-        let e = parse_job_file("[a]\nrw=read\nsize=2g\n", "j.fio", 1 << 30).unwrap_err();
+        let e = parse_job_file("[a]\nrw=read\nsize=2g\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
         assert!(e.to_string().contains("beyond"), "{e}");
+        // Every unknown option is named, each with its line.
+        let e =
+            parse_job_file("[global]\nio_depth=4\n[a]\nrw=read\nfrobnicate=3\n", "j.fio", 1 << 30, &JobOptions::new())
+                .unwrap_err()
+                .to_string();
+        assert!(e.starts_with("j.fio:2: unknown option `io_depth`, `frobnicate` (j.fio:5)"), "{e}");
+        // A span error names the option that put it out of range.
+        let e = parse_job_file("[a]\nrw=read\noffset=2g\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
+        assert!(e.to_string().starts_with("j.fio:3: option `offset`"), "{e}");
+    }
+
+    #[test]
+    fn defaults_apply_before_the_file() {
+        let mut defaults = JobOptions::new();
+        defaults.push("randseed", "7", "command line (--seed)");
+        let job = parse_job_file(
+            "[a]\nrw=randread\n[b]\nrw=randread\nrandseed=9\n[c]\nidle=1s\n",
+            "j.fio",
+            1 << 30,
+            &defaults,
+        )
+        .unwrap();
+        let seeds: Vec<u64> =
+            job.phases.iter().filter_map(|p| if let Phase::Io(s) = p { Some(s.randseed) } else { None }).collect();
+        assert_eq!(seeds, [7, 9]);
+        assert!(matches!(job.phases[2], Phase::Idle { .. }));
+        // An idle phase with a seed (as the command line gives one) is fine.
+        let mut o = JobOptions::new();
+        o.push("idle", "1s", "cli");
+        o.push("randseed", "1", "cli");
+        assert!(matches!(o.to_phase("job", 1 << 30), Ok(Phase::Idle { .. })));
     }
 }

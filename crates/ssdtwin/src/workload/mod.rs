@@ -186,6 +186,18 @@ pub enum Phase {
         name: String,
         /// Duration, ns.
         duration_ns: u64,
+        /// APST on or off from the start of the idle (`None`: as the
+        /// phase before left it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        apst: Option<bool>,
+    },
+    /// The host formats the drive with a user-data erase (NVMe Format
+    /// with Secure Erase Settings 1, ATA SECURITY ERASE UNIT): every
+    /// block holding data is erased through the NAND, then the map is
+    /// empty. The phase lasts until the last erase completes.
+    SecureErase {
+        /// Phase name.
+        name: String,
     },
 }
 
@@ -194,7 +206,7 @@ impl Phase {
     pub fn name(&self) -> &str {
         match self {
             Phase::Io(s) => &s.name,
-            Phase::Idle { name, .. } => name,
+            Phase::Idle { name, .. } | Phase::SecureErase { name } => name,
         }
     }
 }
