@@ -115,7 +115,7 @@ fn spec_rows(doc: &Doc) -> Vec<SpecRow> {
         }),
         row("DRAM", &|d| match d.pointer("/spec/controller/dram_bytes").and_then(Value::as_f64) {
             None => "not stated".into(),
-            Some(b) if b == 0.0 => "none (DRAM-less)".into(),
+            Some(0.0) => "none (DRAM-less)".into(),
             Some(b) if b >= 1e9 => format!("{:.0} GB", b / 1073741824.0),
             Some(b) => format!("{:.0} MB", b / 1048576.0),
         }),
