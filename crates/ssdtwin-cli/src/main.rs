@@ -63,6 +63,9 @@ enum Command {
         /// Cap each timed workload at 5 simulated seconds (for CI).
         #[arg(long)]
         quick: bool,
+        /// No progress bar.
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Run a benchmark suite (the reviewers' and vendor's tests) on drives.
     Suite(Box<SuiteArgs>),
@@ -335,7 +338,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Run(args) => return run_job(*args),
-        Command::Validate { drives, quick } => return validate(drives, quick),
+        Command::Validate { drives, quick, quiet } => return validate(drives, quick, quiet),
         Command::Suite(args) => return run_suite_cmd(*args),
         Command::Review(args) => return review(*args),
         Command::Report { results, out, quiet } => return report_cmd(&results, out, quiet),
@@ -418,7 +421,9 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     });
     let results = sim.run_job(&job);
     bar.finish_and_clear();
-    let report = RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results };
+    let health = ssdtwin::health::Health::of(&sim.drive);
+    let report =
+        RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !json_to_stdout {
         print!("{}", report.summary());
@@ -434,11 +439,11 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate(drives: Vec<String>, quick: bool) -> Result<ExitCode> {
+fn validate(drives: Vec<String>, quick: bool, quiet: bool) -> Result<ExitCode> {
     let drives: Vec<String> =
         if drives.is_empty() { ssdtwin::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect() } else { drives };
     let mut failed = 0;
-    let show = std::io::stderr().is_terminal();
+    let show = !quiet && std::io::stderr().is_terminal();
     for name in &drives {
         let set = ssdtwin::figures::figures_for(name).with_context(|| {
             let have: Vec<_> = ssdtwin::figures::FIGURES.iter().map(|(n, _)| *n).collect();
@@ -450,7 +455,11 @@ fn validate(drives: Vec<String>, quick: bool) -> Result<ExitCode> {
         println!("{}", ssdtwin::figures::HEADER);
         for fig in &set.figures {
             let bar = spinner(show, &fig.name);
-            let v = ssdtwin::figures::measure(&model, fig, quick)?;
+            let (b, name) = (bar.clone(), fig.name.clone());
+            let hook: ssdtwin::figures::ProgressHook = std::rc::Rc::new(move |p: &ssdtwin::sim::Progress| {
+                b.set_message(format!("{name}: {} · {:.0} s simulated", p.phase, p.phase_ns as f64 / 1e9));
+            });
+            let v = ssdtwin::figures::measure_reporting(&model, fig, quick, show.then_some(hook))?;
             bar.finish_and_clear();
             println!("{}", ssdtwin::figures::format_verdict(&v));
             if !v.pass {

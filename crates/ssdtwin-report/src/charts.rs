@@ -241,7 +241,9 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
         .map(|(i, rest, _)| {
             let (col, dash, _) = style(doc, *i);
             let lab = doc.label(&doc.runs[*i]);
-            (col.to_string(), !dash.is_empty(), if rest.is_empty() { lab } else { format!("{lab} · {rest}") })
+            // Reads dashed where a sweep draws both directions.
+            let dashed = !dash.is_empty() || (rw_varies && rest.ends_with("read"));
+            (col.to_string(), dashed, if rest.is_empty() { lab } else { format!("{lab} · {rest}") })
         })
         .collect();
     let top = 34.0 + legend_height(&ents) + 8.0;
@@ -282,6 +284,8 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     let what = match kind {
         "qd-curve" => "each queue depth",
         "mix-curve" => "each read/write mix, from all reads (100) to all writes (0)",
+        "size-curve" if rw_varies => "each transfer size (writes solid, reads dashed)",
+        "size-curve" => "each transfer size",
         _ => "each step of the sweep",
     };
     Some(Chart {

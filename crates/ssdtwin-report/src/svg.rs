@@ -84,7 +84,8 @@ pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
 
 /// Decades covering `[min, max]` (for log axes).
 pub fn log_ticks(min: f64, max: f64) -> Vec<f64> {
-    let lo = min.max(1e-9).log10().floor() as i32;
+    // At least a factor of 2 below the smallest value, so that its bar shows.
+    let lo = (min / 2.0).max(1e-9).log10().floor() as i32;
     let hi = max.max(min * 10.0).log10().ceil() as i32;
     (lo..=hi).map(|e| 10f64.powi(e)).collect()
 }
@@ -178,17 +179,27 @@ impl Frame {
             b = c(self.bottom),
             t = c(self.top)
         );
-        for (v, label) in ticks {
-            let x = self.x(*v);
+        // Label every k-th tick when labels would run into each other
+        // (about 7 px per character at 12 px).
+        let spacing = ticks.windows(2).map(|w| (self.x(w[1].0) - self.x(w[0].0)).abs()).fold(f64::MAX, f64::min);
+        let widest = ticks.iter().map(|(_, l)| l.chars().count()).max().unwrap_or(0) as f64 * 7.0 + 6.0;
+        let every = if spacing < f64::MAX && spacing > 0.0 { (widest / spacing).ceil().max(1.0) as usize } else { 1 };
+        for (i, (v, label)) in ticks.iter().enumerate() {
+            let x = c(self.x(*v));
             let _ = write!(
                 out,
-                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#444"/><text x="{x}" y="{}" text-anchor="middle">{}</text>"##,
+                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#444"/>"##,
                 c(self.bottom),
-                c(self.bottom + 4.0),
-                c(self.bottom + 17.0),
-                esc(label),
-                x = c(x)
+                c(self.bottom + 4.0)
             );
+            if i % every == 0 {
+                let _ = write!(
+                    out,
+                    r#"<text x="{x}" y="{}" text-anchor="middle">{}</text>"#,
+                    c(self.bottom + 17.0),
+                    esc(label)
+                );
+            }
         }
         let _ = write!(
             out,

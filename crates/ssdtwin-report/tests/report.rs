@@ -174,30 +174,79 @@ fn chromium(page: &Path, dir: &Path) -> (Vec<u8>, usize, Vec<String>) {
     (buf, info.color_type.samples(), console)
 }
 
+/// A script appended to a copy of the page (the report itself has none):
+/// once the page has loaded it reports, through the console, every
+/// resource the browser fetched, every image that failed, and every chart
+/// drawn smaller than 100 px, then how many charts it measured.
+const PROBE: &str = r#"<script>
+addEventListener('load', () => {
+  const fetched = performance.getEntriesByType('resource').map(e => e.name);
+  if (fetched.length) console.error('fetched ' + fetched.join(' '));
+  const broken = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src);
+  if (broken.length) console.error('broken images ' + broken.join(' '));
+  const charts = [...document.querySelectorAll('figure > svg')];
+  const small = charts.filter(c => { const b = c.getBoundingClientRect(); return b.width < 100 || b.height < 100; });
+  if (small.length) console.error(small.length + ' charts drawn smaller than 100 px');
+  console.log('probe measured ' + charts.length + ' charts');
+});
+</script>"#;
+
+/// Open a copy of `page` with [`PROBE`]: the console lines other than the
+/// probe's count, the number of charts the probe measured, and the
+/// screenshot's pixels.
+fn probe(page: &Path, dir: &Path) -> (Vec<String>, usize, Vec<u8>, usize) {
+    let html = std::fs::read_to_string(page).unwrap().replace("</body>", &format!("{PROBE}</body>"));
+    let probed = dir.join(format!("probed-{}", page.file_name().unwrap().to_string_lossy()));
+    std::fs::write(&probed, html).unwrap();
+    let (px, samples, console) = chromium(&probed, dir);
+    let count = console
+        .iter()
+        .find_map(|l| l.split("probe measured ").nth(1)?.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("the probe did not run; console: {console:#?}"));
+    let others = console.into_iter().filter(|l| !l.contains("probe measured")).collect();
+    (others, count, px, samples)
+}
+
 #[test]
 fn headless_chromium_draws_the_page_without_console_errors() {
     let dir = out_dir("chromium");
     let page = ssdtwin_report::render(doc()).unwrap().write(&dir).unwrap();
-    let (px, samples, console) = chromium(&page, &dir);
+    let (console, charts, px, samples) = probe(&page, &dir);
     assert!(console.is_empty(), "console messages: {console:#?}");
-    let luma: Vec<f64> =
-        px.chunks(samples)
-            .map(|p| {
-                if samples >= 3 {
-                    0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64
-                } else {
-                    p[0] as f64
-                }
-            })
-            .collect();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(charts, html.matches("<figure><svg").count(), "every chart is laid out");
+    let rgb = |p: &[u8]| if samples >= 3 { [p[0], p[1], p[2]] } else { [p[0]; 3] };
+    let luma: Vec<f64> = px
+        .chunks(samples)
+        .map(|p| {
+            let [r, g, b] = rgb(p);
+            0.299 * r as f64 + 0.587 * g as f64 + 0.114 * b as f64
+        })
+        .collect();
     let mean = luma.iter().sum::<f64>() / luma.len() as f64;
     let sd = (luma.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / luma.len() as f64).sqrt();
     let inked = luma.iter().filter(|l| **l < 200.0).count() as f64 / luma.len() as f64;
     assert!(sd > 10.0 && inked > 0.01, "screenshot looks blank: mean {mean:.1}, sd {sd:.1}, inked {inked:.3}");
-    // The console check itself works: a page with an error is caught.
+    // The charts are drawn, not just the text: both drives' colours show.
+    for hex in [ssdtwin_report::svg::colour(0), ssdtwin_report::svg::colour(1)] {
+        let want: Vec<i32> = (0..3).map(|i| i32::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap()).collect();
+        let n =
+            px.chunks(samples).filter(|p| rgb(p).iter().zip(&want).all(|(a, b)| (*a as i32 - b).abs() <= 12)).count();
+        assert!(n > 500, "{n} pixels of the drive colour {hex} in the screenshot");
+    }
+    // The checks themselves work: a page with a script error, a missing
+    // image and an empty chart is caught on every count.
     let bad = dir.join("bad.html");
-    std::fs::write(&bad, "<!DOCTYPE html><p>x</p><script>console.error('broken chart')</script>").unwrap();
-    let (_, _, console) = chromium(&bad, &dir);
-    assert!(console.iter().any(|l| l.contains("broken chart")), "console errors are not detected");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><body><p>x</p><img src=\"missing.png\"><figure><svg width=\"10\" height=\"10\"></svg></figure>\
+         <script>console.error('broken chart')</script></body>",
+    )
+    .unwrap();
+    let (console, charts, _, _) = probe(&bad, &dir);
+    assert_eq!(charts, 1);
+    for needle in ["broken chart", "broken images", "smaller than 100 px"] {
+        assert!(console.iter().any(|l| l.contains(needle)), "`{needle}` is not detected: {console:#?}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -149,16 +149,16 @@ impl Drive {
     pub fn format(&mut self, now: u64) -> u64 {
         let start = self.flash.all_idle_at().max(now) + self.model.spec.controller.cmd_overhead_ns;
         let mut done = start;
-        let blocks = self.ftl.blocks_to_erase();
-        for &block in &blocks {
+        let blocks: Vec<(u32, CellMode)> =
+            self.ftl.blocks_to_erase().into_iter().map(|b| (b, self.ftl.mode_of(b))).collect();
+        for &(block, mode) in &blocks {
             let die = self.model.geometry.die_of_block(block);
-            let mode = self.ftl.mode_of(block);
             let tbers = self.timings[mode as usize].tbers_ns;
             done = done.max(self.flash.erase(start, die, block, tbers, mode));
         }
         self.ftl.secure_erase();
-        for &block in &blocks {
-            self.ftl.blocks.erase_count[block as usize] += 1;
+        for &(block, mode) in &blocks {
+            self.ftl.blocks.erase_count[mode as usize][block as usize] += 1;
         }
         self.gc_ready.fill(0);
         self.power.busy(now, done);

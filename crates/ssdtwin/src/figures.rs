@@ -6,8 +6,12 @@
 //! value (a number or a `[low, high]` range), a tolerance, and how to
 //! measure it on the simulated drive:
 //!
-//! - `metric = "slc_cache_gb"` with a `state`: the SLC cache capacity the
-//!   drive reports in that state;
+//! - `metric = "slc_cache_gb"` with a `state`: the SLC cache as a reviewer
+//!   measures it — the drive is brought into that state, rests until its
+//!   folding backlog is gone (at most 30 simulated minutes), then takes
+//!   128 KiB QD32 sequential writes after its data, 128 MiB at a time,
+//!   until a chunk runs at less than half the first one's speed: the bytes
+//!   written before that chunk are the cache;
 //! - a workload metric (`read_mbps`, `write_mbps`, `read_iops`,
 //!   `write_iops`, `read_lat_us`, `write_lat_us`) with a `job` in fio
 //!   vocabulary and a `prepare` step: `none` (secure-erased drive),
@@ -15,6 +19,9 @@
 //!   writes its test file) or `fill-slc-cache` (as much written
 //!   sequentially as the cache holds, so the job runs after the cache is
 //!   exhausted; its span starts after the written data);
+//! - `percentage_used` with a write `job`: the health log's percentage of
+//!   rated endurance used after that job on a fresh drive (the writes run
+//!   through the FTL untimed, as preconditioning does);
 //! - `apst_idle_mw` and `wake_latency_ms` (drives with `[power]`): on a
 //!   fresh drive with APST on, one 4 KiB read, 60 s of idle, and another
 //!   read: the power of the idle's last second and that read's latency
@@ -29,15 +36,18 @@ use serde::Deserialize;
 
 use crate::drive::{Drive, IoKind};
 use crate::error::SpecError;
-use crate::sim::Simulator;
+use crate::sim::{Progress, Simulator};
 use crate::spec::DriveModel;
 use crate::state::DriveState;
 use crate::workload::{IoSpec, JobOptions, Phase, RwPattern};
+use std::rc::Rc;
 
 /// Figure files shipped with the presets: (preset name, TOML source).
 pub const FIGURES: &[(&str, &str)] = &[
     ("intel-600p-512gb", include_str!("../figures/intel-600p-512gb.toml")),
+    ("intel-660p-512gb", include_str!("../figures/intel-660p-512gb.toml")),
     ("intel-660p-1tb", include_str!("../figures/intel-660p-1tb.toml")),
+    ("intel-660p-2tb", include_str!("../figures/intel-660p-2tb.toml")),
     ("intel-x25m-80gb", include_str!("../figures/intel-x25m-80gb.toml")),
     ("ocz-core-64gb", include_str!("../figures/ocz-core-64gb.toml")),
     ("ocz-slc-64gb", include_str!("../figures/ocz-slc-64gb.toml")),
@@ -149,21 +159,44 @@ fn invalid(fig: &Figure, reason: impl Into<String>) -> SpecError {
     SpecError::Invalid { origin: format!("figure `{}`", fig.name), field: "metric".into(), reason: reason.into() }
 }
 
+/// Told how a measurement's simulation advances (phase, simulated time).
+pub type ProgressHook = Rc<dyn Fn(&Progress)>;
+
+/// A simulator around `drive` that reports to `hook`.
+fn simulator(drive: Drive, hook: &Option<ProgressHook>) -> Simulator {
+    let mut sim = Simulator::new(drive);
+    if let Some(h) = hook {
+        let h = h.clone();
+        sim.on_progress(move |p| h(p));
+    }
+    sim
+}
+
 /// Measure one figure on a fresh drive built from `model`.
 pub fn measure(model: &DriveModel, fig: &Figure, quick: bool) -> Result<Verdict, SpecError> {
+    measure_reporting(model, fig, quick, None)
+}
+
+/// [`measure`], telling `hook` how the simulation advances.
+pub fn measure_reporting(
+    model: &DriveModel,
+    fig: &Figure,
+    quick: bool,
+    hook: Option<ProgressHook>,
+) -> Result<Verdict, SpecError> {
     let simulated = match fig.metric.as_str() {
         "slc_cache_gb" => {
             let state: DriveState =
                 fig.state.as_deref().unwrap_or("fresh").parse().map_err(|e: String| invalid(fig, e))?;
-            let mut drive = Drive::new(model.clone());
-            state.apply_fast(&mut drive, 1);
-            drive.ftl.slc_cache_bytes() as f64 / 1e9
+            measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))? / 1e9
         }
         m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us") => {
-            measure_job(model, fig, m, quick)?
+            measure_job(model, fig, m, quick, &hook)?
         }
+        "percentage_used" => measure_wear(model, fig, quick)?,
         "apst_idle_mw" | "wake_latency_ms" => {
-            let (idle_mw, wake_ms) = measure_apst(model).ok_or_else(|| invalid(fig, "the drive has no [power]"))?;
+            let (idle_mw, wake_ms) =
+                measure_apst(model, &hook).ok_or_else(|| invalid(fig, "the drive has no [power]"))?;
             if fig.metric == "apst_idle_mw" {
                 idle_mw
             } else {
@@ -183,7 +216,8 @@ pub fn measure(model: &DriveModel, fig: &Figure, quick: bool) -> Result<Verdict,
     Ok(Verdict { figure: fig.clone(), simulated, error, pass: error <= fig.tolerance })
 }
 
-fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> Result<f64, SpecError> {
+/// The figure's `job` as one I/O phase on `model`.
+fn job_spec(model: &DriveModel, fig: &Figure) -> Result<IoSpec, SpecError> {
     let table = fig.job.as_ref().ok_or_else(|| invalid(fig, "a workload metric needs a `job`"))?;
     let capacity = model.user_lpns as u64 * 4096;
     let mut opts = JobOptions::new();
@@ -195,9 +229,53 @@ fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> R
         };
         opts.push(k, &text, &origin);
     }
-    let Phase::Io(mut spec) = opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))? else {
+    let Phase::Io(spec) = opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))? else {
         return Err(invalid(fig, "the job must do I/O"));
     };
+    Ok(spec)
+}
+
+/// Percentage of rated endurance used after the figure's write job on a
+/// fresh drive. The writes go through the FTL without timing (as
+/// preconditioning does: the same blocks are erased in the same modes).
+/// `quick`, for jobs of more than three passes over their span, writes
+/// three and extrapolates with the third's wear: the first pass lands in
+/// fresh blocks and the second folds and rewrites the first's data; from
+/// the third on, each pass wears the drive alike.
+fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool) -> Result<f64, SpecError> {
+    let mut spec = job_spec(model, fig)?;
+    if !matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite) {
+        return Err(invalid(fig, "the wear job must write (rw = write or randwrite)"));
+    }
+    let span = spec.size.unwrap_or(model.user_lpns as u64 * 4096 - spec.offset);
+    let total = spec.io_size.unwrap_or(span);
+    let passes = total as f64 / span as f64;
+    if model.spec.nand.native.pe_cycles.is_none() {
+        return Err(invalid(fig, "the drive rates no P/E cycles (nand.*.pe_cycles)"));
+    }
+    let used = |d: &Drive| crate::health::Health::of(d).percentage_used.unwrap_or(0.0);
+    let mut drive = Drive::new(model.clone());
+    if quick && passes > 3.0 {
+        spec.io_size = Some(span);
+        crate::state::write_fast(&mut drive, &spec);
+        crate::state::write_fast(&mut drive, &spec);
+        let second = used(&drive);
+        crate::state::write_fast(&mut drive, &spec);
+        return Ok(used(&drive) + (passes - 3.0) * (used(&drive) - second));
+    }
+    crate::state::write_fast(&mut drive, &spec);
+    Ok(used(&drive))
+}
+
+fn measure_job(
+    model: &DriveModel,
+    fig: &Figure,
+    metric: &str,
+    quick: bool,
+    hook: &Option<ProgressHook>,
+) -> Result<f64, SpecError> {
+    let capacity = model.user_lpns as u64 * 4096;
+    let mut spec = job_spec(model, fig)?;
     if quick {
         spec.runtime_ns = spec.runtime_ns.map(|r| r.min(5_000_000_000));
     }
@@ -227,7 +305,7 @@ fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> R
         other => return Err(invalid(fig, format!("unknown prepare step `{other}`"))),
     }
     drive.reset_time();
-    let mut sim = Simulator::new(drive);
+    let mut sim = simulator(drive, hook);
     let r = sim.run_phase(&Phase::Io(spec), 0, 1);
     let (kind, what) = metric.split_once('_').expect("metric names have a direction");
     let kind = if kind == "read" { IoKind::Read } else { IoKind::Write };
@@ -238,8 +316,59 @@ fn measure_job(model: &DriveModel, fig: &Figure, metric: &str, quick: bool) -> R
     })
 }
 
+/// Bytes a drive in `state` takes at its initial speed after resting: see
+/// the module doc. `None` if the writes reach the end of the drive without
+/// slowing down.
+pub fn measure_slc_cache(model: &DriveModel, state: DriveState, hook: &Option<ProgressHook>) -> Option<f64> {
+    const CHUNK: u64 = 128 << 20;
+    let mut drive = Drive::new(model.clone());
+    state.apply_fast(&mut drive, 1);
+    let capacity = drive.user_bytes();
+    let mut sim = simulator(drive, hook);
+    for i in 0..180 {
+        if sim.drive.ftl.fold_backlog_bytes() == 0 {
+            break;
+        }
+        sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 10_000_000_000, apst: None }, i, 180);
+    }
+    let written = match state {
+        DriveState::Filled(p) => (capacity as f64 * p / 100.0) as u64 / CHUNK * CHUNK + CHUNK,
+        _ => 0,
+    };
+    let mut first_rate = None;
+    let mut offset = written;
+    while offset + CHUNK <= capacity {
+        let mut w = IoSpec::new("write", RwPattern::Write);
+        w.bs = 128 * 1024;
+        w.iodepth = 32;
+        w.offset = offset;
+        w.size = Some(CHUNK);
+        let r = sim.run_phase(&Phase::Io(w), 0, 1);
+        let rate = r.bw_bytes(IoKind::Write);
+        if let Some(h) = hook {
+            h(&Progress {
+                phase: format!(
+                    "sequential writes, {:.1} GB at {:.0} MB/s",
+                    (offset + CHUNK - written) as f64 / 1e9,
+                    rate / 1e6
+                ),
+                phase_index: 0,
+                phases: 1,
+                phase_ns: sim.now(),
+                fraction: None,
+            });
+        }
+        let first = *first_rate.get_or_insert(rate);
+        if rate < first / 2.0 {
+            return Some((offset - written) as f64);
+        }
+        offset += CHUNK;
+    }
+    None
+}
+
 /// APST idle power (mW) and wake-up latency (ms) of a fresh drive.
-fn measure_apst(model: &DriveModel) -> Option<(f64, f64)> {
+fn measure_apst(model: &DriveModel, hook: &Option<ProgressHook>) -> Option<(f64, f64)> {
     let read = || {
         let mut s = IoSpec::new("read", RwPattern::RandRead);
         s.size = Some(1 << 30);
@@ -247,7 +376,7 @@ fn measure_apst(model: &DriveModel) -> Option<(f64, f64)> {
         s.apst = true;
         Phase::Io(s)
     };
-    let mut sim = Simulator::new(Drive::new(model.clone()));
+    let mut sim = simulator(Drive::new(model.clone()), hook);
     sim.run_phase(&read(), 0, 3);
     let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000, apst: None }, 1, 3);
     let wake = sim.run_phase(&read(), 2, 3);
@@ -271,5 +400,5 @@ pub fn format_verdict(v: &Verdict) -> String {
         v.figure.tolerance * 100.0,
         if v.pass { "pass" } else { "FAIL" },
         v.figure.source
-    )
+    ) + &v.figure.note.as_ref().filter(|_| !v.pass).map_or(String::new(), |n| format!("\n    note: {n}"))
 }

@@ -37,6 +37,7 @@ pub mod error;
 pub mod figures;
 pub mod flash;
 pub mod ftl;
+pub mod health;
 pub mod host;
 pub mod mem;
 pub mod nand;

@@ -13,6 +13,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::drive::IoKind;
+use crate::health::Health;
 use crate::sim::PhaseResult;
 use crate::spec::DriveSpec;
 use crate::stats::{Counters, DirStats};
@@ -32,6 +33,8 @@ pub struct RunReport<'a> {
     pub seed: u64,
     /// Results per phase.
     pub phases: &'a [PhaseResult],
+    /// The drive's health log at the end of the run.
+    pub health: &'a Health,
 }
 
 fn dir_json(d: &DirStats, measured_ns: u64) -> Value {
@@ -144,6 +147,7 @@ impl RunReport<'_> {
             "state": self.state,
             "seed": self.seed,
             "jobs": self.phases.iter().map(phase_json).collect::<Vec<_>>(),
+            "health": self.health,
             "overall": {
                 "read": dir_json(&dirs[0], measured),
                 "write": dir_json(&dirs[1], measured),
@@ -172,6 +176,8 @@ impl RunReport<'_> {
         if self.phases.len() > 1 {
             out.push_str(&self.overall_summary());
         }
+        out.push('\n');
+        out.push_str(&self.health.summary());
         out
     }
 

@@ -323,17 +323,23 @@ impl Counters {
         }
     }
 
+    /// Slots the FTL had programmed: host data, GC and fold moves, merge
+    /// copies and padding (counted by the FTL, so untimed preconditioning
+    /// counts too).
+    pub fn ftl_slots_programmed(&self) -> u64 {
+        self.host_slots_written
+            + self.gc_slots_moved
+            + self.fold_slots_moved
+            + self.merge_slots_copied
+            + self.padding_slots
+    }
+
     /// Write amplification: slots programmed / host slots written.
     pub fn waf(&self) -> f64 {
         if self.host_slots_written == 0 {
             0.0
         } else {
-            (self.host_slots_written
-                + self.gc_slots_moved
-                + self.fold_slots_moved
-                + self.merge_slots_copied
-                + self.padding_slots) as f64
-                / self.host_slots_written as f64
+            self.ftl_slots_programmed() as f64 / self.host_slots_written as f64
         }
     }
 }

@@ -176,3 +176,50 @@ fn full_slc_drive_survives_sustained_random_writes() {
         assert!(sim.drive.ftl.blocks.free_count(die) >= 1, "die {die} ran out of free blocks");
     }
 }
+
+/// A block's wear is counted in the mode it was used in: after three
+/// sequential passes through the always-SLC cache, the SLC-mode erases are
+/// the SLC blocks host data filled, less those still in use, and the
+/// native-mode erases the native blocks folding and GC filled, less those
+/// still holding data; the health log's percentage used weighs each mode
+/// by its rated cycles.
+#[test]
+fn wear_is_counted_in_the_mode_each_block_was_used_in() {
+    use ssdtwin::ftl::blocks::BlockState;
+    use ssdtwin::nand::CellMode;
+    let model = small_slc_model(&[]);
+    let mut drive = Drive::new(model.clone());
+    let span = drive.user_bytes() / (128 * 1024) * (128 * 1024);
+    let mut w = IoSpec::new("passes", RwPattern::Write);
+    w.bs = 128 * 1024;
+    w.size = Some(span);
+    w.io_size = Some(3 * span);
+    ssdtwin::state::write_fast(&mut drive, &w);
+    let g = model.geometry;
+    let b = &drive.ftl.blocks;
+    let c = drive.ftl.counters;
+    let in_use =
+        |m: CellMode| (0..b.state.len()).filter(|&i| b.state[i] != BlockState::Free && b.mode[i] == m).count() as f64;
+    let erased = |m: CellMode| b.erase_count[m as usize].iter().map(|&e| e as f64).sum::<f64>();
+    let slack = 3.0 * g.dies as f64; // partly filled open blocks
+    let slc_filled = (c.host_slots_to_slc + c.padding_slots) as f64 / g.slots_in_mode(CellMode::Slc) as f64;
+    let slc = erased(CellMode::Slc);
+    assert!(slc > 100.0, "SLC blocks were erased: {slc}");
+    assert!((slc + in_use(CellMode::Slc) - slc_filled).abs() <= slack, "SLC erases {slc}, filled {slc_filled:.1}");
+    let native_filled = (c.fold_slots_moved + c.gc_slots_moved) as f64 / g.slots_in_mode(CellMode::Native) as f64;
+    let native = erased(CellMode::Native);
+    assert!(native > 10.0, "native blocks were erased: {native}");
+    assert!(
+        (native + in_use(CellMode::Native) - native_filled).abs() <= slack,
+        "native erases {native}, filled {native_filled:.1}"
+    );
+    let h = ssdtwin::health::Health::of(&drive);
+    let blocks = b.state.len() as f64;
+    let expected = 100.0 * (native / blocks / 1000.0 + slc / blocks / 30000.0);
+    let used = h.percentage_used.unwrap();
+    assert!((used - expected).abs() < 1e-9, "percentage used {used} vs {expected}");
+    assert_eq!(h.host_bytes_written, 3 * span);
+    // Without rated cycles there is no percentage.
+    let unrated = small_slc_model(&["nand.native.pe_cycles=", "nand.slc.pe_cycles="]);
+    assert_eq!(ssdtwin::health::Health::of(&Drive::new(unrated)).percentage_used, None);
+}

@@ -43,8 +43,10 @@ pub struct BlockTable {
     pub state: Vec<BlockState>,
     /// Cell mode per block (meaningful while not free).
     pub mode: Vec<CellMode>,
-    /// Erase count per block.
-    pub erase_count: Vec<u32>,
+    /// Erases per block in each cell mode (`[native, SLC]`, indexed by
+    /// `CellMode as usize`): a block's wear is counted in the mode it was
+    /// used in, since a pSLC erase wears it far less than a native one.
+    pub erase_count: [Vec<u32>; 2],
     /// Logical sequence number at which the block was sealed (age for
     /// FIFO and cost-benefit; logical, so that timing never changes which
     /// block GC picks).
@@ -79,7 +81,7 @@ impl BlockTable {
             programmed: vec![0; n],
             state: vec![BlockState::Free; n],
             mode: vec![CellMode::Native; n],
-            erase_count: vec![0; n],
+            erase_count: [vec![0; n], vec![0; n]],
             sealed_seq: vec![0; n],
             is_static: vec![false; n],
             free: vec![VecDeque::with_capacity(geo.blocks_per_die as usize); geo.dies as usize],
@@ -175,7 +177,7 @@ impl BlockTable {
         self.state[i] = BlockState::Free;
         self.wp[i] = 0;
         self.programmed[i] = 0;
-        self.erase_count[i] += 1;
+        self.erase_count[self.mode[i] as usize][i] += 1;
         if self.mode[i] == CellMode::Slc {
             self.slc_in_use -= 1;
         }
@@ -190,14 +192,15 @@ impl BlockTable {
     /// Install a state built elsewhere (the statistical steady state):
     /// each `(block, mode, valid, seq)` becomes a full sealed block of
     /// `mode` holding `valid` slots, sealed at `seq`; every other block is
-    /// free, in block order. `erase_counts` replaces the erase counts.
+    /// free, in block order. `erase_counts` replaces the erase counts
+    /// (per mode).
     pub fn install_sealed(
         &mut self,
         sealed: &[(u32, CellMode, u32, u64)],
         slots_in_mode: [u32; 2],
-        erase_counts: &[u32],
+        erase_counts: &[Vec<u32>; 2],
     ) {
-        self.erase_count.copy_from_slice(erase_counts);
+        self.erase_count.clone_from(erase_counts);
         for &(b, mode, valid, seq) in sealed {
             let i = b as usize;
             debug_assert_eq!(self.state[i], BlockState::Free);

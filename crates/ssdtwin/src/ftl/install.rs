@@ -55,7 +55,7 @@ impl Ftl {
         &mut self,
         blocks: &[InstalledBlock],
         mapped: u32,
-        erase_counts: &[u32],
+        erase_counts: &[Vec<u32>; 2],
         counters: FtlCounters,
         seed: u64,
     ) {

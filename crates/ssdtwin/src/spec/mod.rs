@@ -225,6 +225,11 @@ pub struct CellTimingSpec {
     pub tprog_ns: Vec<u64>,
     /// Block erase time (tBERS) in ns.
     pub tbers_ns: u64,
+    /// Rated program/erase cycles of a block used in this mode, for the
+    /// health log's percentage used (optional; with an SLC cache, both
+    /// modes or neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pe_cycles: Option<u32>,
 }
 
 /// Host interface.

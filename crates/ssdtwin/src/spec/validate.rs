@@ -317,6 +317,16 @@ impl DriveSpec {
                 })
             }
         };
+        if n.native.pe_cycles == Some(0) || n.slc.as_ref().and_then(|t| t.pe_cycles) == Some(0) {
+            let field = if n.native.pe_cycles == Some(0) { "nand.native.pe_cycles" } else { "nand.slc.pe_cycles" };
+            return Err(bad(field, "a block endures at least one cycle".into()));
+        }
+        if slc.is_some() && n.native.pe_cycles.is_some() != n.slc.as_ref().is_some_and(|t| t.pe_cycles.is_some()) {
+            return Err(bad(
+                "nand.slc.pe_cycles",
+                "with an SLC cache, rate both modes' cycles or neither (wear is counted per mode)".into(),
+            ));
+        }
         let slc_timing = match (&n.slc, &slc) {
             (Some(t), _) => {
                 per_type("nand.slc.tr_ns", &t.tr_ns, &[1])?;

@@ -119,8 +119,10 @@ pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
     }
     sim.exact_total(&mut blocks, span_lpns as u64);
     let mut erase = drive.ftl.blocks.erase_count.clone();
-    for (i, e) in erase.iter_mut().enumerate() {
-        *e += sim.erase[i % geo.blocks_per_die as usize];
+    for (mode, counts) in erase.iter_mut().enumerate() {
+        for (i, e) in counts.iter_mut().enumerate() {
+            *e += sim.erase[mode][i % geo.blocks_per_die as usize];
+        }
     }
     let before = drive.ftl.counters;
     let counters = FtlCounters {
@@ -192,7 +194,8 @@ struct BlockSim {
     is_static: Vec<bool>,
     blk: Vec<Blk>,
     dies: Vec<Die>,
-    erase: Vec<u32>,
+    /// Erases per block of the die, per mode (`[native, SLC]`).
+    erase: [Vec<u32>; 2],
     /// Host slots written in the random phase (the decay clock).
     t: u64,
     /// ln(1 − 1/U) in the random phase, 0 while filling (nothing is
@@ -246,7 +249,7 @@ impl BlockSim {
                 geo.total_blocks as usize
             ],
             dies,
-            erase: vec![0; geo.total_blocks as usize],
+            erase: [vec![0; geo.total_blocks as usize], vec![0; geo.total_blocks as usize]],
             t: 0,
             ln_q: 0.0,
             seq: 0,
@@ -341,7 +344,7 @@ impl BlockSim {
         if x.mode == CellMode::Slc {
             self.slc_in_use -= 1;
         }
-        self.erase[b as usize] += 1;
+        self.erase[x.mode as usize][b as usize] += 1;
         let d = &mut self.dies[self.geo.die_of_block(b) as usize];
         if self.is_static[b as usize] {
             d.free_static.push_back(b);
