@@ -70,13 +70,17 @@ impl Health {
 
     /// One line for a run summary.
     pub fn summary(&self) -> String {
-        let used = self.percentage_used.map_or("—".to_string(), |p| format!("{p:.2}%"));
+        let used = self.percentage_used.map_or(String::new(), |p| format!("{p:.2}% of rated endurance used; "));
+        let slc = if self.pe_cycles_slc_max > 0 {
+            format!(", SLC {:.1} / {}", self.pe_cycles_slc_mean, self.pe_cycles_slc_max)
+        } else {
+            String::new()
+        };
         format!(
-            "health: {used} of rated endurance used; P/E cycles native {:.1} mean / {} max, SLC {:.1} / {}; host wrote {:.1} GB, NAND {:.1} GB\n",
+            "health: {used}P/E cycles native {:.1} mean / {} max{slc}{}; host wrote {:.1} GB, NAND {:.1} GB\n",
             self.pe_cycles_native_mean,
             self.pe_cycles_native_max,
-            self.pe_cycles_slc_mean,
-            self.pe_cycles_slc_max,
+            if self.percentage_used.is_none() { " (cycles not rated)" } else { "" },
             self.host_bytes_written as f64 / 1e9,
             self.nand_bytes_written as f64 / 1e9
         )

@@ -127,8 +127,14 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
         return Ok(());
     }
     prop_assert!(c.gc_blocks + c.fold_blocks > 0, "the test must exercise GC or folding");
-    if drive.ftl.slc.is_some() {
+    if let Some(cache) = &drive.model.spec.slc_cache {
         prop_assert!(c.fold_blocks > 0 && c.host_slots_to_slc > 0, "the test must exercise folding");
+        if cache.write_policy == ssdtwin::spec::SlcWritePolicy::NativeWhenFull {
+            prop_assert!(
+                c.host_slots_written > c.host_slots_to_slc,
+                "the test must write natively once the cache is full"
+            );
+        }
     }
     Ok(())
 }

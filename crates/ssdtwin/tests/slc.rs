@@ -223,3 +223,91 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
     let unrated = small_slc_model(&["nand.native.pe_cycles=", "nand.slc.pe_cycles="]);
     assert_eq!(ssdtwin::health::Health::of(&Drive::new(unrated)).percentage_used, None);
 }
+
+/// Quiet-drive random reads, then random reads mixed with writes into a
+/// full cache (every write makes the drive fold): (mean, p99.9) read
+/// latency in ns of each.
+fn read_latency_while_folding(read_suspend: bool) -> [(f64, u64); 2] {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[&format!("nand.read_suspend={read_suspend}")])));
+    let span = 1100 << 20;
+    sim.run_phase(&seq_write("fill", 0, span), 0, 3);
+    let mut results = [(0.0, 0); 2];
+    for (i, rw) in [RwPattern::RandRead, RwPattern::RandRw].into_iter().enumerate() {
+        let mut s = IoSpec::new("reads", rw);
+        s.size = Some(span);
+        s.io_size = Some(if i == 0 { 8 << 20 } else { 100 << 20 });
+        let r = sim.run_phase(&Phase::Io(s), i + 1, 3);
+        let d = &r.dirs[IoKind::Read as usize];
+        results[i] = (d.mean_ns(), d.percentile_ns(99.9));
+    }
+    results
+}
+
+/// The 660p barely suspends programs for reads (drives.md), so reads that
+/// meet folding wait for QLC programs: their tail is a program's length.
+/// A die that suspends its program for the read cuts that tail.
+#[test]
+fn reads_during_folding_wait_for_programs_unless_the_die_suspends_them() {
+    let [quiet, folding] = read_latency_while_folding(false);
+    let tprog_qlc = small_slc_model(&[]).native.tprog_ns[0];
+    assert!(quiet.1 < 1_000_000, "quiet reads: p99.9 {} ns", quiet.1);
+    assert!(
+        folding.0 > 3.0 * quiet.0,
+        "mean read latency while folding {:.0} ns vs quiet {:.0} ns",
+        folding.0,
+        quiet.0
+    );
+    assert!(folding.1 > tprog_qlc / 2, "p99.9 while folding {} ns: reads must wait for QLC programs", folding.1);
+    let [_, suspended] = read_latency_while_folding(true);
+    assert!(suspended.1 * 10 < folding.1, "with suspend p99.9 {} ns vs {} ns without", suspended.1, folding.1);
+}
+
+/// Average-case check of the cache's folding policies on the small 660p:
+/// idle folding off keeps the backlog through idle time; an idle target
+/// stops idle folding there; a foreground threshold folds before the
+/// cache is full, lazy folding (threshold 0) does not.
+#[test]
+fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
+    let idle_left = |extra: &[&str]| {
+        let mut sim = Simulator::new(Drive::new(small_slc_model(extra)));
+        let cache = sim.drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+        sim.run_phase(&seq_write("burst", 0, cache), 0, 2);
+        let before = sim.drive.ftl.fold_backlog_bytes();
+        sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 120_000_000_000, apst: None }, 1, 2);
+        (before, sim.drive.ftl.fold_backlog_bytes())
+    };
+    let (before, after) = idle_left(&["slc_cache.idle_fold=false"]);
+    assert_eq!(after, before, "idle folding off: the backlog stays");
+    let target = 400_000_000u64;
+    let (before, after) = idle_left(&[&format!("slc_cache.idle_fold_target_bytes={target}")]);
+    assert!(before > target * 2, "backlog {before}");
+    // Each die folds whole SLC blocks: every die stops within one block
+    // below the target.
+    let model = small_slc_model(&[]);
+    let g = model.geometry;
+    let slc_block = g.slots_in_mode(ssdtwin::nand::CellMode::Slc) as u64 * 4096;
+    assert!(
+        after <= target && after + g.dies as u64 * slc_block >= target,
+        "idle folding stopped at {after} bytes, target {target} ({} dies × {slc_block} B blocks)",
+        g.dies
+    );
+
+    let folded_after_three_quarters = |threshold: u64| {
+        let mut sim =
+            Simulator::new(Drive::new(small_slc_model(&[&format!("slc_cache.fold_threshold_bytes={threshold}")])));
+        let cache = sim.drive.ftl.slc_cache_bytes();
+        let bytes = cache * 3 / 4 / (128 * 1024) * (128 * 1024);
+        let r = sim.run_phase(&seq_write("burst", 0, bytes), 0, 1);
+        (r.counters.fold_slots_moved * 4096, cache, bytes)
+    };
+    let (lazy, cache, _) = folded_after_three_quarters(0);
+    assert_eq!(lazy, 0, "lazy folding: nothing folds while the cache has room");
+    // With half the cache as threshold, what is written past the other
+    // half must have been folded to keep that room free.
+    let (eager, _, bytes) = folded_after_three_quarters(cache / 2);
+    let must = bytes - cache / 2 - g.dies as u64 * slc_block;
+    assert!(
+        eager >= must && eager <= bytes,
+        "a threshold of half the cache folded {eager} bytes of {bytes} (at least {must})"
+    );
+}
