@@ -204,14 +204,7 @@ impl RunReport<'_> {
                 ));
             }
         }
-        out.push_str(&format!(
-            "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB; WAF {}\n",
-            total.nand_reads_native + total.nand_reads_slc,
-            total.nand_programs_native + total.nand_programs_slc,
-            total.nand_erases_native + total.nand_erases_slc,
-            total.gc_slots_moved,
-            if total.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", total.waf()) }
-        ));
+        out.push_str(&flash_line(&total));
         if let Some(e) = energy.filter(|_| elapsed > 0) {
             out.push_str(&format!("  power: {:.2} W mean, {e:.1} J\n", e / (elapsed as f64 / 1e9)));
         }
@@ -230,6 +223,19 @@ pub fn fmt_ns(ns: f64) -> String {
     } else {
         format!("{ns:.0} ns")
     }
+}
+
+/// The summary's line of NAND work and write amplification.
+fn flash_line(c: &Counters) -> String {
+    format!(
+        "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {}\n",
+        c.nand_reads_native + c.nand_reads_slc,
+        c.nand_programs_native + c.nand_programs_slc,
+        c.nand_erases_native + c.nand_erases_slc,
+        c.gc_slots_moved,
+        c.gc_blocks,
+        if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
+    )
 }
 
 /// Summary of one phase.
@@ -289,15 +295,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 ));
             }
             let c = &p.counters;
-            out.push_str(&format!(
-                "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {}\n",
-                c.nand_reads_native + c.nand_reads_slc,
-                c.nand_programs_native + c.nand_programs_slc,
-                c.nand_erases_native + c.nand_erases_slc,
-                c.gc_slots_moved,
-                c.gc_blocks,
-                if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
-            ));
+            out.push_str(&flash_line(c));
             if c.switch_merges + c.partial_merges + c.full_merges > 0 {
                 out.push_str(&format!(
                     "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
