@@ -13,7 +13,8 @@
 //!   until a chunk runs at less than half the first one's speed: the bytes
 //!   written before that chunk are the cache;
 //! - a workload metric (`read_mbps`, `write_mbps`, `read_iops`,
-//!   `write_iops`, `read_lat_us`, `write_lat_us`) with a `job` in fio
+//!   `write_iops`, `read_lat_us`, `write_lat_us` — means —, and
+//!   `read_max_lat_ms`, `write_max_lat_ms`) with a `job` in fio
 //!   vocabulary and a `prepare` step: `none` (secure-erased drive),
 //!   `write-span` (the job's span written sequentially first, as IOMeter
 //!   writes its test file) or `fill-slc-cache` (as much written
@@ -73,6 +74,12 @@ pub enum Published {
     Value(f64),
     /// A range of values (e.g. over test platforms).
     Range([f64; 2]),
+    /// A lower bound (`published = { at_least = 500 }`: "spikes above
+    /// 0.5 s").
+    AtLeast {
+        /// The bound.
+        at_least: f64,
+    },
 }
 
 impl Published {
@@ -80,6 +87,7 @@ impl Published {
         match self {
             Published::Value(v) => (v, v),
             Published::Range([a, b]) => (a.min(b), a.max(b)),
+            Published::AtLeast { at_least } => (at_least, f64::INFINITY),
         }
     }
 }
@@ -89,6 +97,7 @@ impl std::fmt::Display for Published {
         match self {
             Published::Value(v) => write!(f, "{}", fmt_num(*v)),
             Published::Range([a, b]) => write!(f, "{}–{}", fmt_num(*a), fmt_num(*b)),
+            Published::AtLeast { at_least } => write!(f, "≥ {}", fmt_num(*at_least)),
         }
     }
 }
@@ -190,9 +199,8 @@ pub fn measure_reporting(
                 fig.state.as_deref().unwrap_or("fresh").parse().map_err(|e: String| invalid(fig, e))?;
             measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))? / 1e9
         }
-        m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us") => {
-            measure_job(model, fig, m, quick, &hook)?
-        }
+        m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us"
+        | "read_max_lat_ms" | "write_max_lat_ms") => measure_job(model, fig, m, quick, &hook)?,
         "percentage_used" => measure_wear(model, fig, quick)?,
         "apst_idle_mw" | "wake_latency_ms" => {
             let (idle_mw, wake_ms) =
@@ -312,6 +320,7 @@ fn measure_job(
     Ok(match what {
         "mbps" => r.bw_bytes(kind) / 1e6,
         "iops" => r.iops(kind),
+        "max_lat_ms" => r.dirs[kind as usize].lat_max_ns as f64 / 1e6,
         _ => r.dirs[kind as usize].mean_ns() / 1e3,
     })
 }
