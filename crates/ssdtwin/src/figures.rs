@@ -269,7 +269,8 @@ fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool) -> Result<f64, Sp
         crate::state::write_fast(&mut drive, &spec);
         let second = used(&drive);
         crate::state::write_fast(&mut drive, &spec);
-        return Ok(used(&drive) + (passes - 3.0) * (used(&drive) - second));
+        let third = used(&drive);
+        return Ok(third + (passes - 3.0) * (third - second));
     }
     crate::state::write_fast(&mut drive, &spec);
     Ok(used(&drive))

@@ -212,7 +212,9 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         }
         let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
         let int = || v.parse::<u64>().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")));
-        // The seed is harmless in an idle phase (the command line always gives one).
+        // Options that do not make a phase an I/O phase: the seed (the
+        // command line always gives one) and APST are harmless in an idle
+        // or secure-erase phase.
         if !matches!(key, "name" | "idle" | "kb_base" | "randseed" | "secure_erase" | "apst") {
             other_io_option.get_or_insert_with(|| key.to_string());
         }
