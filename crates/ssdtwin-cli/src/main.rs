@@ -11,10 +11,10 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ssdtwin::report::RunReport;
+use ssdtwin::run::workload::{parse_job_file, Job, JobOptions};
 use ssdtwin::spec::{preset_names, preset_source};
-use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions, SuiteProgress, SuiteProgressFn};
-use ssdtwin::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::study::report::RunReport;
+use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions, SuiteProgress, SuiteProgressFn};
 use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
 
 /// A digital twin of a flash SSD: simulate a drive and run benchmarks on it.
@@ -361,10 +361,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 describe(&large),
                 describe(&main)
             );
-            println!("{}", ssdtwin::bench::HEADER);
-            let drives = ssdtwin::bench::BenchDrives { large, main };
-            ssdtwin::bench::run(&drives, scale, !no_steady, |row| {
-                println!("{}", ssdtwin::bench::format_row(row));
+            println!("{}", ssdtwin::study::bench::HEADER);
+            let drives = ssdtwin::study::bench::BenchDrives { large, main };
+            ssdtwin::study::bench::run(&drives, scale, !no_steady, |row| {
+                println!("{}", ssdtwin::study::bench::format_row(row));
             });
         }
     }
@@ -421,7 +421,7 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     });
     let results = sim.run_job(&job);
     bar.finish_and_clear();
-    let health = ssdtwin::health::Health::of(&sim.drive);
+    let health = ssdtwin::model::health::Health::of(&sim.drive);
     let report =
         RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
     let json_to_stdout = args.json.as_deref() == Some("-");
@@ -440,28 +440,32 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
 }
 
 fn validate(drives: Vec<String>, quick: bool, quiet: bool) -> Result<ExitCode> {
-    let drives: Vec<String> =
-        if drives.is_empty() { ssdtwin::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect() } else { drives };
+    let drives: Vec<String> = if drives.is_empty() {
+        ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect()
+    } else {
+        drives
+    };
     let mut failed = 0;
     let show = !quiet && std::io::stderr().is_terminal();
     for name in &drives {
-        let set = ssdtwin::figures::figures_for(name).with_context(|| {
-            let have: Vec<_> = ssdtwin::figures::FIGURES.iter().map(|(n, _)| *n).collect();
+        let set = ssdtwin::study::figures::figures_for(name).with_context(|| {
+            let have: Vec<_> = ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| *n).collect();
             format!("no published figures for `{name}` (presets with figures: {})", have.join(", "))
         })??;
         let spec = DriveSpec::load(&set.drive, &[])?;
         let model = spec.build(&set.drive)?;
         println!("\n{} — {}{}", spec.name, spec.description, if quick { " (quick)" } else { "" });
-        println!("{}", ssdtwin::figures::HEADER);
+        println!("{}", ssdtwin::study::figures::HEADER);
         for fig in &set.figures {
             let bar = spinner(show, &fig.name);
             let (b, name) = (bar.clone(), fig.name.clone());
-            let hook: ssdtwin::figures::ProgressHook = std::rc::Rc::new(move |p: &ssdtwin::sim::Progress| {
-                b.set_message(format!("{name}: {} · {:.0} s simulated", p.phase, p.phase_ns as f64 / 1e9));
-            });
-            let v = ssdtwin::figures::measure_reporting(&model, fig, quick, show.then_some(hook))?;
+            let hook: ssdtwin::study::figures::ProgressHook =
+                std::rc::Rc::new(move |p: &ssdtwin::run::sim::Progress| {
+                    b.set_message(format!("{name}: {} · {:.0} s simulated", p.phase, p.phase_ns as f64 / 1e9));
+                });
+            let v = ssdtwin::study::figures::measure_reporting(&model, fig, quick, show.then_some(hook))?;
             bar.finish_and_clear();
-            println!("{}", ssdtwin::figures::format_verdict(&v));
+            println!("{}", ssdtwin::study::figures::format_verdict(&v));
             if !v.pass {
                 failed += 1;
             }

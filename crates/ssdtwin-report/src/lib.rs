@@ -3,7 +3,7 @@
 //! every chart again as its own SVG file, and the numbers as CSV.
 //!
 //! Everything is rendered from the suite-run JSON that `ssdtwin suite`
-//! and `ssdtwin review` write (`ssdtwin::suite::json::suite_json`), so a
+//! and `ssdtwin review` write (`ssdtwin::study::suite::json::suite_json`), so a
 //! saved JSON renders the same report again, byte for byte: no clock,
 //! no random numbers, no hash-map order.
 //!

@@ -1,4 +1,4 @@
-//! A read-only view of the suite-run JSON (`ssdtwin::suite::json`): the
+//! A read-only view of the suite-run JSON (`ssdtwin::study::suite::json`): the
 //! drives, the passes, the runs (drive × pass) and the tests in suite
 //! order, with helpers to reach a test's steps, metrics, latency
 //! percentiles and per-second time series.

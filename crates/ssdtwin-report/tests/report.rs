@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions};
+use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
 
 /// Two small drives (TLC, and the 660p scaled down, with its SLC cache)
 /// through the client-2015 tests that exercise every kind of chart:

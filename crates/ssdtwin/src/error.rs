@@ -110,5 +110,5 @@ pub enum Error {
     Job(#[from] JobError),
     /// Suite file error.
     #[error(transparent)]
-    Suite(#[from] crate::suite::SuiteError),
+    Suite(#[from] crate::study::suite::SuiteError),
 }

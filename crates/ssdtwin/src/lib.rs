@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use ssdtwin::{DriveSpec, Drive, Simulator, DriveState};
-//! use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+//! use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 //!
 //! let spec = DriveSpec::load("generic-tlc-nvme", &["geometry.blocks_per_plane=64".into(),
 //!     "ftl.user_capacity_bytes=999_997_440".into()]).unwrap();
@@ -28,30 +28,15 @@
 
 #![deny(missing_docs)]
 
-pub mod analytic;
-pub mod bench;
-pub mod controller;
-pub mod drive;
-pub mod engine;
 pub mod error;
-pub mod figures;
-pub mod flash;
-pub mod ftl;
-pub mod health;
-pub mod host;
 pub mod mem;
-pub mod nand;
-pub mod power;
-pub mod report;
-pub mod sim;
+pub mod model;
+pub mod run;
 pub mod spec;
-pub mod state;
-pub mod stats;
-pub mod suite;
-pub mod workload;
+pub mod study;
 
-pub use drive::{Command, Drive, IoKind};
 pub use error::{Error, JobError, SpecError};
-pub use sim::{PhaseResult, Simulator};
+pub use model::drive::{Command, Drive, IoKind};
+pub use run::sim::{PhaseResult, Simulator};
+pub use run::state::DriveState;
 pub use spec::{DriveModel, DriveSpec};
-pub use state::DriveState;

@@ -1,7 +1,7 @@
 //! The same job and seed give byte-identical JSON.
 
-use ssdtwin::report::RunReport;
-use ssdtwin::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::run::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::study::report::RunReport;
 use ssdtwin::{Drive, DriveState, Simulator};
 
 use crate::common::small_model;
@@ -13,7 +13,7 @@ fn run_once(job: &Job, seed: u64) -> String {
     DriveState::Steady.apply_fast(&mut drive, seed);
     let mut sim = Simulator::new(drive);
     let results = sim.run_job(job);
-    let health = ssdtwin::health::Health::of(&sim.drive);
+    let health = ssdtwin::model::health::Health::of(&sim.drive);
     let report = RunReport { drive: &spec, state: "steady".into(), seed, phases: &results, health: &health };
     serde_json::to_string_pretty(&report.to_json()).unwrap()
 }

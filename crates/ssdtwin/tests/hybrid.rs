@@ -4,7 +4,7 @@
 //! behind the JMicron JMF602 (OCZ Core) than behind Intel's X25-M
 //! controller.
 
-use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Command, Drive, DriveModel, DriveSpec, IoKind, PhaseResult, Simulator};
 
 use crate::common::small_hybrid_model;
@@ -23,7 +23,7 @@ fn run(model: DriveModel, prep: u64, spec: IoSpec) -> PhaseResult {
         fill.bs = 128 * 1024;
         fill.iodepth = 32;
         fill.size = Some(prep);
-        ssdtwin::state::write_fast(&mut drive, &fill);
+        ssdtwin::run::state::write_fast(&mut drive, &fill);
     }
     drive.reset_time();
     let mut sim = Simulator::new(drive);
@@ -72,7 +72,7 @@ fn a_full_merge_costs_the_sum_of_its_nand_operations() {
         ],
     );
     let geo = model.geometry;
-    assert_eq!((geo.dies, geo.slots_per_block, geo.unit_slots(ssdtwin::nand::CellMode::Native)), (2, 32, 2));
+    assert_eq!((geo.dies, geo.slots_per_block, geo.unit_slots(ssdtwin::model::nand::CellMode::Native)), (2, 32, 2));
     let mut drive = Drive::new(model.clone());
     let write = |drive: &mut Drive, lpn: u32, pages: u32, t: u64| {
         drive.submit(Command { kind: IoKind::Write, offset: lpn as u64 * 4096, len: pages * 4096 }, t)
@@ -111,7 +111,8 @@ fn a_full_merge_costs_the_sum_of_its_nand_operations() {
     // slots) read its pages (offset 5 from the log block, the rest from the
     // data block), program it, then erase the old data block and the log.
     let n = &model.native;
-    let xfer = |slots: u64| ssdtwin::nand::transfer_ns(slots * model.channel_bytes_per_slot, model.channel_fs_per_byte);
+    let xfer =
+        |slots: u64| ssdtwin::model::nand::transfer_ns(slots * model.channel_bytes_per_slot, model.channel_fs_per_byte);
     let ecc = model.spec.controller.ecc_decode_ns;
     let mut sum = 0u64;
     for row in 0..16u32 {
@@ -171,11 +172,11 @@ fn the_slc_drive_has_millisecond_random_writes_without_stutters() {
 #[test]
 fn x25m_figures_within_tolerance() {
     let preset_name = "intel-x25m-80gb";
-    let set = ssdtwin::figures::figures_for(preset_name).unwrap().unwrap();
+    let set = ssdtwin::study::figures::figures_for(preset_name).unwrap().unwrap();
     let model = preset(preset_name, &[]);
     assert_eq!(set.figures.len(), 4);
     for fig in &set.figures {
-        let v = ssdtwin::figures::measure(&model, fig, true).unwrap();
+        let v = ssdtwin::study::figures::measure(&model, fig, true).unwrap();
         assert!(v.pass, "{}: simulated {} vs {}", fig.name, v.simulated, fig.published);
     }
 }

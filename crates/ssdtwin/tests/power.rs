@@ -3,8 +3,8 @@
 //! sleep only after its timeouts; active power stays within PS0 and
 //! returns to the idle floor once background work is done.
 
-use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions};
-use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
 use ssdtwin::{Drive, DriveSpec, IoKind, Simulator};
 
 use crate::common::small_slc_model;

@@ -2,7 +2,7 @@
 //! fills and empties, the write cliff when it runs out, and idle-time
 //! folding.
 
-use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Command, Drive, DriveSpec, DriveState, IoKind, Simulator};
 
 use crate::common::small_slc_model;
@@ -147,11 +147,11 @@ fn validate_subset_passes() {
             &["SLC cache size (fixed)", "Sequential write into SLC, 128 KiB QD32", "4 KiB random write, QD32"][..],
         ),
     ] {
-        let set = ssdtwin::figures::figures_for(preset).unwrap().unwrap();
+        let set = ssdtwin::study::figures::figures_for(preset).unwrap().unwrap();
         let model = DriveSpec::load(preset, &[]).unwrap().build(preset).unwrap();
         for name in names {
             let fig = set.figures.iter().find(|f| f.name == *name).unwrap_or_else(|| panic!("figure {name}"));
-            let v = ssdtwin::figures::measure(&model, fig, true).unwrap();
+            let v = ssdtwin::study::figures::measure(&model, fig, true).unwrap();
             assert!(v.pass, "{preset}: {name}: simulated {} vs {}", v.simulated, fig.published);
         }
     }
@@ -185,8 +185,8 @@ fn full_slc_drive_survives_sustained_random_writes() {
 /// by its rated cycles.
 #[test]
 fn wear_is_counted_in_the_mode_each_block_was_used_in() {
-    use ssdtwin::ftl::blocks::BlockState;
-    use ssdtwin::nand::CellMode;
+    use ssdtwin::model::ftl::blocks::BlockState;
+    use ssdtwin::model::nand::CellMode;
     let model = small_slc_model(&[]);
     let mut drive = Drive::new(model.clone());
     let span = drive.user_bytes() / (128 * 1024) * (128 * 1024);
@@ -194,7 +194,7 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
     w.bs = 128 * 1024;
     w.size = Some(span);
     w.io_size = Some(3 * span);
-    ssdtwin::state::write_fast(&mut drive, &w);
+    ssdtwin::run::state::write_fast(&mut drive, &w);
     let g = model.geometry;
     let b = &drive.ftl.blocks;
     let c = drive.ftl.counters;
@@ -213,7 +213,7 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
         (native + in_use(CellMode::Native) - native_filled).abs() <= slack,
         "native erases {native}, filled {native_filled:.1}"
     );
-    let h = ssdtwin::health::Health::of(&drive);
+    let h = ssdtwin::model::health::Health::of(&drive);
     let blocks = b.state.len() as f64;
     let expected = 100.0 * (native / blocks / 1000.0 + slc / blocks / 30000.0);
     let used = h.percentage_used.unwrap();
@@ -221,7 +221,7 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
     assert_eq!(h.host_bytes_written, 3 * span);
     // Without rated cycles there is no percentage.
     let unrated = small_slc_model(&["nand.native.pe_cycles=", "nand.slc.pe_cycles="]);
-    assert_eq!(ssdtwin::health::Health::of(&Drive::new(unrated)).percentage_used, None);
+    assert_eq!(ssdtwin::model::health::Health::of(&Drive::new(unrated)).percentage_used, None);
 }
 
 /// Quiet-drive random reads, then random reads mixed with writes into a
@@ -285,7 +285,7 @@ fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     // below the target.
     let model = small_slc_model(&[]);
     let g = model.geometry;
-    let slc_block = g.slots_in_mode(ssdtwin::nand::CellMode::Slc) as u64 * 4096;
+    let slc_block = g.slots_in_mode(ssdtwin::model::nand::CellMode::Slc) as u64 * 4096;
     assert!(
         after <= target && after + g.dies as u64 * slc_block >= target,
         "idle folding stopped at {after} bytes, target {target} ({} dies × {slc_block} B blocks)",

@@ -2,10 +2,10 @@
 //! `steady-exact`) leave the same drive state as simulating the writes; the statistical steady state has the same
 //! statistics and gives the same benchmark results as replaying its writes.
 
-use ssdtwin::ftl::blocks::BlockState;
-use ssdtwin::nand::CellMode;
-use ssdtwin::state::apply_phases_exact;
-use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::model::ftl::blocks::BlockState;
+use ssdtwin::model::nand::CellMode;
+use ssdtwin::run::state::apply_phases_exact;
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Drive, DriveModel, DriveSpec, DriveState, IoKind, Simulator};
 
 use crate::common::{small_model, small_slc_model};

@@ -6,9 +6,9 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use ssdtwin::suite::json::suite_json;
-use ssdtwin::suite::plan::IdleRule;
-use ssdtwin::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
+use ssdtwin::study::suite::json::suite_json;
+use ssdtwin::study::suite::plan::IdleRule;
+use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
 
 use crate::common::small_model;
 

@@ -1,7 +1,7 @@
 //! Timing sanity: latencies are the sum of their parts, and throughput is
 //! capped by dies, controller or link as the hardware says.
 
-use ssdtwin::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Drive, DriveState, IoKind, PhaseResult, Simulator};
 
 use crate::common::small_model;
@@ -155,7 +155,7 @@ fn secure_erase_erases_every_used_block_and_empties_the_map() {
             (0..g.blocks_per_die)
                 .filter(|&b| {
                     drive.ftl.blocks.state[(d * g.blocks_per_die + b) as usize]
-                        != ssdtwin::ftl::blocks::BlockState::Free
+                        != ssdtwin::model::ftl::blocks::BlockState::Free
                 })
                 .count() as u64
         })
@@ -172,9 +172,8 @@ fn secure_erase_erases_every_used_block_and_empties_the_map() {
     let drive = &sim.drive;
     let erases_after: u64 = drive.ftl.blocks.erase_count.iter().flatten().map(|&e| e as u64).sum();
     assert_eq!(erases_after - erases_before, erased);
-    assert!(
-        (0..drive.user_lpns()).all(|l| drive.ftl.read_version(l) == 0 && drive.ftl.lookup(l) == ssdtwin::nand::NONE)
-    );
+    assert!((0..drive.user_lpns())
+        .all(|l| drive.ftl.read_version(l) == 0 && drive.ftl.lookup(l) == ssdtwin::model::nand::NONE));
     assert_eq!(drive.ftl.blocks.total_free(), (g.dies * g.blocks_per_die) as u64);
     drive.ftl.check_consistency().unwrap();
 }

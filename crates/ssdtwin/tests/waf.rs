@@ -9,7 +9,7 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use ssdtwin::analytic::waf_fifo_uniform;
+use ssdtwin::study::analytic::waf_fifo_uniform;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 
 /// Steady-state WAF of a drive with physical/logical ratio `alpha`.

@@ -52,7 +52,7 @@ pub struct DriveSpec {
 }
 
 /// Power: what each part of the drive draws, and its power states (see
-/// [`crate::power`]).
+/// [`crate::model::power`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerSpec {

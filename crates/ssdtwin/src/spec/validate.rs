@@ -5,8 +5,8 @@ use super::{
     DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy,
 };
 use crate::error::SpecError;
-use crate::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
-use crate::power::PowerModel;
+use crate::model::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
+use crate::model::power::PowerModel;
 
 /// A validated drive: the spec plus everything derived from it.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,431 @@
+//! The whole drive: a host command's way through host interface →
+//! controller → FTL → flash scheduler → channels and dies.
+//!
+//! [`Drive::submit`] takes a command at a virtual time and returns when it
+//! completes. On the way it:
+//! 1. waits for a queue slot of the drive ([`HostInterface::admit`]);
+//! 2. costs a controller core ([`Cores`]);
+//! 3. for a **read**: looks each 4 KiB up in the map; data still in the
+//!    write buffer is served from there, unmapped data is returned as
+//!    zeros, the rest is read with one (multi-plane) page read per row,
+//!    ECC-decoded and streamed to the host as each row arrives;
+//! 4. for a **write**: waits for write-buffer space, moves the data over
+//!    the link, lets the FTL place it, and schedules the program units the
+//!    FTL fills (plus any foreground GC it runs); write-back acknowledges
+//!    once the data is buffered, write-through once it is programmed;
+//! 5. for a **trim**: unmaps the pages (controller time only).
+//!
+//! Background work (GC during idle) is [`Drive::background_step`].
+
+use crate::model::controller::{Cores, WriteBuffer};
+use crate::model::flash::Flash;
+use crate::model::ftl::{Ftl, NandOp, Purpose};
+use crate::model::host::HostInterface;
+use crate::model::nand::{CellMode, CellTiming, SECTOR_BYTES};
+use crate::model::power::PowerMeter;
+use crate::spec::{BufferRelease, DriveModel};
+
+/// What a host command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// Read.
+    Read = 0,
+    /// Write.
+    Write = 1,
+    /// Deallocate (TRIM / NVMe DSM deallocate).
+    Trim = 2,
+}
+
+/// A host command: `len` bytes at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    /// Read, write or trim.
+    pub kind: IoKind,
+    /// Byte offset (LBA × sector size).
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+/// Drive-level counters not kept by the parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DriveCounters {
+    /// 4 KiB slots the host read (mapped or not).
+    pub host_slots_read: u64,
+    /// 4 KiB reads served from the write buffer.
+    pub buffer_read_hits: u64,
+    /// 4 KiB reads of unmapped (never written or trimmed) pages.
+    pub unmapped_reads: u64,
+}
+
+/// A simulated drive.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    /// The validated specification.
+    pub model: DriveModel,
+    /// Host link and command slots.
+    pub host: HostInterface,
+    /// Controller cores.
+    pub cores: Cores,
+    /// Write buffer.
+    pub buffer: WriteBuffer,
+    /// Flash translation layer.
+    pub ftl: Ftl,
+    /// Flash array (scheduler, channels, dies).
+    pub flash: Flash,
+    /// Counters.
+    pub counters: DriveCounters,
+    /// Power states and energy.
+    pub power: PowerMeter,
+    timings: [CellTiming; 2],
+    gc_ready: Vec<u64>,
+    submits: u32,
+    /// Completion of the latest merge operation scheduled (hybrid mapping).
+    merge_done: u64,
+}
+
+impl Drive {
+    /// A fresh (secure-erased) drive.
+    pub fn new(model: DriveModel) -> Drive {
+        let geo = &model.geometry;
+        let c = &model.spec.controller;
+        let timings = [model.native.clone(), model.slc_timing.clone()];
+        Drive {
+            host: HostInterface::new(&model),
+            cores: Cores::new(c.cores, c.cmd_overhead_ns),
+            buffer: WriteBuffer::new(c.write_buffer_bytes),
+            ftl: Ftl::new(&model),
+            flash: Flash::new(
+                geo.dies,
+                geo.channels,
+                geo.total_blocks,
+                model.channel_fs_per_byte,
+                model.channel_bytes_per_slot,
+                model.read_suspend_ns,
+            ),
+            counters: DriveCounters::default(),
+            power: PowerMeter::new(model.power.clone()),
+            timings,
+            gc_ready: vec![0; geo.dies as usize],
+            submits: 0,
+            merge_done: 0,
+            model,
+        }
+    }
+
+    /// Logical 4 KiB pages the host can address.
+    pub fn user_lpns(&self) -> u32 {
+        self.model.user_lpns
+    }
+
+    /// Capacity the host sees, bytes.
+    pub fn user_bytes(&self) -> u64 {
+        self.model.user_lpns as u64 * SECTOR_BYTES as u64
+    }
+
+    /// Forget all timing state (keeps the data): the clock may restart at 0.
+    pub fn reset_time(&mut self) {
+        self.host.reset_time();
+        self.cores.reset_time();
+        self.buffer.reset();
+        self.flash.reset_time();
+        self.power.reset_time();
+        self.gc_ready.fill(0);
+        self.merge_done = 0;
+    }
+
+    /// Secure erase: all data gone, every block free.
+    pub fn secure_erase(&mut self) {
+        self.ftl.secure_erase();
+        self.reset_time();
+    }
+
+    /// A format with user-data erase issued at `now` (the
+    /// [`Phase::SecureErase`](crate::run::workload::Phase) phase): once the
+    /// work already booked is done, every block that holds data or has
+    /// been opened is erased in its own cell mode (dies in parallel, each
+    /// erasing its blocks one after another), then the map is empty and
+    /// every block free. Returns when the last erase completes.
+    pub fn format(&mut self, now: u64) -> u64 {
+        let start = self.flash.all_idle_at().max(now) + self.model.spec.controller.cmd_overhead_ns;
+        let mut done = start;
+        let blocks: Vec<(u32, CellMode)> =
+            self.ftl.blocks_to_erase().into_iter().map(|b| (b, self.ftl.mode_of(b))).collect();
+        for &(block, mode) in &blocks {
+            let die = self.model.geometry.die_of_block(block);
+            let tbers = self.timings[mode as usize].tbers_ns;
+            done = done.max(self.flash.erase(start, die, block, tbers, mode));
+        }
+        self.ftl.secure_erase();
+        for &(block, mode) in &blocks {
+            self.ftl.blocks.erase_count[mode as usize][block as usize] += 1;
+        }
+        self.gc_ready.fill(0);
+        self.power.busy(now, done);
+        done
+    }
+
+    /// Submit a command at time `t`; returns its completion time.
+    pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
+        self.submits += 1;
+        let arrived = t;
+        // A drive resting in a non-operational state wakes first.
+        let t = if self.power.apst && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
+        if self.submits % 64 == 0 {
+            self.flash.prune(t);
+            self.host.prune(t);
+        }
+        let entered = self.host.admit(t);
+        let ready = self.cores.process(entered);
+        let merges_before = self.merge_done;
+        let done = match cmd.kind {
+            IoKind::Read => self.read(cmd, ready),
+            IoKind::Write => self.write(cmd, ready),
+            IoKind::Trim => self.trim(cmd, ready),
+        };
+        if self.merge_done > merges_before && self.model.hybrid.as_ref().is_some_and(|h| h.merge_holds_core) {
+            // The firmware ran the merge on this command's core.
+            self.cores.hold(ready, self.merge_done);
+        }
+        self.host.occupy_until(done);
+        self.power.busy(arrived, done);
+        done
+    }
+
+    /// When the drive last became idle: its last command completed and
+    /// every NAND operation (host, GC, folding) has finished.
+    pub fn idle_since(&self) -> u64 {
+        self.power.busy_end().max(self.flash.all_idle_at())
+    }
+
+    /// Turn APST on or off at `now` (a host setting).
+    pub fn set_apst(&mut self, on: bool, now: u64) {
+        let idle = self.idle_since();
+        self.power.set_apst(on, idle, now);
+    }
+
+    /// Energy drawn since the clock began, J (`None`: the drive has no
+    /// power model). Work already scheduled counts in full.
+    pub fn energy_j(&self, now: u64) -> Option<f64> {
+        self.power.energy_j(
+            now,
+            self.idle_since(),
+            self.flash.counters.array_ns,
+            self.flash.channel_bytes(),
+            self.host.bytes_moved,
+        )
+    }
+
+    /// Hint: a coming command will look up the map entry of its first
+    /// page. Changes no state.
+    #[inline]
+    pub fn prefetch_map(&self, cmd: Command) {
+        let lpn = cmd.offset / SECTOR_BYTES as u64;
+        if lpn < self.model.user_lpns as u64 {
+            self.ftl.prefetch_lookup(lpn as u32);
+        }
+    }
+
+    /// Hint: a coming write or trim will invalidate the slot its first
+    /// page maps to. Changes no state.
+    #[inline]
+    pub fn prefetch_update(&self, cmd: Command) {
+        let lpn = cmd.offset / SECTOR_BYTES as u64;
+        if cmd.kind != IoKind::Read && lpn < self.model.user_lpns as u64 {
+            self.ftl.prefetch_write(lpn as u32);
+        }
+    }
+
+    fn lpn_range(&self, cmd: Command) -> (u32, u32) {
+        let first = (cmd.offset / SECTOR_BYTES as u64) as u32;
+        let end = (cmd.offset + cmd.len as u64).div_ceil(SECTOR_BYTES as u64) as u32;
+        (first, end)
+    }
+
+    fn read(&mut self, cmd: Command, t: u64) -> u64 {
+        let (first, end) = self.lpn_range(cmd);
+        self.counters.host_slots_read += (end - first) as u64;
+        let geo = self.model.geometry;
+        let ecc = self.model.spec.controller.ecc_decode_ns;
+        let hit_ns = self.model.spec.controller.buffer_read_ns;
+        let mut remaining = cmd.len as u64;
+        let mut done = t;
+        // Bytes available without a NAND read (unmapped or buffered).
+        let mut quick_bytes = 0u64;
+        let mut quick_ready = t;
+        let (mut cur_block, mut cur_row, mut cur_slots) = (u32::MAX, 0u32, 0u32);
+        for lpn in first..end {
+            let slot = self.ftl.lookup(lpn);
+            if slot == crate::model::nand::NONE {
+                self.counters.unmapped_reads += 1;
+                quick_bytes += SECTOR_BYTES as u64;
+                continue;
+            }
+            let block = geo.block_of(slot);
+            if self.ftl.is_unprogrammed(slot) || self.flash.block_prog_done[block as usize] > t {
+                self.counters.buffer_read_hits += 1;
+                quick_bytes += SECTOR_BYTES as u64;
+                quick_ready = t + hit_ns;
+                continue;
+            }
+            let row = geo.row_of(geo.offset_in_block(slot));
+            if block == cur_block && row == cur_row {
+                cur_slots += 1;
+                continue;
+            }
+            if cur_slots > 0 {
+                done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+            }
+            (cur_block, cur_row, cur_slots) = (block, row, 1);
+        }
+        if cur_slots > 0 {
+            done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+        }
+        if quick_bytes > 0 {
+            let bytes = quick_bytes.min(remaining);
+            done = done.max(self.host.to_host(quick_ready, bytes.max(1)));
+        }
+        done
+    }
+
+    /// Read `slots` slots of one row, decode, send to the host.
+    #[inline]
+    fn read_row(&mut self, t: u64, block: u32, row: u32, slots: u32, ecc: u64, remaining: &mut u64) -> u64 {
+        let geo = &self.model.geometry;
+        let die = geo.die_of_block(block);
+        let mode = self.ftl.mode_of(block);
+        let tr = self.timings[mode as usize].tr(row);
+        let bytes = slots as u64 * SECTOR_BYTES as u64;
+        let data = self.flash.read(t, die, tr, slots, mode) + ecc;
+        let link_bytes = bytes.min(*remaining).max(1);
+        *remaining -= link_bytes.min(*remaining);
+        self.host.to_host(data, link_bytes)
+    }
+
+    fn write(&mut self, cmd: Command, t: u64) -> u64 {
+        let (first, end) = self.lpn_range(cmd);
+        if self.model.write_through {
+            let link_done = self.host.to_device(t, cmd.len as u64);
+            let mut done = link_done;
+            for lpn in first..end {
+                self.ftl.write(lpn);
+            }
+            self.ftl.flush_host();
+            done = done.max(self.schedule_ops(t, link_done));
+            return done;
+        }
+        // Write-back: admit in chunks that always fit beside one partially
+        // filled program unit.
+        let unit_bytes = self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
+        let max_chunk = ((self.buffer.capacity() - unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
+        let mut at = t;
+        let mut ack = t;
+        let mut lpn = first;
+        let mut link_left = cmd.len as u64;
+        while lpn < end {
+            let n = (end - lpn).min(max_chunk);
+            let chunk_bytes = n as u64 * SECTOR_BYTES as u64;
+            at = self.buffer.admit(at, chunk_bytes);
+            let link_bytes = if lpn + n == end { link_left } else { chunk_bytes.min(link_left) };
+            link_left -= link_bytes;
+            let arrived = self.host.to_device(at, link_bytes.max(1));
+            for l in lpn..lpn + n {
+                self.ftl.write(l);
+            }
+            self.schedule_ops(at, arrived);
+            ack = arrived;
+            lpn += n;
+        }
+        ack
+    }
+
+    fn trim(&mut self, cmd: Command, t: u64) -> u64 {
+        // Only whole 4 KiB pages can be deallocated.
+        let first = cmd.offset.div_ceil(SECTOR_BYTES as u64) as u32;
+        let end = ((cmd.offset + cmd.len as u64) / SECTOR_BYTES as u64) as u32;
+        for lpn in first..end {
+            self.ftl.trim(lpn);
+        }
+        t
+    }
+
+    /// Give times to the NAND operations the FTL produced. `t` is when the
+    /// controller issues them and `data_ready` when host data for programs
+    /// is in the buffer. Returns when the last host program completes.
+    fn schedule_ops(&mut self, t: u64, data_ready: u64) -> u64 {
+        let mut last_host_prog = data_ready;
+        let geo = &self.model.geometry;
+        let ecc = self.model.spec.controller.ecc_decode_ns;
+        let mut ops = std::mem::take(&mut self.ftl.ops);
+        for op in ops.drain(..) {
+            match op {
+                NandOp::Read { purpose, block, row, slots } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tr = self.timings[mode as usize].tr(row);
+                    // Merges copy page by page: each read waits for the
+                    // merge's previous operation on the die.
+                    let earliest = if purpose == Purpose::Merge { t.max(self.gc_ready[die as usize]) } else { t };
+                    let ready = self.flash.read(earliest, die, tr, slots, mode) + ecc;
+                    let g = &mut self.gc_ready[die as usize];
+                    *g = (*g).max(ready);
+                }
+                NandOp::Program { purpose, block, row, slots } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tprog = self.timings[mode as usize].tprog(row);
+                    let bytes = slots as u64 * SECTOR_BYTES as u64;
+                    let earliest = match purpose {
+                        Purpose::HostWrite => data_ready,
+                        Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
+                    };
+                    let done = self.flash.program(earliest, die, block, tprog, slots, mode);
+                    if purpose == Purpose::HostWrite {
+                        let release = match self.model.spec.controller.buffer_release {
+                            BufferRelease::ProgramDone => done,
+                            BufferRelease::ProgramStart => done - tprog,
+                        };
+                        self.buffer.release_at(release, bytes);
+                        last_host_prog = last_host_prog.max(done);
+                    }
+                    if purpose == Purpose::Merge {
+                        self.gc_ready[die as usize] = done;
+                        self.merge_done = self.merge_done.max(done);
+                    }
+                }
+                NandOp::Erase { purpose, block } => {
+                    let die = geo.die_of_block(block);
+                    let mode = self.ftl.mode_of(block);
+                    let tbers = self.timings[mode as usize].tbers_ns;
+                    let earliest = t.max(self.gc_ready[die as usize]);
+                    let done = self.flash.erase(earliest, die, block, tbers, mode);
+                    if purpose == Purpose::Merge {
+                        self.gc_ready[die as usize] = done;
+                        self.merge_done = self.merge_done.max(done);
+                    }
+                }
+            }
+        }
+        self.ftl.ops = ops;
+        last_host_prog
+    }
+
+    /// One step of background work at `now` while the host is idle
+    /// (folding or GC, one native program unit at a time; see
+    /// [`Ftl::background_step`]). Returns when that work completes, or
+    /// `None` when there is nothing to do.
+    pub fn background_step(&mut self, now: u64) -> Option<u64> {
+        if !self.ftl.background_step() {
+            return None;
+        }
+        self.schedule_ops(now, now);
+        let done = self.flash.all_idle_at().max(now);
+        self.power.busy(now, done);
+        Some(done)
+    }
+
+    /// Write amplification so far: slots programmed / host slots written.
+    pub fn waf(&self) -> f64 {
+        crate::run::stats::Counters::of(self).waf()
+    }
+}

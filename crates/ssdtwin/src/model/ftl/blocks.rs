@@ -1,0 +1,355 @@
+//! Block manager: per-block metadata in flat arrays, free lists per die,
+//! and the victim index that makes greedy selection O(1) amortised.
+//!
+//! A block is `Free`, `Open` (a write stream is filling it), `Sealed`
+//! (full; a GC candidate) or being collected. Blocks of a static SLC cache
+//! are set aside at construction and always return to their own free
+//! list. Sealed blocks sit in per-die, per-mode buckets keyed by
+//! valid-slot count (intrusive doubly linked lists
+//! through `prev`/`next`), so invalidating a slot moves its block one
+//! bucket down in O(1) and the greedy victim is the first block of the
+//! lowest non-empty bucket. Free blocks are handed out oldest-freed first,
+//! which spreads erases over the blocks of a die (simple dynamic wear
+//! levelling; static wear levelling is left to the wear issue).
+
+use std::collections::VecDeque;
+
+use crate::model::nand::{CellMode, Geometry, NONE};
+
+/// Life-cycle state of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BlockState {
+    /// Erased, in its die's free list.
+    Free = 0,
+    /// Being filled by a write stream.
+    Open = 1,
+    /// Full, a GC candidate.
+    Sealed = 2,
+    /// Chosen by GC; its valid data is being moved.
+    Collecting = 3,
+}
+
+/// Per-block metadata of the whole drive.
+#[derive(Debug, Clone)]
+pub struct BlockTable {
+    /// Valid slots per block.
+    pub valid: Vec<u32>,
+    /// Slots handed out (write pointer) per block.
+    pub wp: Vec<u32>,
+    /// Slots whose program operation has been issued, per block.
+    pub programmed: Vec<u32>,
+    /// State per block.
+    pub state: Vec<BlockState>,
+    /// Cell mode per block (meaningful while not free).
+    pub mode: Vec<CellMode>,
+    /// Erases per block in each cell mode (`[native, SLC]`, indexed by
+    /// `CellMode as usize`): a block's wear is counted in the mode it was
+    /// used in, since a pSLC erase wears it far less than a native one.
+    pub erase_count: [Vec<u32>; 2],
+    /// Logical sequence number at which the block was sealed (age for
+    /// FIFO and cost-benefit; logical, so that timing never changes which
+    /// block GC picks).
+    pub sealed_seq: Vec<u64>,
+    /// Whether a block belongs to the static SLC pool.
+    pub is_static: Vec<bool>,
+    free: Vec<VecDeque<u32>>,
+    free_static: Vec<VecDeque<u32>>,
+    /// Blocks in SLC mode that are not free (static and dynamic).
+    pub slc_in_use: u32,
+    dies: u32,
+    // Victim buckets: head[((mode * dies + die) * (max_valid + 1) + valid].
+    head: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    min_bucket: Vec<u32>,
+    sealed_count: Vec<u32>,
+    empty_count: Vec<u32>,
+    buckets_per_die: u32,
+    blocks_per_die: u32,
+}
+
+impl BlockTable {
+    /// All blocks free and erased; the last `static_per_die` blocks of
+    /// each die form the static SLC pool.
+    pub fn new(geo: &Geometry, static_per_die: u32) -> BlockTable {
+        let n = geo.total_blocks as usize;
+        let buckets_per_die = geo.slots_per_block + 1;
+        let mut t = BlockTable {
+            valid: vec![0; n],
+            wp: vec![0; n],
+            programmed: vec![0; n],
+            state: vec![BlockState::Free; n],
+            mode: vec![CellMode::Native; n],
+            erase_count: [vec![0; n], vec![0; n]],
+            sealed_seq: vec![0; n],
+            is_static: vec![false; n],
+            free: vec![VecDeque::with_capacity(geo.blocks_per_die as usize); geo.dies as usize],
+            free_static: vec![VecDeque::new(); geo.dies as usize],
+            slc_in_use: 0,
+            dies: geo.dies,
+            head: vec![NONE; (buckets_per_die * geo.dies * 2) as usize],
+            prev: vec![NONE; n],
+            next: vec![NONE; n],
+            min_bucket: vec![0; 2 * geo.dies as usize],
+            sealed_count: vec![0; 2 * geo.dies as usize],
+            empty_count: vec![0; 2 * geo.dies as usize],
+            buckets_per_die,
+            blocks_per_die: geo.blocks_per_die,
+        };
+        for b in 0..geo.total_blocks {
+            let die = b / geo.blocks_per_die;
+            if b % geo.blocks_per_die >= geo.blocks_per_die - static_per_die {
+                t.is_static[b as usize] = true;
+                t.free_static[die as usize].push_back(b);
+            } else {
+                t.free[die as usize].push_back(b);
+            }
+        }
+        t
+    }
+
+    /// Free blocks of a die's static SLC pool.
+    #[inline]
+    pub fn static_free_count(&self, die: u32) -> u32 {
+        self.free_static[die as usize].len() as u32
+    }
+
+    /// Take a block of the die's static SLC pool and open it in SLC mode.
+    pub fn take_static(&mut self, die: u32) -> Option<u32> {
+        let b = self.free_static[die as usize].pop_front()?;
+        self.open(b, CellMode::Slc);
+        Some(b)
+    }
+
+    fn open(&mut self, b: u32, mode: CellMode) {
+        let i = b as usize;
+        self.state[i] = BlockState::Open;
+        self.mode[i] = mode;
+        self.wp[i] = 0;
+        self.programmed[i] = 0;
+        self.valid[i] = 0;
+        if mode == CellMode::Slc {
+            self.slc_in_use += 1;
+        }
+    }
+
+    /// Free blocks on a die.
+    #[inline]
+    pub fn free_count(&self, die: u32) -> u32 {
+        self.free[die as usize].len() as u32
+    }
+
+    /// Sealed (GC-candidate) blocks of a mode on a die.
+    #[inline]
+    pub fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.sealed_count[self.group(die, mode)]
+    }
+
+    /// Sealed blocks of a mode on a die that hold no valid data (free for
+    /// the price of an erase).
+    #[inline]
+    pub fn empty_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.empty_count[self.group(die, mode)]
+    }
+
+    #[inline]
+    fn group(&self, die: u32, mode: CellMode) -> usize {
+        (mode as u32 * self.dies + die) as usize
+    }
+
+    /// Free blocks in the whole drive.
+    pub fn total_free(&self) -> u64 {
+        self.free.iter().map(|f| f.len() as u64).sum()
+    }
+
+    /// Take the next free block of a die and open it in `mode`.
+    pub fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        let b = self.free[die as usize].pop_front()?;
+        self.open(b, mode);
+        Some(b)
+    }
+
+    /// Return an erased block to its die's free list.
+    pub fn release(&mut self, block: u32) {
+        let i = block as usize;
+        debug_assert_eq!(self.valid[i], 0);
+        self.state[i] = BlockState::Free;
+        self.wp[i] = 0;
+        self.programmed[i] = 0;
+        self.erase_count[self.mode[i] as usize][i] += 1;
+        if self.mode[i] == CellMode::Slc {
+            self.slc_in_use -= 1;
+        }
+        let die = (block / self.blocks_per_die) as usize;
+        if self.is_static[i] {
+            self.free_static[die].push_back(block);
+        } else {
+            self.free[die].push_back(block);
+        }
+    }
+
+    /// Install a state built elsewhere (the statistical steady state):
+    /// each `(block, mode, valid, seq)` becomes a full sealed block of
+    /// `mode` holding `valid` slots, sealed at `seq`; every other block is
+    /// free, in block order. `erase_counts` replaces the erase counts
+    /// (per mode).
+    pub fn install_sealed(
+        &mut self,
+        sealed: &[(u32, CellMode, u32, u64)],
+        slots_in_mode: [u32; 2],
+        erase_counts: &[Vec<u32>; 2],
+    ) {
+        self.erase_count.clone_from(erase_counts);
+        for &(b, mode, valid, seq) in sealed {
+            let i = b as usize;
+            debug_assert_eq!(self.state[i], BlockState::Free);
+            self.open(b, mode);
+            self.wp[i] = slots_in_mode[mode as usize];
+            self.programmed[i] = self.wp[i];
+            self.valid[i] = valid;
+            self.seal(b, seq);
+        }
+        for die in 0..self.dies as usize {
+            self.free[die].clear();
+            self.free_static[die].clear();
+        }
+        for b in 0..self.state.len() as u32 {
+            let i = b as usize;
+            if self.state[i] == BlockState::Free {
+                let die = (b / self.blocks_per_die) as usize;
+                if self.is_static[i] {
+                    self.free_static[die].push_back(b);
+                } else {
+                    self.free[die].push_back(b);
+                }
+            }
+        }
+    }
+
+    /// Make a block taken out of the victim index open again with `wp`
+    /// slots handed out, `programmed` of them programmed (installing a
+    /// write stream's current block).
+    pub fn reopen(&mut self, block: u32, wp: u32, programmed: u32) {
+        let i = block as usize;
+        self.state[i] = BlockState::Open;
+        self.wp[i] = wp;
+        self.programmed[i] = programmed;
+    }
+
+    /// Mark a full open block sealed and make it a GC candidate.
+    pub fn seal(&mut self, block: u32, seq: u64) {
+        let i = block as usize;
+        self.state[i] = BlockState::Sealed;
+        self.sealed_seq[i] = seq;
+        self.link(block);
+    }
+
+    /// One slot of `block` became invalid.
+    #[inline]
+    pub fn invalidate(&mut self, block: u32) {
+        let i = block as usize;
+        debug_assert!(self.valid[i] > 0);
+        if self.state[i] == BlockState::Sealed {
+            self.unlink(block);
+            self.valid[i] -= 1;
+            self.link(block);
+        } else {
+            self.valid[i] -= 1;
+        }
+    }
+
+    /// Take a sealed block out of the victim index for collection.
+    pub fn begin_collect(&mut self, block: u32) {
+        debug_assert_eq!(self.state[block as usize], BlockState::Sealed);
+        self.unlink(block);
+        self.state[block as usize] = BlockState::Collecting;
+    }
+
+    /// Sealed block of `die` in `mode` with the fewest valid slots.
+    pub fn min_valid(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        let g = self.group(die, mode);
+        if self.sealed_count[g] == 0 {
+            return None;
+        }
+        let base = g * self.buckets_per_die as usize;
+        let mut v = self.min_bucket[g];
+        while self.head[base + v as usize] == NONE {
+            v += 1;
+        }
+        self.min_bucket[g] = v;
+        Some(self.head[base + v as usize])
+    }
+
+    /// Like [`Self::min_valid`] without updating the search hint.
+    pub fn peek_min_valid(&self, die: u32, mode: CellMode) -> Option<u32> {
+        let g = self.group(die, mode);
+        if self.sealed_count[g] == 0 {
+            return None;
+        }
+        let base = g * self.buckets_per_die as usize;
+        let mut v = self.min_bucket[g] as usize;
+        while self.head[base + v] == NONE {
+            v += 1;
+        }
+        Some(self.head[base + v])
+    }
+
+    /// Visit every sealed block of `die` in `mode` (for policies that scan).
+    pub fn for_each_sealed(&self, die: u32, mode: CellMode, mut f: impl FnMut(u32)) {
+        let base = self.group(die, mode) * self.buckets_per_die as usize;
+        for v in 0..self.buckets_per_die as usize {
+            let mut b = self.head[base + v];
+            while b != NONE {
+                f(b);
+                b = self.next[b as usize];
+            }
+        }
+    }
+
+    fn bucket(&self, block: u32) -> usize {
+        let g = self.group(block / self.blocks_per_die, self.mode[block as usize]);
+        g * self.buckets_per_die as usize + self.valid[block as usize] as usize
+    }
+
+    fn link(&mut self, block: u32) {
+        let h = self.bucket(block);
+        let i = block as usize;
+        let old = self.head[h];
+        self.prev[i] = NONE;
+        self.next[i] = old;
+        if old != NONE {
+            self.prev[old as usize] = block;
+        }
+        self.head[h] = block;
+        let g = self.group(block / self.blocks_per_die, self.mode[i]);
+        self.sealed_count[g] += 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] += 1;
+        }
+        if self.valid[i] < self.min_bucket[g] {
+            self.min_bucket[g] = self.valid[i];
+        }
+    }
+
+    fn unlink(&mut self, block: u32) {
+        let i = block as usize;
+        let (p, n) = (self.prev[i], self.next[i]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            let h = self.bucket(block);
+            self.head[h] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+        self.prev[i] = NONE;
+        self.next[i] = NONE;
+        let g = self.group(block / self.blocks_per_die, self.mode[i]);
+        self.sealed_count[g] -= 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] -= 1;
+        }
+    }
+}

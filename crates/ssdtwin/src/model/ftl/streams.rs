@@ -1,0 +1,79 @@
+//! Write streams: where the next slot of a kind of data goes.
+//!
+//! Host data, GC data and folded data go to separate open blocks
+//! (hot/cold separation). The host stream stripes its program units over
+//! all dies, channel first (die 0 on channel 0, die 1 on channel 1, ...),
+//! so that consecutive units program in parallel; the GC and fold streams
+//! stay on the die they are collecting, so that moved data never crosses a
+//! channel.
+
+use super::blocks::BlockTable;
+use super::Purpose;
+use crate::model::nand::{Geometry, NONE};
+
+/// Identity of a write stream (index into the FTL's stream array).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum StreamId {
+    /// Host writes.
+    Host = 0,
+    /// Data moved by garbage collection of native blocks.
+    Gc = 1,
+    /// Data folded from SLC blocks into native blocks.
+    Fold = 2,
+}
+
+impl StreamId {
+    /// Purpose of this stream's program operations.
+    pub fn purpose(self) -> Purpose {
+        match self {
+            StreamId::Host => Purpose::HostWrite,
+            StreamId::Gc => Purpose::Gc,
+            StreamId::Fold => Purpose::Fold,
+        }
+    }
+}
+
+/// One write stream: an open block per die and the die it writes next.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    id: StreamId,
+    /// Open block per die (`NONE` if the stream has none there).
+    pub open: Vec<u32>,
+    /// Die that receives the next slot.
+    pub die: u32,
+}
+
+impl Stream {
+    /// A stream with no open blocks.
+    pub fn new(id: StreamId, geo: &Geometry) -> Stream {
+        Stream { id, open: vec![NONE; geo.dies as usize], die: 0 }
+    }
+
+    /// Forget open blocks (secure erase).
+    pub fn reset(&mut self) {
+        self.open.fill(NONE);
+        self.die = 0;
+    }
+
+    /// A program unit was issued: move to the next die (host stream).
+    #[inline]
+    pub fn advance(&mut self, geo: &Geometry) {
+        if self.id == StreamId::Host {
+            self.die += 1;
+            if self.die == geo.dies {
+                self.die = 0;
+            }
+        }
+    }
+
+    /// Slots handed out on the current die but not yet programmed.
+    pub fn pending_slots(&self, blocks: &BlockTable, _geo: &Geometry) -> u32 {
+        let b = self.open[self.die as usize];
+        if b == NONE {
+            0
+        } else {
+            blocks.wp[b as usize] - blocks.programmed[b as usize]
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The drive's health log, as NVMe's SMART / Health Information page
+//! reports it: data units read and written by the host, P/E cycles used per
+//! cell mode, and the percentage of rated endurance used.
+//!
+//! Wear is counted per block in the mode the block was used in
+//! (`BlockTable::erase_count`): a pSLC erase of a QLC block wears it far less
+//! than a native one, so each mode has its own rated cycles
+//! (`nand.native.pe_cycles`, `nand.slc.pe_cycles`) and a block's wear is
+//! `native erases / native cycles + SLC erases / SLC cycles`. The
+//! percentage used is the mean wear over all blocks × 100 (vendors compute
+//! it in their own ways; the mean is what a perfectly wear-levelled drive
+//! reports). Not modelled: bad blocks and the spare that replaces them, so
+//! no "available spare"; read disturb and retention.
+
+use serde::Serialize;
+
+use crate::model::drive::Drive;
+use crate::model::nand::CellMode;
+
+/// What the drive reports about its life so far (preconditioning included).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Health {
+    /// NVMe data units read: thousands of 512-byte units, rounded up.
+    pub data_units_read: u64,
+    /// NVMe data units written: thousands of 512-byte units, rounded up.
+    pub data_units_written: u64,
+    /// Bytes the host wrote.
+    pub host_bytes_written: u64,
+    /// Bytes programmed into the NAND (host data, GC and fold moves, padding).
+    pub nand_bytes_written: u64,
+    /// Mean erases per block in native mode.
+    pub pe_cycles_native_mean: f64,
+    /// Most erases of one block in native mode.
+    pub pe_cycles_native_max: u32,
+    /// Mean erases per block in SLC mode.
+    pub pe_cycles_slc_mean: f64,
+    /// Most erases of one block in SLC mode.
+    pub pe_cycles_slc_max: u32,
+    /// Rated endurance used, % (`None`: the drive file rates no cycles).
+    pub percentage_used: Option<f64>,
+}
+
+impl Health {
+    /// The health log of `drive` now.
+    pub fn of(drive: &Drive) -> Health {
+        let nand = &drive.model.spec.nand;
+        let counts = &drive.ftl.blocks.erase_count;
+        let blocks = counts[0].len().max(1) as f64;
+        let mean = |m: CellMode| counts[m as usize].iter().map(|&e| e as f64).sum::<f64>() / blocks;
+        let max = |m: CellMode| counts[m as usize].iter().copied().max().unwrap_or(0);
+        let rated = [nand.native.pe_cycles, nand.slc.as_ref().and_then(|s| s.pe_cycles)];
+        let percentage_used = rated[0].map(|native| {
+            let slc = rated[1].unwrap_or(native) as f64;
+            100.0 * (mean(CellMode::Native) / native as f64 + mean(CellMode::Slc) / slc)
+        });
+        let c = crate::run::stats::Counters::of(drive);
+        let units = |slots: u64| (slots * 8).div_ceil(1000);
+        Health {
+            data_units_read: units(c.host_slots_read),
+            data_units_written: units(c.host_slots_written),
+            host_bytes_written: c.host_slots_written * 4096,
+            nand_bytes_written: c.ftl_slots_programmed() * 4096,
+            pe_cycles_native_mean: mean(CellMode::Native),
+            pe_cycles_native_max: max(CellMode::Native),
+            pe_cycles_slc_mean: mean(CellMode::Slc),
+            pe_cycles_slc_max: max(CellMode::Slc),
+            percentage_used,
+        }
+    }
+
+    /// One line for a run summary.
+    pub fn summary(&self) -> String {
+        let used = self.percentage_used.map_or(String::new(), |p| format!("{p:.2}% of rated endurance used; "));
+        let slc = if self.pe_cycles_slc_max > 0 {
+            format!(", SLC {:.1} / {}", self.pe_cycles_slc_mean, self.pe_cycles_slc_max)
+        } else {
+            String::new()
+        };
+        format!(
+            "health: {used}P/E cycles native {:.1} mean / {} max{slc}{}; host wrote {:.1} GB, NAND {:.1} GB\n",
+            self.pe_cycles_native_mean,
+            self.pe_cycles_native_max,
+            if self.percentage_used.is_none() { " (cycles not rated)" } else { "" },
+            self.host_bytes_written as f64 / 1e9,
+            self.nand_bytes_written as f64 / 1e9
+        )
+    }
+}

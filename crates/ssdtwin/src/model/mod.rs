@@ -1,0 +1,22 @@
+//! The hardware: everything inside the drive, in the order a command meets
+//! it.
+//!
+//! ```text
+//! host ──► controller (cores, write buffer, ECC) ──► ftl (mapping, allocation,
+//!          SLC cache, GC) ──► flash (scheduler) ──► channels and dies (nand)
+//! ```
+//!
+//! [`drive`] assembles the parts and carries a command through them;
+//! [`power`] and [`health`] account for energy and wear. Nothing here owns
+//! a clock: every call is told the virtual time, and the drive answers with
+//! completion times (see [`crate::run`] for what drives it).
+
+pub mod controller;
+pub mod drive;
+pub mod flash;
+pub mod ftl;
+pub mod health;
+pub mod host;
+pub mod nand;
+pub mod power;
+pub mod timeline;

@@ -1,0 +1,13 @@
+//! Running workloads on a drive in virtual time.
+//!
+//! - [`engine`]: the event queue and the integer-nanosecond clock;
+//! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
+//! - [`workload`]: fio job files and the command generators;
+//! - [`state`]: the states a drive starts a run in (fresh, full, steady);
+//! - [`stats`]: latency histograms, counters and per-second series.
+
+pub mod engine;
+pub mod sim;
+pub mod state;
+pub mod stats;
+pub mod workload;

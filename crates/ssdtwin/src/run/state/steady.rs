@@ -1,0 +1,771 @@
+//! The steady state built from its statistics instead of its writes.
+//!
+//! `steady` is defined by writes: the span filled, then random 4 KiB
+//! writes of twice the span drawn with replacement. Replaying them through
+//! the FTL costs a random memory access per write and per GC move —
+//! minutes for a terabyte drive. For page-mapped drives this module builds
+//! a state with the same statistics in seconds, from two facts about
+//! uniform random writes over a full span of `U` pages:
+//! - every valid slot is overwritten by the next host write with
+//!   probability `1/U`, wherever it is, so of `v` slots written `h` host
+//!   writes ago a Binomial(`v`, `(1 − 1/U)^h`) number is still valid;
+//! - which logical page a slot holds does not matter (the pages are
+//!   exchangeable), so the valid slots of a block are a uniformly random
+//!   subset of its written slots and pages can be assigned to valid slots
+//!   at the end by a random permutation.
+//!
+//! So the FTL's block-level process is simulated with one valid count per
+//! physical block, decayed lazily, for one die with its share of the span,
+//! the writes and the SLC cache (host writes are striped evenly over the
+//! dies): host data arrives a program unit at a time, the SLC cache takes
+//! it as the FTL's write policy says (`always-slc` folds first when the
+//! cache is full, `native-when-full` writes natively), folding and GC
+//! choose victims by the drive's policy (greedy compares the exact counts
+//! of the few blocks with the lowest expected counts) and move their valid
+//! data to the fold or GC stream, paced by host writes below the
+//! background target and at the low watermark otherwise, as [`crate::model::ftl`]
+//! does. Every die then starts from a copy of the simulated die taken a
+//! little later or earlier (see `PHASE_SPREAD`), open blocks and paced
+//! victims included, and the result is installed into the FTL
+//! ([`crate::model::ftl::Ftl::install`]).
+//!
+//! The result is checked against the exact replay (tests/states.rs, four
+//! small drives: no cache, `always-slc` on 8 dies and on 16 dies sharing
+//! 4 channels, `native-when-full`): the
+//! distribution of valid data over blocks, free blocks, SLC occupancy,
+//! random reads after it within 3%, and the write amplification of random
+//! writes of half the capacity within 2%, their IOPS within 3–8%.
+//! Measured on the presets, 16 GB of 4 KiB random writes (QD32) after
+//! each state:
+//!
+//! | drive | exact replay | this |
+//! |---|---|---|
+//! | 1 TB 660p | 210 s; 1,514 IOPS, WAF 10.08 | 9 s; 1,516 IOPS, WAF 10.02 |
+//! | 2 TB 660p | 512 s; 3,097 IOPS, WAF 10.29 | 12 s; 2,539 IOPS, WAF 9.73 |
+//!
+//! On the 2 TB drive the write amplification comes back to the replay's
+//! (10.32) in the next 16 GB, but the IOPS stay about 18% lower: how the
+//! dies' GC and folding cycles line up on its shared channels (four dies
+//! each) is not reproduced — on the small 16-die drive it is (within 7%),
+//! so something of the full-size drive's scale is missing. In the first minute after the state, writes
+//! also stall longer and less regularly than after the replay (seconds
+//! without a completion), which evens out over the next minutes.
+//! `--state steady-exact` replays the writes when that matters.
+//!
+//! Leaves out: drives with hybrid mapping or version stamps, which keep
+//! the exact replay.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::model::drive::Drive;
+use crate::model::ftl::install::{InstalledBlock, Role};
+use crate::model::ftl::streams::StreamId as Stream;
+use crate::model::ftl::FtlCounters;
+use crate::model::nand::{CellMode, Geometry, NONE};
+use crate::spec::{GcPolicy, SlcModel, SlcWritePolicy};
+
+/// Blocks whose exact valid count greedy selection draws (those with the
+/// lowest expected counts).
+const TOP_K: usize = 4;
+
+/// Spread of the dies' phases, in native blocks of host writes per die.
+const PHASE_SPREAD: f64 = 0.25;
+
+/// Whether the statistical construction applies to this drive.
+pub fn supported(drive: &Drive) -> bool {
+    drive.ftl.hybrid.is_none() && !drive.ftl.has_versions()
+}
+
+/// Build the steady state of a span of `span_lpns` pages from LBA 0 on a
+/// secure-erased `drive`: the span written once, then `random_slots`
+/// uniform random 4 KiB writes over it. `seed` seeds every draw.
+pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
+    let geo = drive.model.geometry;
+    let dies = geo.dies as u64;
+    // One die is simulated with its share of the span and of the writes
+    // (host writes are striped evenly over the dies).
+    let mut sim = BlockSim::new(drive, seed);
+    let per_die = span_lpns as u64 / dies;
+    sim.fill(per_die);
+    sim.random(per_die, random_slots / dies);
+    let c = sim.counters;
+    // The dies of the replay are coupled (host writes go to them in turn
+    // and share one cache) but drift apart in the phase of their GC and
+    // folding cycles; copies taken at one instant would run in lockstep,
+    // copies at unrelated times fully out of step, and either changes the
+    // IOPS that follow (not the write amplification). Each die is the
+    // simulated die after a random extra share of PHASE_SPREAD native
+    // blocks of writes: the spread at which the writes after the state
+    // match those after the exact replay on the 1 TB 660p and the test
+    // drives (tests/states.rs; a choice, measured, not derived).
+    let mut blocks = Vec::new();
+    let window = ((PHASE_SPREAD * geo.slots_per_block as f64) as u64).max(1);
+    let mut offsets: Vec<u64> =
+        (0..geo.dies).map(|d| if d == 0 { 0 } else { sim.rng.random_range(0..window) }).collect();
+    offsets.sort_unstable();
+    let mut at = 0;
+    for d in 0..geo.dies {
+        let shift = offsets[d as usize] - at;
+        at = offsets[d as usize];
+        if shift > 0 {
+            sim.random(per_die, shift);
+        }
+        for b in sim.materialise() {
+            blocks.push(InstalledBlock { block: b.block + d * geo.blocks_per_die, seq: b.seq * dies + d as u64, ..b });
+        }
+    }
+    sim.exact_total(&mut blocks, span_lpns as u64);
+    let mut erase = drive.ftl.blocks.erase_count.clone();
+    for (mode, counts) in erase.iter_mut().enumerate() {
+        for (i, e) in counts.iter_mut().enumerate() {
+            *e += sim.erase[mode][i % geo.blocks_per_die as usize];
+        }
+    }
+    let before = drive.ftl.counters;
+    let counters = FtlCounters {
+        host_slots_written: before.host_slots_written + c.host_slots_written * dies,
+        gc_slots_moved: before.gc_slots_moved + c.gc_slots_moved * dies,
+        gc_blocks: before.gc_blocks + c.gc_blocks * dies,
+        fold_slots_moved: before.fold_slots_moved + c.fold_slots_moved * dies,
+        fold_blocks: before.fold_blocks + c.fold_blocks * dies,
+        host_slots_to_slc: before.host_slots_to_slc + c.host_slots_to_slc * dies,
+        ..before
+    };
+    drive.ftl.install(&blocks, span_lpns, &erase, counters, seed ^ 0x05ee_d0f5_7a7e);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Life {
+    Free,
+    Open,
+    Sealed,
+    Collecting,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Blk {
+    /// Position in the die's sealed index while sealed.
+    key: Sealed,
+    mode: CellMode,
+    life: Life,
+    written: u32,
+    valid: u32,
+    /// Host-write clock at which `valid` was last brought up to date.
+    t: u64,
+    seq: u64,
+}
+
+/// A victim collected a step at a time, paced by host writes.
+#[derive(Debug, Clone, Copy)]
+struct Paced {
+    victim: u32,
+    mode: CellMode,
+    valid_at_start: u32,
+    carry: u64,
+}
+
+/// A sealed block in its die's index: (order key, tie-break, block).
+type Sealed = (u64, u64, u32);
+
+#[derive(Debug, Default)]
+struct Die {
+    free: VecDeque<u32>,
+    free_static: VecDeque<u32>,
+    /// Sealed blocks by mode, in victim order: greedy's lowest expected
+    /// count first (newest first among equals), FIFO's oldest first.
+    sealed: [BTreeSet<Sealed>; 2],
+    open: [u32; 3],
+    paced: Option<Paced>,
+}
+
+/// The FTL's block-level process with valid counts only.
+struct BlockSim {
+    geo: Geometry,
+    slc: Option<SlcModel>,
+    policy: GcPolicy,
+    low: u32,
+    high: u32,
+    user_lpns: u64,
+    /// The die's share of the drive's SLC cache curve.
+    slc_scale: f64,
+    is_static: Vec<bool>,
+    blk: Vec<Blk>,
+    dies: Vec<Die>,
+    /// Erases per block of the die, per mode (`[native, SLC]`).
+    erase: [Vec<u32>; 2],
+    /// Host slots written in the random phase (the decay clock).
+    t: u64,
+    /// ln(1 − 1/U) in the random phase, 0 while filling (nothing is
+    /// overwritten).
+    ln_q: f64,
+    seq: u64,
+    slc_in_use: u32,
+    fill_fraction: f64,
+    /// Pages written by the fill so far.
+    mapped: u64,
+    fold_die: u32,
+    host_die: u32,
+    rng: Pcg64Mcg,
+    counters: FtlCounters,
+}
+
+impl BlockSim {
+    fn new(drive: &Drive, seed: u64) -> BlockSim {
+        let geo = drive.model.geometry;
+        let is_static = drive.ftl.blocks.is_static.clone();
+        // Die 0 stands for every die: its blocks, its share of the
+        // drive's capacity and SLC cache.
+        let mut die = Die { open: [NONE; 3], ..Die::default() };
+        for b in 0..geo.blocks_per_die {
+            if is_static[b as usize] {
+                die.free_static.push_back(b);
+            } else {
+                die.free.push_back(b);
+            }
+        }
+        let dies = vec![die];
+        BlockSim {
+            geo,
+            slc: drive.model.slc.clone(),
+            policy: drive.model.gc_policy,
+            low: drive.model.spec.ftl.gc_low_free_blocks,
+            high: drive.model.spec.ftl.gc_high_free_blocks,
+            user_lpns: drive.model.user_lpns as u64 / geo.dies as u64,
+            slc_scale: 1.0 / geo.dies as f64,
+            is_static,
+            blk: vec![
+                Blk {
+                    key: (0, 0, 0),
+                    mode: CellMode::Native,
+                    life: Life::Free,
+                    written: 0,
+                    valid: 0,
+                    t: 0,
+                    seq: 0
+                };
+                geo.total_blocks as usize
+            ],
+            dies,
+            erase: [vec![0; geo.total_blocks as usize], vec![0; geo.total_blocks as usize]],
+            t: 0,
+            ln_q: 0.0,
+            seq: 0,
+            slc_in_use: 0,
+            fill_fraction: 0.0,
+            mapped: 0,
+            fold_die: 0,
+            host_die: 0,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            counters: FtlCounters::default(),
+        }
+    }
+
+    fn cap(&self, b: u32) -> u32 {
+        self.geo.slots_in_mode(self.blk[b as usize].mode)
+    }
+
+    /// Bring a block's valid count up to the clock.
+    fn decay(&mut self, b: u32) {
+        let i = b as usize;
+        let dt = self.t - self.blk[i].t;
+        if dt > 0 && self.ln_q != 0.0 {
+            let p = (dt as f64 * self.ln_q).exp();
+            self.blk[i].valid = binomial(&mut self.rng, self.blk[i].valid, p);
+        }
+        self.blk[i].t = self.t;
+        if self.blk[i].life == Life::Sealed {
+            self.unlink(b);
+            self.link(b);
+        }
+    }
+
+    /// The block's place in the sealed index. For greedy (and the scans of
+    /// cost-benefit) the key is `ln(valid) − t·ln(q)`: expected counts
+    /// decay at the same rate, so this orders them at every time.
+    fn order_key(&self, b: u32) -> Sealed {
+        let x = &self.blk[b as usize];
+        match self.policy {
+            GcPolicy::Fifo => (x.seq, 0, b),
+            _ => {
+                let k = (x.valid as f64).ln() - x.t as f64 * self.ln_q;
+                let bits = k.to_bits();
+                let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+                (ordered, u64::MAX - x.seq, b)
+            }
+        }
+    }
+
+    fn link(&mut self, b: u32) {
+        let key = self.order_key(b);
+        self.blk[b as usize].key = key;
+        let mode = self.blk[b as usize].mode;
+        self.dies[self.geo.die_of_block(b) as usize].sealed[mode as usize].insert(key);
+    }
+
+    fn unlink(&mut self, b: u32) {
+        let x = self.blk[b as usize];
+        self.dies[self.geo.die_of_block(b) as usize].sealed[x.mode as usize].remove(&x.key);
+    }
+
+    fn expected(&self, b: u32) -> f64 {
+        let x = &self.blk[b as usize];
+        x.valid as f64 * ((self.t - x.t) as f64 * self.ln_q).exp()
+    }
+
+    fn open(&mut self, b: u32, mode: CellMode) -> u32 {
+        self.blk[b as usize] = Blk { key: (0, 0, b), mode, life: Life::Open, written: 0, valid: 0, t: self.t, seq: 0 };
+        if mode == CellMode::Slc {
+            self.slc_in_use += 1;
+        }
+        b
+    }
+
+    fn take_free(&mut self, die: u32, mode: CellMode) -> u32 {
+        let b = self.dies[die as usize].free.pop_front().expect("the free-block reserve guarantees a block");
+        self.open(b, mode)
+    }
+
+    fn seal(&mut self, b: u32) {
+        self.seq += 1;
+        let x = &mut self.blk[b as usize];
+        x.life = Life::Sealed;
+        x.seq = self.seq;
+        self.link(b);
+    }
+
+    fn release(&mut self, b: u32) {
+        let x = &mut self.blk[b as usize];
+        x.life = Life::Free;
+        x.valid = 0;
+        x.written = 0;
+        if x.mode == CellMode::Slc {
+            self.slc_in_use -= 1;
+        }
+        self.erase[x.mode as usize][b as usize] += 1;
+        let d = &mut self.dies[self.geo.die_of_block(b) as usize];
+        if self.is_static[b as usize] {
+            d.free_static.push_back(b);
+        } else {
+            d.free.push_back(b);
+        }
+    }
+
+    /// Append `n` slots of valid data to a stream on `die`.
+    fn append(&mut self, die: u32, s: Stream, mut n: u32) {
+        while n > 0 {
+            let b = self.open_block(s, die);
+            self.decay(b);
+            let cap = self.cap(b);
+            let x = &mut self.blk[b as usize];
+            let k = n.min(cap - x.written);
+            x.written += k;
+            x.valid += k;
+            n -= k;
+            if x.written == cap {
+                self.seal(b);
+                self.dies[die as usize].open[s as usize] = NONE;
+            }
+        }
+    }
+
+    fn open_block(&mut self, s: Stream, die: u32) -> u32 {
+        let b = self.dies[die as usize].open[s as usize];
+        if b != NONE {
+            return b;
+        }
+        let b = match s {
+            Stream::Host => {
+                if self.host_mode(die) == CellMode::Slc {
+                    self.take_slc_block(die)
+                } else {
+                    self.reclaim_until_low(die);
+                    self.take_free(die, CellMode::Native)
+                }
+            }
+            Stream::Fold => {
+                while (self.dies[die as usize].free.len() as u32) < self.low {
+                    if !self.collect(die, CellMode::Native) {
+                        break;
+                    }
+                }
+                self.take_free(die, CellMode::Native)
+            }
+            Stream::Gc => self.take_free(die, CellMode::Native),
+        };
+        self.dies[die as usize].open[s as usize] = b;
+        b
+    }
+
+    /// The die's share of the cache's current capacity, in blocks (a
+    /// fraction: the drive's dies hold one block more or less).
+    fn slc_limit(&self) -> f64 {
+        let Some(slc) = &self.slc else { return 0.0 };
+        let curve = slc.curve_blocks(self.fill_fraction) * self.slc_scale;
+        let mut available = self.slc_in_use as u64;
+        for d in &self.dies {
+            available += d.free_static.len() as u64;
+            available += (d.free.len() as u64).saturating_sub(self.high as u64);
+        }
+        curve.min(available as f64)
+    }
+
+    fn host_mode(&mut self, die: u32) -> CellMode {
+        let Some(slc) = &self.slc else { return CellMode::Native };
+        let (policy, threshold) = (slc.write_policy, slc.fold_threshold_blocks as f64 * self.slc_scale);
+        loop {
+            let room = self.slc_limit() - self.slc_in_use as f64;
+            if room > threshold {
+                return CellMode::Slc;
+            }
+            if policy == SlcWritePolicy::NativeWhenFull && room <= 0.0 {
+                return CellMode::Native;
+            }
+            if !self.fold_one(die) {
+                return if room > 0.0 || policy == SlcWritePolicy::AlwaysSlc {
+                    CellMode::Slc
+                } else {
+                    CellMode::Native
+                };
+            }
+        }
+    }
+
+    fn take_slc_block(&mut self, die: u32) -> u32 {
+        if let Some(b) = self.dies[die as usize].free_static.pop_front() {
+            return self.open(b, CellMode::Slc);
+        }
+        self.reclaim_until_low(die);
+        self.take_free(die, CellMode::Slc)
+    }
+
+    fn fold_one(&mut self, die: u32) -> bool {
+        if !self.dies[die as usize].sealed[CellMode::Slc as usize].is_empty() {
+            return self.collect(die, CellMode::Slc);
+        }
+        let n = self.dies.len() as u32;
+        for i in 0..n {
+            let d = (self.fold_die + i) % n;
+            if !self.dies[d as usize].sealed[CellMode::Slc as usize].is_empty() {
+                self.fold_die = (d + 1) % n;
+                return self.collect(d, CellMode::Slc);
+            }
+        }
+        false
+    }
+
+    /// Sealed block of `mode` on `die` with the lowest expected valid
+    /// count, and that count.
+    fn min_expected(&self, die: u32, mode: CellMode) -> Option<(u32, f64)> {
+        let set = &self.dies[die as usize].sealed[mode as usize];
+        match self.policy {
+            GcPolicy::Fifo => set.iter().map(|k| (k.2, self.expected(k.2))).min_by(|a, b| a.1.total_cmp(&b.1)),
+            _ => set.first().map(|k| (k.2, self.expected(k.2))),
+        }
+    }
+
+    /// As the FTL's `reclaim_mode`: native GC or folding a borrowed SLC
+    /// block, whichever returns more native space per move.
+    fn reclaim_mode(&self, die: u32) -> Option<CellMode> {
+        let s = self.geo.slots_per_block as f64;
+        let native = self.min_expected(die, CellMode::Native).filter(|&(_, v)| v < s - 0.5);
+        let slc = self.min_expected(die, CellMode::Slc);
+        let slc_gain = slc.filter(|&(b, _)| !self.is_static[b as usize]).map(|(_, v)| s - v);
+        match (native, slc_gain) {
+            (Some((_, n)), Some(f)) if f > s - n => Some(CellMode::Slc),
+            (Some(_), _) => Some(CellMode::Native),
+            (None, _) if slc.is_some() => Some(CellMode::Slc),
+            (None, _) => None,
+        }
+    }
+
+    /// As the FTL's `pace_collection`: below the background target, each
+    /// host unit moves its share `used · V / (S − V)` of a victim.
+    fn pace(&mut self, die: u32, used: u64) {
+        let d = die as usize;
+        if self.dies[d].free.len() as u32 >= self.high {
+            return;
+        }
+        if self.dies[d].paced.is_none() {
+            let Some(mode) = self.reclaim_mode(die) else { return };
+            let Some(victim) = self.select(die, mode) else { return };
+            let v = self.blk[victim as usize].valid;
+            self.dies[d].paced = Some(Paced { victim, mode, valid_at_start: v, carry: 0 });
+        }
+        let Some(mut p) = self.dies[d].paced else { return };
+        let s = self.geo.slots_per_block as u64;
+        let owed = used * p.valid_at_start as u64 + p.carry;
+        let gain = s.saturating_sub(p.valid_at_start as u64).max(1);
+        p.carry = owed % gain;
+        self.dies[d].paced = Some(p);
+        self.step(die, (owed / gain).min(u32::MAX as u64) as u32);
+    }
+
+    /// Move up to `max` valid slots of the die's paced victim; free it
+    /// when none is left.
+    fn step(&mut self, die: u32, max: u32) {
+        let d = die as usize;
+        let Some(p) = self.dies[d].paced else { return };
+        self.decay(p.victim);
+        let k = max.min(self.blk[p.victim as usize].valid);
+        self.blk[p.victim as usize].valid -= k;
+        // The victim is out of the sealed set, so nothing below picks it.
+        self.move_out(die, p.mode, k);
+        if self.blk[p.victim as usize].valid == 0 {
+            self.dies[d].paced = None;
+            self.finish(p.victim, p.mode);
+        }
+    }
+
+    fn move_out(&mut self, die: u32, mode: CellMode, n: u32) {
+        let dest = if mode == CellMode::Slc { Stream::Fold } else { Stream::Gc };
+        self.append(die, dest, n);
+        if mode == CellMode::Slc {
+            self.counters.fold_slots_moved += n as u64;
+        } else {
+            self.counters.gc_slots_moved += n as u64;
+        }
+    }
+
+    fn finish(&mut self, victim: u32, mode: CellMode) {
+        if mode == CellMode::Slc {
+            self.counters.fold_blocks += 1;
+        } else {
+            self.counters.gc_blocks += 1;
+        }
+        self.release(victim);
+    }
+
+    fn reclaim_until_low(&mut self, die: u32) {
+        if (self.dies[die as usize].free.len() as u32) < self.low {
+            self.step(die, u32::MAX);
+        }
+        while (self.dies[die as usize].free.len() as u32) < self.low {
+            let Some(mode) = self.reclaim_mode(die) else { break };
+            if !self.collect(die, mode) {
+                break;
+            }
+        }
+    }
+
+    /// Choose a victim by the GC policy and take it out of the sealed set.
+    fn select(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        let set = &self.dies[die as usize].sealed[mode as usize];
+        let b = match self.policy {
+            GcPolicy::Greedy => {
+                // The few lowest expected counts, drawn exactly; the lowest
+                // wins (the newest among equals, as the FTL's buckets give).
+                let cands: Vec<u32> = set.iter().take(TOP_K).map(|k| k.2).collect();
+                let mut best = (u32::MAX, 0u64, NONE);
+                for b in cands {
+                    self.decay(b);
+                    let x = &self.blk[b as usize];
+                    if x.valid < best.0 || (x.valid == best.0 && x.seq > best.1) {
+                        best = (x.valid, x.seq, b);
+                    }
+                }
+                best.2
+            }
+            GcPolicy::Fifo => set.first()?.2,
+            GcPolicy::CostBenefit => {
+                let mut best = (f64::MIN, NONE);
+                for k in set {
+                    let b = k.2;
+                    let u = self.expected(b) / self.cap(b) as f64;
+                    let age = (self.seq - self.blk[b as usize].seq) as f64 + 1.0;
+                    let score = (1.0 - u) * age / (1.0 + u);
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                best.1
+            }
+        };
+        if b == NONE {
+            return None;
+        }
+        self.decay(b);
+        if mode == CellMode::Native && self.blk[b as usize].valid >= self.cap(b) {
+            return None;
+        }
+        self.unlink(b);
+        self.blk[b as usize].life = Life::Collecting;
+        Some(b)
+    }
+
+    /// Collect one victim: move its valid data (GC or fold stream of the
+    /// same die) and free it.
+    fn collect(&mut self, die: u32, mode: CellMode) -> bool {
+        let Some(victim) = self.select(die, mode) else { return false };
+        let v = self.blk[victim as usize].valid;
+        self.blk[victim as usize].valid = 0;
+        self.move_out(die, mode, v);
+        self.finish(victim, mode);
+        true
+    }
+
+    /// Host writes of `slots` slots, a program unit per die in turn.
+    fn host_writes(&mut self, slots: u64, decaying: bool) {
+        let mut left = slots;
+        while left > 0 {
+            let die = self.host_die;
+            self.host_die = (die + 1) % self.dies.len() as u32;
+            let b = self.open_block(Stream::Host, die);
+            let n = (self.geo.unit_slots(self.blk[b as usize].mode) as u64).min(left) as u32;
+            if self.blk[b as usize].mode == CellMode::Slc {
+                self.counters.host_slots_to_slc += n as u64;
+            }
+            let mode = self.blk[b as usize].mode;
+            self.append(die, Stream::Host, n);
+            self.counters.host_slots_written += n as u64;
+            let used = n as u64 * self.geo.slots_per_block as u64 / self.geo.slots_in_mode(mode) as u64;
+            self.pace(die, used);
+            left -= n as u64;
+            if decaying {
+                self.t += n as u64;
+            } else {
+                self.mapped += n as u64;
+                self.fill_fraction = self.mapped as f64 / self.user_lpns as f64;
+            }
+        }
+    }
+
+    /// The span written sequentially on the fresh drive (nothing is
+    /// overwritten; the cache fills and folds as it would, its capacity
+    /// following the fill unit by unit).
+    fn fill(&mut self, span: u64) {
+        self.ln_q = 0.0;
+        self.host_writes(span, false);
+        self.fill_fraction = span as f64 / self.user_lpns as f64;
+    }
+
+    /// `slots` uniform random overwrites of a full span of `span` pages.
+    fn random(&mut self, span: u64, slots: u64) {
+        self.ln_q = (1.0 - 1.0 / span as f64).ln();
+        self.host_writes(slots, true);
+    }
+
+    /// The die's blocks, with their valid counts now, as blocks to install.
+    fn materialise(&mut self) -> Vec<InstalledBlock> {
+        let used: Vec<u32> = (0..self.blk.len() as u32).filter(|&b| self.blk[b as usize].life != Life::Free).collect();
+        let mut blocks = Vec::with_capacity(used.len());
+        let die = &self.dies[0];
+        let (open, paced) = (die.open, die.paced);
+        for &b in &used {
+            self.decay(b);
+            let x = self.blk[b as usize];
+            let role = match x.life {
+                Life::Open => Role::Open(
+                    [Stream::Host, Stream::Gc, Stream::Fold]
+                        .into_iter()
+                        .find(|&s| open[s as usize] == b)
+                        .expect("an open block belongs to a stream"),
+                ),
+                Life::Collecting => {
+                    let p = paced.expect("a block being collected is the paced victim");
+                    Role::Collecting(p.valid_at_start, p.carry)
+                }
+                _ => Role::Sealed,
+            };
+            blocks.push(InstalledBlock {
+                role,
+                block: b,
+                mode: x.mode,
+                written: x.written,
+                valid: x.valid,
+                seq: x.seq,
+            });
+        }
+        blocks
+    }
+
+    /// Nudge the valid counts (independent draws; by a few hundred slots in
+    /// billions) so that exactly `span` pages are valid.
+    fn exact_total(&mut self, blocks: &mut [InstalledBlock], span: u64) {
+        let mut total: u64 = blocks.iter().map(|b| b.valid as u64).sum();
+        while total != span {
+            let grow = total < span;
+            let weight = |x: &InstalledBlock| if grow { (x.written - x.valid) as u64 } else { x.valid as u64 };
+            let mut cum = Vec::with_capacity(blocks.len());
+            let mut sum = 0u64;
+            for b in blocks.iter() {
+                sum += weight(b);
+                cum.push(sum);
+            }
+            let fix = total.abs_diff(span).min(sum);
+            for _ in 0..fix {
+                let r = self.rng.random_range(0..sum);
+                let i = cum.partition_point(|&c| c <= r);
+                let x = &mut blocks[i];
+                if weight(x) == 0 {
+                    continue;
+                }
+                if grow {
+                    x.valid += 1;
+                } else {
+                    x.valid -= 1;
+                }
+            }
+            total = blocks.iter().map(|b| b.valid as u64).sum();
+        }
+    }
+}
+
+/// A Binomial(`n`, `p`) draw: the normal approximation when the variance
+/// is large, otherwise exact (Bernoulli trials, or geometric gaps between
+/// the rarer outcome).
+fn binomial(rng: &mut Pcg64Mcg, n: u32, p: f64) -> u32 {
+    if n == 0 || p >= 1.0 {
+        return n;
+    }
+    if p <= 0.0 {
+        return 0;
+    }
+    let var = n as f64 * p * (1.0 - p);
+    if var >= 16.0 {
+        // Box–Muller.
+        let u1: f64 = 1.0 - rng.random::<f64>();
+        let u2: f64 = rng.random();
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        return (n as f64 * p + var.sqrt() * z).round().clamp(0.0, n as f64) as u32;
+    }
+    if n <= 128 {
+        return (0..n).filter(|_| rng.random::<f64>() < p).count() as u32;
+    }
+    let (r, flip) = if p < 0.5 { (p, false) } else { (1.0 - p, true) };
+    let ln_keep = (1.0 - r).ln();
+    let (mut k, mut pos) = (0u32, 0u64);
+    loop {
+        let u: f64 = 1.0 - rng.random::<f64>();
+        pos += (u.ln() / ln_keep).floor() as u64 + 1;
+        if pos > n as u64 {
+            break;
+        }
+        k += 1;
+    }
+    if flip {
+        n - k
+    } else {
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomial_draws_have_the_right_mean_and_spread() {
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        for &(n, p) in &[(20_000u32, 0.8), (1_000, 0.995), (100, 0.3), (5_000, 0.001)] {
+            let draws: Vec<f64> = (0..4000).map(|_| binomial(&mut rng, n, p) as f64).collect();
+            let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+            let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+            let (m, v) = (n as f64 * p, n as f64 * p * (1.0 - p));
+            assert!((mean - m).abs() < 4.0 * (v / 4000.0).sqrt() + 1e-9, "n {n} p {p}: mean {mean} vs {m}");
+            assert!((var / v - 1.0).abs() < 0.15, "n {n} p {p}: var {var} vs {v}");
+        }
+    }
+}

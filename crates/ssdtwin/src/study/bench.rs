@@ -1,0 +1,192 @@
+//! Speed benchmark of the simulator itself.
+//!
+//! Runs the workloads that matter for speed and reports, for each: host
+//! I/Os simulated, wall seconds, simulated I/Os per wall second, the
+//! real-time factor (simulated seconds per wall second; above 1 means the
+//! twin is faster than the drive) and the process's peak resident memory.
+//! The output format is stable so that figures can be compared over time.
+
+use std::time::Instant;
+
+use crate::model::drive::Drive;
+use crate::run::sim::Simulator;
+use crate::run::state::DriveState;
+use crate::run::workload::{IoSpec, Phase, RwPattern};
+use crate::spec::DriveModel;
+
+/// One benchmark row.
+#[derive(Debug, Clone)]
+pub struct BenchRow {
+    /// Workload name.
+    pub name: String,
+    /// Drive (preset or file) it ran on.
+    pub drive: String,
+    /// Host I/Os simulated (0 for preconditioning rows).
+    pub ios: u64,
+    /// Bytes written or read by the host (or by preconditioning).
+    pub bytes: u64,
+    /// Wall time, s.
+    pub wall_s: f64,
+    /// Simulated time, s (0 for preconditioning rows).
+    pub sim_s: f64,
+    /// Peak resident memory of the process so far, bytes.
+    pub peak_rss: u64,
+    /// Write amplification during the workload.
+    pub waf: f64,
+}
+
+impl BenchRow {
+    /// Simulated I/Os per wall second.
+    pub fn ios_per_wall_s(&self) -> f64 {
+        self.ios as f64 / self.wall_s.max(1e-9)
+    }
+    /// Simulated seconds per wall second.
+    pub fn realtime_factor(&self) -> f64 {
+        self.sim_s / self.wall_s.max(1e-9)
+    }
+    /// Simulated GB per wall second.
+    pub fn gb_per_wall_s(&self) -> f64 {
+        self.bytes as f64 / 1e9 / self.wall_s.max(1e-9)
+    }
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), bytes.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, BenchRow) {
+    let mut drive = Drive::new(model.clone());
+    let t = Instant::now();
+    state.apply_fast(&mut drive, 1);
+    let wall_s = t.elapsed().as_secs_f64();
+    let bytes = drive.ftl.counters.host_slots_written * 4096;
+    let row = BenchRow {
+        name: name.into(),
+        drive: String::new(),
+        ios: 0,
+        bytes,
+        wall_s,
+        sim_s: 0.0,
+        peak_rss: peak_rss_bytes(),
+        waf: drive.waf(),
+    };
+    (drive, row)
+}
+
+fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
+    let mut sim = Simulator::new(drive);
+    let before = crate::run::stats::Counters::of(&sim.drive);
+    let t = Instant::now();
+    let r = sim.run_phase(&Phase::Io(spec.clone()), 0, 1);
+    let wall_s = t.elapsed().as_secs_f64();
+    let ios: u64 = r.dirs.iter().map(|d| d.ios).sum();
+    let bytes: u64 = r.dirs.iter().map(|d| d.bytes).sum();
+    let waf = crate::run::stats::Counters::of(&sim.drive).since(&before).waf();
+    let row = BenchRow {
+        name: spec.name.clone(),
+        drive: String::new(),
+        ios,
+        bytes,
+        wall_s,
+        sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
+        peak_rss: peak_rss_bytes(),
+        waf,
+    };
+    (sim.drive, row)
+}
+
+/// The drives of the benchmark set: a large one for preconditioning,
+/// memory and steady-state writes, the main one for reads and the SLC
+/// write path.
+#[derive(Debug, Clone)]
+pub struct BenchDrives {
+    /// Name and model of the large drive (default `intel-660p-2tb`).
+    pub large: (String, DriveModel),
+    /// Name and model of the main drive (default `intel-660p-1tb`).
+    pub main: (String, DriveModel),
+}
+
+/// Run the benchmark set. `scale` multiplies the I/O counts (1.0 is the
+/// standard set); `large_steady` includes the steady-state
+/// preconditioning of the large drive and the random writes on it.
+///
+/// Rows, in order (names are stable):
+/// 1. `precondition full (fast path)` on the large drive: time and memory
+///    of a full drive;
+/// 2. `precondition steady (fast path)` on the large drive (from a
+///    secure erase: fill, then random writes of twice the capacity);
+/// 3. `4k randwrite qd32, steady state` on it (GC active);
+/// 4. `precondition full (fast path)` on the main drive;
+/// 5. `4k randread qd32, full drive` on it;
+/// 6. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
+///    writes go through the cache and force folding.
+pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+    let n = |x: f64| ((x * scale) as u64).max(1000);
+    let mut rows = Vec::new();
+    let mut push = |mut row: BenchRow, drive: &str, rows: &mut Vec<BenchRow>| {
+        row.drive = drive.to_string();
+        on_row(&row);
+        rows.push(row);
+    };
+
+    let (large_name, large) = (&drives.large.0, &drives.large.1);
+    let (drive, row) = timed_state(large, DriveState::Filled(100.0), "precondition full (fast path)");
+    push(row, large_name, &mut rows);
+    drop(drive);
+    if large_steady {
+        let (drive, row) = timed_state(large, DriveState::Steady, "precondition steady (fast path)");
+        push(row, large_name, &mut rows);
+        let mut rw = IoSpec::new("4k randwrite qd32, steady state", RwPattern::RandWrite);
+        rw.iodepth = 32;
+        rw.norandommap = true;
+        rw.io_size = Some(n(1_000_000.0) * 4096);
+        let (_, row) = timed_run(drive, rw);
+        push(row, large_name, &mut rows);
+    }
+
+    let (main_name, main) = (&drives.main.0, &drives.main.1);
+    let (drive, row) = timed_state(main, DriveState::Filled(100.0), "precondition full (fast path)");
+    push(row, main_name, &mut rows);
+    let mut rr = IoSpec::new("4k randread qd32, full drive", RwPattern::RandRead);
+    rr.iodepth = 32;
+    rr.io_size = Some(n(2_000_000.0) * 4096);
+    let (drive, row) = timed_run(drive, rr);
+    push(row, main_name, &mut rows);
+    let mut sw = IoSpec::new("128k seqwrite qd32, full drive", RwPattern::Write);
+    sw.bs = 128 * 1024;
+    sw.iodepth = 32;
+    let capacity = main.user_lpns as u64 * 4096;
+    sw.io_size = Some((n(200_000.0) * 128 * 1024).min(capacity / (128 * 1024) * 128 * 1024));
+    let (_, row) = timed_run(drive, sw);
+    push(row, main_name, &mut rows);
+    rows
+}
+
+/// Header of the benchmark table.
+pub const HEADER: &str = "workload                         drive                 sim I/Os     wall s   I/Os per wall s   sim GB/wall s   sim s  realtime×    WAF  peak RSS MiB";
+
+/// One row of the benchmark table.
+pub fn format_row(r: &BenchRow) -> String {
+    format!(
+        "{:<32} {:<16} {:>12} {:>10.3} {:>17.0} {:>15.2} {:>7.2} {:>10.2} {:>6.2} {:>13.0}",
+        r.name,
+        r.drive,
+        r.ios,
+        r.wall_s,
+        r.ios_per_wall_s(),
+        r.gb_per_wall_s(),
+        r.sim_s,
+        r.realtime_factor(),
+        r.waf,
+        r.peak_rss as f64 / 1048576.0
+    )
+}

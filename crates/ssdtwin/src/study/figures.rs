@@ -1,0 +1,414 @@
+//! Published figures of the presets, and the measurements that reproduce
+//! them (`ssdtwin validate`).
+//!
+//! Figures are data: one TOML file per preset under
+//! `crates/ssdtwin/figures/`, each figure with its source, the published
+//! value (a number or a `[low, high]` range), a tolerance, and how to
+//! measure it on the simulated drive:
+//!
+//! - `metric = "slc_cache_gb"` with a `state`: the SLC cache as a reviewer
+//!   measures it — the drive is brought into that state, rests until its
+//!   folding backlog is gone (at most 30 simulated minutes), then takes
+//!   128 KiB QD32 sequential writes after its data, 128 MiB at a time,
+//!   until a chunk runs at less than half the first one's speed: the bytes
+//!   written before that chunk are the cache;
+//! - a workload metric (`read_mbps`, `write_mbps`, `read_iops`,
+//!   `write_iops`, `read_lat_us`, `write_lat_us` — means —, and
+//!   `read_max_lat_ms`, `write_max_lat_ms`) with a `job` in fio
+//!   vocabulary and a `prepare` step: `none` (secure-erased drive),
+//!   `write-span` (the job's span written sequentially first, as IOMeter
+//!   writes its test file) or `fill-slc-cache` (as much written
+//!   sequentially as the cache holds, so the job runs after the cache is
+//!   exhausted; its span starts after the written data);
+//! - `percentage_used` with a write `job`: the health log's percentage of
+//!   rated endurance used after that job on a fresh drive (the writes run
+//!   through the FTL untimed, as preconditioning does);
+//! - `apst_idle_mw` and `wake_latency_ms` (drives with `[power]`): on a
+//!   fresh drive with APST on, one 4 KiB read, 60 s of idle, and another
+//!   read: the power of the idle's last second and that read's latency
+//!   (client-2018's idle-power test).
+//!
+//! A figure passes when the simulated value lies within the published
+//! range widened by the tolerance. `quick` mode caps each job's runtime so
+//! that CI can run the whole set in seconds; steady throughput figures
+//! converge within a few simulated seconds.
+
+use serde::Deserialize;
+
+use crate::error::SpecError;
+use crate::model::drive::{Drive, IoKind};
+use crate::run::sim::{Progress, Simulator};
+use crate::run::state::DriveState;
+use crate::run::workload::{IoSpec, JobOptions, Phase, RwPattern};
+use crate::spec::DriveModel;
+use std::rc::Rc;
+
+/// Figure files shipped with the presets: (preset name, TOML source).
+pub const FIGURES: &[(&str, &str)] = &[
+    ("intel-600p-512gb", include_str!("../../figures/intel-600p-512gb.toml")),
+    ("intel-660p-512gb", include_str!("../../figures/intel-660p-512gb.toml")),
+    ("intel-660p-1tb", include_str!("../../figures/intel-660p-1tb.toml")),
+    ("intel-660p-2tb", include_str!("../../figures/intel-660p-2tb.toml")),
+    ("intel-x25m-80gb", include_str!("../../figures/intel-x25m-80gb.toml")),
+    ("ocz-core-64gb", include_str!("../../figures/ocz-core-64gb.toml")),
+    ("ocz-slc-64gb", include_str!("../../figures/ocz-slc-64gb.toml")),
+    ("smi-sm2260-mlc-512gb", include_str!("../../figures/smi-sm2260-mlc-512gb.toml")),
+];
+
+/// The figures of one preset.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSet {
+    /// Preset the figures belong to.
+    pub drive: String,
+    /// The figures.
+    #[serde(rename = "figure")]
+    pub figures: Vec<Figure>,
+}
+
+/// A published value.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Published {
+    /// One value.
+    Value(f64),
+    /// A range of values (e.g. over test platforms).
+    Range([f64; 2]),
+    /// A lower bound (`published = { at_least = 500 }`: "spikes above
+    /// 0.5 s").
+    AtLeast {
+        /// The bound.
+        at_least: f64,
+    },
+}
+
+impl Published {
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Published::Value(v) => (v, v),
+            Published::Range([a, b]) => (a.min(b), a.max(b)),
+            Published::AtLeast { at_least } => (at_least, f64::INFINITY),
+        }
+    }
+}
+
+impl std::fmt::Display for Published {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Published::Value(v) => write!(f, "{}", fmt_num(*v)),
+            Published::Range([a, b]) => write!(f, "{}–{}", fmt_num(*a), fmt_num(*b)),
+            Published::AtLeast { at_least } => write!(f, "≥ {}", fmt_num(*at_least)),
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}
+
+/// One published figure and how to measure it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    /// What the figure is.
+    pub name: String,
+    /// Where it was published.
+    pub source: String,
+    /// What to measure (see the module docs).
+    pub metric: String,
+    /// Published value or range.
+    pub published: Published,
+    /// Unit of the published value.
+    pub unit: String,
+    /// Relative tolerance, e.g. 0.05.
+    pub tolerance: f64,
+    /// Drive state for `slc_cache_gb` (`fresh`, `filled:80`, ...).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Preparation before a workload metric.
+    #[serde(default)]
+    pub prepare: Option<String>,
+    /// The workload, as fio options.
+    #[serde(default)]
+    pub job: Option<toml::Table>,
+    /// Why the tolerance or the procedure is what it is.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The outcome of one figure.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The figure.
+    pub figure: Figure,
+    /// Simulated value, in the figure's unit.
+    pub simulated: f64,
+    /// Relative distance from the published range (0 inside it).
+    pub error: f64,
+    /// Whether the simulated value is within tolerance.
+    pub pass: bool,
+}
+
+/// The figure set of a preset, if it has one.
+pub fn figures_for(preset: &str) -> Option<Result<FigureSet, SpecError>> {
+    let (_, src) = FIGURES.iter().find(|(n, _)| *n == preset)?;
+    Some(toml::from_str(src).map_err(|e: toml::de::Error| SpecError::Parse {
+        origin: format!("figures/{preset}.toml"),
+        message: e.to_string(),
+    }))
+}
+
+fn invalid(fig: &Figure, reason: impl Into<String>) -> SpecError {
+    SpecError::Invalid { origin: format!("figure `{}`", fig.name), field: "metric".into(), reason: reason.into() }
+}
+
+/// Told how a measurement's simulation advances (phase, simulated time).
+pub type ProgressHook = Rc<dyn Fn(&Progress)>;
+
+/// A simulator around `drive` that reports to `hook`.
+fn simulator(drive: Drive, hook: &Option<ProgressHook>) -> Simulator {
+    let mut sim = Simulator::new(drive);
+    if let Some(h) = hook {
+        let h = h.clone();
+        sim.on_progress(move |p| h(p));
+    }
+    sim
+}
+
+/// Measure one figure on a fresh drive built from `model`.
+pub fn measure(model: &DriveModel, fig: &Figure, quick: bool) -> Result<Verdict, SpecError> {
+    measure_reporting(model, fig, quick, None)
+}
+
+/// [`measure`], telling `hook` how the simulation advances.
+pub fn measure_reporting(
+    model: &DriveModel,
+    fig: &Figure,
+    quick: bool,
+    hook: Option<ProgressHook>,
+) -> Result<Verdict, SpecError> {
+    let simulated = match fig.metric.as_str() {
+        "slc_cache_gb" => {
+            let state: DriveState =
+                fig.state.as_deref().unwrap_or("fresh").parse().map_err(|e: String| invalid(fig, e))?;
+            measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))? / 1e9
+        }
+        m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us"
+        | "read_max_lat_ms" | "write_max_lat_ms") => measure_job(model, fig, m, quick, &hook)?,
+        "percentage_used" => measure_wear(model, fig, quick)?,
+        "apst_idle_mw" | "wake_latency_ms" => {
+            let (idle_mw, wake_ms) =
+                measure_apst(model, &hook).ok_or_else(|| invalid(fig, "the drive has no [power]"))?;
+            if fig.metric == "apst_idle_mw" {
+                idle_mw
+            } else {
+                wake_ms
+            }
+        }
+        other => return Err(invalid(fig, format!("unknown metric `{other}`"))),
+    };
+    let (lo, hi) = fig.published.bounds();
+    let error = if simulated < lo {
+        (lo - simulated) / lo
+    } else if simulated > hi {
+        (simulated - hi) / hi
+    } else {
+        0.0
+    };
+    Ok(Verdict { figure: fig.clone(), simulated, error, pass: error <= fig.tolerance })
+}
+
+/// The figure's `job` as one I/O phase on `model`.
+fn job_spec(model: &DriveModel, fig: &Figure) -> Result<IoSpec, SpecError> {
+    let table = fig.job.as_ref().ok_or_else(|| invalid(fig, "a workload metric needs a `job`"))?;
+    let capacity = model.user_lpns as u64 * 4096;
+    let mut opts = JobOptions::new();
+    let origin = format!("figure `{}` job", fig.name);
+    for (k, v) in table {
+        let text = match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        opts.push(k, &text, &origin);
+    }
+    let Phase::Io(spec) = opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))? else {
+        return Err(invalid(fig, "the job must do I/O"));
+    };
+    Ok(spec)
+}
+
+/// Percentage of rated endurance used after the figure's write job on a
+/// fresh drive. The writes go through the FTL without timing (as
+/// preconditioning does: the same blocks are erased in the same modes).
+/// `quick`, for jobs of more than three passes over their span, writes
+/// three and extrapolates with the third's wear: the first pass lands in
+/// fresh blocks and the second folds and rewrites the first's data; from
+/// the third on, each pass wears the drive alike.
+fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool) -> Result<f64, SpecError> {
+    let mut spec = job_spec(model, fig)?;
+    if !matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite) {
+        return Err(invalid(fig, "the wear job must write (rw = write or randwrite)"));
+    }
+    let span = spec.size.unwrap_or(model.user_lpns as u64 * 4096 - spec.offset);
+    let total = spec.io_size.unwrap_or(span);
+    let passes = total as f64 / span as f64;
+    if model.spec.nand.native.pe_cycles.is_none() {
+        return Err(invalid(fig, "the drive rates no P/E cycles (nand.*.pe_cycles)"));
+    }
+    let used = |d: &Drive| crate::model::health::Health::of(d).percentage_used.unwrap_or(0.0);
+    let mut drive = Drive::new(model.clone());
+    if quick && passes > 3.0 {
+        spec.io_size = Some(span);
+        crate::run::state::write_fast(&mut drive, &spec);
+        crate::run::state::write_fast(&mut drive, &spec);
+        let second = used(&drive);
+        crate::run::state::write_fast(&mut drive, &spec);
+        let third = used(&drive);
+        return Ok(third + (passes - 3.0) * (third - second));
+    }
+    crate::run::state::write_fast(&mut drive, &spec);
+    Ok(used(&drive))
+}
+
+fn measure_job(
+    model: &DriveModel,
+    fig: &Figure,
+    metric: &str,
+    quick: bool,
+    hook: &Option<ProgressHook>,
+) -> Result<f64, SpecError> {
+    let capacity = model.user_lpns as u64 * 4096;
+    let mut spec = job_spec(model, fig)?;
+    if quick {
+        spec.runtime_ns = spec.runtime_ns.map(|r| r.min(5_000_000_000));
+    }
+    let mut drive = Drive::new(model.clone());
+    match fig.prepare.as_deref().unwrap_or("none") {
+        "none" => {}
+        "write-span" => {
+            let mut fill = IoSpec::new("prepare", RwPattern::Write);
+            fill.bs = 128 * 1024;
+            fill.iodepth = 32;
+            fill.offset = spec.offset;
+            fill.size = Some(spec.size.unwrap_or(capacity - spec.offset));
+            crate::run::state::write_fast(&mut drive, &fill);
+        }
+        "fill-slc-cache" => {
+            let cache = drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+            let mut fill = IoSpec::new("prepare", RwPattern::Write);
+            fill.bs = 128 * 1024;
+            fill.iodepth = 32;
+            fill.size = Some(cache);
+            crate::run::state::write_fast(&mut drive, &fill);
+            spec.offset += cache;
+            if let Some(s) = spec.size {
+                spec.size = Some(s.min(capacity - spec.offset));
+            }
+        }
+        other => return Err(invalid(fig, format!("unknown prepare step `{other}`"))),
+    }
+    drive.reset_time();
+    let mut sim = simulator(drive, hook);
+    let r = sim.run_phase(&Phase::Io(spec), 0, 1);
+    let (kind, what) = metric.split_once('_').expect("metric names have a direction");
+    let kind = if kind == "read" { IoKind::Read } else { IoKind::Write };
+    Ok(match what {
+        "mbps" => r.bw_bytes(kind) / 1e6,
+        "iops" => r.iops(kind),
+        "max_lat_ms" => r.dirs[kind as usize].lat_max_ns as f64 / 1e6,
+        _ => r.dirs[kind as usize].mean_ns() / 1e3,
+    })
+}
+
+/// Bytes a drive in `state` takes at its initial speed after resting: see
+/// the module doc. `None` if the writes reach the end of the drive without
+/// slowing down.
+pub fn measure_slc_cache(model: &DriveModel, state: DriveState, hook: &Option<ProgressHook>) -> Option<f64> {
+    const CHUNK: u64 = 128 << 20;
+    let mut drive = Drive::new(model.clone());
+    state.apply_fast(&mut drive, 1);
+    let capacity = drive.user_bytes();
+    let mut sim = simulator(drive, hook);
+    for i in 0..180 {
+        if sim.drive.ftl.fold_backlog_bytes() == 0 {
+            break;
+        }
+        sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 10_000_000_000, apst: None }, i, 180);
+    }
+    let written = match state {
+        DriveState::Filled(p) => (capacity as f64 * p / 100.0) as u64 / CHUNK * CHUNK + CHUNK,
+        _ => 0,
+    };
+    let mut first_rate = None;
+    let mut offset = written;
+    while offset + CHUNK <= capacity {
+        let mut w = IoSpec::new("write", RwPattern::Write);
+        w.bs = 128 * 1024;
+        w.iodepth = 32;
+        w.offset = offset;
+        w.size = Some(CHUNK);
+        let r = sim.run_phase(&Phase::Io(w), 0, 1);
+        let rate = r.bw_bytes(IoKind::Write);
+        if let Some(h) = hook {
+            h(&Progress {
+                phase: format!(
+                    "sequential writes, {:.1} GB at {:.0} MB/s",
+                    (offset + CHUNK - written) as f64 / 1e9,
+                    rate / 1e6
+                ),
+                phase_index: 0,
+                phases: 1,
+                phase_ns: sim.now(),
+                fraction: None,
+            });
+        }
+        let first = *first_rate.get_or_insert(rate);
+        if rate < first / 2.0 {
+            return Some((offset - written) as f64);
+        }
+        offset += CHUNK;
+    }
+    None
+}
+
+/// APST idle power (mW) and wake-up latency (ms) of a fresh drive.
+fn measure_apst(model: &DriveModel, hook: &Option<ProgressHook>) -> Option<(f64, f64)> {
+    let read = || {
+        let mut s = IoSpec::new("read", RwPattern::RandRead);
+        s.size = Some(1 << 30);
+        s.io_size = Some(4096);
+        s.apst = true;
+        Phase::Io(s)
+    };
+    let mut sim = simulator(Drive::new(model.clone()), hook);
+    sim.run_phase(&read(), 0, 3);
+    let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000, apst: None }, 1, 3);
+    let wake = sim.run_phase(&read(), 2, 3);
+    let mw = idle.settled_power_w()? * 1e3;
+    Some((mw, wake.dirs[IoKind::Read as usize].lat_max_ns as f64 / 1e6))
+}
+
+/// Header of the validation table.
+pub const HEADER: &str =
+    "figure                                              published         simulated   error   tol   result";
+
+/// One row of the validation table.
+pub fn format_verdict(v: &Verdict) -> String {
+    format!(
+        "{:<50} {:>10} {:<5} {:>10} {:>6.1}% {:>4.0}%   {}\n    source: {}",
+        v.figure.name,
+        v.figure.published.to_string(),
+        v.figure.unit,
+        fmt_num(v.simulated),
+        v.error * 100.0,
+        v.figure.tolerance * 100.0,
+        if v.pass { "pass" } else { "FAIL" },
+        v.figure.source
+    ) + &v.figure.note.as_ref().filter(|_| !v.pass).map_or(String::new(), |n| format!("\n    note: {n}"))
+}

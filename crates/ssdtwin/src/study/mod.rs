@@ -1,0 +1,9 @@
+//! Studies built on runs: the reviewers' and vendors' suites, the presets'
+//! published figures (`validate`), the simulator's own speed (`bench`),
+//! run reports and analytic models to test against.
+
+pub mod analytic;
+pub mod bench;
+pub mod figures;
+pub mod report;
+pub mod suite;

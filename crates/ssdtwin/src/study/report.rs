@@ -1,0 +1,322 @@
+//! Results as JSON (fio's field names where fio has one) and as a
+//! readable terminal summary.
+//!
+//! Per phase, like one fio job: `read`, `write` and `trim` each with
+//! `io_bytes`, `bw_bytes`, `iops`, `total_ios`, `runtime` (ms) and
+//! `clat_ns` (`min`, `max`, `mean`, `stddev`, `N`, `percentile` with fio's
+//! default percentile list and keys like `"99.000000"`). ssdtwin adds
+//! `counters`, `waf`, `time_series` and, at the top, the resolved drive,
+//! the starting state, the seed and the tool version, so that any run can
+//! be reproduced. Nothing in the JSON depends on wall-clock time, so the
+//! same inputs give byte-identical output.
+
+use serde_json::{json, Map, Value};
+
+use crate::model::drive::IoKind;
+use crate::model::health::Health;
+use crate::run::sim::PhaseResult;
+use crate::run::stats::{Counters, DirStats};
+use crate::run::workload::Phase;
+use crate::spec::DriveSpec;
+
+/// fio's default completion-latency percentiles.
+pub const PERCENTILES: &[f64] =
+    &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// Everything about a run needed to report and reproduce it.
+pub struct RunReport<'a> {
+    /// Drive as simulated (overrides applied).
+    pub drive: &'a DriveSpec,
+    /// Starting state, as given.
+    pub state: String,
+    /// Seed of the state and the workload.
+    pub seed: u64,
+    /// Results per phase.
+    pub phases: &'a [PhaseResult],
+    /// The drive's health log at the end of the run.
+    pub health: &'a Health,
+}
+
+fn dir_json(d: &DirStats, measured_ns: u64) -> Value {
+    let secs = measured_ns as f64 / 1e9;
+    let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    let mut pct = Map::new();
+    for &p in PERCENTILES {
+        pct.insert(format!("{p:.6}"), json!(d.percentile_ns(p)));
+    }
+    json!({
+        "io_bytes": d.bytes,
+        "io_kbytes": d.bytes / 1024,
+        "bw_bytes": rate(d.bytes as f64).round() as u64,
+        "bw": (rate(d.bytes as f64) / 1024.0).round() as u64,
+        "iops": rate(d.ios as f64),
+        "runtime": measured_ns / 1_000_000,
+        "total_ios": d.ios,
+        "clat_ns": {
+            "min": if d.ios == 0 { 0 } else { d.lat_min_ns },
+            "max": d.lat_max_ns,
+            "mean": d.mean_ns(),
+            "stddev": if d.ios == 0 { 0.0 } else { d.hist.stdev() },
+            "N": d.ios,
+            "percentile": pct,
+        },
+    })
+}
+
+/// JSON of one phase.
+pub fn phase_json(r: &PhaseResult) -> Value {
+    let options = match &r.phase {
+        Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
+        Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
+        Phase::SecureErase { .. } => json!({ "secure_erase": true }),
+    };
+    json!({
+        "jobname": r.phase.name(),
+        "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase" },
+        "job options": options,
+        "start_ns": r.start_ns,
+        "elapsed_ns": r.end_ns - r.start_ns,
+        "measured_ns": r.measured_ns,
+        "job_runtime": (r.end_ns - r.start_ns) / 1_000_000,
+        "bursts": r.bursts,
+        "busy_ns": r.busy_ns,
+        "duty_cycle": r.duty_cycle(),
+        "read": dir_json(&r.dirs[IoKind::Read as usize], r.measured_ns),
+        "write": dir_json(&r.dirs[IoKind::Write as usize], r.measured_ns),
+        "trim": dir_json(&r.dirs[IoKind::Trim as usize], r.measured_ns),
+        "counters": r.counters,
+        "waf": r.counters.waf(),
+        "energy_j": r.energy_j,
+        "power_w": r.power_w(),
+        "time_series": r.series.seconds,
+    })
+}
+
+/// A run's phases added up.
+struct Totals {
+    counters: Counters,
+    /// Read, write, trim over the I/O phases.
+    dirs: [DirStats; 3],
+    /// Measured time of the I/O phases, ns.
+    measured: u64,
+    /// First phase's start to last phase's end, ns.
+    elapsed: u64,
+    /// Energy of all phases, J (`None`: no power model).
+    energy: Option<f64>,
+}
+
+impl RunReport<'_> {
+    fn totals(&self) -> Totals {
+        let mut t =
+            Totals { counters: Counters::default(), dirs: Default::default(), measured: 0, elapsed: 0, energy: None };
+        for p in self.phases {
+            t.counters = t.counters.plus(&p.counters);
+            if let Phase::Io(_) = p.phase {
+                for (a, b) in t.dirs.iter_mut().zip(&p.dirs) {
+                    a.merge(b);
+                }
+                t.measured += p.measured_ns;
+            }
+        }
+        t.elapsed = self.phases.last().map_or(0, |p| p.end_ns) - self.phases.first().map_or(0, |p| p.start_ns);
+        t.energy = self.phases.iter().map(|p| p.energy_j).sum();
+        t
+    }
+
+    /// The whole run as JSON.
+    pub fn to_json(&self) -> Value {
+        let Totals { counters: total, dirs, measured, elapsed, energy } = self.totals();
+        let run_start = self.phases.first().map_or(0, |p| p.start_ns);
+        // Every phase's seconds in one series, on the run's clock.
+        let series: Vec<Value> = self
+            .phases
+            .iter()
+            .flat_map(|p| {
+                p.series.seconds.iter().map(move |sec| {
+                    let mut v = serde_json::to_value(sec).expect("a second serialises");
+                    v["phase"] = json!(p.phase.name());
+                    v["run_t_s"] = json!((p.start_ns - run_start) as f64 / 1e9 + sec.t_s as f64);
+                    v
+                })
+            })
+            .collect();
+        json!({
+            "fio version": "ssdtwin-compatible",
+            "ssdtwin_version": env!("CARGO_PKG_VERSION"),
+            "drive": serde_json::to_value(self.drive).expect("spec serialises"),
+            "state": self.state,
+            "seed": self.seed,
+            "jobs": self.phases.iter().map(phase_json).collect::<Vec<_>>(),
+            "health": self.health,
+            "overall": {
+                "read": dir_json(&dirs[0], measured),
+                "write": dir_json(&dirs[1], measured),
+                "trim": dir_json(&dirs[2], measured),
+                "counters": total,
+                "waf": total.waf(),
+                "elapsed_ns": elapsed,
+                "measured_ns": measured,
+                "energy_j": energy,
+                "power_w": energy.filter(|_| elapsed > 0).map(|e| e / (elapsed as f64 / 1e9)),
+                "time_series": series,
+            },
+        })
+    }
+
+    /// A summary in the spirit of fio's terminal output.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "drive: {} — {}\nstate: {}   seed: {}\n",
+            self.drive.name, self.drive.description, self.state, self.seed
+        ));
+        for p in self.phases {
+            out.push_str(&phase_summary(p));
+        }
+        if self.phases.len() > 1 {
+            out.push_str(&self.overall_summary());
+        }
+        out.push('\n');
+        out.push_str(&self.health.summary());
+        out
+    }
+
+    /// The closing lines of a run of several phases: I/O over the measured
+    /// time of its I/O phases, and the whole run's flash work, WAF and energy.
+    fn overall_summary(&self) -> String {
+        let Totals { counters: total, dirs, measured, elapsed, energy } = self.totals();
+        let mut out = format!(
+            "\n[all {} phases] {:.3} s simulated, {:.3} s of it measured I/O\n",
+            self.phases.len(),
+            elapsed as f64 / 1e9,
+            measured as f64 / 1e9
+        );
+        let secs = measured as f64 / 1e9;
+        for (kind, d) in [("read", &dirs[0]), ("write", &dirs[1]), ("trim", &dirs[2])] {
+            if d.ios > 0 && secs > 0.0 {
+                out.push_str(&format!(
+                    "  {kind:>5}: IOPS={:.0}, BW={:.1} MB/s, {} I/Os, lat mean={} max={}\n",
+                    d.ios as f64 / secs,
+                    d.bytes as f64 / secs / 1e6,
+                    d.ios,
+                    fmt_ns(d.mean_ns()),
+                    fmt_ns(d.lat_max_ns as f64)
+                ));
+            }
+        }
+        out.push_str(&flash_line(&total));
+        if let Some(e) = energy.filter(|_| elapsed > 0) {
+            out.push_str(&format!("  power: {:.2} W mean, {e:.1} J\n", e / (elapsed as f64 / 1e9)));
+        }
+        out
+    }
+}
+
+/// Human units for a latency in ns.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The summary's line of NAND work and write amplification.
+fn flash_line(c: &Counters) -> String {
+    format!(
+        "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {}\n",
+        c.nand_reads_native + c.nand_reads_slc,
+        c.nand_programs_native + c.nand_programs_slc,
+        c.nand_erases_native + c.nand_erases_slc,
+        c.gc_slots_moved,
+        c.gc_blocks,
+        if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
+    )
+}
+
+/// Summary of one phase.
+pub fn phase_summary(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    let secs = (p.end_ns - p.start_ns) as f64 / 1e9;
+    match &p.phase {
+        Phase::Idle { name, .. } => {
+            out.push_str(&format!("\n[{name}] idle {secs:.3} s"));
+            if p.counters.gc_blocks > 0 {
+                out.push_str(&format!(", background GC reclaimed {} blocks", p.counters.gc_blocks));
+            }
+            if let (Some(e), Some(w)) = (p.energy_j, p.settled_power_w()) {
+                out.push_str(&format!(", {e:.2} J, {:.1} mW at the end", w * 1e3));
+            }
+            out.push('\n');
+        }
+        Phase::SecureErase { name } => {
+            out.push_str(&format!(
+                "\n[{name}] secure erase: {} blocks erased in {secs:.3} s",
+                p.counters.nand_erases_native + p.counters.nand_erases_slc
+            ));
+            if let Some(e) = p.energy_j {
+                out.push_str(&format!(", {e:.2} J"));
+            }
+            out.push('\n');
+        }
+        Phase::Io(s) => {
+            out.push_str(&format!(
+                "\n[{}] rw={} bs={} iodepth={}{} — {:.3} s simulated\n",
+                s.name,
+                s.rw.name(),
+                s.bs,
+                s.iodepth,
+                if s.numjobs > 1 { format!(" numjobs={}", s.numjobs) } else { String::new() },
+                secs
+            ));
+            for (kind, label) in [(IoKind::Read, "read"), (IoKind::Write, "write"), (IoKind::Trim, "trim")] {
+                let d = &p.dirs[kind as usize];
+                if d.ios == 0 {
+                    continue;
+                }
+                out.push_str(&format!(
+                    "  {label:>5}: IOPS={:.0}, BW={:.1} MB/s ({:.1} MiB/s), {} I/Os\n",
+                    p.iops(kind),
+                    p.bw_bytes(kind) / 1e6,
+                    p.bw_bytes(kind) / 1048576.0,
+                    d.ios
+                ));
+                out.push_str(&format!(
+                    "         lat: mean={} p50={} p99={} p99.9={} max={}\n",
+                    fmt_ns(d.mean_ns()),
+                    fmt_ns(d.percentile_ns(50.0) as f64),
+                    fmt_ns(d.percentile_ns(99.0) as f64),
+                    fmt_ns(d.percentile_ns(99.9) as f64),
+                    fmt_ns(d.lat_max_ns as f64)
+                ));
+            }
+            let c = &p.counters;
+            out.push_str(&flash_line(c));
+            if c.switch_merges + c.partial_merges + c.full_merges > 0 {
+                out.push_str(&format!(
+                    "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
+                    c.switch_merges, c.partial_merges, c.full_merges, c.merge_slots_copied
+                ));
+            }
+            if c.buffer_blocked_ns > 0 {
+                out.push_str(&format!(
+                    "  writes waited for write-buffer space: {} (summed over commands)\n",
+                    fmt_ns(c.buffer_blocked_ns as f64)
+                ));
+            }
+            if let (Some(e), Some(w)) = (p.energy_j, p.power_w()) {
+                let mb = (p.dirs[0].bytes + p.dirs[1].bytes) as f64 / 1e6;
+                out.push_str(&format!("  power: {w:.2} W mean, {e:.1} J"));
+                if mb > 0.0 && e > 0.0 {
+                    out.push_str(&format!(", {:.0} MB/s per W", mb / e));
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,224 @@
+//! A suite run as one JSON document, and the score table.
+//!
+//! Models: the document holds everything needed to reproduce and report a
+//! run: the tool version, the suite (its TOML text and the parsed
+//! definition), the options (seed, scale, selected tests, state), every
+//! drive as resolved (overrides applied), and per run (drive × pass), per
+//! test, per step: the step as run (fio options), its limits, its metrics,
+//! the fio-shaped phase result ([`crate::study::report::phase_json`], with the
+//! per-second time series) and the idle after it. A flat `scores` list
+//! (test, label, unit, drive, pass, value) is what the HTML report draws
+//! as bars. No wall-clock time and no thread count appear, so the same
+//! inputs give byte-identical output.
+//!
+//! Leaves out: HTML (the report issue builds it from this document).
+
+use serde_json::{json, Map, Value};
+
+use super::plan::{IdleRule, Metric, Prep};
+use super::run::SuiteResult;
+use super::score::{active_ns, step_metric};
+use crate::study::report::phase_json;
+
+fn prep_name(p: &Prep) -> String {
+    let size = |s: &Option<u64>| s.map_or(String::new(), |b| format!(":{b}"));
+    match p {
+        Prep::Fresh => "fresh".into(),
+        Prep::Data(s) => format!("data{}", size(s)),
+        Prep::Fragmented(s) => format!("fragmented{}", size(s)),
+        Prep::State(st) => st.to_string(),
+    }
+}
+
+/// The whole suite run as JSON.
+pub fn suite_json(r: &SuiteResult) -> Value {
+    let s = &r.suite;
+    let o = &r.options;
+    let drives: Vec<Value> = r
+        .drives
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "overrides": d.overrides,
+                "user_capacity_bytes": d.capacity(),
+                "spec": serde_json::to_value(&d.model.spec).expect("spec serialises"),
+            })
+        })
+        .collect();
+    let passes: Vec<Value> = r
+        .passes
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "description": p.description,
+                "base": p.base.map(|b| b.to_string()),
+                "prep_idle_ns": p.prep_idle_ns,
+            })
+        })
+        .collect();
+    let mut flat = Vec::new();
+    let mut runs = Vec::new();
+    for run in &r.runs {
+        let drive = &r.drives[run.drive].name;
+        let pass = &r.passes[run.pass].name;
+        let mut tests = Vec::new();
+        for t in &run.tests {
+            let plan = &s.tests[t.setup.test];
+            for v in &t.scores {
+                flat.push(json!({
+                    "test": plan.name,
+                    "title": plan.title,
+                    "label": v.label,
+                    "unit": v.unit,
+                    "drive": drive,
+                    "pass": pass,
+                    "value": v.value,
+                }));
+            }
+            let steps: Vec<Value> = t
+                .steps
+                .iter()
+                .zip(&plan.steps)
+                .zip(&t.setup.steps)
+                .map(|((res, sp), io)| {
+                    let sweep: Map<String, Value> = sp.sweep.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    let total =
+                        res.io.end_ns - res.io.start_ns + res.idle.as_ref().map_or(0, |i| i.end_ns - i.start_ns);
+                    json!({
+                        "step": sp.name,
+                        "sweep": sweep,
+                        "limits": { "io_size": io.io_size, "runtime_ns": io.runtime_ns },
+                        "metrics": {
+                            "iops": step_metric(res, Metric::Iops),
+                            "mbps": step_metric(res, Metric::Mbps),
+                            "mean_lat_us": step_metric(res, Metric::MeanLat),
+                            "max_lat_us": step_metric(res, Metric::MaxLat),
+                            "power_w": step_metric(res, Metric::Power),
+                            "mb_per_s_per_w": step_metric(res, Metric::Efficiency),
+                            "idle_power_mw": step_metric(res, Metric::IdlePower),
+                            "active_ns": active_ns(&res.io),
+                            "duty_cycle_with_idle": if total == 0 { 0.0 } else { res.io.busy_ns as f64 / total as f64 },
+                        },
+                        "result": phase_json(&res.io),
+                        "idle": res.idle.as_ref().map(phase_json),
+                    })
+                })
+                .collect();
+            tests.push(json!({
+                "name": plan.name,
+                "title": plan.title,
+                "state": prep_name(&plan.prep),
+                "extra_op": plan.extra_op,
+                "capacity_bytes": t.setup.capacity,
+                "prep": t.setup.prep,
+                "prep_idle": t.prep_idle.as_ref().map(phase_json),
+                "idle_rule": match plan.idle {
+                    IdleRule::None => json!(null),
+                    IdleRule::Fixed(ns) => json!({ "idle_ns": ns }),
+                    IdleRule::DutyCycle(d) => json!({ "duty_cycle": d }),
+                },
+                "scores": t.scores,
+                "steps": steps,
+            }));
+        }
+        runs.push(json!({ "drive": drive, "pass": pass, "tests": tests }));
+    }
+    json!({
+        "ssdtwin_version": env!("CARGO_PKG_VERSION"),
+        "suite": {
+            "name": s.def.name,
+            "title": s.def.title,
+            "source": s.def.source,
+            "origin": s.origin,
+            "definition": serde_json::to_value(&s.def).expect("suite serialises"),
+            "toml": s.source,
+        },
+        "options": {
+            "seed": o.seed,
+            "scale": o.scale,
+            "time_scale": o.time_scale,
+            "only": o.only,
+            "state": o.state.map(|st| st.to_string()),
+        },
+        "drives": drives,
+        "passes": passes,
+        "runs": runs,
+        "scores": flat,
+    })
+}
+
+fn fmt_value(v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if x.abs() >= 1000.0 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+    }
+}
+
+/// The scores as a compact table: one row per score, one column per
+/// drive and pass.
+pub fn score_table(r: &SuiteResult) -> String {
+    let s = &r.suite;
+    let mut out = format!(
+        "{} — {}\nseed {} · scale {} · time scale {}\n\n",
+        s.def.name, s.def.title, r.options.seed, r.options.scale, r.options.time_scale
+    );
+    let Some(first) = r.runs.first() else {
+        return out;
+    };
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for t in &first.tests {
+        let name = &s.tests[t.setup.test].name;
+        for (k, v) in t.scores.iter().enumerate() {
+            rows.push((if k == 0 { name.clone() } else { String::new() }, v.label.clone(), v.unit.clone()));
+        }
+    }
+    let w0 = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(4).max(4);
+    let w1 = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(5).max(5);
+    let w2 = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(4).max(4);
+    let cw = r
+        .drives
+        .iter()
+        .map(|d| d.name.chars().count() / r.passes.len().max(1) + 2)
+        .chain(r.passes.iter().map(|p| p.name.len() + 2))
+        .max()
+        .unwrap_or(10)
+        .max(11);
+    let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w.saturating_sub(s.chars().count())));
+    let lead = w0 + w1 + w2 + 4;
+    let mut h1 = " ".repeat(lead);
+    let mut h2 = format!("{}  {}  {}", pad("test", w0), pad("score", w1), pad("unit", w2));
+    for d in &r.drives {
+        h1.push_str(&format!("{:>w$}", d.name, w = cw * r.passes.len()));
+        for p in &r.passes {
+            h2.push_str(&format!("{:>cw$}", p.name));
+        }
+    }
+    out.push_str(h1.trim_end());
+    out.push('\n');
+    out.push_str(&h2);
+    out.push('\n');
+    let mut i = 0;
+    for t in &first.tests {
+        for k in 0..t.scores.len() {
+            let (a, b, c) = &rows[i];
+            let mut line = format!("{}  {}  {}", pad(a, w0), pad(b, w1), pad(c, w2));
+            for run in &r.runs {
+                let v = run
+                    .tests
+                    .iter()
+                    .find(|x| x.setup.test == t.setup.test)
+                    .and_then(|x| x.scores.get(k))
+                    .and_then(|x| x.value);
+                line.push_str(&format!("{:>cw$}", fmt_value(v)));
+            }
+            out.push_str(&line);
+            out.push('\n');
+            i += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,607 @@
+//! Second stage of reading a suite: validate the file and expand its step
+//! templates into concrete steps (sweeps become one step per value).
+//!
+//! Models: sizes in decimal units (`GB` = 10^9 bytes, as the methodology
+//! writes them) unless marked binary (`KiB`, `MiB`), times with fio's
+//! suffixes (a bare number is seconds). Sweeps nest in a fixed order, outer
+//! to inner: `bs`, `rw`, `rwmixread`, `percentage_random`, `numjobs`,
+//! `iodepth`. A step is named after its template's `name` (or its `rw`) and
+//! the values it sweeps, e.g. `qd4`, `read70`, `bs128KiB-write`.
+//!
+//! Leaves out: anything that depends on the drive (capacity, spans that
+//! fit); that is checked when a suite is run on a drive ([`super::run`]).
+
+use std::collections::BTreeSet;
+
+use super::def::{ScoreDef, StepDef, SuiteFile, Sweep, TestDef};
+use super::SuiteError;
+use crate::run::state::DriveState;
+use crate::run::workload::fio::{parse_size, parse_time};
+use crate::run::workload::{Burst, RwPattern};
+
+/// A validated suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// The file as written (parsed).
+    pub def: SuiteFile,
+    /// The TOML text it was read from.
+    pub source: String,
+    /// Built-in name or path it was read from.
+    pub origin: String,
+    /// Passes (at least one).
+    pub passes: Vec<Pass>,
+    /// Tests in order.
+    pub tests: Vec<TestPlan>,
+}
+
+/// One pass over all tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pass {
+    /// Name, e.g. `standard`.
+    pub name: String,
+    /// What it means.
+    pub description: String,
+    /// State replacing each test's own test data.
+    pub base: Option<DriveState>,
+    /// Idle after preconditioning replacing the tests' own, ns.
+    pub prep_idle_ns: Option<u64>,
+}
+
+/// What is written before a test (after a secure erase).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Prep {
+    /// Nothing.
+    Fresh,
+    /// This many bytes of test data from LBA 0 (`None`: the test's
+    /// largest span), written sequentially.
+    Data(Option<u64>),
+    /// Test data as [`Prep::Data`], then one pass of 4 KiB random writes
+    /// over it (every 4 KiB rewritten once, in random order).
+    Fragmented(Option<u64>),
+    /// A drive state (`full`, `filled:N`, `steady`).
+    State(DriveState),
+}
+
+/// Idle after each step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IdleRule {
+    /// None.
+    None,
+    /// A fixed time, ns.
+    Fixed(u64),
+    /// So that the step's busy time is this fraction of step + idle.
+    DutyCycle(f64),
+}
+
+/// A per-step measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Commands per second (reads + writes).
+    Iops,
+    /// MB/s (10^6 bytes per second, reads + writes).
+    Mbps,
+    /// Mean completion latency, µs.
+    MeanLat,
+    /// Maximum completion latency, µs.
+    MaxLat,
+    /// Mean power over the step, W.
+    Power,
+    /// MB/s per W over the step (MB moved per joule).
+    Efficiency,
+    /// Mean power over the last second of the idle after the step, mW.
+    IdlePower,
+}
+
+impl Metric {
+    fn parse(s: &str) -> Option<Metric> {
+        Some(match s {
+            "iops" => Metric::Iops,
+            "mbps" => Metric::Mbps,
+            "mean_lat" => Metric::MeanLat,
+            "max_lat" => Metric::MaxLat,
+            "power" => Metric::Power,
+            "efficiency" => Metric::Efficiency,
+            "idle_power" => Metric::IdlePower,
+            _ => return None,
+        })
+    }
+
+    /// Name as written in suite files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::Mbps => "mbps",
+            Metric::MeanLat => "mean_lat",
+            Metric::MaxLat => "max_lat",
+            Metric::Power => "power",
+            Metric::Efficiency => "efficiency",
+            Metric::IdlePower => "idle_power",
+        }
+    }
+
+    /// Unit for tables.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Iops => "IOPS",
+            Metric::Mbps => "MB/s",
+            Metric::MeanLat | Metric::MaxLat => "µs",
+            Metric::Power => "W",
+            Metric::Efficiency => "MB/s/W",
+            Metric::IdlePower => "mW",
+        }
+    }
+}
+
+/// How a test is scored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScoreRule {
+    /// Mean of `metric` over the steps matching `filter` (all steps when
+    /// empty): (field, accepted values).
+    Mean {
+        /// Per-step metric.
+        metric: Metric,
+        /// Step selection.
+        filter: Vec<(String, Vec<u64>)>,
+        /// Label in tables.
+        label: String,
+        /// Further metrics averaged over the same steps.
+        also: Vec<Metric>,
+    },
+    /// Over the last `window_ns` of the single step's per-second IOPS:
+    /// the mean, and consistency = mean / standard deviation.
+    SteadyState {
+        /// Window at the end of the step, ns.
+        window_ns: u64,
+        /// Label in tables.
+        label: String,
+    },
+    /// `metric` (and `also`) of every step.
+    Each {
+        /// Main metric.
+        metric: Metric,
+        /// Further metrics.
+        also: Vec<Metric>,
+    },
+    /// Chosen metrics of chosen steps: (step index, metric, label).
+    Pick(Vec<(usize, Metric, String)>),
+}
+
+/// One concrete step (before scaling to a drive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepPlan {
+    /// Unique name within the test.
+    pub name: String,
+    /// Swept fields and this step's value, e.g. `("iodepth", 4)`.
+    pub sweep: Vec<(String, u64)>,
+    /// Access pattern.
+    pub rw: RwPattern,
+    /// Block size, bytes.
+    pub bs: u32,
+    /// Outstanding commands per worker.
+    pub iodepth: u32,
+    /// Workers.
+    pub numjobs: u32,
+    /// Read share of mixed patterns, %.
+    pub rwmixread: u32,
+    /// Share of random offsets, %.
+    pub percentage_random: u32,
+    /// fio `norandommap`.
+    pub norandommap: bool,
+    /// Span, bytes (`None`: the whole usable drive).
+    pub span: Option<u64>,
+    /// Start of the span, bytes.
+    pub offset: u64,
+    /// Byte limit.
+    pub io_size: Option<u64>,
+    /// Time limit, ns.
+    pub runtime_ns: Option<u64>,
+    /// Bursts.
+    pub burst: Option<Burst>,
+    /// The host enables APST.
+    pub apst: bool,
+}
+
+impl StepPlan {
+    /// Value of a sweepable field.
+    pub fn field(&self, name: &str) -> Option<u64> {
+        Some(match name {
+            "iodepth" => self.iodepth as u64,
+            "numjobs" => self.numjobs as u64,
+            "rwmixread" => self.rwmixread as u64,
+            "percentage_random" => self.percentage_random as u64,
+            "bs" => self.bs as u64,
+            _ => return None,
+        })
+    }
+}
+
+/// One validated test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestPlan {
+    /// Identifier.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// State before the test.
+    pub prep: Prep,
+    /// Fraction of user capacity left unused.
+    pub extra_op: f64,
+    /// Idle after preconditioning, ns.
+    pub prep_idle_ns: u64,
+    /// Idle after each step.
+    pub idle: IdleRule,
+    /// Steps in order.
+    pub steps: Vec<StepPlan>,
+    /// Scoring rule.
+    pub score: ScoreRule,
+}
+
+const FILTER_FIELDS: &[&str] = &["iodepth", "numjobs", "rwmixread", "percentage_random", "bs"];
+
+struct Ctx<'a> {
+    origin: &'a str,
+    at: String,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &str, reason: impl Into<String>) -> SuiteError {
+        SuiteError::Invalid {
+            origin: self.origin.to_string(),
+            at: self.at.clone(),
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+    fn size(&self, field: &str, v: &str) -> Result<u64, SuiteError> {
+        if v.trim().ends_with('%') {
+            return Err(self.err(
+                field,
+                format!(
+                    "`{v}`: give a size (e.g. \"16GB\"); for a share of the drive use span = \"whole\" with extra_op"
+                ),
+            ));
+        }
+        parse_size(v, 1000, 0).map_err(|r| self.err(field, r))
+    }
+    fn time(&self, field: &str, v: &str) -> Result<u64, SuiteError> {
+        parse_time(v, 1_000_000_000).map_err(|r| self.err(field, r))
+    }
+}
+
+/// Parse a test's `state`.
+pub fn parse_prep(s: &str) -> Result<Prep, String> {
+    let (kind, arg) = match s.split_once(':') {
+        Some((k, v)) => (k, Some(v)),
+        None => (s, None),
+    };
+    let size = || arg.map(|v| parse_size(v, 1000, 0).map_err(|e| format!("`{s}`: {e}"))).transpose();
+    match kind {
+        "data" => Ok(Prep::Data(size()?)),
+        "fragmented" => Ok(Prep::Fragmented(size()?)),
+        _ => s
+            .parse::<DriveState>()
+            .map(|st| match st {
+                DriveState::Fresh => Prep::Fresh,
+                st => Prep::State(st),
+            })
+            .map_err(|e| format!("{e}, data[:SIZE] or fragmented[:SIZE]")),
+    }
+}
+
+/// Validate a parsed suite file and expand its steps.
+pub fn build(def: SuiteFile, source: String, origin: String) -> Result<Suite, SuiteError> {
+    let o = origin.as_str();
+    let top = Ctx { origin: o, at: "suite".into() };
+    if def.tests.is_empty() {
+        return Err(top.err("test", "the suite has no [[test]]"));
+    }
+    let mut passes = Vec::new();
+    for p in &def.passes {
+        let c = Ctx { origin: o, at: format!("pass `{}`", p.name) };
+        if passes.iter().any(|q: &Pass| q.name == p.name) {
+            return Err(c.err("name", "two passes have this name"));
+        }
+        let base = p.base.as_deref().map(|b| b.parse::<DriveState>().map_err(|e| c.err("base", e))).transpose()?;
+        let prep_idle_ns = p.prep_idle.as_deref().map(|t| c.time("prep_idle", t)).transpose()?;
+        passes.push(Pass { name: p.name.clone(), description: p.description.clone(), base, prep_idle_ns });
+    }
+    if passes.is_empty() {
+        passes.push(Pass {
+            name: "standard".into(),
+            description: "each test prepares its own drive state".into(),
+            base: None,
+            prep_idle_ns: None,
+        });
+    }
+    let mut names = BTreeSet::new();
+    let mut tests = Vec::new();
+    for t in &def.tests {
+        let c = Ctx { origin: o, at: format!("test `{}`", t.name) };
+        if !names.insert(t.name.clone()) {
+            return Err(c.err("name", "two tests have this name"));
+        }
+        tests.push(build_test(&def, t, &c)?);
+    }
+    Ok(Suite { def, source, origin, passes, tests })
+}
+
+fn build_test(def: &SuiteFile, t: &TestDef, c: &Ctx) -> Result<TestPlan, SuiteError> {
+    let d = &def.defaults;
+    let state = t.state.as_deref().or(d.state.as_deref()).unwrap_or("fresh");
+    let prep = parse_prep(state).map_err(|e| c.err("state", e))?;
+    let extra_op = t.extra_op.unwrap_or(0.0);
+    if !(0.0..=0.9).contains(&extra_op) {
+        return Err(c.err("extra_op", format!("{extra_op} is not between 0 and 0.9")));
+    }
+    let prep_idle_ns = match t.prep_idle.as_deref().or(d.prep_idle.as_deref()) {
+        Some(v) => c.time("prep_idle", v)?,
+        None => 0,
+    };
+    let (idle, idle_dc, at) = if t.idle.is_some() || t.idle_duty_cycle.is_some() {
+        (&t.idle, t.idle_duty_cycle, c.at.clone())
+    } else {
+        (&d.idle, d.idle_duty_cycle, "[defaults]".to_string())
+    };
+    let ic = Ctx { origin: c.origin, at };
+    let idle = match (idle, idle_dc) {
+        (Some(_), Some(_)) => return Err(ic.err("idle_duty_cycle", "give either idle or idle_duty_cycle, not both")),
+        (Some(v), None) => IdleRule::Fixed(ic.time("idle", v)?),
+        (None, Some(dc)) if dc > 0.0 && dc <= 1.0 => IdleRule::DutyCycle(dc),
+        (None, Some(dc)) => return Err(ic.err("idle_duty_cycle", format!("{dc} is not in (0, 1]"))),
+        (None, None) => IdleRule::None,
+    };
+    if t.steps.is_empty() {
+        return Err(c.err("step", "the test has no [[test.step]]"));
+    }
+    let mut steps: Vec<StepPlan> = Vec::new();
+    for (i, s) in t.steps.iter().enumerate() {
+        let sc = Ctx { origin: c.origin, at: format!("{}, step {}", c.at, i + 1) };
+        for p in expand(&merge(&d.step, s), &sc)? {
+            if steps.iter().any(|q| q.name == p.name) {
+                return Err(sc.err("name", format!("two steps are named `{}`", p.name)));
+            }
+            steps.push(p);
+        }
+    }
+    let score = build_score(&t.score, &steps, &Ctx { origin: c.origin, at: format!("{}, score", c.at) })?;
+    Ok(TestPlan { name: t.name.clone(), title: t.title.clone(), prep, extra_op, prep_idle_ns, idle, steps, score })
+}
+
+fn merge(d: &StepDef, s: &StepDef) -> StepDef {
+    macro_rules! pick {
+        ($($f:ident),*) => { StepDef { $($f: s.$f.clone().or_else(|| d.$f.clone()),)* } };
+    }
+    pick!(
+        name,
+        rw,
+        bs,
+        iodepth,
+        numjobs,
+        rwmixread,
+        percentage_random,
+        span,
+        offset,
+        io_size,
+        runtime,
+        burst_size,
+        duty_cycle,
+        norandommap,
+        apst
+    )
+}
+
+fn format_bs(b: u64) -> String {
+    if b >= 1 << 20 && b % (1 << 20) == 0 {
+        format!("{}MiB", b >> 20)
+    } else if b >= 1024 && b % 1024 == 0 {
+        format!("{}KiB", b >> 10)
+    } else {
+        format!("{b}B")
+    }
+}
+
+fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
+    let rws: Vec<RwPattern> = match &s.rw {
+        None => return Err(c.err("rw", "missing (e.g. rw = \"randread\")")),
+        Some(v) => {
+            v.0.iter()
+                .map(|r| {
+                    RwPattern::parse(r).ok_or_else(|| {
+                        c.err(
+                            "rw",
+                            format!("`{r}` is not one of read, write, randread, randwrite, rw, randrw, trim, randtrim"),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let bss: Vec<u64> = match &s.bs {
+        None => vec![4096],
+        Some(v) => v.0.iter().map(|b| {
+            let n = c.size("bs", b)?;
+            if n == 0 || n % 512 != 0 || n > 64 << 20 {
+                return Err(c.err("bs", format!("`{b}` ({n} bytes) is not a multiple of 512 between 512 B and 64 MiB (write 4KiB, not 4k: sizes here are decimal unless marked KiB/MiB)")));
+            }
+            Ok(n)
+        }).collect::<Result<_, _>>()?,
+    };
+    let ints = |f: &str, v: &Option<Sweep<u32>>, default: u32, lo: u32, hi: u32| -> Result<Vec<u32>, SuiteError> {
+        let vals = v.as_ref().map_or(vec![default], |s| s.0.clone());
+        for &x in &vals {
+            if x < lo || x > hi {
+                return Err(c.err(f, format!("{x} is not between {lo} and {hi}")));
+            }
+        }
+        Ok(vals)
+    };
+    let qds = ints("iodepth", &s.iodepth, 1, 1, 65536)?;
+    let jobs = ints("numjobs", &s.numjobs, 1, 1, 65536)?;
+    let mixes = ints("rwmixread", &s.rwmixread, 50, 0, 100)?;
+    let prs = ints("percentage_random", &s.percentage_random, 100, 0, 100)?;
+    let span = match s.span.as_deref() {
+        None | Some("whole") => None,
+        Some(v) => Some(c.size("span", v)?),
+    };
+    let offset = s.offset.as_deref().map(|v| c.size("offset", v)).transpose()?.unwrap_or(0);
+    let io_size = s.io_size.as_deref().map(|v| c.size("io_size", v)).transpose()?;
+    let runtime_ns = s.runtime.as_deref().map(|v| c.time("runtime", v)).transpose()?;
+    if io_size.is_none() && runtime_ns.is_none() {
+        return Err(c.err("runtime", "a step needs a limit: runtime, io_size or both (whichever comes first)"));
+    }
+    if io_size == Some(0) || runtime_ns == Some(0) {
+        return Err(c.err("io_size", "a limit of zero runs nothing"));
+    }
+    let burst_bytes = s.burst_size.as_deref().map(|v| c.size("burst_size", v)).transpose()?;
+    let burst = match (burst_bytes, s.duty_cycle) {
+        (Some(b), dc) => {
+            let dc = dc.unwrap_or(1.0);
+            if !(dc > 0.0 && dc <= 1.0) {
+                return Err(c.err("duty_cycle", format!("{dc} is not in (0, 1]")));
+            }
+            Some(Burst { bytes: b, duty_cycle: dc })
+        }
+        (None, Some(_)) => return Err(c.err("duty_cycle", "needs burst_size")),
+        (None, None) => None,
+    };
+    let swept = |n: usize| n > 1;
+    let mut out = Vec::new();
+    for &bs in &bss {
+        for &rw in &rws {
+            for &mix in &mixes {
+                for &pr in &prs {
+                    for &nj in &jobs {
+                        for &qd in &qds {
+                            let mut sweep = Vec::new();
+                            let mut label = vec![s.name.clone().unwrap_or_default()];
+                            if swept(bss.len()) {
+                                sweep.push(("bs".to_string(), bs));
+                                label.push(format!("bs{}", format_bs(bs)));
+                            }
+                            if swept(rws.len()) {
+                                label.push(rw.name().to_string());
+                            }
+                            if swept(mixes.len()) {
+                                sweep.push(("rwmixread".to_string(), mix as u64));
+                                label.push(format!("read{mix}"));
+                            }
+                            if swept(prs.len()) {
+                                sweep.push(("percentage_random".to_string(), pr as u64));
+                                label.push(format!("random{pr}"));
+                            }
+                            if swept(jobs.len()) {
+                                sweep.push(("numjobs".to_string(), nj as u64));
+                                label.push(format!("t{nj}"));
+                            }
+                            if swept(qds.len()) {
+                                sweep.push(("iodepth".to_string(), qd as u64));
+                                label.push(format!("qd{qd}"));
+                            }
+                            label.retain(|l| !l.is_empty());
+                            let name = if label.is_empty() { rw.name().to_string() } else { label.join("-") };
+                            if let Some(b) = burst {
+                                if b.bytes < bs {
+                                    return Err(c.err("burst_size", "smaller than one block (bs)"));
+                                }
+                            }
+                            if span.is_some_and(|sp| sp < bs) {
+                                return Err(c.err("span", "smaller than one block (bs)"));
+                            }
+                            out.push(StepPlan {
+                                name,
+                                sweep,
+                                rw,
+                                bs: bs as u32,
+                                iodepth: qd,
+                                numjobs: nj,
+                                rwmixread: mix,
+                                percentage_random: pr,
+                                norandommap: s.norandommap.unwrap_or(false),
+                                span,
+                                offset,
+                                io_size,
+                                runtime_ns,
+                                burst,
+                                apst: s.apst.unwrap_or(false),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, SuiteError> {
+    let metric = |m: &Option<String>| -> Result<Metric, SuiteError> {
+        let m = m.as_deref().ok_or_else(|| c.err("metric", "missing (iops or mbps)"))?;
+        Metric::parse(m).ok_or_else(|| {
+            c.err("metric", format!("`{m}` is not iops, mbps, mean_lat, max_lat, power, efficiency or idle_power"))
+        })
+    };
+    let also = || s.also.iter().map(|m| metric(&Some(m.clone()))).collect::<Result<Vec<_>, _>>();
+    match s.kind.as_str() {
+        "mean" => {
+            let mut filter = Vec::new();
+            for (field, v) in &s.filter {
+                if !FILTER_FIELDS.contains(&field.as_str()) {
+                    return Err(c.err("where", format!("`{field}` is not one of {}", FILTER_FIELDS.join(", "))));
+                }
+                let items = match v {
+                    toml::Value::Array(a) => a.clone(),
+                    one => vec![one.clone()],
+                };
+                let vals = items
+                    .iter()
+                    .map(|x| match x {
+                        toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+                        toml::Value::String(t) if field == "bs" => c.size("where", t),
+                        other => Err(c.err("where", format!("`{field} = {other}`: expected whole numbers"))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                filter.push((field.clone(), vals));
+            }
+            let selected = steps
+                .iter()
+                .filter(|st| filter.iter().all(|(f, vals)| st.field(f).is_some_and(|x| vals.contains(&x))))
+                .count();
+            if selected == 0 {
+                return Err(c.err("where", "selects no step"));
+            }
+            Ok(ScoreRule::Mean {
+                metric: metric(&s.metric)?,
+                filter,
+                label: s.label.clone().unwrap_or_else(|| "mean".into()),
+                also: also()?,
+            })
+        }
+        "steady-state" => {
+            let w = s.window.as_deref().ok_or_else(|| c.err("window", "missing (e.g. \"400s\")"))?;
+            let window_ns = c.time("window", w)?;
+            if steps.len() != 1 || steps[0].runtime_ns.is_none() {
+                return Err(c.err("kind", "steady-state scores one step with a runtime"));
+            }
+            if window_ns == 0 || steps[0].runtime_ns.is_some_and(|r| r < window_ns) {
+                return Err(c.err("window", format!("`{w}` must be positive and within the step's runtime")));
+            }
+            Ok(ScoreRule::SteadyState { window_ns, label: s.label.clone().unwrap_or_else(|| "steady state".into()) })
+        }
+        "each" => Ok(ScoreRule::Each { metric: metric(&s.metric)?, also: also()? }),
+        "pick" => {
+            if s.pick.is_empty() {
+                return Err(c.err("pick", "a pick score needs at least one { step, metric, label }"));
+            }
+            let mut items = Vec::new();
+            for p in &s.pick {
+                let i = steps.iter().position(|st| st.name == p.step).ok_or_else(|| {
+                    let known: Vec<&str> = steps.iter().map(|st| st.name.as_str()).collect();
+                    c.err("pick", format!("no step is named `{}` (steps: {})", p.step, known.join(", ")))
+                })?;
+                items.push((i, metric(&Some(p.metric.clone()))?, p.label.clone()));
+            }
+            Ok(ScoreRule::Pick(items))
+        }
+        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each or pick"))),
+    }
+}

@@ -1,0 +1,166 @@
+//! Scores as the reviews report them, computed from per-step results.
+//!
+//! Models: a step's throughput is its bytes (or commands) over its active
+//! time: for a burst step the time commands were outstanding (the review's
+//! burst figure is the speed during the bursts, not diluted by the idle
+//! between them), otherwise the measured time of the step. Reads and
+//! writes are added (mixed tests report total throughput). MB/s are 10^6
+//! bytes per second. Latencies are completion latencies over both
+//! directions. The steady-state score takes the last `window` whole seconds
+//! of the step's per-second IOPS and reports their mean and
+//! consistency = mean / population standard deviation (absent when the
+//! deviation is zero).
+//!
+//! Power (drives with a power model): `power` is the step's energy over
+//! its whole duration (bursts and the idle between them included), and
+//! `efficiency` the MB it moved per joule — MB/s per W, as reviews chart
+//! it. `idle_power` is the mean power of the last whole second of the idle
+//! after the step (the state the drive settled in); with APST on, that is
+//! the deepest state it reached.
+
+use serde::Serialize;
+
+use super::plan::{Metric, ScoreRule, StepPlan};
+use super::run::StepResult;
+use crate::model::drive::IoKind;
+use crate::run::sim::PhaseResult;
+use crate::run::workload::Phase;
+
+/// One reported figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreValue {
+    /// What it is, e.g. `QD1–4`, `qd32`, `consistency`.
+    pub label: String,
+    /// The value (`None` when undefined).
+    pub value: Option<f64>,
+    /// Unit, e.g. `MB/s`.
+    pub unit: String,
+    /// Steps it was computed from.
+    pub steps: Vec<String>,
+}
+
+/// Time over which a step's throughput is computed, ns.
+pub fn active_ns(r: &PhaseResult) -> u64 {
+    match &r.phase {
+        Phase::Io(s) if s.burst.is_some() => r.busy_ns,
+        _ => r.measured_ns,
+    }
+}
+
+/// A step's value of `m` (`None` when undefined: power figures of a drive
+/// without a power model, or idle power without an idle).
+pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
+    let io = &r.io;
+    let rd = &io.dirs[IoKind::Read as usize];
+    let wr = &io.dirs[IoKind::Write as usize];
+    let secs = active_ns(io) as f64 / 1e9;
+    let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    let bytes = (rd.bytes + wr.bytes) as f64;
+    Some(match m {
+        Metric::Iops => rate((rd.ios + wr.ios) as f64),
+        Metric::Mbps => rate(bytes) / 1e6,
+        Metric::MeanLat => {
+            let n = rd.ios + wr.ios;
+            if n == 0 {
+                0.0
+            } else {
+                (rd.lat_sum_ns + wr.lat_sum_ns) as f64 / n as f64 / 1e3
+            }
+        }
+        Metric::MaxLat => rd.lat_max_ns.max(wr.lat_max_ns) as f64 / 1e3,
+        Metric::Power => io.power_w()?,
+        Metric::Efficiency => bytes / 1e6 / io.energy_j.filter(|&e| e > 0.0)?,
+        Metric::IdlePower => r.idle.as_ref()?.settled_power_w()? * 1e3,
+    })
+}
+
+/// Per-second IOPS of the last `window_ns` whole seconds of a step:
+/// (values, mean, population standard deviation).
+pub fn steady_window(r: &PhaseResult, window_ns: u64) -> (Vec<u64>, f64, f64) {
+    let whole = ((r.end_ns - r.start_ns) / 1_000_000_000) as usize;
+    let want = ((window_ns as f64 / 1e9).round() as usize).max(1);
+    let secs = &r.series.seconds[..whole.min(r.series.seconds.len())];
+    let vals: Vec<u64> = secs[secs.len().saturating_sub(want)..].iter().map(|s| s.ios()).collect();
+    if vals.is_empty() {
+        return (vals, 0.0, 0.0);
+    }
+    let n = vals.len() as f64;
+    let mean = vals.iter().sum::<u64>() as f64 / n;
+    let var = vals.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
+    (vals, mean, var.sqrt())
+}
+
+/// The scores of a test from its steps' results (`time_scale` scales the
+/// steady-state window as it scaled the runtime).
+pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], time_scale: f64) -> Vec<ScoreValue> {
+    match rule {
+        ScoreRule::Mean { metric, filter, label, also } => {
+            let chosen: Vec<usize> = (0..steps.len())
+                .filter(|&i| filter.iter().all(|(f, vals)| steps[i].field(f).is_some_and(|x| vals.contains(&x))))
+                .collect();
+            let names: Vec<String> = chosen.iter().map(|&i| steps[i].name.clone()).collect();
+            std::iter::once(metric)
+                .chain(also)
+                .enumerate()
+                .map(|(k, m)| {
+                    let vals: Option<Vec<f64>> = chosen.iter().map(|&i| step_metric(results[i], *m)).collect();
+                    ScoreValue {
+                        label: if k == 0 { label.clone() } else { format!("{label} {}", metric_label(*m)) },
+                        value: vals.map(|v| v.iter().sum::<f64>() / v.len() as f64),
+                        unit: m.unit().into(),
+                        steps: names.clone(),
+                    }
+                })
+                .collect()
+        }
+        ScoreRule::SteadyState { window_ns, label } => {
+            let window = ((*window_ns as f64) * time_scale).round() as u64;
+            let (_, mean, sd) = steady_window(&results[0].io, window);
+            let step = vec![steps[0].name.clone()];
+            vec![
+                ScoreValue { label: label.clone(), value: Some(mean), unit: "IOPS".into(), steps: step.clone() },
+                ScoreValue {
+                    label: "consistency".into(),
+                    value: (sd > 0.0).then(|| mean / sd),
+                    unit: "mean/σ".into(),
+                    steps: step,
+                },
+            ]
+        }
+        ScoreRule::Each { metric, also } => {
+            let mut out = Vec::new();
+            for (s, r) in steps.iter().zip(results) {
+                for (k, m) in std::iter::once(metric).chain(also).enumerate() {
+                    out.push(ScoreValue {
+                        label: if k == 0 { s.name.clone() } else { format!("{} {}", s.name, metric_label(*m)) },
+                        value: step_metric(r, *m),
+                        unit: m.unit().into(),
+                        steps: vec![s.name.clone()],
+                    });
+                }
+            }
+            out
+        }
+        ScoreRule::Pick(items) => items
+            .iter()
+            .map(|(i, m, label)| ScoreValue {
+                label: label.clone(),
+                value: step_metric(results[*i], *m),
+                unit: m.unit().into(),
+                steps: vec![steps[*i].name.clone()],
+            })
+            .collect(),
+    }
+}
+
+fn metric_label(m: Metric) -> &'static str {
+    match m {
+        Metric::Iops => "IOPS",
+        Metric::Mbps => "MB/s",
+        Metric::MeanLat => "avg lat",
+        Metric::MaxLat => "max lat",
+        Metric::Power => "power",
+        Metric::Efficiency => "efficiency",
+        Metric::IdlePower => "idle power",
+    }
+}
