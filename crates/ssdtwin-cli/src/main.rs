@@ -421,7 +421,7 @@ fn run_job(args: RunArgs) -> Result<ExitCode> {
     });
     let results = sim.run_job(&job);
     bar.finish_and_clear();
-    let health = ssdtwin::model::health::Health::of(&sim.drive);
+    let health = ssdtwin::model::health::Health::of(sim.drive());
     let report =
         RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
     let json_to_stdout = args.json.as_deref() == Some("-");

@@ -13,7 +13,7 @@ fn run_once(job: &Job, seed: u64) -> String {
     DriveState::Steady.apply_fast(&mut drive, seed);
     let mut sim = Simulator::new(drive);
     let results = sim.run_job(job);
-    let health = ssdtwin::model::health::Health::of(&sim.drive);
+    let health = ssdtwin::model::health::Health::of(sim.drive());
     let report = RunReport { drive: &spec, state: "steady".into(), seed, phases: &results, health: &health };
     serde_json::to_string_pretty(&report.to_json()).unwrap()
 }

@@ -2,6 +2,7 @@
 
 mod common;
 mod determinism;
+mod device;
 mod hybrid;
 mod integrity;
 mod power;

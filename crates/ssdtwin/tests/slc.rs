@@ -22,9 +22,9 @@ fn seq_write(name: &str, offset: u64, bytes: u64) -> Phase {
 fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
     let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
     let mut sim = Simulator::new(Drive::new(model));
-    let reported_cache = sim.drive.ftl.slc_cache_bytes() as f64;
+    let reported_cache = sim.drive().ftl.slc_cache_bytes() as f64;
     assert!((reported_cache / 1e9 - 140.0).abs() < 1.0, "fresh cache {reported_cache}");
-    let capacity = sim.drive.user_bytes() / (128 * 1024) * (128 * 1024);
+    let capacity = sim.drive().user_bytes() / (128 * 1024) * (128 * 1024);
     let r = sim.run_phase(&seq_write("fill", 0, capacity), 0, 1);
     let secs = &r.series.seconds;
     // SLC speed at the start.
@@ -50,7 +50,7 @@ fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
     // After the cliff: about 100 MB/s while the cache stays at its maximum
     // (the drive up to half full). Measured from 60 GB after the cliff to
     // 50% full, past the transient when folding first starts.
-    let half = sim.drive.user_bytes() as f64 / 2.0;
+    let half = sim.drive().user_bytes() as f64 / 2.0;
     let mut written = 0.0;
     let mut plateau = Vec::new();
     for s in secs.iter() {
@@ -62,9 +62,9 @@ fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
     let mean = plateau.iter().sum::<f64>() / plateau.len() as f64;
     assert!((mean / 1e6 - 100.0).abs() / 100.0 < 0.15, "post-cache writing at {:.0} MB/s", mean / 1e6);
     // The cache shrank as the drive filled: at 100% only the static 12 GB.
-    let end_cache = sim.drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    let end_cache = sim.drive().ftl.slc_cache_bytes() as f64 / 1e9;
     assert!((end_cache - 12.0).abs() < 0.5, "full-drive cache {end_cache} GB");
-    sim.drive.ftl.check_consistency().unwrap();
+    sim.drive().ftl.check_consistency().unwrap();
 }
 
 /// At 80% full the cache is the static 12 GB; trimming half the data
@@ -91,12 +91,12 @@ fn cache_shrinks_as_the_drive_fills_and_grows_back_after_trim() {
 
 fn write_mbps_after(idle_ns: u64) -> (f64, u64, u64) {
     let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
-    let cache = sim.drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+    let cache = sim.drive().ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
     // A burst that fills the cache.
     sim.run_phase(&seq_write("burst", 0, cache), 0, 3);
-    let backlog_before = sim.drive.ftl.fold_backlog_bytes();
+    let backlog_before = sim.drive().ftl.fold_backlog_bytes();
     sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: idle_ns, apst: None }, 1, 3);
-    let backlog_after = sim.drive.ftl.fold_backlog_bytes();
+    let backlog_after = sim.drive().ftl.fold_backlog_bytes();
     let r = sim.run_phase(&seq_write("next", cache, 200_000_000 / (128 * 1024) * (128 * 1024)), 2, 3);
     (r.bw_bytes(IoKind::Write) / 1e6, backlog_before, backlog_after)
 }
@@ -168,12 +168,12 @@ fn full_slc_drive_survives_sustained_random_writes() {
     let mut s = IoSpec::new("random", RwPattern::RandWrite);
     s.iodepth = 32;
     s.norandommap = true;
-    s.io_size = Some(sim.drive.user_bytes() / 4096 * 4096);
+    s.io_size = Some(sim.drive().user_bytes() / 4096 * 4096);
     let r = sim.run_phase(&Phase::Io(s), 0, 1);
     assert!(r.counters.fold_blocks > 0 && r.counters.gc_blocks > 0);
-    sim.drive.ftl.check_consistency().unwrap();
-    for die in 0..sim.drive.model.geometry.dies {
-        assert!(sim.drive.ftl.blocks.free_count(die) >= 1, "die {die} ran out of free blocks");
+    sim.drive().ftl.check_consistency().unwrap();
+    for die in 0..sim.drive().model.geometry.dies {
+        assert!(sim.drive().ftl.blocks.free_count(die) >= 1, "die {die} ran out of free blocks");
     }
 }
 
@@ -270,11 +270,11 @@ fn reads_during_folding_wait_for_programs_unless_the_die_suspends_them() {
 fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     let idle_left = |extra: &[&str]| {
         let mut sim = Simulator::new(Drive::new(small_slc_model(extra)));
-        let cache = sim.drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+        let cache = sim.drive().ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
         sim.run_phase(&seq_write("burst", 0, cache), 0, 2);
-        let before = sim.drive.ftl.fold_backlog_bytes();
+        let before = sim.drive().ftl.fold_backlog_bytes();
         sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 120_000_000_000, apst: None }, 1, 2);
-        (before, sim.drive.ftl.fold_backlog_bytes())
+        (before, sim.drive().ftl.fold_backlog_bytes())
     };
     let (before, after) = idle_left(&["slc_cache.idle_fold=false"]);
     assert_eq!(after, before, "idle folding off: the backlog stays");
@@ -295,7 +295,7 @@ fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     let folded_after_three_quarters = |threshold: u64| {
         let mut sim =
             Simulator::new(Drive::new(small_slc_model(&[&format!("slc_cache.fold_threshold_bytes={threshold}")])));
-        let cache = sim.drive.ftl.slc_cache_bytes();
+        let cache = sim.drive().ftl.slc_cache_bytes();
         let bytes = cache * 3 / 4 / (128 * 1024) * (128 * 1024);
         let r = sim.run_phase(&seq_write("burst", 0, bytes), 0, 1);
         (r.counters.fold_slots_moved * 4096, cache, bytes)

@@ -25,11 +25,11 @@ fn check(state: DriveState) {
     state.apply_fast(&mut fast, 9);
 
     let mut sim = Simulator::new(Drive::new(model));
-    let phases = state.as_phases(sim.drive.user_bytes(), 9);
+    let phases = state.as_phases(sim.drive().user_bytes(), 9);
     for (i, p) in phases.iter().enumerate() {
         sim.run_phase(p, i, phases.len());
     }
-    assert_same_state(&fast, &sim.drive);
+    assert_same_state(&fast, sim.drive());
     fast.ftl.check_consistency().unwrap();
 
     // The same benchmark afterwards gives the same results on both.
@@ -37,7 +37,7 @@ fn check(state: DriveState) {
     job.iodepth = 16;
     job.norandommap = true;
     job.io_size = Some(48 << 20);
-    let mut simulated = sim.drive;
+    let mut simulated = sim.into_drive();
     simulated.reset_time();
     let results: Vec<_> = [fast, simulated]
         .into_iter()

@@ -169,7 +169,7 @@ fn secure_erase_erases_every_used_block_and_empties_the_map() {
     let expected = model.spec.controller.cmd_overhead_ns + used_per_die.iter().max().unwrap() * model.native.tbers_ns;
     let took = r.end_ns - r.start_ns;
     assert!(took.abs_diff(expected) * 100 <= expected, "took {took} ns, expected {expected} ns");
-    let drive = &sim.drive;
+    let drive = sim.drive();
     let erases_after: u64 = drive.ftl.blocks.erase_count.iter().flatten().map(|&e| e as u64).sum();
     assert_eq!(erases_after - erases_before, erased);
     assert!((0..drive.user_lpns())

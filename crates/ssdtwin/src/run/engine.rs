@@ -11,10 +11,10 @@ use std::collections::BinaryHeap;
 /// What happens at an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EventKind {
-    /// The command in workload slot `n` completes.
+    /// The command in the device's in-flight slot `n` completes.
     Complete(u32),
-    /// Workload slot `n` submits its next command (after think time).
-    Submit(u32),
+    /// A timer a workload driver set (think time, an arrival) with token `n`.
+    Timer(u32),
     /// Check whether the host has been idle since activity generation `n`.
     IdleCheck(u32),
     /// A wait (idle phase, gap between bursts) with token `n` ends.
@@ -62,6 +62,12 @@ impl EventQueue {
         Some(e)
     }
 
+    /// Time of the next event, if any.
+    #[inline]
+    pub fn peek_time(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse(e)| e.time)
+    }
+
     /// Events waiting.
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -87,11 +93,11 @@ mod tests {
     #[test]
     fn equal_times_keep_insertion_order() {
         let mut q = EventQueue::default();
-        q.schedule(10, EventKind::Submit(2));
-        q.schedule(5, EventKind::Submit(9));
+        q.schedule(10, EventKind::Timer(2));
+        q.schedule(5, EventKind::Timer(9));
         q.schedule(10, EventKind::Complete(1));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.kind)).collect();
-        assert_eq!(order, vec![(5, EventKind::Submit(9)), (10, EventKind::Submit(2)), (10, EventKind::Complete(1))]);
+        assert_eq!(order, vec![(5, EventKind::Timer(9)), (10, EventKind::Timer(2)), (10, EventKind::Complete(1))]);
         assert_eq!(q.now(), 10);
     }
 }

@@ -1,11 +1,14 @@
 //! Running workloads on a drive in virtual time.
 //!
 //! - [`engine`]: the event queue and the integer-nanosecond clock;
+//! - [`device`]: the device core — one drive, its clock, its idle policy
+//!   and its statistics, fed one command at a time by any workload source;
 //! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
 //! - [`workload`]: fio job files and the command generators;
 //! - [`state`]: the states a drive starts a run in (fresh, full, steady);
 //! - [`stats`]: latency histograms, counters and per-second series.
 
+pub mod device;
 pub mod engine;
 pub mod sim;
 pub mod state;

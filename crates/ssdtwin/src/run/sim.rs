@@ -1,15 +1,15 @@
-//! The simulator: runs a job's phases against a drive in virtual time.
+//! The closed-loop driver: runs a job's phases (fio-style I/O, idle,
+//! secure erase) on a [`Device`] in virtual time.
 //!
-//! An I/O phase is a closed loop: `iodepth × numjobs` workload slots each
-//! submit a command, wait for its completion, optionally think, and submit
-//! the next, until the phase's byte or time limit. A completion is one
-//! event; everything inside the drive is computed when the command is
-//! submitted (see [`crate::model::drive`]). When no command is outstanding for the
-//! drive's idle threshold, the drive may do background work (one GC victim
-//! per step), which later commands then find on the dies.
+//! An I/O phase is a closed loop, as fio's: `iodepth × numjobs` workload
+//! slots each submit a command, wait for its completion, optionally think
+//! (a device timer), and submit the next, until the phase's byte or time
+//! limit; bursts alternate with idle gaps. The device core does the rest
+//! (the drive, the clock, background work when idle, the statistics); this
+//! driver decides only what to submit and when, and reports progress.
 
 use crate::model::drive::{Drive, IoKind};
-use crate::run::engine::{EventKind, EventQueue};
+use crate::run::device::{Device, Event, Window};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, Job, Phase};
@@ -85,23 +85,9 @@ fn per_second(x: f64, ns: u64) -> f64 {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct InFlight {
-    submitted: u64,
-    kind: u8,
-    len: u32,
-}
-
-/// A drive and its clock.
+/// A drive and its clock, running jobs.
 pub struct Simulator {
-    /// The drive.
-    pub drive: Drive,
-    events: EventQueue,
-    activity: u32,
-    /// Activity generation that has a chain of idle checks scheduled.
-    idle_chain: Option<u32>,
-    wait_token: u32,
-    idle_threshold_ns: u64,
+    device: Device,
     progress: Option<ProgressFn>,
 }
 
@@ -126,16 +112,12 @@ pub struct Progress {
 impl Simulator {
     /// A simulator at time 0 around a drive.
     pub fn new(drive: Drive) -> Simulator {
-        let idle_threshold_ns = drive.model.spec.ftl.idle_threshold_ns;
-        Simulator {
-            drive,
-            events: EventQueue::default(),
-            activity: 0,
-            idle_chain: None,
-            wait_token: 0,
-            idle_threshold_ns,
-            progress: None,
-        }
+        Simulator::on(Device::new(drive))
+    }
+
+    /// A simulator driving an existing device (at its current time).
+    pub fn on(device: Device) -> Simulator {
+        Simulator { device, progress: None }
     }
 
     /// Call `f` about once per simulated second with the run's progress.
@@ -145,7 +127,32 @@ impl Simulator {
 
     /// Current virtual time, ns.
     pub fn now(&self) -> u64 {
-        self.events.now()
+        self.device.now()
+    }
+
+    /// The drive.
+    pub fn drive(&self) -> &Drive {
+        self.device.drive()
+    }
+
+    /// The drive, to change between phases.
+    pub fn drive_mut(&mut self) -> &mut Drive {
+        self.device.drive_mut()
+    }
+
+    /// The device core.
+    pub fn device(&mut self) -> &mut Device {
+        &mut self.device
+    }
+
+    /// Give the drive back.
+    pub fn into_drive(self) -> Drive {
+        self.device.into_drive()
+    }
+
+    /// Give the device back.
+    pub fn into_device(self) -> Device {
+        self.device
     }
 
     /// Run every phase of a job in order.
@@ -157,109 +164,62 @@ impl Simulator {
     /// Run one phase.
     pub fn run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> PhaseResult {
         let start = self.now();
-        let before = Counters::of(&self.drive);
-        let energy_before = self.drive.energy_j(start);
-        let mut result = PhaseResult {
-            phase: phase.clone(),
-            start_ns: start,
-            end_ns: start,
-            measured_ns: 0,
-            dirs: Default::default(),
-            series: TimeSeries { start_ns: start, seconds: Vec::new() },
-            counters: Counters::default(),
-            bursts: 0,
-            busy_ns: 0,
-            energy_j: None,
-        };
-        match phase {
+        let mut bursts = 0;
+        let (end_ns, record_from) = match phase {
             Phase::Idle { duration_ns, apst, .. } => {
+                self.device.begin_window(start);
                 if let Some(on) = *apst {
-                    self.drive.set_apst(on, start);
+                    self.device.set_apst(on);
                 }
-                self.wait_recording(start + duration_ns, &mut result.series);
-                result.end_ns = self.now();
-                result.measured_ns = result.end_ns - start;
-                result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
+                self.device.idle_until(start + duration_ns);
+                (self.now(), start)
             }
             Phase::SecureErase { .. } => {
-                let done = self.drive.format(start);
-                self.activity = self.activity.wrapping_add(1);
-                self.wait_recording(done, &mut result.series);
-                result.end_ns = self.now();
-                result.measured_ns = result.end_ns - start;
-                result.busy_ns = result.measured_ns;
-                result.series.touch(result.measured_ns.saturating_sub(1), &self.drive);
+                self.device.begin_window(start);
+                let done = self.device.format();
+                self.device.idle_until(done);
+                (self.now(), start)
             }
-            Phase::Io(spec) => self.run_io(spec, &mut result, index, phases),
-        }
-        result.series.finish(&self.drive, result.end_ns);
-        result.counters = Counters::of(&self.drive).since(&before);
-        result.energy_j = match (energy_before, self.drive.energy_j(result.end_ns)) {
-            (Some(a), Some(b)) => Some(b - a),
-            _ => None,
+            Phase::Io(spec) => {
+                let ramp_end = start + spec.ramp_time_ns;
+                self.device.begin_window(ramp_end);
+                let end;
+                (end, bursts) = self.run_io(spec, index, phases);
+                (end, ramp_end)
+            }
         };
-        result
+        let idle_like = !matches!(phase, Phase::Io(_));
+        if idle_like {
+            self.device.touch_series((end_ns - start).saturating_sub(1));
+        }
+        let w: Window = self.device.end_window(end_ns);
+        let measured_ns = end_ns.saturating_sub(record_from);
+        PhaseResult {
+            phase: phase.clone(),
+            start_ns: start,
+            end_ns,
+            measured_ns,
+            dirs: w.dirs,
+            series: w.series,
+            counters: w.counters,
+            bursts,
+            busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
+            energy_j: w.energy_j,
+        }
     }
 
     /// Let virtual time pass with no host I/O until `until`, doing
     /// background work when the drive wants it.
     pub fn wait_until(&mut self, until: u64) {
-        if until <= self.now() {
-            return;
-        }
-        self.wait_token += 1;
-        let token = self.wait_token;
-        self.events.schedule(until, EventKind::WaitEnd(token));
-        self.schedule_idle_check();
-        while let Some(ev) = self.events.pop() {
-            match ev.kind {
-                EventKind::WaitEnd(t) if t == token => break,
-                EventKind::IdleCheck(g) => self.idle_check(g),
-                _ => {}
-            }
-        }
+        self.device.idle_until(until);
     }
 
-    /// [`Simulator::wait_until`], opening each second of `series` as its
-    /// boundary passes (so that per-second power and state are sampled on
-    /// time while the host is idle).
-    fn wait_recording(&mut self, until: u64, series: &mut TimeSeries) {
-        loop {
-            let next = series.start_ns + series.seconds.len() as u64 * 1_000_000_000;
-            if next >= until {
-                break;
-            }
-            self.wait_until(next);
-            series.touch(next - series.start_ns, &self.drive);
-        }
-        self.wait_until(until);
-    }
-
-    fn schedule_idle_check(&mut self) {
-        if self.idle_chain == Some(self.activity) {
-            return;
-        }
-        self.idle_chain = Some(self.activity);
-        let at = self.now() + self.idle_threshold_ns;
-        self.events.schedule(at, EventKind::IdleCheck(self.activity));
-    }
-
-    fn idle_check(&mut self, generation: u32) {
-        if generation != self.activity {
-            return;
-        }
-        let now = self.now();
-        match self.drive.background_step(now) {
-            Some(done) => self.events.schedule(done.max(now + 1), EventKind::IdleCheck(generation)),
-            None => self.idle_chain = None,
-        }
-    }
-
-    // Slots are indexed inside the submit! macro.
-    #[allow(clippy::needless_range_loop)]
-    fn run_io(&mut self, spec: &IoSpec, r: &mut PhaseResult, index: usize, phases: usize) {
-        let capacity = self.drive.user_bytes();
-        let start = self.now();
+    /// One closed-loop I/O phase; returns its end (the last completion, or
+    /// the end of the last burst's idle gap) and the bursts run.
+    fn run_io(&mut self, spec: &IoSpec, index: usize, phases: usize) -> (u64, u32) {
+        let dev = &mut self.device;
+        let capacity = dev.drive().user_bytes();
+        let start = dev.now();
         let ramp_end = start + spec.ramp_time_ns;
         let deadline = spec.runtime_ns.map(|t| ramp_end + t);
         let span = spec.size.unwrap_or(capacity - spec.offset);
@@ -268,86 +228,61 @@ impl Simulator {
             (false, Some(b)) => b,
             (false, None) => span,
         };
-        let depth = spec.outstanding() as usize;
-        self.drive.set_apst(spec.apst, start);
+        let depth = spec.outstanding();
+        dev.set_apst(spec.apst);
         let mut gen = IoGenerator::new(spec, capacity);
-        let mut slots = vec![InFlight::default(); depth];
         let mut issued = 0u64;
-        let mut outstanding = 0usize;
         let mut pending_submits = 0usize;
         let burst_bytes = spec.burst.map_or(u64::MAX, |b| b.bytes);
         let mut seg_issued = 0u64;
         let mut seg_start = start;
-        let mut busy_since = start;
+        let mut end_ns = start;
         let mut next_progress = start + 1_000_000_000;
         let bs = spec.bs as u64;
+        let can_issue = |issued: u64, seg_issued: u64, now: u64| {
+            issued < byte_limit && deadline.is_none_or(|d| now < d) && seg_issued < burst_bytes
+        };
+        let mut submit = |dev: &mut Device, slot: u32, issued: &mut u64, seg_issued: &mut u64| {
+            let cmd = gen.next_command();
+            // Warm the map entries of the commands that follow: the map
+            // lines of the one 16 ahead, the reverse entries of the one 8
+            // ahead (whose map line is warm by now).
+            dev.drive().prefetch_map(gen.ahead(LOOKAHEAD));
+            dev.drive().prefetch_update(gen.ahead(LOOKAHEAD / 2));
+            dev.submit(cmd, slot);
+            *issued += bs;
+            *seg_issued += bs;
+        };
 
-        macro_rules! can_issue {
-            ($now:expr) => {
-                issued < byte_limit && deadline.is_none_or(|d| $now < d) && seg_issued < burst_bytes
-            };
-        }
-        macro_rules! submit {
-            ($slot:expr, $now:expr) => {{
-                let cmd = gen.next_command();
-                // Warm the map entries of the commands that follow: the
-                // map lines of the one 16 ahead, the reverse entries of
-                // the one 8 ahead (whose map line is warm by now).
-                self.drive.prefetch_map(gen.ahead(LOOKAHEAD));
-                self.drive.prefetch_update(gen.ahead(LOOKAHEAD / 2));
-                let done = self.drive.submit(cmd, $now);
-                slots[$slot] = InFlight { submitted: $now, kind: cmd.kind as u8, len: cmd.len };
-                self.events.schedule(done, EventKind::Complete($slot as u32));
-                self.activity = self.activity.wrapping_add(1);
-                issued += bs;
-                seg_issued += bs;
-                outstanding += 1;
-            }};
-        }
-
-        r.bursts = 1;
+        let mut bursts = 1;
         for s in 0..depth {
-            if !can_issue!(start) {
+            if !can_issue(issued, seg_issued, start) {
                 break;
             }
-            submit!(s, start);
+            submit(dev, s, &mut issued, &mut seg_issued);
         }
-        while let Some(ev) = self.events.pop() {
-            let now = ev.time;
-            match ev.kind {
-                EventKind::Complete(s) => {
-                    let f = slots[s as usize];
-                    outstanding -= 1;
-                    if f.submitted >= ramp_end {
-                        let lat = now - f.submitted;
-                        r.dirs[f.kind as usize].record(f.len as u64, lat);
-                        r.series.record(now - start, f.kind as usize, f.len as u64, lat, &self.drive);
-                    }
-                    if can_issue!(now) {
+        while let Some(ev) = dev.next_event() {
+            let now = dev.now();
+            match ev {
+                Event::Completion(c) => {
+                    if can_issue(issued, seg_issued, now) {
                         if spec.thinktime_ns > 0 {
                             pending_submits += 1;
-                            self.events.schedule(now + spec.thinktime_ns, EventKind::Submit(s));
+                            dev.set_timer(now + spec.thinktime_ns, c.tag);
                         } else {
-                            submit!(s as usize, now);
+                            submit(dev, c.tag, &mut issued, &mut seg_issued);
                         }
                     }
-                    if outstanding == 0 {
-                        r.busy_ns += now - busy_since;
-                        r.end_ns = now;
-                        self.schedule_idle_check();
+                    if dev.outstanding() == 0 {
+                        end_ns = now;
                     }
                 }
-                EventKind::Submit(s) => {
+                Event::Timer(s) => {
                     pending_submits -= 1;
-                    if can_issue!(now) {
-                        if outstanding == 0 {
-                            busy_since = now;
-                        }
-                        submit!(s as usize, now);
+                    if can_issue(issued, seg_issued, now) {
+                        submit(dev, s, &mut issued, &mut seg_issued);
                     }
                 }
-                EventKind::IdleCheck(g) => self.idle_check(g),
-                EventKind::WaitEnd(_) => {}
             }
             if now >= next_progress {
                 next_progress = now + 1_000_000_000;
@@ -367,31 +302,29 @@ impl Simulator {
                     });
                 }
             }
-            if outstanding == 0 && pending_submits == 0 {
+            if dev.outstanding() == 0 && pending_submits == 0 {
                 let Some(burst) = spec.burst else { break };
                 // End of a burst: idle so that busy / (busy + idle) is the
                 // duty cycle, then start the next burst.
                 let busy = now - seg_start;
                 let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
-                self.wait_recording(now + idle, &mut r.series);
-                let t = self.now();
-                r.end_ns = t;
+                dev.idle_until(now + idle);
+                let t = dev.now();
+                end_ns = t;
                 if issued >= byte_limit || deadline.is_some_and(|dl| t >= dl) {
                     break;
                 }
                 seg_start = t;
                 seg_issued = 0;
-                busy_since = t;
-                r.bursts += 1;
+                bursts += 1;
                 for s in 0..depth {
-                    if !can_issue!(t) {
+                    if !can_issue(issued, seg_issued, t) {
                         break;
                     }
-                    submit!(s, t);
+                    submit(dev, s, &mut issued, &mut seg_issued);
                 }
             }
         }
-        r.end_ns = r.end_ns.max(start);
-        r.measured_ns = r.end_ns.saturating_sub(ramp_end);
+        (end_ns.max(start), bursts)
     }
 }

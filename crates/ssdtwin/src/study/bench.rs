@@ -84,13 +84,13 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
 
 fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let mut sim = Simulator::new(drive);
-    let before = crate::run::stats::Counters::of(&sim.drive);
+    let before = crate::run::stats::Counters::of(sim.drive());
     let t = Instant::now();
     let r = sim.run_phase(&Phase::Io(spec.clone()), 0, 1);
     let wall_s = t.elapsed().as_secs_f64();
     let ios: u64 = r.dirs.iter().map(|d| d.ios).sum();
     let bytes: u64 = r.dirs.iter().map(|d| d.bytes).sum();
-    let waf = crate::run::stats::Counters::of(&sim.drive).since(&before).waf();
+    let waf = crate::run::stats::Counters::of(sim.drive()).since(&before).waf();
     let row = BenchRow {
         name: spec.name.clone(),
         drive: String::new(),
@@ -101,7 +101,7 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
         peak_rss: peak_rss_bytes(),
         waf,
     };
-    (sim.drive, row)
+    (sim.into_drive(), row)
 }
 
 /// The drives of the benchmark set: a large one for preconditioning,

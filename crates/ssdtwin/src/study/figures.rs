@@ -336,7 +336,7 @@ pub fn measure_slc_cache(model: &DriveModel, state: DriveState, hook: &Option<Pr
     let capacity = drive.user_bytes();
     let mut sim = simulator(drive, hook);
     for i in 0..180 {
-        if sim.drive.ftl.fold_backlog_bytes() == 0 {
+        if sim.drive().ftl.fold_backlog_bytes() == 0 {
             break;
         }
         sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 10_000_000_000, apst: None }, i, 180);

@@ -462,7 +462,7 @@ fn run_one(
             });
             steps.push(StepResult { io: r, idle });
         }
-        drive = sim.drive;
+        drive = sim.into_drive();
         let results: Vec<&StepResult> = steps.iter().collect();
         let scores = compute(&plan.score, &plan.steps, &results, opts.time_scale);
         tests.push(TestResult { setup: setup.clone(), prep_idle, steps, scores });

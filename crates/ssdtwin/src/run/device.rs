@@ -1,0 +1,488 @@
+//! The device core: one drive, its virtual clock and its statistics, fed
+//! one command at a time by any workload source.
+//!
+//! Every source of commands — the closed-loop fio-style driver
+//! ([`crate::run::sim`]), an open-loop trace replay, concurrent jobs, a
+//! network block device server or a Python caller stepping the twin — talks
+//! to the drive through this one API:
+//!
+//! ```text
+//!  source ──submit(cmd)──► Device ──► Drive (host → controller → FTL → flash)
+//!         ◄─next_event()──  │  clock, in-flight commands, idle policy,
+//!         ◄─advance_until()─┘  statistics window (latency, series, counters)
+//! ```
+//!
+//! - [`Device::submit`] issues a command at the current virtual time. The
+//!   drive computes the command's whole way through the hardware at once
+//!   (see [`crate::model::drive`]), so the completion time is known at
+//!   submission and is returned; the completion is delivered as an
+//!   [`Event::Completion`] when the clock reaches it.
+//! - [`Device::next_event`] advances the clock to the next completion or
+//!   driver timer ([`Device::set_timer`]) and returns it;
+//!   [`Device::advance_until`] does the same but stops at a given time (an
+//!   open-loop source's next arrival); [`Device::idle_until`] lets time pass
+//!   with the host idle.
+//! - **Idle policy**, in one place: when no command has been outstanding
+//!   for the drive's idle threshold (`ftl.idle_threshold_ns` of the drive
+//!   file), the drive does background work ([`Drive::background_step`]:
+//!   folding, GC) a step at a time until it has none or the host returns;
+//!   later commands find that work on the dies.
+//! - **Statistics**: between [`Device::begin_window`] and
+//!   [`Device::end_window`] every completion of a command submitted after
+//!   the window's `record_from_ns` (fio's `ramp_time`) is recorded (latency
+//!   histograms per direction, per-second series), and the window reports
+//!   the drive's counters, energy and busy time over it.
+//!
+//! Events are processed in (time, order scheduled): equal times keep the
+//! order in which they were scheduled, so a run is a pure function of its
+//! inputs. Commands must be submitted in time order (the clock never goes
+//! back). The device holds no callbacks and is `Send`.
+//!
+//! Left out: host-side queues (a source that wants more outstanding
+//! commands than the drive's queue depth submits them anyway; they wait
+//! inside the drive's host interface, and that wait counts in their
+//! latency, as fio sees it).
+
+use std::collections::VecDeque;
+
+use crate::model::drive::{Command, Drive, IoKind};
+use crate::run::engine::{EventKind, EventQueue};
+use crate::run::stats::{Counters, DirStats, TimeSeries};
+
+/// What a driver is told by [`Device::next_event`] and
+/// [`Device::advance_until`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A command completed.
+    Completion(Completion),
+    /// A timer set with [`Device::set_timer`] expired (its token).
+    Timer(u32),
+}
+
+/// A completed command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The driver's tag given at submission.
+    pub tag: u32,
+    /// Submission number (0 for the device's first command): the order in
+    /// which the drive saw the commands.
+    pub seq: u64,
+    /// The command.
+    pub cmd: Command,
+    /// When it was submitted, ns.
+    pub submitted_ns: u64,
+    /// When it completed, ns.
+    pub done_ns: u64,
+}
+
+impl Completion {
+    /// Latency as fio reports it (submission to completion), ns.
+    pub fn latency_ns(&self) -> u64 {
+        self.done_ns - self.submitted_ns
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    tag: u32,
+    seq: u64,
+    cmd: Command,
+    submitted_ns: u64,
+}
+
+/// The statistics of one measurement window (a phase), as
+/// [`Device::end_window`] returns them.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Start of the window, ns.
+    pub start_ns: u64,
+    /// End of the window, ns.
+    pub end_ns: u64,
+    /// Read, write and trim statistics (index `IoKind as usize`) of the
+    /// commands submitted at or after `record_from_ns`.
+    pub dirs: [DirStats; 3],
+    /// Per-second series from the window's start.
+    pub series: TimeSeries,
+    /// Counter increments over the window.
+    pub counters: Counters,
+    /// Time during which commands were outstanding, ns.
+    pub busy_ns: u64,
+    /// Energy drawn over the window, J (`None`: no power model).
+    pub energy_j: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Recording {
+    record_from_ns: u64,
+    dirs: [DirStats; 3],
+    series: TimeSeries,
+    counters_before: Counters,
+    energy_before: Option<f64>,
+    busy_before: u64,
+}
+
+/// A drive with its clock, in-flight commands, idle policy and statistics.
+#[derive(Debug, Clone)]
+pub struct Device {
+    drive: Drive,
+    events: EventQueue,
+    inflight: Vec<InFlight>,
+    free_slots: Vec<u32>,
+    outstanding: u32,
+    submitted: u64,
+    /// Bumped at every submission: an idle check of an older generation
+    /// finds the host has been back.
+    activity: u32,
+    /// Activity generation that has a chain of idle checks scheduled.
+    idle_chain: Option<u32>,
+    /// The last completion left nothing outstanding; the idle check is
+    /// scheduled once the driver has had its chance to submit more.
+    became_idle: bool,
+    idle_threshold_ns: u64,
+    wait_token: u32,
+    busy_since: u64,
+    busy_ns: u64,
+    /// Completions that arrived while the host waited in
+    /// [`Device::idle_until`], delivered first by [`Device::next_event`].
+    held: VecDeque<Event>,
+    recording: Option<Recording>,
+    log: Option<Vec<Completion>>,
+}
+
+impl Device {
+    /// A device at time 0 around a drive.
+    pub fn new(drive: Drive) -> Device {
+        let idle_threshold_ns = drive.model.spec.ftl.idle_threshold_ns;
+        Device {
+            drive,
+            events: EventQueue::default(),
+            inflight: Vec::new(),
+            free_slots: Vec::new(),
+            outstanding: 0,
+            submitted: 0,
+            activity: 0,
+            idle_chain: None,
+            became_idle: false,
+            idle_threshold_ns,
+            wait_token: 0,
+            busy_since: 0,
+            busy_ns: 0,
+            held: VecDeque::new(),
+            recording: None,
+            log: None,
+        }
+    }
+
+    /// Current virtual time, ns.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.events.now()
+    }
+
+    /// The drive.
+    pub fn drive(&self) -> &Drive {
+        &self.drive
+    }
+
+    /// The drive, to change between commands (tests, states, settings).
+    pub fn drive_mut(&mut self) -> &mut Drive {
+        &mut self.drive
+    }
+
+    /// Give the drive back.
+    pub fn into_drive(self) -> Drive {
+        self.drive
+    }
+
+    /// Commands submitted and not yet delivered as completed.
+    #[inline]
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+
+    /// Total time during which commands were outstanding since the clock
+    /// began, ns (up to the last time nothing was outstanding).
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+
+    /// Keep every completion from now on, in completion order (a command
+    /// log, like fio's `write_iolog` with times); [`Device::take_log`]
+    /// returns it.
+    pub fn log_commands(&mut self, on: bool) {
+        self.log = on.then(Vec::new);
+    }
+
+    /// The completions logged since [`Device::log_commands`] (empty when
+    /// logging is off).
+    pub fn take_log(&mut self) -> Vec<Completion> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Submit `cmd` at the current time, with the driver's `tag` (returned
+    /// in its completion). Returns its completion time.
+    #[inline]
+    pub fn submit(&mut self, cmd: Command, tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        let done = self.drive.submit(cmd, now);
+        let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now };
+        self.submitted += 1;
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.inflight[s as usize] = entry;
+                s
+            }
+            None => {
+                self.inflight.push(entry);
+                self.inflight.len() as u32 - 1
+            }
+        };
+        self.events.schedule(done, EventKind::Complete(slot));
+        self.activity = self.activity.wrapping_add(1);
+        self.outstanding += 1;
+        done
+    }
+
+    /// A format with user-data erase at the current time (every block
+    /// holding data erased, the map emptied; see [`Drive::format`]).
+    /// Returns when it completes; the host should wait for it
+    /// ([`Device::idle_until`]).
+    pub fn format(&mut self) -> u64 {
+        let done = self.drive.format(self.now());
+        self.activity = self.activity.wrapping_add(1);
+        done
+    }
+
+    /// Turn the host's APST setting on or off now.
+    pub fn set_apst(&mut self, on: bool) {
+        let now = self.now();
+        self.drive.set_apst(on, now);
+    }
+
+    /// Deliver [`Event::Timer`]`(token)` at time `at` (not before now).
+    #[inline]
+    pub fn set_timer(&mut self, at: u64, token: u32) {
+        self.events.schedule(at, EventKind::Timer(token));
+    }
+
+    /// Advance to the next completion or timer and return it, doing
+    /// background work on the way when the host is idle. `None` when
+    /// nothing is outstanding and no timer is set (any background work
+    /// that was due has then run to its end).
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Event> {
+        self.advance_until(u64::MAX)
+    }
+
+    /// As [`Device::next_event`], but stop at time `until`: returns the
+    /// next completion or timer at or before `until`, or `None` with the
+    /// clock at `until`. Background work due *before* `until` is done; a
+    /// step due at `until` itself waits, so that a command the caller
+    /// submits at `until` comes first (firmware checks its queues before
+    /// it starts background work).
+    pub fn advance_until(&mut self, until: u64) -> Option<Event> {
+        if let Some(e) = self.held.pop_front() {
+            return Some(e);
+        }
+        self.settle_idle();
+        let mut deferred = None;
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let ev = self.events.pop().expect("peeked");
+            match ev.kind {
+                EventKind::Complete(slot) => {
+                    self.reschedule(deferred, t);
+                    return Some(Event::Completion(self.complete(slot, ev.time)));
+                }
+                EventKind::Timer(token) => {
+                    self.reschedule(deferred, t);
+                    return Some(Event::Timer(token));
+                }
+                // Due exactly at `until`: it waits behind the caller's
+                // command (which makes it stale).
+                EventKind::IdleCheck(g) if t == until && until != u64::MAX => deferred = Some(g),
+                EventKind::IdleCheck(g) => self.idle_check(g),
+                EventKind::WaitEnd(_) => {}
+            }
+        }
+        self.reschedule(deferred, until);
+        if until != u64::MAX {
+            self.events.advance_to(until);
+        }
+        None
+    }
+
+    /// Let virtual time pass to `until` with the host submitting nothing,
+    /// the drive doing background work when it wants. In a statistics
+    /// window each second is opened as its boundary passes, so per-second
+    /// power and drive state are sampled on time. Completions that fall
+    /// in the wait are delivered by the next [`Device::next_event`].
+    pub fn idle_until(&mut self, until: u64) {
+        let Some(start) = self.recording.as_ref().map(|r| r.series.start_ns) else {
+            self.wait(until);
+            return;
+        };
+        loop {
+            let seconds = self.recording.as_ref().map_or(0, |r| r.series.seconds.len() as u64);
+            let next = start + seconds * 1_000_000_000;
+            if next >= until {
+                break;
+            }
+            self.wait(next);
+            self.touch_series(next - start);
+        }
+        self.wait(until);
+    }
+
+    fn wait(&mut self, until: u64) {
+        if until <= self.now() {
+            return;
+        }
+        self.settle_idle();
+        self.wait_token = self.wait_token.wrapping_add(1);
+        let token = self.wait_token;
+        self.events.schedule(until, EventKind::WaitEnd(token));
+        if self.outstanding == 0 {
+            self.schedule_idle_check();
+        }
+        while let Some(ev) = self.events.pop() {
+            match ev.kind {
+                EventKind::WaitEnd(t) if t == token => break,
+                EventKind::IdleCheck(g) => self.idle_check(g),
+                EventKind::Complete(slot) => {
+                    let c = self.complete(slot, ev.time);
+                    self.held.push_back(Event::Completion(c));
+                    self.settle_idle();
+                }
+                EventKind::Timer(t) => self.held.push_back(Event::Timer(t)),
+                EventKind::WaitEnd(_) => {}
+            }
+        }
+    }
+
+    /// Open a statistics window now: completions of commands submitted
+    /// at or after `record_from_ns` are recorded until
+    /// [`Device::end_window`].
+    pub fn begin_window(&mut self, record_from_ns: u64) {
+        let now = self.now();
+        self.recording = Some(Recording {
+            record_from_ns,
+            dirs: Default::default(),
+            series: TimeSeries { start_ns: now, seconds: Vec::new() },
+            counters_before: Counters::of(&self.drive),
+            energy_before: self.drive.energy_j(now),
+            busy_before: self.busy_ns,
+        });
+    }
+
+    /// Make sure the window's second holding `rel_ns` (from the window's
+    /// start) exists, sampling the drive's state if it opens now.
+    pub fn touch_series(&mut self, rel_ns: u64) {
+        if let Some(r) = &mut self.recording {
+            r.series.touch(rel_ns, &self.drive);
+        }
+    }
+
+    /// Close the window at `end_ns` and return its statistics.
+    ///
+    /// # Panics
+    /// If no window is open.
+    pub fn end_window(&mut self, end_ns: u64) -> Window {
+        let mut r = self.recording.take().expect("a statistics window is open");
+        r.series.finish(&self.drive, end_ns);
+        let energy_j = match (r.energy_before, self.drive.energy_j(end_ns)) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        };
+        Window {
+            start_ns: r.series.start_ns,
+            end_ns,
+            dirs: r.dirs,
+            counters: Counters::of(&self.drive).since(&r.counters_before),
+            busy_ns: self.busy_ns - r.busy_before,
+            energy_j,
+            series: r.series,
+        }
+    }
+
+    #[inline]
+    fn complete(&mut self, slot: u32, now: u64) -> Completion {
+        let f = self.inflight[slot as usize];
+        self.free_slots.push(slot);
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.busy_ns += now - self.busy_since;
+            self.became_idle = true;
+        }
+        let c = Completion { tag: f.tag, seq: f.seq, cmd: f.cmd, submitted_ns: f.submitted_ns, done_ns: now };
+        if let Some(r) = &mut self.recording {
+            if f.submitted_ns >= r.record_from_ns {
+                let lat = now - f.submitted_ns;
+                let kind = f.cmd.kind as usize;
+                r.dirs[kind].record(f.cmd.len as u64, lat);
+                r.series.record(now - r.series.start_ns, kind, f.cmd.len as u64, lat, &self.drive);
+            }
+        }
+        if let Some(log) = &mut self.log {
+            log.push(c);
+        }
+        c
+    }
+
+    /// The driver has reacted to the last completion: if it left the host
+    /// idle, start counting the idle threshold.
+    #[inline]
+    fn settle_idle(&mut self) {
+        if self.became_idle {
+            self.became_idle = false;
+            if self.outstanding == 0 {
+                self.schedule_idle_check();
+            }
+        }
+    }
+
+    fn reschedule(&mut self, idle_check: Option<u32>, at: u64) {
+        if let Some(g) = idle_check {
+            self.events.schedule(at, EventKind::IdleCheck(g));
+        }
+    }
+
+    fn schedule_idle_check(&mut self) {
+        if self.idle_chain == Some(self.activity) {
+            return;
+        }
+        self.idle_chain = Some(self.activity);
+        let at = self.now() + self.idle_threshold_ns;
+        self.events.schedule(at, EventKind::IdleCheck(self.activity));
+    }
+
+    fn idle_check(&mut self, generation: u32) {
+        if generation != self.activity {
+            return;
+        }
+        let now = self.now();
+        match self.drive.background_step(now) {
+            Some(done) => self.events.schedule(done.max(now + 1), EventKind::IdleCheck(generation)),
+            None => self.idle_chain = None,
+        }
+    }
+}
+
+/// Kinds of I/O in the order statistics index them.
+pub const KINDS: [IoKind; 3] = [IoKind::Read, IoKind::Write, IoKind::Trim];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_is_send() {
+        fn send<T: Send>() {}
+        send::<Device>();
+    }
+}
