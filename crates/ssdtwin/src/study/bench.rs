@@ -33,6 +33,10 @@ pub struct BenchRow {
     pub peak_rss: u64,
     /// Write amplification during the workload.
     pub waf: f64,
+    /// Anonymous memory on transparent huge pages when the row ended,
+    /// bytes (Linux `AnonHugePages`): the mapping tables are accessed at
+    /// random, and without huge pages TLB misses roughly halve the speed.
+    pub huge_page_bytes: u64,
 }
 
 impl BenchRow {
@@ -52,15 +56,26 @@ impl BenchRow {
 
 /// Peak resident set size of this process (Linux `VmHWM`), bytes.
 pub fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+    proc_kib("/proc/self/status", "VmHWM:") * 1024
+}
+
+/// Anonymous memory of this process on transparent huge pages (Linux
+/// `AnonHugePages`), bytes.
+pub fn huge_page_bytes() -> u64 {
+    proc_kib("/proc/self/smaps_rollup", "AnonHugePages:") * 1024
+}
+
+/// A `key: N kB` line of a /proc file (0 when absent).
+fn proc_kib(path: &str, key: &str) -> u64 {
+    std::fs::read_to_string(path)
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(key))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<u64>().ok())
         })
-        .map_or(0, |kb| kb * 1024)
+        .unwrap_or(0)
 }
 
 fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, BenchRow) {
@@ -78,6 +93,7 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
         sim_s: 0.0,
         peak_rss: peak_rss_bytes(),
         waf: drive.waf(),
+        huge_page_bytes: huge_page_bytes(),
     };
     (drive, row)
 }
@@ -100,6 +116,7 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
         sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
         peak_rss: peak_rss_bytes(),
         waf,
+        huge_page_bytes: huge_page_bytes(),
     };
     (sim.into_drive(), row)
 }
@@ -172,12 +189,12 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
 }
 
 /// Header of the benchmark table.
-pub const HEADER: &str = "workload                         drive                 sim I/Os     wall s   I/Os per wall s   sim GB/wall s   sim s  realtime×    WAF  peak RSS MiB";
+pub const HEADER: &str = "workload                         drive                 sim I/Os     wall s   I/Os per wall s   sim GB/wall s   sim s  realtime×    WAF  peak RSS MiB  THP MiB";
 
 /// One row of the benchmark table.
 pub fn format_row(r: &BenchRow) -> String {
     format!(
-        "{:<32} {:<16} {:>12} {:>10.3} {:>17.0} {:>15.2} {:>7.2} {:>10.2} {:>6.2} {:>13.0}",
+        "{:<32} {:<16} {:>12} {:>10.3} {:>17.0} {:>15.2} {:>7.2} {:>10.2} {:>6.2} {:>13.0} {:>8.0}",
         r.name,
         r.drive,
         r.ios,
@@ -187,6 +204,7 @@ pub fn format_row(r: &BenchRow) -> String {
         r.sim_s,
         r.realtime_factor(),
         r.waf,
-        r.peak_rss as f64 / 1048576.0
+        r.peak_rss as f64 / 1048576.0,
+        r.huge_page_bytes as f64 / 1048576.0
     )
 }
