@@ -2,12 +2,46 @@
 //!
 //! A fast, deterministic, discrete-event simulator of a whole drive: host
 //! interface, controller, flash translation layer and NAND dies, in
-//! integer-nanosecond virtual time. The layout follows the hardware:
+//! integer-nanosecond virtual time. The modules follow the architecture:
 //!
 //! ```text
-//! workload ──► host (link, queue) ──► controller (cores, write buffer, ECC)
-//!          ──► ftl (mapping, allocation, GC) ──► flash (scheduler, channels, dies)
+//! spec/   drive files ──► DriveModel (validated)
+//! model/  the hardware: host (link, queue) ──► controller (cores, write buffer, ECC)
+//!         ──► ftl (mapping, allocation, SLC cache, GC) ──► flash (scheduler) ──► nand
+//!         plus power and health
+//! run/    device (the device core: clock, idle policy, statistics) fed by drivers:
+//!         sim (closed-loop fio-style jobs); states (fresh, full, steady); workloads
+//! study/  suites and reviews, figures (validate), bench, reports, analytic models
 //! ```
+//!
+//! `docs/architecture.md` in the repository follows one command through
+//! these layers. Any workload source drives a [`run::device::Device`]: it
+//! submits commands at the current virtual time and advances the clock to
+//! completions (or to its next arrival); the drive does background work
+//! when the host is idle:
+//!
+//! ```
+//! use ssdtwin::run::device::{Device, Event};
+//! use ssdtwin::{Command, Drive, DriveSpec, IoKind};
+//!
+//! let spec = DriveSpec::load("generic-tlc-nvme", &["geometry.blocks_per_plane=64".into(),
+//!     "ftl.user_capacity_bytes=999_997_440".into()]).unwrap();
+//! let mut device = Device::new(Drive::new(spec.build("example").unwrap()));
+//! device.begin_window(0);
+//! // Open loop: a 4 KiB write every 10 µs.
+//! for i in 0..100u64 {
+//!     while let Some(Event::Completion(c)) = device.advance_until(i * 10_000) {
+//!         assert!(c.latency_ns() > 0);
+//!     }
+//!     device.submit(Command { kind: IoKind::Write, offset: i * 4096, len: 4096 }, i as u32);
+//! }
+//! while device.next_event().is_some() {}
+//! let end = device.now();
+//! let window = device.end_window(end);
+//! assert_eq!(window.dirs[IoKind::Write as usize].ios, 100);
+//! ```
+//!
+//! The closed-loop driver runs fio-style jobs:
 //!
 //! ```
 //! use ssdtwin::{DriveSpec, Drive, Simulator, DriveState};

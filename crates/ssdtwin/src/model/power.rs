@@ -1,7 +1,7 @@
 //! Power: NVMe power states, autonomous power state transitions (APST)
 //! and the energy the drive draws.
 //!
-//! Models (design.md, "Power and heat"): the drive's power is the sum of
+//! Models (docs/architecture.md, "Power"): the drive's power is the sum of
 //! - a **floor** set by its power state: `active_idle_w` while it is
 //!   operational (PS0 with no power saving: controller, DRAM and link
 //!   awake), or the resting power of the non-operational state APST has

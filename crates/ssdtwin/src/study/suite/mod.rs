@@ -1,5 +1,5 @@
 //! Benchmark suites: the reviewers' and the vendor's test procedures
-//! (`shared/reference/methodology.md`) as data.
+//! (described in `docs/suites.md`) as data.
 //!
 //! A suite is a TOML file (the shipped ones are under
 //! `crates/ssdtwin/suites/` and compiled in; `ssdtwin suite --list` names
