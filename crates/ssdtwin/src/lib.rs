@@ -69,7 +69,7 @@ pub mod run;
 pub mod spec;
 pub mod study;
 
-pub use error::{Error, JobError, SpecError};
+pub use error::{Error, JobError, SpecError, TraceError};
 pub use model::drive::{Command, Drive, IoKind};
 pub use run::sim::{PhaseResult, Simulator};
 pub use run::state::DriveState;

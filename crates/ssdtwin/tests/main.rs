@@ -10,4 +10,6 @@ mod slc;
 mod states;
 mod suites;
 mod timing;
+mod trace_formats;
+mod trace_replay;
 mod waf;

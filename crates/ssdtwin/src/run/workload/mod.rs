@@ -199,6 +199,8 @@ pub enum Phase {
         /// Phase name.
         name: String,
     },
+    /// A block trace replayed (see [`crate::run::trace`]).
+    Trace(crate::run::trace::TraceSpec),
 }
 
 impl Phase {
@@ -206,6 +208,7 @@ impl Phase {
     pub fn name(&self) -> &str {
         match self {
             Phase::Io(s) => &s.name,
+            Phase::Trace(t) => &t.name,
             Phase::Idle { name, .. } | Phase::SecureErase { name } => name,
         }
     }
