@@ -175,6 +175,47 @@ fn statistical_steady_state_matches_the_replay_native_when_full() {
     compare_steady(model, 0.03);
 }
 
+/// Share of host writes that went to SLC, and the preconditioning WAF.
+fn slc_share_and_waf(d: &Drive) -> (f64, f64) {
+    let c = d.ftl.counters;
+    (c.host_slots_to_slc as f64 / c.host_slots_written as f64, d.waf())
+}
+
+/// The FTL's block policies exist once (`model::ftl::pool`), so a policy
+/// parameter moves the exact replay and the statistical builder alike:
+/// switching the SLC write policy from `always-slc` to `native-when-full`
+/// sends far fewer host writes through the cache and folds far less, in
+/// both, by the same amounts (a small SM2260: a dynamic cache without a
+/// static pool).
+#[test]
+fn a_policy_parameter_moves_both_steady_state_paths_alike() {
+    let mut seen = Vec::new();
+    for policy in ["always-slc", "native-when-full"] {
+        let set: Vec<String> = [
+            "geometry.blocks_per_plane=120",
+            "geometry.pages_per_block=128",
+            "ftl.user_capacity_bytes=3000000512",
+            "slc_cache.capacity_curve=[[0.0, 1.0e9], [0.5, 0.5e9], [1.0, 0.2e9]]",
+            &format!("slc_cache.write_policy={policy}"),
+        ]
+        .map(String::from)
+        .to_vec();
+        let model = DriveSpec::load("smi-sm2260-mlc-512gb", &set).unwrap().build("small sm2260").unwrap();
+        let mut exact = Drive::new(model.clone());
+        let cap = exact.user_bytes();
+        apply_phases_exact(&mut exact, &DriveState::Steady.phases(cap, 5));
+        let mut stat = Drive::new(model);
+        DriveState::Steady.apply_fast(&mut stat, 5);
+        let (e, s) = (slc_share_and_waf(&exact), slc_share_and_waf(&stat));
+        assert!((e.0 - s.0).abs() < 0.02, "{policy}: share of host writes into SLC {:.3} vs {:.3}", e.0, s.0);
+        assert!((e.1 / s.1 - 1.0).abs() < 0.05, "{policy}: WAF {:.3} vs {:.3}", e.1, s.1);
+        seen.push((e, s));
+    }
+    let [(ae, as_), (ne, ns)] = [seen[0], seen[1]];
+    eprintln!("always-slc: exact {ae:.3?} stat {as_:.3?}; native-when-full: exact {ne:.3?} stat {ns:.3?}");
+    assert!(ae.0 - ne.0 > 0.2 && as_.0 - ns.0 > 0.2, "the write policy changed too little: {seen:.3?}");
+}
+
 #[test]
 fn state_names_parse() {
     assert_eq!("full".parse::<DriveState>(), Ok(DriveState::Filled(100.0)));

@@ -85,7 +85,7 @@ impl Ftl {
                     self.blocks.begin_collect(b.block);
                     self.victims.on_collect(b.block, b.mode);
                     self.bg[die as usize] =
-                        Some(super::Background { carry, ..super::Background::new(b.block, b.mode, valid_at_start) });
+                        Some(super::pool::Paced { carry, ..super::pool::Paced::new(b.block, b.mode, valid_at_start) });
                 }
             }
         }
