@@ -260,3 +260,86 @@ fn a_job_runs_trace_phases_beside_the_others() {
     let err = sim.try_run_job(&Job { phases: vec![Phase::Trace(bad)] }).unwrap_err().to_string();
     assert!(err.ends_with("bad.mqsim:2: field `type`: expected 0 (write) or 1 (read), found `9`"), "{err}");
 }
+
+#[test]
+fn a_recorded_job_replays_closed_loop_with_the_same_results() {
+    use ssdtwin::run::trace::{TraceFormat, TraceWriter};
+    use ssdtwin::run::workload::parse_job_file;
+    let text = "[mix]\nrw=randrw\nrwmixread=60\nbs=4k\niodepth=8\nio_size=64m\nsize=256m\nrandseed=3\n";
+    let job = parse_job_file(text, "mix.fio", 300 * MIB, &Default::default()).unwrap();
+    let mut sim = Simulator::on(device());
+    sim.device().log_commands(true);
+    let start = sim.now();
+    let job_result = sim.run_job(&job).remove(0);
+    let mut log = sim.device().take_log();
+    let path = temp_file("recorded.mqsim", b"");
+    let mut w = TraceWriter::create(path.to_str().unwrap(), TraceFormat::Mqsim).unwrap();
+    w.write_log(&mut log, start).unwrap();
+    assert_eq!(w.written(), 16384);
+    w.finish().unwrap();
+
+    let mut s = TraceSpec::new("replay", path.to_str().unwrap());
+    s.mode = Some(ReplayMode::Closed { depth: 8 });
+    let r = run(&mut device(), &s);
+    let within = |a: f64, b: f64| (a - b).abs() <= 0.01 * b.abs().max(1e-9);
+    for kind in [IoKind::Read, IoKind::Write] {
+        let (a, b) = (&r.dirs[kind as usize], &job_result.dirs[kind as usize]);
+        assert_eq!((a.ios, a.bytes), (b.ios, b.bytes));
+        assert!(
+            within(r.iops(kind), job_result.iops(kind)),
+            "{kind:?} IOPS {} vs {}",
+            r.iops(kind),
+            job_result.iops(kind)
+        );
+        for p in [50.0, 99.0, 99.9] {
+            assert!(within(a.percentile_ns(p) as f64, b.percentile_ns(p) as f64), "{kind:?} p{p}");
+        }
+    }
+    assert!(within(r.counters.waf(), job_result.counters.waf()));
+}
+
+#[test]
+fn every_written_format_reads_back() {
+    use ssdtwin::run::trace::{TraceFormat, TraceOp, TraceReader, TraceWriter};
+    let reqs = [
+        (0u64, TraceOp::Write, 0u64, 4096u64),
+        (1_500_000, TraceOp::Read, 8192, 16384),
+        (2_000_000_000, TraceOp::Trim, 65536, 4096),
+        (2_000_500_000, TraceOp::Write, 4096 * 10, 131072),
+    ];
+    for format in TraceFormat::ALL {
+        for ext in ["", ".gz", ".zst"] {
+            let path = temp_file(&format!("rt-{}{ext}", format.name()), b"");
+            let p = path.to_str().unwrap();
+            let mut w = TraceWriter::create(p, format).unwrap();
+            for &(t, op, off, len) in &reqs {
+                w.write(t, op, off, len).unwrap();
+            }
+            let holds_trims = matches!(format, TraceFormat::Blkparse | TraceFormat::FioV2 | TraceFormat::FioV3);
+            assert_eq!(w.dropped(), if holds_trims { 0 } else { 1 }, "{format:?}");
+            w.finish().unwrap();
+            let mut r = TraceReader::open(p, None).unwrap();
+            assert_eq!(r.format(), format);
+            let sector = format.default_sector_bytes();
+            let mut got = Vec::new();
+            while let Some(q) = r.next_request().unwrap() {
+                let len =
+                    if matches!(format, TraceFormat::Mqsim | TraceFormat::Blkparse) { q.len * sector } else { q.len };
+                got.push((q.time_ns, q.op, q.address * sector, len));
+            }
+            let want: Vec<_> = reqs
+                .iter()
+                .filter(|r| holds_trims || r.1 != TraceOp::Trim)
+                .map(|&(t, op, off, len)| {
+                    let t = match format {
+                        TraceFormat::FioV2 => t / 1000 / 100 * 100_000, // waits of ≥ 100 µs
+                        TraceFormat::FioV3 | TraceFormat::Spc => t / 1000 * 1000,
+                        _ => t,
+                    };
+                    (t, op, off, len)
+                })
+                .collect();
+            assert_eq!(got, want, "{format:?}{ext}");
+        }
+    }
+}

@@ -44,10 +44,12 @@ mod formats;
 mod reader;
 pub mod replay;
 pub mod stats;
+mod writer;
 
 pub use reader::TraceReader;
 pub use replay::{replay, ReplayCounts, TraceSummary};
 pub use stats::TraceStats;
+pub use writer::TraceWriter;
 
 use serde::Serialize;
 
