@@ -6,4 +6,5 @@ pub mod report;
 pub mod run;
 pub mod show;
 pub mod suite;
+pub mod trace;
 pub mod validate;

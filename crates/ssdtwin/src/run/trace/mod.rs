@@ -41,6 +41,7 @@
 //! recorded response times (reported in the trace statistics, not used).
 
 mod formats;
+pub mod options;
 mod reader;
 pub mod replay;
 pub mod stats;
@@ -137,6 +138,80 @@ impl TraceFormat {
             TraceFormat::Msr | TraceFormat::FioV2 | TraceFormat::FioV3 => 1,
         }
     }
+}
+
+/// Byte offset and length of `req`, a request of a `format` trace read
+/// with `sector_bytes` per address unit (`None`: the format's): the
+/// offset of [`AddressMap`] and the drive's capacity are not applied.
+pub fn byte_extent(format: TraceFormat, sector_bytes: Option<u64>, req: &TraceRequest) -> (u64, u64) {
+    let sector = sector_bytes.unwrap_or(format.default_sector_bytes());
+    let len = if matches!(format, TraceFormat::Mqsim | TraceFormat::Blkparse) {
+        req.len.saturating_mul(sector)
+    } else {
+        req.len
+    };
+    (req.address.saturating_mul(sector), len)
+}
+
+/// Open the trace of `spec` with its reading options (format, blkparse
+/// events).
+pub fn open(spec: &TraceSpec) -> Result<TraceReader, TraceError> {
+    let mut r = TraceReader::open(&spec.file, spec.format)?;
+    r.set_blkparse_dispatch(spec.blkparse_dispatch);
+    Ok(r)
+}
+
+/// Each request of `spec`'s trace that its device selection and request
+/// limit keep, with its byte extent (see [`byte_extent`]), in order;
+/// skipped requests are counted in `stats`.
+pub fn for_each_request(
+    spec: &TraceSpec,
+    stats: &mut TraceStats,
+    mut f: impl FnMut(&TraceRequest, u64, u64) -> Result<(), TraceError>,
+) -> Result<TraceReader, TraceError> {
+    let mut r = open(spec)?;
+    let format = r.format();
+    let mut n = 0u64;
+    while let Some(req) = r.next_request()? {
+        if spec.device.is_some_and(|d| d != req.device) {
+            stats.skipped.other_device += 1;
+            continue;
+        }
+        if spec.max_requests.is_some_and(|m| n >= m) {
+            stats.skipped.over_limit += 1;
+            continue;
+        }
+        n += 1;
+        let (offset, len) = byte_extent(format, spec.address.sector_bytes, &req);
+        f(&req, offset, len)?;
+    }
+    Ok(r)
+}
+
+/// The statistics of `spec`'s trace (what `ssdtwin trace stats` prints),
+/// in one streamed pass.
+pub fn trace_stats(spec: &TraceSpec) -> Result<(TraceFormat, TraceStats), TraceError> {
+    let mut stats = TraceStats::default();
+    let mut inner = TraceStats::default();
+    let r = for_each_request(spec, &mut stats, |req, offset, len| {
+        inner.record(req.op, offset, len, req.time_ns, req.response_ns);
+        Ok(())
+    })?;
+    inner.skipped.other_device = stats.skipped.other_device;
+    inner.skipped.over_limit = stats.skipped.over_limit;
+    Ok((r.format(), inner))
+}
+
+/// Convert `spec`'s trace to `to` in the file `out` (compressed when its
+/// name ends in `.gz` or `.zst`); returns the writer's counts (written,
+/// widened, dropped) and the source format.
+pub fn convert(spec: &TraceSpec, out: &str, to: TraceFormat) -> Result<(TraceFormat, [u64; 3]), TraceError> {
+    let mut w = TraceWriter::create(out, to)?;
+    let mut stats = TraceStats::default();
+    let r = for_each_request(spec, &mut stats, |req, offset, len| w.write(req.time_ns, req.op, offset, len))?;
+    let counts = [w.written(), w.widened(), w.dropped()];
+    w.finish()?;
+    Ok((r.format(), counts))
 }
 
 /// What a trace request does.

@@ -82,13 +82,13 @@ impl TraceSummary {
         let mean_qd = if r.simulated_ns > 0 { lat_sum as f64 / r.simulated_ns as f64 } else { 0.0 };
         let s = &self.stats;
         let mut out = format!(
-            "  trace: {} requests ({} reads, {} writes, {} trims), {:.1}% sequential, footprint {:.2} GB\n",
+            "  trace: {} requests ({} reads, {} writes, {} trims), {:.1}% sequential, footprint {}\n",
             s.requests,
             s.ios[0],
             s.ios[1],
             s.ios[2],
             100.0 * s.sequential_fraction(),
-            s.footprint_bytes as f64 / 1e9
+            super::stats::gb(s.footprint_bytes)
         );
         out.push_str(&format!(
             "         recorded {:.3} s{}, simulated {:.3} s, max {} outstanding, mean QD {:.2}\n",

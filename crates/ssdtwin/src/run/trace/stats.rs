@@ -93,7 +93,7 @@ impl Default for TraceStats {
             out_of_order: 0,
             response_sum_ns: None,
             inter_arrival_max_ns: 0,
-            inter_arrival: Histogram::new(2).expect("valid histogram"),
+            inter_arrival: Histogram::new_with_bounds(1, 10_000_000_000_000_000, 2).expect("valid histogram bounds"),
             last_time: None,
             last_end: [None; 3],
             pages: HashMap::new(),
@@ -310,7 +310,8 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-fn gb(bytes: u64) -> String {
+/// Bytes in human units (B, kB, MB, GB).
+pub(crate) fn gb(bytes: u64) -> String {
     if bytes >= 1_000_000_000 {
         format!("{:.2} GB", bytes as f64 / 1e9)
     } else if bytes >= 1_000_000 {
