@@ -260,6 +260,7 @@ fn trace_stats_count_exactly() {
     for r in &reqs {
         s.record(r.op, r.address * 512, r.len_bytes, r.time_ns, r.response_ns);
     }
+    s.finish();
     assert_eq!((s.requests, s.ios, s.bytes), (4, [2, 2, 0], [8192, 16384, 0]));
     assert_eq!(s.skipped.zero_length, 1);
     // The second read continues the first.

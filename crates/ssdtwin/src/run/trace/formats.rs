@@ -100,9 +100,22 @@ fn is_read_write(s: &str) -> bool {
     s.eq_ignore_ascii_case("read") || s.eq_ignore_ascii_case("write")
 }
 
+#[inline]
 fn uint(field: &'static str, s: Option<&str>) -> Result<u64, LineError> {
-    let s = s.ok_or((field, "missing".to_string()))?;
-    s.parse::<u64>().map_err(|_| (field, format!("expected a whole number, found `{}`", shorten(s))))
+    let s = s.ok_or_else(|| (field, "missing".to_string()))?;
+    let bad = || (field, format!("expected a whole number, found `{}`", shorten(s)));
+    if s.is_empty() || s.len() > 20 {
+        return Err(bad());
+    }
+    let mut n = 0u64;
+    for b in s.bytes() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad());
+        }
+        n = n.checked_mul(10).and_then(|n| n.checked_add(d as u64)).ok_or_else(bad)?;
+    }
+    Ok(n)
 }
 
 fn shorten(s: &str) -> &str {
@@ -180,7 +193,7 @@ fn msr(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
         return Ok(None); // header
     }
     let ticks = uint("Timestamp", Some(first))?;
-    f.next().ok_or(("Hostname", "missing".to_string()))?;
+    f.next().ok_or_else(|| ("Hostname", "missing".to_string()))?;
     let device = uint("DiskNumber", f.next())?;
     let op = match f.next() {
         Some(t) if t.eq_ignore_ascii_case("read") => TraceOp::Read,
@@ -212,7 +225,8 @@ fn spc(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
         Some(x) => return Err(("Opcode", format!("expected r or w, found `{}`", shorten(x)))),
         None => return Err(("Opcode", "missing".into())),
     };
-    let ticks = parse_seconds(f.next().ok_or(("Timestamp", "missing".to_string()))?).map_err(|e| ("Timestamp", e))?;
+    let ticks =
+        parse_seconds(f.next().ok_or_else(|| ("Timestamp", "missing".to_string()))?).map_err(|e| ("Timestamp", e))?;
     Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: None }))
 }
 
@@ -236,14 +250,14 @@ fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
     let min = uint("device", Some(min))?;
     uint("cpu", f.next())?;
     uint("sequence", f.next())?;
-    let ticks = parse_seconds(f.next().ok_or(("time", "missing".to_string()))?).map_err(|e| ("time", e))?;
+    let ticks = parse_seconds(f.next().ok_or_else(|| ("time", "missing".to_string()))?).map_err(|e| ("time", e))?;
     uint("pid", f.next())?;
-    let action = f.next().ok_or(("action", "missing".to_string()))?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_string()))?;
     let wanted = if st.blkparse_dispatch { "D" } else { "Q" };
     if action != wanted {
         return Ok(None);
     }
-    let rwbs = f.next().ok_or(("rwbs", "missing".to_string()))?;
+    let rwbs = f.next().ok_or_else(|| ("rwbs", "missing".to_string()))?;
     if !rwbs.bytes().all(|b| b"RWDFSMANBE".contains(&b)) {
         return Err(("rwbs", format!("expected letters of RWDFSMANBE, found `{}`", shorten(rwbs))));
     }
@@ -284,8 +298,8 @@ fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw
     let mut f = line.split_ascii_whitespace();
     let v3 = format == TraceFormat::FioV3;
     let ticks = if v3 { uint("timestamp", f.next())? } else { st.fio_wait_us };
-    f.next().ok_or(("filename", "missing".to_string()))?;
-    let action = f.next().ok_or(("action", "missing".to_string()))?;
+    f.next().ok_or_else(|| ("filename", "missing".to_string()))?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_string()))?;
     let op = match action {
         "add" | "open" | "close" => {
             too_many("action", f.next())?;

@@ -197,6 +197,7 @@ pub fn trace_stats(spec: &TraceSpec) -> Result<(TraceFormat, TraceStats), TraceE
         inner.record(req.op, offset, len, req.time_ns, req.response_ns);
         Ok(())
     })?;
+    inner.finish();
     inner.skipped.other_device = stats.skipped.other_device;
     inner.skipped.over_limit = stats.skipped.over_limit;
     Ok((r.format(), inner))

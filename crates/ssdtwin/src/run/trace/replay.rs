@@ -23,6 +23,7 @@ use crate::error::TraceError;
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::{Device, Event};
 use crate::run::sim::PhaseResult;
+use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::Phase;
 
 /// What a replay did, beyond the drive's statistics.
@@ -135,7 +136,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     let mode = spec.mode_for(format);
     let capacity = device.drive().user_bytes();
     let mapper = Mapper::new(spec, format, capacity)?;
-    let mut src = Source { reader, mapper, spec, stats: TraceStats::default(), taken: 0 };
+    let mut src = Source::new(reader, mapper, spec);
 
     let start = device.now();
     device.begin_window(start);
@@ -153,7 +154,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     match mode {
         ReplayMode::Closed { depth } => loop {
             while device.outstanding() < depth {
-                let Some((cmd, _)) = src.next()? else { break };
+                let Some((cmd, _)) = src.next(device)? else { break };
                 device.submit(cmd, submitted as u32);
                 submitted += 1;
             }
@@ -174,7 +175,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
             // nothing outstanding.
             let mut shift = 0u64;
             let mut idle_from = start;
-            while let Some((cmd, recorded)) = src.next()? {
+            while let Some((cmd, recorded)) = src.next(device)? {
                 let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
                 scheduled_ns = scheduled_ns.max(scaled);
                 let at = (start + scaled.saturating_sub(shift)).max(device.now());
@@ -209,6 +210,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     }
     let end = device.now();
     let w = device.end_window(end);
+    src.stats.finish();
     let lines = src.reader.lines();
     let compression = src.reader.compression();
     let replay = ReplayCounts {
@@ -240,19 +242,68 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     })
 }
 
-/// The trace's requests as drive commands, skipped ones counted.
+/// The trace's requests as drive commands, skipped ones counted, read
+/// [`LOOKAHEAD`] commands ahead so that the map entries they will touch
+/// can be requested from memory before they are needed (as the
+/// closed-loop driver does): same commands, same order.
 struct Source<'a> {
     reader: TraceReader,
     mapper: Mapper,
     spec: &'a TraceSpec,
     stats: TraceStats,
     taken: u64,
+    ring: [(Command, u64); LOOKAHEAD],
+    head: usize,
+    len: usize,
+    exhausted: bool,
 }
 
-impl Source<'_> {
-    /// The next command to replay and its recorded time, ns.
+impl<'a> Source<'a> {
+    fn new(reader: TraceReader, mapper: Mapper, spec: &'a TraceSpec) -> Source<'a> {
+        let none = (Command { kind: IoKind::Read, offset: 0, len: 0 }, 0);
+        Source {
+            reader,
+            mapper,
+            spec,
+            stats: TraceStats::default(),
+            taken: 0,
+            ring: [none; LOOKAHEAD],
+            head: 0,
+            len: 0,
+            exhausted: false,
+        }
+    }
+
+    /// The next command to replay and its recorded time, ns; hints the
+    /// drive about the commands that follow.
     #[inline]
-    fn next(&mut self) -> Result<Option<(Command, u64)>, TraceError> {
+    fn next(&mut self, device: &Device) -> Result<Option<(Command, u64)>, TraceError> {
+        while self.len < LOOKAHEAD && !self.exhausted {
+            match self.read()? {
+                Some(c) => {
+                    self.ring[(self.head + self.len) % LOOKAHEAD] = c;
+                    self.len += 1;
+                }
+                None => self.exhausted = true,
+            }
+        }
+        if self.len == 0 {
+            return Ok(None);
+        }
+        let c = self.ring[self.head];
+        self.head = (self.head + 1) % LOOKAHEAD;
+        self.len -= 1;
+        if self.len > 0 {
+            let drive = device.drive();
+            drive.prefetch_map(self.ring[(self.head + self.len - 1) % LOOKAHEAD].0);
+            drive.prefetch_update(self.ring[(self.head + (self.len - 1) / 2) % LOOKAHEAD].0);
+        }
+        Ok(Some(c))
+    }
+
+    /// The next command of the file.
+    #[inline]
+    fn read(&mut self) -> Result<Option<(Command, u64)>, TraceError> {
         loop {
             if self.spec.max_requests.is_some_and(|m| self.taken >= m) {
                 return Ok(None);

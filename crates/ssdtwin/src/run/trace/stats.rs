@@ -73,9 +73,29 @@ pub struct TraceStats {
     last_time: Option<u64>,
     #[serde(skip)]
     last_end: [Option<u64>; 3],
+    /// Footprint chunks below [`DENSE_CHUNKS`], indexed directly.
     #[serde(skip)]
-    pages: HashMap<u64, Box<[u64; (CHUNK_PAGES / 64) as usize]>>,
+    dense: Vec<Option<Box<Chunk>>>,
+    /// Footprint chunks above (addresses beyond 16 TiB).
+    #[serde(skip)]
+    sparse: HashMap<u64, Box<Chunk>>,
+    /// Page ranges waiting to be marked: a range is marked [`DEFER`]
+    /// requests after its bitmap word was requested from memory.
+    #[serde(skip)]
+    pending: [(u64, u64); DEFER],
+    #[serde(skip)]
+    pending_at: usize,
 }
+
+/// Requests between the prefetch of a footprint word and its update.
+const DEFER: usize = 8;
+
+/// One bit per 4 KiB page of 16 MiB of addresses.
+type Chunk = [u64; (CHUNK_PAGES / 64) as usize];
+
+/// Chunks indexed directly (16 TiB of addresses; 8 MiB of pointers at
+/// most); higher addresses go to a hash map.
+const DENSE_CHUNKS: u64 = 1 << 20;
 
 impl Default for TraceStats {
     fn default() -> TraceStats {
@@ -96,7 +116,10 @@ impl Default for TraceStats {
             inter_arrival: Histogram::new_with_bounds(1, 10_000_000_000_000_000, 2).expect("valid histogram bounds"),
             last_time: None,
             last_end: [None; 3],
-            pages: HashMap::new(),
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+            pending: [(0, 0); DEFER],
+            pending_at: 0,
         }
     }
 }
@@ -144,24 +167,61 @@ impl TraceStats {
         if let Some(r) = response_ns {
             *self.response_sum_ns.get_or_insert(0) += r as u128;
         }
-        self.touch(offset / 4096, end.div_ceil(4096));
+        let first = offset / 4096;
+        self.prefetch_page(first);
+        let (a, b) = std::mem::replace(&mut self.pending[self.pending_at], (first, end.div_ceil(4096)));
+        self.pending_at = (self.pending_at + 1) % DEFER;
+        self.touch(a, b);
+    }
+
+    /// Mark the footprint of the requests still pending: call once the
+    /// last request is recorded, before reading `footprint_bytes`.
+    pub fn finish(&mut self) {
+        for i in 0..DEFER {
+            let (a, b) = std::mem::take(&mut self.pending[i]);
+            self.touch(a, b);
+        }
+    }
+
+    /// Hint the CPU to load the footprint word of `page`.
+    #[inline(always)]
+    fn prefetch_page(&self, page: u64) {
+        let chunk = page / CHUNK_PAGES;
+        if let Some(Some(bits)) = self.dense.get(chunk as usize) {
+            let word = &bits[((page % CHUNK_PAGES) / 64) as usize];
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: prefetching a valid reference has no observable effect.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((word as *const u64).cast())
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = word;
+        }
     }
 
     fn touch(&mut self, first: u64, end: u64) {
         let mut page = first;
         while page < end {
             let chunk = page / CHUNK_PAGES;
-            let bits = self.pages.entry(chunk).or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize]));
             let chunk_end = ((chunk + 1) * CHUNK_PAGES).min(end);
+            let bits: &mut Chunk = if chunk < DENSE_CHUNKS {
+                let i = chunk as usize;
+                if i >= self.dense.len() {
+                    self.dense.resize_with(i + 1, || None);
+                }
+                self.dense[i].get_or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize]))
+            } else {
+                self.sparse.entry(chunk).or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize]))
+            };
+            let mut added = 0;
             while page < chunk_end {
                 let i = page % CHUNK_PAGES;
                 let (w, b) = ((i / 64) as usize, i % 64);
-                if bits[w] & (1 << b) == 0 {
-                    bits[w] |= 1 << b;
-                    self.footprint_bytes += 4096;
-                }
+                added += (bits[w] >> b & 1) ^ 1;
+                bits[w] |= 1 << b;
                 page += 1;
             }
+            self.footprint_bytes += added * 4096;
         }
     }
 
@@ -348,6 +408,7 @@ mod tests {
         s.record(TraceOp::Write, 0, 8192, 0, None);
         s.record(TraceOp::Read, 4096, 8192, 1, None);
         s.record(TraceOp::Write, 100 << 30, 512, 2, None);
+        s.finish();
         assert_eq!(s.footprint_bytes, 4 * 4096);
         assert_eq!(s.sequential, 0);
         s.record(TraceOp::Write, (100 << 30) + 512, 512, 3, None);
