@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use super::blocks::BlockTable;
 use super::pool::{BlockPool, Paced};
 use super::streams::StreamId;
-use super::{prefetch, Ftl, NandOp, Purpose, PREFETCH_AHEAD};
+use super::{prefetch, FtlCore, NandOp, Purpose, PREFETCH_AHEAD};
 use crate::model::nand::{CellMode, Geometry, NONE};
 use crate::spec::GcPolicy;
 
@@ -260,7 +260,7 @@ pub fn reclaim_until_low<P: BlockPool>(pool: &mut P, die: u32) {
 }
 
 /// The FTL's collection mechanism and idle-time work.
-impl Ftl {
+impl FtlCore {
     /// Move the valid slots of a victim being collected, from offset
     /// `from`, stopping after `max_moves` moves. Returns the offset to
     /// continue from (the block's write pointer when all are moved).
@@ -382,7 +382,7 @@ impl Ftl {
                 }
             }
         }
-        if self.wants_background_gc(die) {
+        if self.wants_page_gc(die) {
             return begin_stepwise(self, die, CellMode::Native);
         }
         None

@@ -1,33 +1,45 @@
-//! Flash translation layer: page-level mapping, allocation, GC.
+//! Flash translation layer: mapping, allocation, SLC cache, GC.
 //!
 //! The FTL is purely logical: it decides where every 4 KiB goes and which
-//! NAND operations that takes, and appends those operations to
-//! [`Ftl::ops`]; the controller gives them times (see `controller`). No
-//! decision depends on time, so the fast preconditioning path (which runs
-//! the same code and drops the operations) leaves exactly the state that
-//! simulating the writes leaves.
+//! NAND operations that takes, and hands those operations to the drive
+//! ([`Ftl::take_ops`]), which gives them times (see `model::drive` and
+//! `model::flash`). No decision depends on time, so the fast
+//! preconditioning path (which runs the same code and drops the
+//! operations) leaves exactly the state that simulating the writes leaves.
 //!
 //! Layout of the parts:
-//! - mapping: `l2p` (logical page → slot) and `p2l` (slot → logical
-//!   page), flat `u32` arrays, plus optional version stamps;
-//! - allocation ([`streams`]): write streams (host, GC, fold) each with an
-//!   open block per die, striping program units over dies channel first;
+//! - [`Ftl`]: the narrow API the drive uses (write, read, trim, flush,
+//!   background work, secure erase, the operations), over
+//! - [`FtlCore`]: the state every part shares — the map (`l2p`: logical
+//!   page → slot, `p2l`: slot → logical page, flat `u32` arrays, plus
+//!   optional version stamps), the blocks, the write streams, the
+//!   collections in progress, the operations and the counters — private to
+//!   this module;
+//! - [`mapping`]: the mapping scheme behind a trait: page-level
+//!   ([`mapping::PageMapping`]) or hybrid log-block ([`hybrid`]);
+//! - [`pool`]: the block pool the block policies act on, implemented by
+//!   [`FtlCore`] and by the statistical steady-state builder, so that each
+//!   policy exists once:
+//!   - [`streams`]: write streams (host, GC, fold) each with an open block
+//!     per die, striping program units over dies channel first, and which
+//!     block a stream opens;
+//!   - [`slc`]: the SLC cache — which mode a new host block gets, how large
+//!     the cache may be, when to fold;
+//!   - [`gc`]: victim selection, reclaiming by GC or folding, pacing, and
+//!     the FTL's collection mechanism and idle-time work;
 //! - [`blocks`]: block metadata, free lists and the victim index;
-//! - [`gc`]: victim selection; collection is [`Ftl::collect_one`]: GC of a
-//!   native block stays native, GC of an SLC block folds it;
-//! - the SLC cache ([`slc`]): which mode a new host block gets, how large
-//!   the cache may be, when to fold.
+//! - [`install`]: installing a whole state built elsewhere.
 //!
-//! - the hybrid log-block scheme ([`hybrid`]), an alternative placement
-//!   and merge policy over the same map, block table and operations.
-//!
-//! Left out here: a mapping cache for DRAM-less drives, static wear levelling and bad blocks (their issues add them
-//! behind the same interface).
+//! Left out here: a mapping cache for DRAM-less drives, static wear
+//! levelling and bad blocks (they slot in as a scheme and as pool
+//! mechanisms).
 
 pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod mapcache;
+pub mod mapping;
 pub mod pool;
 pub mod slc;
 pub mod streams;
@@ -37,6 +49,7 @@ use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{DriveModel, GcPolicy, SlcModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use mapping::{MappingScheme, Scheme};
 use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
 
@@ -51,6 +64,10 @@ pub enum Purpose {
     Fold,
     /// Merging log blocks into data blocks (hybrid mapping).
     Merge,
+    /// Loading a translation page of a cached map for a lookup.
+    MapLoad,
+    /// Writing translation pages back (and cleaning their blocks).
+    MapStore,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -131,55 +148,304 @@ pub struct FtlCounters {
     pub merge_slots_copied: u64,
 }
 
-/// The page-level FTL.
+/// The flash translation layer: a mapping scheme ([`mapping`]) over the
+/// shared state ([`FtlCore`]) and block policies ([`pool`]). The drive
+/// talks to it through this narrow API: host writes, reads and trims,
+/// flushes, background work, secure erase; the NAND operations they need
+/// come out of [`Ftl::take_ops`].
 #[derive(Debug, Clone)]
 pub struct Ftl {
+    core: FtlCore,
+    scheme: Scheme,
+}
+
+impl Ftl {
+    /// A freshly secure-erased FTL for a drive, with the drive's mapping
+    /// scheme.
+    pub fn new(model: &DriveModel) -> Ftl {
+        let core = FtlCore::new(model);
+        let scheme = match &model.hybrid {
+            Some(h) => Scheme::Hybrid(Box::new(hybrid::Hybrid::new(h, &core.geo))),
+            None => Scheme::Page(mapping::PageMapping),
+        };
+        Ftl { core, scheme }
+    }
+
+    /// Write one logical page from the host. Returns its new slot.
+    #[inline]
+    pub fn write(&mut self, lpn: u32) -> Slot {
+        self.core.unmap(lpn);
+        let slot = self.scheme.write(&mut self.core, lpn);
+        self.core.stamp(lpn, slot);
+        self.core.counters.host_slots_written += 1;
+        slot
+    }
+
+    /// Where a host read of `lpn` finds its data: the slot (`NONE` when
+    /// unmapped). A scheme that must first load map entries appends those
+    /// NAND reads to the operations ([`Ftl::take_ops`]), which the drive
+    /// runs before the data read.
+    #[inline]
+    pub fn read(&mut self, lpn: u32) -> Slot {
+        self.scheme.read(&mut self.core, lpn)
+    }
+
+    /// Deallocate (TRIM) one logical page.
+    #[inline]
+    pub fn trim(&mut self, lpn: u32) {
+        if self.core.unmap(lpn) {
+            self.core.counters.trimmed_slots += 1;
+        }
+    }
+
+    /// Program the host's partially filled unit now, padding the rest
+    /// (write-through and flush commands).
+    pub fn flush_host(&mut self) {
+        self.scheme.flush(&mut self.core);
+    }
+
+    /// Host slots written but not yet sent to NAND (in the write buffer).
+    pub fn host_pending_slots(&self) -> u32 {
+        self.scheme.pending_slots(&self.core)
+    }
+
+    /// Secure erase: forget all data, all blocks free (erase counts kept).
+    pub fn secure_erase(&mut self) {
+        self.core.secure_erase();
+        self.scheme.reset();
+    }
+
+    /// Count an erase of `block` in `mode` done outside the FTL's own
+    /// operations (a format's user-data erase).
+    pub fn count_erase(&mut self, block: u32, mode: CellMode) {
+        self.core.blocks.erase_count[mode as usize][block as usize] += 1;
+    }
+
+    /// Whether `die` has fewer free blocks than the background-GC target
+    /// and a native block worth collecting. Schemes that reclaim space by
+    /// merges (hybrid) never collect pages.
+    pub fn wants_background_gc(&self, die: u32) -> bool {
+        self.scheme.reclaims_by_page_gc() && self.core.wants_page_gc(die)
+    }
+
+    /// One step of background work while the host is idle (see
+    /// [`FtlCore::background_step`]). Returns false when there is nothing
+    /// to do.
+    pub fn background_step(&mut self) -> bool {
+        if !self.scheme.reclaims_by_page_gc() {
+            return false;
+        }
+        self.core.background_step()
+    }
+
+    /// Check internal consistency (tests): the maps are inverse, every
+    /// block's valid count matches its slots, and the scheme's own
+    /// invariants hold.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        self.core.check_consistency()?;
+        self.scheme.check(&self.core)
+    }
+
+    /// The NAND operations produced since the last call, in order. Give the
+    /// vector back with [`Ftl::recycle_ops`] so that no call allocates.
+    #[inline]
+    pub fn take_ops(&mut self) -> Vec<NandOp> {
+        std::mem::take(&mut self.core.ops)
+    }
+
+    /// Return an emptied operation vector (keeps its capacity).
+    #[inline]
+    pub fn recycle_ops(&mut self, mut ops: Vec<NandOp>) {
+        ops.clear();
+        if self.core.ops.is_empty() {
+            self.core.ops = ops;
+        }
+    }
+
+    /// Whether operations are waiting to be taken.
+    #[inline]
+    pub fn has_ops(&self) -> bool {
+        !self.core.ops.is_empty()
+    }
+
+    /// Record NAND operations (on), or only change state (off: the fast
+    /// preconditioning path). Turning it off drops waiting operations.
+    pub fn set_emit_ops(&mut self, on: bool) {
+        self.core.emit_ops = on;
+        if !on {
+            self.core.ops.clear();
+        }
+    }
+
+    /// The map cache's counters, when the map is cached.
+    pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
+        self.core.map.as_ref().map(|m| m.counters)
+    }
+
+    /// Cost of one host lookup in the map cache's memory, ns (an HMB round
+    /// trip; 0 without a cache or in the controller's own memory).
+    #[inline]
+    pub fn map_access_ns(&self) -> u64 {
+        self.core.map.as_ref().map_or(0, |m| m.access_ns())
+    }
+
+    /// The hybrid scheme's state, when the drive uses hybrid mapping.
+    pub fn hybrid(&self) -> Option<&hybrid::Hybrid> {
+        match &self.scheme {
+            Scheme::Hybrid(h) => Some(h),
+            Scheme::Page(_) => None,
+        }
+    }
+
+    /// Logical pages the host can address.
+    pub fn user_lpns(&self) -> u32 {
+        self.core.user_lpns()
+    }
+    /// The drive's geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.core.geo
+    }
+    /// Block metadata (valid counts, states, erase counts, free lists).
+    pub fn blocks(&self) -> &BlockTable {
+        &self.core.blocks
+    }
+    /// The FTL's event counters.
+    pub fn counters(&self) -> FtlCounters {
+        self.core.counters
+    }
+    /// Logical pages currently mapped (how full the drive is).
+    pub fn mapped_lpns(&self) -> u64 {
+        self.core.mapped_lpns
+    }
+    /// The logical-to-physical map (`NONE` where unmapped).
+    pub fn l2p(&self) -> &[Slot] {
+        &self.core.l2p
+    }
+    /// The physical-to-logical map (`NONE` where invalid or unwritten).
+    pub fn p2l(&self) -> &[u32] {
+        &self.core.p2l
+    }
+    /// Slot holding a logical page, or `NONE` (a look at the map, with no
+    /// cost in the model: [`Ftl::read`] is the host's path).
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> Slot {
+        self.core.lookup(lpn)
+    }
+    /// Version stamp a read of `lpn` returns (see [`FtlCore::read_version`]).
+    pub fn read_version(&self, lpn: u32) -> u32 {
+        self.core.read_version(lpn)
+    }
+    /// Whether version stamps are kept.
+    pub fn has_versions(&self) -> bool {
+        self.core.has_versions()
+    }
+    /// Warm the cache line of `lpn`'s map entry. A hint only.
+    #[inline]
+    pub fn prefetch_lookup(&self, lpn: u32) {
+        self.core.prefetch_lookup(lpn)
+    }
+    /// Warm the cache lines a coming [`Ftl::write`] of `lpn` will touch.
+    #[inline]
+    pub fn prefetch_write(&self, lpn: u32) {
+        self.core.prefetch_write(lpn)
+    }
+    /// Whether a slot's data is still in the controller (its program
+    /// operation has not been issued).
+    #[inline]
+    pub fn is_unprogrammed(&self, slot: Slot) -> bool {
+        self.core.is_unprogrammed(slot)
+    }
+    /// Cell mode of a block.
+    #[inline]
+    pub fn mode_of(&self, block: u32) -> CellMode {
+        self.core.mode_of(block)
+    }
+    /// Blocks a user-data erase must erase (every block not free).
+    pub fn blocks_to_erase(&self) -> Vec<u32> {
+        self.core.blocks_to_erase()
+    }
+    /// The GC policy in use.
+    pub fn gc_policy(&self) -> GcPolicy {
+        self.core.gc_policy()
+    }
+    /// Fill fraction: mapped logical pages / user pages.
+    pub fn fill_fraction(&self) -> f64 {
+        self.core.fill_fraction()
+    }
+    /// SLC blocks the cache may hold now (whole drive).
+    pub fn slc_limit_blocks(&self) -> u32 {
+        self.core.slc_limit_blocks()
+    }
+    /// Current SLC cache capacity in bytes (what the drive would report).
+    pub fn slc_cache_bytes(&self) -> u64 {
+        self.core.slc_cache_bytes()
+    }
+    /// Bytes of SLC blocks in use (open or full, valid or not).
+    pub fn slc_used_bytes(&self) -> u64 {
+        self.core.slc_used_bytes()
+    }
+    /// Bytes of valid data waiting in SLC to be folded.
+    pub fn fold_backlog_bytes(&self) -> u64 {
+        self.core.fold_backlog_bytes()
+    }
+}
+
+/// The FTL's state that its mapping schemes and block policies share: the
+/// map, the blocks, the write streams, the collections in progress, the
+/// operations produced and the counters. Its fields are private to the
+/// `ftl` module; everything outside goes through [`Ftl`].
+#[derive(Debug, Clone)]
+pub struct FtlCore {
     /// Geometry.
-    pub geo: Geometry,
+    geo: Geometry,
     /// Logical page → slot (`NONE` when unmapped).
-    pub l2p: HugeVec<Slot>,
+    l2p: HugeVec<Slot>,
     /// Slot → logical page (`NONE` when invalid or unwritten).
-    pub p2l: HugeVec<u32>,
+    p2l: HugeVec<u32>,
     /// Last version written per logical page (if stamps are on).
     lpn_version: HugeVec<u32>,
     /// Version held by each slot (the "data" on flash, if stamps are on).
     slot_version: HugeVec<u32>,
     /// Block metadata.
-    pub blocks: BlockTable,
+    blocks: BlockTable,
     streams: [Stream; 3],
     victims: VictimSelector,
     gc_low: u32,
     gc_high: u32,
     seq: u64,
     /// The SLC cache, if the drive has one.
-    pub slc: Option<SlcModel>,
+    slc: Option<SlcModel>,
     /// Logical pages currently mapped (how full the drive is).
-    pub mapped_lpns: u64,
+    mapped_lpns: u64,
     /// Valid slots held in SLC blocks (the folding backlog).
-    pub slc_valid_slots: u64,
+    slc_valid_slots: u64,
     fold_die: u32,
     bg: Vec<Option<Paced>>,
     /// NAND operations produced by the last calls, in order.
-    pub ops: Vec<NandOp>,
+    ops: Vec<NandOp>,
     /// Whether to record operations (off on the fast preconditioning path).
-    pub emit_ops: bool,
+    emit_ops: bool,
     /// Counters.
-    pub counters: FtlCounters,
-    /// The hybrid log-block scheme, when the drive uses it.
-    pub hybrid: Option<Box<hybrid::Hybrid>>,
+    counters: FtlCounters,
+    /// The map cache, when the map is cached in limited memory.
+    map: Option<mapcache::MapCache>,
 }
 
-impl Ftl {
-    /// A freshly secure-erased FTL for a drive.
-    pub fn new(model: &DriveModel) -> Ftl {
+impl FtlCore {
+    fn new(model: &DriveModel) -> FtlCore {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
-        Ftl {
+        let mut blocks = BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
+        let map = model.map_cache.as_ref().map(|m| {
+            let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
+            mapcache::MapCache::new(m, &geo, reserved)
+        });
+        FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
-            blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
+            blocks,
             streams: [
                 Stream::new(StreamId::Host, &geo),
                 Stream::new(StreamId::Gc, &geo),
@@ -197,7 +463,7 @@ impl Ftl {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
-            hybrid: model.hybrid.as_ref().map(|h| Box::new(hybrid::Hybrid::new(h, geo.dies, geo.total_blocks))),
+            map,
             geo,
         }
     }
@@ -250,53 +516,6 @@ impl Ftl {
         }
     }
 
-    /// Write one logical page from the host. Returns its new slot.
-    #[inline]
-    pub fn write(&mut self, lpn: u32) -> Slot {
-        self.unmap(lpn);
-        let slot = if self.hybrid.is_some() {
-            self.hybrid_write(lpn);
-            // A merge triggered by this very write may already have moved
-            // the page: its current slot is what the map says.
-            self.l2p[lpn as usize]
-        } else {
-            self.append(StreamId::Host, lpn)
-        };
-        if !self.lpn_version.is_empty() {
-            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
-            self.lpn_version[lpn as usize] = v;
-            self.slot_version[slot as usize] = v;
-        }
-        self.counters.host_slots_written += 1;
-        slot
-    }
-
-    /// Deallocate (TRIM) one logical page.
-    #[inline]
-    pub fn trim(&mut self, lpn: u32) {
-        if self.unmap(lpn) {
-            self.counters.trimmed_slots += 1;
-        }
-    }
-
-    /// Program the host stream's partially filled unit now, padding the
-    /// rest (write-through and flush commands).
-    pub fn flush_host(&mut self) {
-        if self.hybrid.is_some() {
-            self.flush_pending();
-            return;
-        }
-        self.flush_stream(StreamId::Host);
-    }
-
-    /// Whether the host stream holds written data not yet sent to NAND.
-    pub fn host_pending_slots(&self) -> u32 {
-        if self.hybrid.is_some() {
-            return self.hybrid_pending_slots();
-        }
-        self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
-    }
-
     /// Whether a slot's data is still in the controller (its program
     /// operation has not been issued).
     #[inline]
@@ -318,7 +537,7 @@ impl Ftl {
     }
 
     /// Secure erase: forget all data, all blocks free (erase counts kept).
-    pub fn secure_erase(&mut self) {
+    fn secure_erase(&mut self) {
         self.l2p.fill(NONE);
         self.p2l.fill(NONE);
         self.lpn_version.fill(0);
@@ -326,6 +545,11 @@ impl Ftl {
         let erase_counts = self.blocks.erase_count.clone();
         self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        if let Some(m) = &mut self.map {
+            let per_die = m.blocks().len() as u32 / self.geo.dies;
+            self.blocks.reserve_map_blocks(per_die, m.mode());
+            m.reset();
+        }
         self.mapped_lpns = 0;
         self.slc_valid_slots = 0;
         self.bg.fill(None);
@@ -334,24 +558,35 @@ impl Ftl {
         }
         self.victims.reset();
         self.ops.clear();
-        if let Some(h) = &mut self.hybrid {
-            h.reset();
-        }
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
-    /// and a native block worth collecting.
-    pub fn wants_background_gc(&self, die: u32) -> bool {
-        // The hybrid scheme reclaims space by merges, never by page GC.
-        self.hybrid.is_none()
-            && self.blocks.free_count(die) < self.gc_high
-            && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
+    /// and a native block worth collecting (page GC; see
+    /// [`Ftl::wants_background_gc`]).
+    fn wants_page_gc(&self, die: u32) -> bool {
+        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
+    }
+
+    /// Give `lpn` a new version stamp in `slot` (when stamps are on).
+    #[inline]
+    fn stamp(&mut self, lpn: u32, slot: Slot) {
+        if !self.lpn_version.is_empty() {
+            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
+            self.lpn_version[lpn as usize] = v;
+            self.slot_version[slot as usize] = v;
+        }
+    }
+
+    /// Host slots of the host stream not yet programmed.
+    fn host_pending_slots(&self) -> u32 {
+        self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
     }
 
     /// Remove the mapping of `lpn`; true if it was mapped.
     #[inline]
-    fn unmap(&mut self, lpn: u32) -> bool {
+    pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
+        self.touch_map(lpn, old != NONE);
         if old == NONE {
             return false;
         }
@@ -368,7 +603,7 @@ impl Ftl {
 
     /// Hand out the next slot of a stream and map `lpn` to it.
     #[inline]
-    fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
+    pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
         let die = self.streams[id as usize].die;
         let block = streams::open_block(self, id, die);
         let b = block as usize;
@@ -384,8 +619,26 @@ impl Ftl {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
+        self.touch_map(lpn, true);
         self.after_append(id, block);
         slot
+    }
+
+    /// Access `lpn`'s map entry through the map cache, if the map is
+    /// cached (`dirty`: the access changes it). Misses and write-backs
+    /// append their NAND operations.
+    #[inline]
+    fn touch_map(&mut self, lpn: u32, dirty: bool) {
+        if let Some(m) = &mut self.map {
+            m.access(lpn, dirty, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
+    }
+
+    /// A host read's lookup of `lpn`: through the map cache, then the map.
+    #[inline]
+    pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
+        self.touch_map(lpn, false);
+        self.l2p[lpn as usize]
     }
 
     /// After a slot was handed out: issue the program when a unit is full,
@@ -425,7 +678,7 @@ impl Ftl {
         self.streams[id as usize].advance(&self.geo);
     }
 
-    fn flush_stream(&mut self, id: StreamId) {
+    pub(super) fn flush_stream(&mut self, id: StreamId) {
         let die = self.streams[id as usize].die;
         let block = self.streams[id as usize].open[die as usize];
         if block == NONE {
@@ -446,7 +699,7 @@ impl Ftl {
 
     /// Check internal consistency (tests): the maps are inverse and every
     /// block's valid count matches its slots.
-    pub fn check_consistency(&self) -> Result<(), String> {
+    fn check_consistency(&self) -> Result<(), String> {
         for (lpn, &s) in self.l2p.iter().enumerate() {
             if s != NONE && self.p2l[s as usize] != lpn as u32 {
                 return Err(format!("l2p[{lpn}] = {s} but p2l[{s}] = {}", self.p2l[s as usize]));
@@ -468,9 +721,6 @@ impl Ftl {
                 return Err(format!("block {b}: {valid} valid slots, count says {}", self.blocks.valid[b as usize]));
             }
         }
-        if self.hybrid.is_some() {
-            self.hybrid_check()?;
-        }
         Ok(())
     }
 
@@ -482,7 +732,7 @@ impl Ftl {
 
 /// The FTL as the block pool its policies act on (exact counts; moves
 /// update the map and emit NAND operations).
-impl BlockPool for Ftl {
+impl BlockPool for FtlCore {
     #[inline]
     fn geometry(&self) -> &Geometry {
         &self.geo

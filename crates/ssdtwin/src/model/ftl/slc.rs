@@ -28,11 +28,11 @@
 
 use super::gc::collect_one;
 use super::pool::BlockPool;
-use super::Ftl;
+use super::FtlCore;
 use crate::model::nand::{CellMode, SECTOR_BYTES};
 use crate::spec::SlcWritePolicy;
 
-impl Ftl {
+impl FtlCore {
     /// Fill fraction: mapped logical pages / user pages.
     pub fn fill_fraction(&self) -> f64 {
         self.mapped_lpns as f64 / self.l2p.len() as f64

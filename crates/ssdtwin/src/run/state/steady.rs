@@ -71,6 +71,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::Drive;
+use crate::model::ftl::blocks::BlockState;
 use crate::model::ftl::install::{InstalledBlock, Role};
 use crate::model::ftl::pool::{BlockPool, Paced};
 use crate::model::ftl::streams::{self, StreamId as Stream};
@@ -87,7 +88,7 @@ const PHASE_SPREAD: f64 = 0.25;
 
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
-    drive.ftl.hybrid.is_none() && !drive.ftl.has_versions()
+    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions()
 }
 
 /// Build the steady state of a span of `span_lpns` pages from LBA 0 on a
@@ -129,13 +130,13 @@ pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
         }
     }
     sim.exact_total(&mut blocks, span_lpns as u64);
-    let mut erase = drive.ftl.blocks.erase_count.clone();
+    let mut erase = drive.ftl.blocks().erase_count.clone();
     for (mode, counts) in erase.iter_mut().enumerate() {
         for (i, e) in counts.iter_mut().enumerate() {
             *e += sim.erase[mode][i % geo.blocks_per_die as usize];
         }
     }
-    let before = drive.ftl.counters;
+    let before = drive.ftl.counters();
     let counters = FtlCounters {
         host_slots_written: before.host_slots_written + c.host_slots_written * dies,
         gc_slots_moved: before.gc_slots_moved + c.gc_slots_moved * dies,
@@ -217,11 +218,16 @@ struct BlockSim {
 impl BlockSim {
     fn new(drive: &Drive, seed: u64) -> BlockSim {
         let geo = drive.model.geometry;
-        let is_static = drive.ftl.blocks.is_static.clone();
+        let is_static = drive.ftl.blocks().is_static.clone();
         // Die 0 stands for every die: its blocks, its share of the
         // drive's capacity and SLC cache.
         let mut die = Die { open: [NONE; 3], ..Die::default() };
+        let state = &drive.ftl.blocks().state;
         for b in 0..geo.blocks_per_die {
+            if state[b as usize] != BlockState::Free {
+                // Translation blocks of a cached map hold no data.
+                continue;
+            }
             if is_static[b as usize] {
                 die.free_static.push_back(b);
             } else {
