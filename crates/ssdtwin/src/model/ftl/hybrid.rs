@@ -331,6 +331,7 @@ impl Ftl {
 
     fn erase_block(&mut self, block: u32) {
         debug_assert_eq!(self.blocks.valid[block as usize], 0, "erasing a block with valid data");
+        self.journal(super::journal::Relocation::Erased { block });
         if self.emit_ops {
             self.ops.push(NandOp::Erase { purpose: Purpose::Merge, block });
         }
@@ -470,6 +471,7 @@ impl Ftl {
                 self.p2l[new as usize] = lpn;
                 self.l2p[lpn as usize] = new;
                 self.blocks.valid[dest as usize] += 1;
+                self.journal(super::journal::Relocation::Moved { from: src, to: new });
                 if !self.slot_version.is_empty() {
                     self.slot_version[new as usize] = self.slot_version[src as usize];
                 }

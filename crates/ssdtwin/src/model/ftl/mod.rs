@@ -28,6 +28,7 @@ pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod journal;
 pub mod slc;
 pub mod streams;
 
@@ -36,6 +37,7 @@ use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{DriveModel, GcPolicy, SlcModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use journal::Relocation;
 use streams::{Stream, StreamId};
 
 /// Why a NAND operation is issued.
@@ -184,6 +186,8 @@ pub struct Ftl {
     pub counters: FtlCounters,
     /// The hybrid log-block scheme, when the drive uses it.
     pub hybrid: Option<Box<hybrid::Hybrid>>,
+    /// Relocation journal, when a caller keeps data (see [`journal`]).
+    journal: Option<Vec<Relocation>>,
 }
 
 impl Ftl {
@@ -215,6 +219,7 @@ impl Ftl {
             emit_ops: true,
             counters: FtlCounters::default(),
             hybrid: model.hybrid.as_ref().map(|h| Box::new(hybrid::Hybrid::new(h, geo.dies, geo.total_blocks))),
+            journal: None,
             geo,
         }
     }
@@ -354,6 +359,7 @@ impl Ftl {
         if let Some(h) = &mut self.hybrid {
             h.reset();
         }
+        self.journal(Relocation::Reset);
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
@@ -678,6 +684,7 @@ impl Ftl {
             // `append` maps the page again.
             self.mapped_lpns -= 1;
             let new = self.append(dest, lpn);
+            self.journal(Relocation::Moved { from: slot, to: new });
             if !self.slot_version.is_empty() {
                 self.slot_version[new as usize] = self.slot_version[slot as usize];
             }
@@ -701,6 +708,7 @@ impl Ftl {
     /// Erase a fully moved victim and return it to its free list.
     fn finish_collection(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
+        self.journal(Relocation::Erased { block: victim });
         if self.emit_ops {
             let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
             self.ops.push(NandOp::Erase { purpose, block: victim });
