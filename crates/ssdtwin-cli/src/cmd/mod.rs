@@ -1,0 +1,9 @@
+//! One module per command: its options (a clap `Args` struct) and its
+//! `run` function.
+
+pub mod bench;
+pub mod report;
+pub mod run;
+pub mod show;
+pub mod suite;
+pub mod validate;
