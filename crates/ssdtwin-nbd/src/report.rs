@@ -4,8 +4,6 @@
 //! per-second series), plus a `serve` section with the wall-clock side:
 //! wall time, connections, requests, errors, the time spent in the twin.
 
-use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
@@ -83,19 +81,4 @@ impl ServeReport {
         ));
         s
     }
-}
-
-/// Write `value` as pretty JSON to `path` through a temporary file in
-/// the same directory, renamed into place (a reader never sees half).
-pub fn write_json_atomically(path: &Path, value: &Value) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out.json".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, value)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
 }
