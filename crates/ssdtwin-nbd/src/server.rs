@@ -37,6 +37,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -348,7 +349,14 @@ impl Server {
                     }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    thread::sleep(Duration::from_millis(if shared.opts.once { 5 } else { 50 }));
+                    // Wait for a connection (or 50 ms, to see a stop).
+                    let fd = match &listener {
+                        Listener::Tcp(l) => l.as_raw_fd(),
+                        Listener::Unix(l, _) => l.as_raw_fd(),
+                    };
+                    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                    // SAFETY: one valid pollfd for the call's duration.
+                    unsafe { libc::poll(&mut pfd, 1, if shared.opts.once { 5 } else { 50 }) };
                     tick(&shared.twin());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
