@@ -23,6 +23,10 @@ use ssdtwin::model::nand::{Geometry, Slot, NONE};
 /// Bytes per slot.
 pub const PAGE: usize = 4096;
 
+/// Pages per pool chunk (1 MiB): pages are allocated a chunk at a time,
+/// not one allocation each.
+const CHUNK_PAGES: usize = 256;
+
 /// A 4 KiB page of zeros.
 pub static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
 
@@ -32,8 +36,10 @@ pub struct DataStore {
     slots_per_block: u32,
     /// Per block: page index per slot (`NONE`: no data), once used.
     blocks: Vec<Option<Box<[u32]>>>,
-    /// Page pool.
-    pages: Vec<Box<[u8; PAGE]>>,
+    /// Page pool, in chunks of [`CHUNK_PAGES`] pages.
+    chunks: Vec<Box<[u8]>>,
+    /// Pages handed out of the pool so far.
+    allocated: u32,
     free: Vec<u32>,
     live: u64,
 }
@@ -44,7 +50,8 @@ impl DataStore {
         DataStore {
             slots_per_block: geo.slots_per_block,
             blocks: (0..geo.total_blocks).map(|_| None).collect(),
-            pages: Vec::new(),
+            chunks: Vec::new(),
+            allocated: 0,
             free: Vec::new(),
             live: 0,
         }
@@ -63,7 +70,30 @@ impl DataStore {
         }
         let (b, o) = self.locate(slot);
         let idx = self.blocks.get(b)?.as_ref()?[o];
-        (idx != NONE).then(|| &*self.pages[idx as usize])
+        (idx != NONE).then(|| self.page(idx))
+    }
+
+    #[inline]
+    fn page(&self, idx: u32) -> &[u8; PAGE] {
+        let (c, o) = (idx as usize / CHUNK_PAGES, idx as usize % CHUNK_PAGES * PAGE);
+        self.chunks[c][o..o + PAGE].try_into().expect("a page")
+    }
+
+    #[inline]
+    fn page_mut(&mut self, idx: u32) -> &mut [u8] {
+        let (c, o) = (idx as usize / CHUNK_PAGES, idx as usize % CHUNK_PAGES * PAGE);
+        &mut self.chunks[c][o..o + PAGE]
+    }
+
+    fn new_page(&mut self) -> u32 {
+        if let Some(i) = self.free.pop() {
+            return i;
+        }
+        if self.allocated as usize == self.chunks.len() * CHUNK_PAGES {
+            self.chunks.push(vec![0u8; CHUNK_PAGES * PAGE].into_boxed_slice());
+        }
+        self.allocated += 1;
+        self.allocated - 1
     }
 
     /// Store `data` (4 KiB) in `slot`; all zeros stores nothing.
@@ -75,20 +105,13 @@ impl DataStore {
         }
         let (b, o) = self.locate(slot);
         let spb = self.slots_per_block as usize;
-        let table = self.blocks[b].get_or_insert_with(|| vec![NONE; spb].into_boxed_slice());
-        let mut idx = table[o];
+        let mut idx = self.blocks[b].get_or_insert_with(|| vec![NONE; spb].into_boxed_slice())[o];
         if idx == NONE {
-            idx = match self.free.pop() {
-                Some(i) => i,
-                None => {
-                    self.pages.push(Box::new([0; PAGE]));
-                    self.pages.len() as u32 - 1
-                }
-            };
-            table[o] = idx;
+            idx = self.new_page();
+            self.blocks[b].as_mut().expect("inserted")[o] = idx;
             self.live += 1;
         }
-        self.pages[idx as usize].copy_from_slice(data);
+        self.page_mut(idx).copy_from_slice(data);
     }
 
     /// Forget `slot`'s data.
@@ -133,7 +156,8 @@ impl DataStore {
                     *t = None;
                 }
                 self.free.clear();
-                self.pages.clear();
+                self.chunks.clear();
+                self.allocated = 0;
                 self.live = 0;
             }
         }
@@ -144,9 +168,11 @@ impl DataStore {
         self.live
     }
 
-    /// Bytes of memory held for pages (live and pooled for reuse).
+    /// Bytes of memory held for pages (live and pooled for reuse), in
+    /// pages handed out (chunks are allocated 1 MiB at a time, their
+    /// untouched pages cost no memory until used).
     pub fn pool_bytes(&self) -> u64 {
-        self.pages.len() as u64 * PAGE as u64
+        self.allocated as u64 * PAGE as u64
     }
 }
 

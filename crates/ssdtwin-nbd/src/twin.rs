@@ -81,6 +81,11 @@ impl Twin {
         self.user_bytes
     }
 
+    /// The latest completion time of any command so far, ns.
+    pub fn last_done(&self) -> u64 {
+        self.last_done
+    }
+
     /// Current virtual time, ns.
     pub fn now(&self) -> u64 {
         self.device.now()
@@ -235,11 +240,8 @@ impl Twin {
         let mut at = whole_start;
         while at < whole_end {
             let n = (whole_end - at).min(chunk);
-            done = done.max(if no_hole {
-                self.write(t, at, &vec![0u8; n as usize], false)
-            } else {
-                self.trim(t, at, n)
-            });
+            done =
+                done.max(if no_hole { self.write(t, at, &vec![0u8; n as usize], false) } else { self.trim(t, at, n) });
             at += n;
         }
         if end > whole_end {
