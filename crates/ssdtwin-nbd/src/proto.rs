@@ -127,8 +127,10 @@ pub const ENOTSUP: u32 = 95;
 /// Error: server shutting down.
 pub const ESHUTDOWN: u32 = 108;
 
-/// Minimum block size advertised (the alignment the server enforces).
-pub const MIN_BLOCK: u32 = 512;
+/// Minimum block size advertised: 1, any byte range (sub-4 KiB pieces
+/// are a read-modify-write of the data store; tools such as debugfs on an
+/// nbdfuse file write single superblock fields).
+pub const MIN_BLOCK: u32 = 1;
 /// Preferred block size advertised (the FTL's 4 KiB mapping unit).
 pub const PREFERRED_BLOCK: u32 = 4096;
 /// Maximum payload of a read or write, bytes (2^25, the spec's default).

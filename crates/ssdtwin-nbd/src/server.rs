@@ -26,8 +26,8 @@
 //!
 //! **Bad clients.** A broken handshake or request magic, an option or
 //! payload above the bounds in [`crate::proto`], or a vanished client
-//! ends that connection (with a log line); a request out of range,
-//! misaligned (not a multiple of 512 bytes) or of an unknown type gets
+//! ends that connection (with a log line); a request out of range, too
+//! large or of an unknown type gets
 //! `NBD_EINVAL` and the session continues. No length field is allocated
 //! before it is checked. Other connections are not affected.
 //!
@@ -637,7 +637,6 @@ fn transmission(sh: &Shared, r: &mut impl Read, tx: &mpsc::Sender<Reply>, seen: 
 fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool) -> (u32, Vec<u8>, u64) {
     let user = sh.twin().user_bytes();
     let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= user);
-    let aligned = req.offset % MIN_BLOCK as u64 == 0 && req.len % MIN_BLOCK == 0;
     let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES);
     let fua = req.flags & CMD_FLAG_FUA != 0;
     let started = Instant::now();
@@ -655,7 +654,7 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool)
     let header = || vec![0u8; 16];
     let result = if !known {
         (EINVAL, header(), t)
-    } else if req.kind != CMD_FLUSH && (!in_range || !aligned) {
+    } else if req.kind != CMD_FLUSH && !in_range {
         (EINVAL, header(), t)
     } else if req.kind == CMD_READ && req.len > MAX_PAYLOAD {
         (EINVAL, header(), t)

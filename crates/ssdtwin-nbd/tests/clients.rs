@@ -153,7 +153,7 @@ fn nbdinfo_sees_size_block_sizes_and_flags() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("nbdinfo JSON");
     let e = &v["exports"][0];
     assert_eq!(e["export-size"], size);
-    assert_eq!(e["block_size_minimum"], 512);
+    assert_eq!(e["block_size_minimum"], 1);
     assert_eq!(e["block_size_preferred"], 4096);
     assert_eq!(e["block_size_maximum"], MAX_PAYLOAD);
     for f in ["can_flush", "can_fua", "can_trim", "can_zero", "can_multi_conn"] {
@@ -325,6 +325,18 @@ fn go(s: &mut TcpStream) {
     }
 }
 
+fn request_read(s: &mut TcpStream, offset: u64, out: &mut [u8]) -> u32 {
+    let r = Request { flags: 0, kind: CMD_READ, cookie: 43, offset, len: out.len() as u32 };
+    s.write_all(&encode_request(&r)).unwrap();
+    let mut h = [0u8; 16];
+    s.read_exact(&mut h).unwrap();
+    let err = u32::from_be_bytes(h[4..8].try_into().unwrap());
+    if err == 0 {
+        s.read_exact(out).unwrap();
+    }
+    err
+}
+
 fn request(s: &mut TcpStream, kind: u16, offset: u64, len: u32, data: &[u8]) -> u32 {
     let r = Request { flags: 0, kind, cookie: 42, offset, len };
     s.write_all(&encode_request(&r)).unwrap();
@@ -349,12 +361,20 @@ fn bad_requests_get_errors_and_the_session_goes_on() {
     let size = 83886080u64;
     assert_eq!(request(&mut c, CMD_READ, size - 4096, 8192, &[]), EINVAL, "beyond the end");
     assert_eq!(request(&mut c, CMD_READ, u64::MAX - 100, 4096, &[]), EINVAL, "offset overflow");
-    assert_eq!(request(&mut c, CMD_READ, 100, 4096, &[]), EINVAL, "misaligned");
-    assert_eq!(request(&mut c, CMD_WRITE, 100, 512, &[7; 512]), EINVAL, "misaligned write (payload consumed)");
+    assert_eq!(
+        request(&mut c, CMD_WRITE, size - 4096, 8192, &[7; 8192]),
+        EINVAL,
+        "write beyond the end (payload consumed)"
+    );
     assert_eq!(request(&mut c, 99, 0, 0, &[]), EINVAL, "unknown command");
     assert_eq!(request(&mut c, CMD_READ, 0, MAX_PAYLOAD + 512, &[]), EINVAL, "read too large");
-    assert_eq!(request(&mut c, CMD_WRITE, 512, 512, &[9; 512]), 0);
-    assert_eq!(request(&mut c, CMD_READ, 0, 4096, &[]), 0);
+    // Byte-granular requests (minimum block size 1): read-modify-write.
+    assert_eq!(request(&mut c, CMD_WRITE, 0, 4096, &[1; 4096]), 0);
+    assert_eq!(request(&mut c, CMD_WRITE, 4093, 7, &[9; 7]), 0);
+    let mut back = [0u8; 8192];
+    assert_eq!(request_read(&mut c, 0, &mut back), 0);
+    assert!(back[..4093].iter().all(|&b| b == 1) && back[4093..4100].iter().all(|&b| b == 9));
+    assert!(back[4100..].iter().all(|&b| b == 0));
     assert_eq!(request(&mut c, CMD_FLUSH, 0, 0, &[]), 0);
     assert_eq!(request(&mut c, CMD_TRIM, 0, 1 << 20, &[]), 0);
     // An oversized write payload ends the session (not allocated).
@@ -531,4 +551,91 @@ fn time_scale_zero_gives_the_stats_of_ssdtwin_run() {
     }
     let run_counters = runs[0].counters.plus(&runs[1].counters);
     assert_eq!(served.counters, run_counters);
+}
+
+fn which(tool: &str) -> bool {
+    let found = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"].iter().any(|d| Path::new(d).join(tool).exists());
+    if !found {
+        eprintln!("SKIPPED: `{tool}` is not installed (Debian: nbdfuse, e2fsprogs, fuse3)");
+    }
+    found
+}
+
+#[test]
+fn ext4_on_nbdfuse() {
+    if !(which("nbdfuse") && which("mkfs.ext4") && which("debugfs") && which("e2fsck")) {
+        return;
+    }
+    if !Path::new("/dev/fuse").exists() {
+        eprintln!("SKIPPED: no /dev/fuse");
+        return;
+    }
+    let m = model(
+        "generic-tlc-nvme",
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=2",
+            "geometry.blocks_per_plane=64",
+            "geometry.pages_per_block=48",
+            "ftl.user_capacity_bytes=134217728",
+        ],
+    );
+    let s = Running::tcp(m, 0.0);
+    let dir = tmp("fuse");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut fuse = Command::new("nbdfuse").arg(&dir).arg(s.uri()).spawn().expect("nbdfuse starts");
+    let file = dir.join("nbd");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !file.exists() && std::time::Instant::now() < deadline {
+        if let Ok(Some(st)) = fuse.try_wait() {
+            eprintln!("SKIPPED: nbdfuse could not mount ({st}): FUSE not permitted here?");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let unmount = |fuse: &mut std::process::Child| {
+        let ok = Command::new("fusermount3").arg("-u").arg(&dir).status().is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg(&dir).status();
+        }
+        let _ = fuse.kill();
+        let _ = fuse.wait();
+    };
+    let result = std::panic::catch_unwind(|| {
+        assert!(file.exists(), "nbdfuse exposed the export");
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&file));
+        let blob = tmp("blob.bin");
+        random_file(&blob, 5 << 20, 11);
+        let hello = tmp("hello.txt");
+        std::fs::write(&hello, "hello from the twin\n").unwrap();
+        for (src, name) in [(&blob, "blob.bin"), (&hello, "hello.txt")] {
+            let out = Command::new("debugfs")
+                .arg("-w")
+                .arg("-R")
+                .arg(format!("write {} {name}", src.display()))
+                .arg(&file)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && !err.contains("ext2fs_close"), "debugfs write: {err}");
+        }
+        for (src, name) in [(&blob, "blob.bin"), (&hello, "hello.txt")] {
+            let back = tmp(&format!("{name}.back"));
+            let _ = std::fs::remove_file(&back);
+            run(Command::new("debugfs").arg("-R").arg(format!("dump {name} {}", back.display())).arg(&file));
+            assert!(std::fs::read(src).unwrap() == std::fs::read(&back).unwrap(), "{name} read back differs");
+        }
+        let fsck = Command::new("e2fsck").args(["-f", "-n"]).arg(&file).output().unwrap();
+        assert!(
+            fsck.status.success(),
+            "e2fsck -f -n: {}{}",
+            String::from_utf8_lossy(&fsck.stdout),
+            String::from_utf8_lossy(&fsck.stderr)
+        );
+    });
+    unmount(&mut fuse);
+    s.stop();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }

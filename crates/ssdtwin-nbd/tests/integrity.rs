@@ -1,4 +1,4 @@
-//! Data through the FTL: random writes (4 KiB and 512-byte-granular),
+//! Data through the FTL: random writes (4 KiB, 512-byte and byte granular),
 //! trims, write-zeroes and flushes through the twin's data store over
 //! small drives, until GC (page map), folding (SLC cache) or merges
 //! (hybrid log blocks) have moved the data many times; every read must
@@ -81,7 +81,11 @@ fn stress(m: DriveModel, ops: usize, seed: u64) -> Twin {
     for i in 0..ops {
         let r: u32 = rng.random_range(0..100);
         // Mostly 4 KiB-aligned, some 512-byte-granular requests.
-        let (off, len) = if rng.random_range(0..4) == 0 {
+        let (off, len) = if rng.random_range(0..16) == 0 {
+            // Any byte range.
+            let o = rng.random_range(0..size - 1);
+            (o, rng.random_range(1..=10_000usize).min(size - o))
+        } else if rng.random_range(0..4) == 0 {
             let s = rng.random_range(0..sectors);
             let n = rng.random_range(1..=24usize).min(sectors - s);
             (s * 512, n * 512)
