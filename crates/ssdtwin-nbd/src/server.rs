@@ -691,15 +691,23 @@ extern "C" fn on_signal(_: libc::c_int) {
     SIGNALLED.store(true, Ordering::SeqCst);
 }
 
-/// Set `stop` when the process gets SIGINT or SIGTERM (a watcher thread
-/// polls a flag the signal handler sets).
-pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+/// Catch SIGINT and SIGTERM from now on (they no longer kill the
+/// process): call it early, before the socket exists, so that a signal
+/// sent as soon as the server is reachable stops it gracefully.
+pub fn catch_stop_signals() {
     // SAFETY: the handler only stores to an atomic, which is
     // async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
+}
+
+/// Set `stop` when the process gets (or has got, since
+/// [`catch_stop_signals`]) SIGINT or SIGTERM: a watcher thread polls a flag
+/// the signal handler sets.
+pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+    catch_stop_signals();
     thread::spawn(move || loop {
         if SIGNALLED.load(Ordering::SeqCst) {
             stop.store(true, Ordering::SeqCst);

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 use ssdtwin_nbd::report::ServeReport;
-use ssdtwin_nbd::server::stop_on_signals;
+use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
 use crate::output::{spinner, write_atomically};
@@ -103,6 +103,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         once: args.once,
         log: !args.quiet,
     };
+    catch_stop_signals();
     let twin = Twin::new(drive);
     let size = twin.user_bytes();
     let server = Server::bind(twin, opts).with_context(|| match &listen {
