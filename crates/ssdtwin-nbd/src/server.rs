@@ -652,9 +652,7 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool)
     };
     let t = t.max(twin.now());
     let header = || vec![0u8; 16];
-    let invalid = !known
-        || (req.kind != CMD_FLUSH && !in_range)
-        || (req.kind == CMD_READ && req.len > MAX_PAYLOAD);
+    let invalid = !known || (req.kind != CMD_FLUSH && !in_range) || (req.kind == CMD_READ && req.len > MAX_PAYLOAD);
     let result = if invalid {
         (EINVAL, header(), t)
     } else {

@@ -66,3 +66,91 @@ impl super::Ftl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Relocation;
+    use crate::model::nand::NONE;
+    use crate::spec::DriveSpec;
+
+    /// Follow the journal with a slot → page table: after many random
+    /// writes and trims (GC running all along), every mapped page is
+    /// where the journal says it went.
+    fn follow(preset: &str, set: &[&str]) {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let model = DriveSpec::load(preset, &set).unwrap().build("test").unwrap();
+        let mut ftl = super::super::Ftl::new(&model);
+        ftl.emit_ops = false;
+        ftl.journal_relocations(true);
+        assert!(ftl.journals_relocations());
+        let n = ftl.user_lpns();
+        let mut at = vec![NONE; ftl.geo.total_slots as usize];
+        let mut records = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut moves, mut erases) = (0, 0);
+        for i in 0..(n as u64 * 6) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lpn = (x % n as u64) as u32;
+            if i % 23 == 0 {
+                ftl.trim(lpn);
+            } else {
+                ftl.write(lpn);
+            }
+            ftl.drain_relocations(&mut records);
+            for r in records.drain(..) {
+                match r {
+                    Relocation::Moved { from, to } => {
+                        at[to as usize] = std::mem::replace(&mut at[from as usize], NONE);
+                        moves += 1;
+                    }
+                    Relocation::Erased { block } => {
+                        let f = ftl.geo.first_slot(block) as usize;
+                        at[f..f + ftl.geo.slots_per_block as usize].fill(NONE);
+                        erases += 1;
+                    }
+                    Relocation::Reset => at.fill(NONE),
+                }
+            }
+            // The host write itself: the map says where it is now.
+            if i % 23 != 0 {
+                at[ftl.lookup(lpn) as usize] = lpn;
+            }
+        }
+        assert!(moves > 1000 && erases > 10, "{preset}: {moves} moves, {erases} erases");
+        for lpn in 0..n {
+            let s = ftl.lookup(lpn);
+            if s != NONE {
+                assert_eq!(at[s as usize], lpn, "{preset}: page {lpn} is not where the journal put it");
+            }
+        }
+        ftl.journal_relocations(false);
+        ftl.write(0);
+        ftl.drain_relocations(&mut records);
+        assert!(records.is_empty());
+    }
+
+    #[test]
+    fn the_journal_follows_gc_folding_and_merges() {
+        let small = ["geometry.channels=2", "geometry.dies_per_channel=2", "geometry.blocks_per_plane=32"];
+        let mut tlc = small.to_vec();
+        tlc.extend(["geometry.pages_per_block=48", "ftl.user_capacity_bytes=83886080"]);
+        follow("generic-tlc-nvme", &tlc);
+        let mut hybrid = small.to_vec();
+        hybrid.extend(["geometry.pages_per_block=16", "ftl.user_capacity_bytes=12582912", "ftl.hybrid.log_blocks=8"]);
+        follow("ocz-core-64gb", &hybrid);
+        follow(
+            "intel-660p-1tb",
+            &[
+                "geometry.channels=2",
+                "geometry.dies_per_channel=1",
+                "geometry.blocks_per_plane=48",
+                "geometry.pages_per_block=64",
+                "ftl.user_capacity_bytes=268435456",
+                "slc_cache.static_bytes=8000000",
+                "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
+            ],
+        );
+    }
+}
