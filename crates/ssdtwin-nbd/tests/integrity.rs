@@ -140,7 +140,7 @@ fn stress(m: DriveModel, ops: usize, seed: u64) -> Twin {
 fn page_map_gc_moves_data_correctly() {
     // 80 MiB drive filled, then about 9× its capacity in random writes.
     let twin = stress(small_tlc(), 40_000, 1);
-    let c = twin.device().drive().ftl.counters;
+    let c = twin.device().drive().ftl.counters();
     assert!(c.gc_slots_moved > 20_000, "GC ran too little to test: {c:?}");
     assert!(c.gc_blocks > 200, "{c:?}");
 }
@@ -148,7 +148,7 @@ fn page_map_gc_moves_data_correctly() {
 #[test]
 fn slc_cache_folding_moves_data_correctly() {
     let twin = stress(small_660p(), 40_000, 2);
-    let c = twin.device().drive().ftl.counters;
+    let c = twin.device().drive().ftl.counters();
     assert!(c.fold_slots_moved > 50_000, "folding ran too little to test: {c:?}");
     assert!(c.fold_blocks > 100, "{c:?}");
 }
@@ -157,7 +157,7 @@ fn slc_cache_folding_moves_data_correctly() {
 fn hybrid_merges_move_data_correctly() {
     for (assoc, seed) in [("block", 3), ("full", 4)] {
         let twin = stress(small_hybrid(assoc), 12_000, seed);
-        let c = twin.device().drive().ftl.counters;
+        let c = twin.device().drive().ftl.counters();
         assert!(c.full_merges + c.partial_merges > 200, "{assoc}: merges ran too little: {c:?}");
         assert!(c.merge_slots_copied > 20_000, "{assoc}: {c:?}");
     }

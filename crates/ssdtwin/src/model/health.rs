@@ -44,7 +44,7 @@ impl Health {
     /// The health log of `drive` now.
     pub fn of(drive: &Drive) -> Health {
         let nand = &drive.model.spec.nand;
-        let counts = &drive.ftl.blocks.erase_count;
+        let counts = &drive.ftl.blocks().erase_count;
         let blocks = counts[0].len().max(1) as f64;
         let mean = |m: CellMode| counts[m as usize].iter().map(|&e| e as f64).sum::<f64>() / blocks;
         let max = |m: CellMode| counts[m as usize].iter().copied().max().unwrap_or(0);

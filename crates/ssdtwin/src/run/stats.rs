@@ -154,7 +154,7 @@ impl TimeSeries {
             self.seconds.push(Second {
                 energy_j: drive.energy_j(began),
                 t_s: self.seconds.len() as u32,
-                free_blocks: drive.ftl.blocks.total_free(),
+                free_blocks: drive.ftl.blocks().total_free(),
                 waf: drive.waf(),
                 slc_cache_bytes: drive.ftl.slc_cache_bytes(),
                 slc_used_bytes: drive.ftl.slc_used_bytes(),
@@ -294,7 +294,7 @@ impl Counters {
     /// Snapshot of a drive's counters.
     pub fn of(drive: &Drive) -> Counters {
         let f = &drive.flash.counters;
-        let t = &drive.ftl.counters;
+        let t = &drive.ftl.counters();
         Counters {
             host_slots_read: drive.counters.host_slots_read,
             host_slots_written: t.host_slots_written,

@@ -42,22 +42,24 @@ impl super::Ftl {
     /// Start (`true`) or stop recording relocations. Starting clears any
     /// records not yet taken.
     pub fn journal_relocations(&mut self, on: bool) {
-        self.journal = on.then(Vec::new);
+        self.core.journal = on.then(Vec::new);
     }
 
     /// Whether relocations are being recorded.
     pub fn journals_relocations(&self) -> bool {
-        self.journal.is_some()
+        self.core.journal.is_some()
     }
 
     /// Move the records made since the last call into `out` (appended, in
     /// the order they happened). Nothing when the journal is off.
     pub fn drain_relocations(&mut self, out: &mut Vec<Relocation>) {
-        if let Some(j) = &mut self.journal {
+        if let Some(j) = &mut self.core.journal {
             out.append(j);
         }
     }
+}
 
+impl super::FtlCore {
     /// Record a relocation if the journal is on.
     #[inline(always)]
     pub(super) fn journal(&mut self, r: Relocation) {
@@ -80,11 +82,12 @@ mod tests {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let model = DriveSpec::load(preset, &set).unwrap().build("test").unwrap();
         let mut ftl = super::super::Ftl::new(&model);
-        ftl.emit_ops = false;
+        ftl.set_emit_ops(false);
         ftl.journal_relocations(true);
         assert!(ftl.journals_relocations());
         let n = ftl.user_lpns();
-        let mut at = vec![NONE; ftl.geo.total_slots as usize];
+        let geo = *ftl.geometry();
+        let mut at = vec![NONE; geo.total_slots as usize];
         let mut records = Vec::new();
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let (mut moves, mut erases) = (0, 0);
@@ -106,8 +109,8 @@ mod tests {
                         moves += 1;
                     }
                     Relocation::Erased { block } => {
-                        let f = ftl.geo.first_slot(block) as usize;
-                        at[f..f + ftl.geo.slots_per_block as usize].fill(NONE);
+                        let f = geo.first_slot(block) as usize;
+                        at[f..f + geo.slots_per_block as usize].fill(NONE);
                         erases += 1;
                     }
                     Relocation::Reset => at.fill(NONE),
