@@ -2,7 +2,7 @@
 //! with `--once` over a Unix socket, and a graceful stop on SIGTERM, both
 //! writing the run's JSON.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -53,7 +53,7 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--listen", "127.0.0.1:1", "--unix", "/tmp/x.sock"], "cannot be used with");
 }
 
-fn wait_for(path: &PathBuf) {
+fn wait_for(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !path.exists() {
         assert!(Instant::now() < deadline, "{} did not appear", path.display());
@@ -61,7 +61,7 @@ fn wait_for(path: &PathBuf) {
     }
 }
 
-fn check_json(path: &PathBuf, sessions: u64) {
+fn check_json(path: &Path, sessions: u64) {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("JSON written")).unwrap();
     assert_eq!(v["jobs"][0]["jobname"], "serve");
     assert!(v["overall"]["waf"].is_number());
