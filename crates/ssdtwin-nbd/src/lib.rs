@@ -20,8 +20,8 @@
 //! - [`server`]: sockets, threads, pacing, bad clients;
 //! - [`report`]: the run's JSON and summary at the end.
 //!
-//! Left out (see each module): structured replies, TLS, power-loss
-//! simulation and saving/loading the drive with its data.
+//! Left out (see each module): structured replies, TLS, block status, and
+//! saving/loading the drive with its data.
 
 #![deny(missing_docs)]
 

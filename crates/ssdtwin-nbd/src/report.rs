@@ -42,6 +42,8 @@ impl ServeReport {
             "errors": c.errors.load(Ordering::Relaxed),
             "protocol_violations": c.violations.load(Ordering::Relaxed),
             "flushes": outcome.twin.flushes,
+            "power_cuts": c.power_cuts.load(Ordering::Relaxed),
+            "pages_lost_to_power_cuts": c.lost_pages.load(Ordering::Relaxed),
             "twin_wall_ns_total": twin_ns,
             "twin_wall_ns_per_request": if requests > 0 { twin_ns as f64 / requests as f64 } else { 0.0 },
             "stored_pages": outcome.twin.store().live_pages(),

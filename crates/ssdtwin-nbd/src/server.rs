@@ -76,6 +76,14 @@ pub struct ServeOptions {
     pub once: bool,
     /// Log lines on stderr (connections, bad clients).
     pub log: bool,
+    /// Cut the power after this many requests (see
+    /// [`Twin::power_cut`]): unflushed data not yet on flash is lost, every
+    /// connection is dropped (the N-th request gets no reply), and the
+    /// server goes on serving the restarted drive.
+    pub power_loss_after: Option<u64>,
+    /// The drive has power-loss protection: a cut loses nothing
+    /// acknowledged.
+    pub plp: bool,
 }
 
 impl ServeOptions {
@@ -89,6 +97,8 @@ impl ServeOptions {
             description: "ssdtwin simulated SSD".into(),
             once: false,
             log: true,
+            power_loss_after: None,
+            plp: false,
         }
     }
 }
@@ -115,6 +125,10 @@ pub struct ServerCounters {
     /// Wall time spent holding the twin's lock (simulating and moving
     /// bytes), ns.
     pub twin_ns: AtomicU64,
+    /// Power cuts simulated.
+    pub power_cuts: AtomicU64,
+    /// Pages whose unflushed data a power cut lost.
+    pub lost_pages: AtomicU64,
 }
 
 /// What a stopped server hands back.
@@ -244,7 +258,10 @@ pub struct Server {
 impl Server {
     /// Bind the listening socket. A non-loopback TCP address needs
     /// `allow_remote`; the time scale must be finite and ≥ 0.
-    pub fn bind(twin: Twin, opts: ServeOptions) -> io::Result<Server> {
+    pub fn bind(mut twin: Twin, opts: ServeOptions) -> io::Result<Server> {
+        if opts.power_loss_after.is_some() {
+            twin.track_power_loss(opts.plp);
+        }
         if !(opts.time_scale.is_finite() && opts.time_scale >= 0.0) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "the time scale must be a number ≥ 0"));
         }
@@ -617,8 +634,21 @@ fn transmission(sh: &Shared, r: &mut impl Read, tx: &mpsc::Sender<Reply>, seen: 
             payload.resize(req.len as usize, 0);
             r.read_exact(&mut payload)?;
         }
-        sh.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
         let (error, mut bytes, done) = execute(sh, &req, &payload, seen, seq == 0);
+        if sh.opts.power_loss_after == Some(n) {
+            let cut = sh.twin().power_cut();
+            sh.counters.power_cuts.fetch_add(1, Ordering::Relaxed);
+            sh.counters.lost_pages.fetch_add(cut.lost_pages, Ordering::Relaxed);
+            sh.log(format_args!(
+                "power cut after {n} requests: {} of {} pages written since the last flush lost; dropping every connection",
+                cut.lost_pages, cut.unflushed_pages
+            ));
+            for (_, s) in sh.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                s.shutdown(std::net::Shutdown::Both);
+            }
+            return Err(ProtoError::Io(io::Error::other("power cut")));
+        }
         if error != 0 {
             sh.counters.errors.fetch_add(1, Ordering::Relaxed);
             bytes.truncate(16);

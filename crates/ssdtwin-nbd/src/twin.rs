@@ -27,10 +27,24 @@
 //! Background work the device core runs between commands (idle GC,
 //! folding) is journalled too and replayed before the next request.
 //!
-//! Left out: power loss (data acknowledged but still in the write buffer
-//! survives in the store) and saving the twin.
+//! **Power loss** ([`Twin::track_power_loss`], [`Twin::power_cut`]): with
+//! a write-back buffer and no power-loss protection, what was written after
+//! the last flush and is not on flash when the power goes is lost. The twin
+//! keeps the previous contents of every page changed since the last flush
+//! (its pre-image, only while tracking is on); at a cut, a page whose new
+//! data is still in the controller (its program not issued) or whose block
+//! has a program still running is restored to its pre-image (written back
+//! through the drive, as the drive's recovery would leave it), everything
+//! else stays. Flushed and FUA data always survive; on a write-through
+//! drive or with power-loss protection nothing acknowledged is lost. A
+//! trim is kept (deallocation is treated as durable at once).
+//!
+//! Left out: saving the twin (drive state and data) to continue later.
+
+use std::collections::HashMap;
 
 use ssdtwin::model::ftl::journal::Relocation;
+use ssdtwin::model::nand::NONE;
 use ssdtwin::run::device::Device;
 use ssdtwin::run::sim::PhaseResult;
 use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
@@ -51,6 +65,19 @@ pub struct Twin {
     last_done: u64,
     /// Flushes served.
     pub flushes: u64,
+    /// Pre-images of pages changed since the last flush (power-loss
+    /// tracking on): `None` when the page was unmapped.
+    preimages: Option<HashMap<u64, Option<Box<[u8; PAGE]>>>>,
+}
+
+/// What a power cut did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PowerCut {
+    /// Pages changed since the last flush.
+    pub unflushed_pages: u64,
+    /// Of those, pages whose new data was lost (restored to the previous
+    /// contents).
+    pub lost_pages: u64,
 }
 
 impl Twin {
@@ -63,7 +90,87 @@ impl Twin {
         let start_ns = device.now();
         device.begin_window(start_ns);
         let user_bytes = device.drive().user_bytes();
-        Twin { device, store, relocs: Vec::new(), user_bytes, start_ns, last_done: start_ns, flushes: 0 }
+        Twin {
+            device,
+            store,
+            relocs: Vec::new(),
+            user_bytes,
+            start_ns,
+            last_done: start_ns,
+            flushes: 0,
+            preimages: None,
+        }
+    }
+
+    /// Keep what a power cut needs ([`Twin::power_cut`]): on a drive with a
+    /// write-back buffer and without power-loss protection (`plp`), the
+    /// pre-images of pages written since the last flush. Otherwise nothing
+    /// acknowledged can be lost and nothing is kept.
+    pub fn track_power_loss(&mut self, plp: bool) {
+        let volatile = !plp && !self.device.drive().model.write_through;
+        self.preimages = volatile.then(HashMap::new);
+    }
+
+    fn keep_preimages(&mut self, offset: u64, len: u64) {
+        if self.preimages.is_none() || len == 0 {
+            return;
+        }
+        for lpn in offset / PAGE64..(offset + len).div_ceil(PAGE64) {
+            if self.preimages.as_ref().is_some_and(|p| p.contains_key(&lpn)) {
+                continue;
+            }
+            let slot = self.lookup(lpn);
+            let pre = (slot != NONE).then(|| Box::new(*self.page(lpn)));
+            self.preimages.as_mut().expect("tracking").insert(lpn, pre);
+        }
+    }
+
+    fn flushed(&mut self) {
+        if let Some(p) = &mut self.preimages {
+            p.clear();
+        }
+    }
+
+    /// Cut the power now (see the module docs): unflushed data that is not
+    /// on flash yet is lost, the rest survives; the drive then carries on
+    /// as after a restart. Returns what happened.
+    pub fn power_cut(&mut self) -> PowerCut {
+        let t = self.advance_to(self.device.now());
+        let Some(pre) = self.preimages.take() else { return PowerCut::default() };
+        let mut cut = PowerCut { unflushed_pages: pre.len() as u64, lost_pages: 0 };
+        let mut lost: Vec<(u64, Option<Box<[u8; PAGE]>>)> = Vec::new();
+        {
+            let d = self.device.drive();
+            let geo = &d.model.geometry;
+            for (lpn, old) in pre {
+                let slot = d.ftl.lookup(lpn as u32);
+                if slot == NONE {
+                    continue;
+                }
+                let block = geo.block_of(slot) as usize;
+                if d.ftl.is_unprogrammed(slot) || d.flash.block_prog_done[block] > t {
+                    lost.push((lpn, old));
+                }
+            }
+        }
+        lost.sort_by_key(|(lpn, _)| *lpn);
+        cut.lost_pages = lost.len() as u64;
+        for (lpn, old) in lost {
+            match old {
+                Some(page) => {
+                    self.write(t, lpn * PAGE64, &page[..], false);
+                }
+                None => {
+                    self.trim(t, lpn * PAGE64, PAGE64);
+                }
+            }
+        }
+        // The recovery's own writes are flushed before the host returns.
+        let done = self.device.flush();
+        self.sync();
+        self.note(done);
+        self.preimages = Some(HashMap::new());
+        cut
     }
 
     /// The device core.
@@ -167,6 +274,9 @@ impl Twin {
         if data.is_empty() {
             return self.device.now();
         }
+        if !fua {
+            self.keep_preimages(offset, data.len() as u64);
+        }
         let end = offset + data.len() as u64;
         let (first, last) = (offset / PAGE64, (end - 1) / PAGE64);
         // Read-modify-write of partial pages: their old bytes, before the
@@ -195,6 +305,7 @@ impl Twin {
         if fua {
             done = done.max(self.device.flush());
             self.sync();
+            self.flushed();
         }
         self.note(done)
     }
@@ -250,6 +361,7 @@ impl Twin {
         if fua {
             done = done.max(self.device.flush());
             self.sync();
+            self.flushed();
         }
         self.note(done)
     }
@@ -259,6 +371,7 @@ impl Twin {
         self.advance_to(t);
         let done = self.device.flush();
         self.sync();
+        self.flushed();
         self.flushes += 1;
         self.note(done)
     }

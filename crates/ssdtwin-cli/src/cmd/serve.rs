@@ -60,6 +60,16 @@ pub struct ServeArgs {
     /// for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Simulate a power cut after N requests: data written since the last
+    /// flush and not yet on flash is lost (write-back buffer without
+    /// --plp), every connection is dropped, the drive restarts and serving
+    /// goes on.
+    #[arg(long, value_name = "N")]
+    pub power_loss_after: Option<u64>,
+    /// The drive has power-loss protection (capacitors): a power cut loses
+    /// nothing acknowledged.
+    #[arg(long)]
+    pub plp: bool,
     /// No status line, no connection log, no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -102,6 +112,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         description: format!("ssdtwin: {}", spec.description),
         once: args.once,
         log: !args.quiet,
+        power_loss_after: args.power_loss_after,
+        plp: args.plp,
     };
     catch_stop_signals();
     let twin = Twin::new(drive);
