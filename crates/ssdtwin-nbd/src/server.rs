@@ -29,7 +29,9 @@
 //! ends that connection (with a log line); a request out of range, too
 //! large or of an unknown type gets
 //! `NBD_EINVAL` and the session continues. No length field is allocated
-//! before it is checked. Other connections are not affected.
+//! before it is checked, and a connection queues at most 64 MiB of
+//! replies (a client that does not read them waits). Other connections
+//! are not affected.
 //!
 //! Left out: TLS, structured replies, block status, several exports.
 
@@ -42,7 +44,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -219,6 +221,8 @@ enum Listener {
 
 struct Shared {
     twin: Mutex<Twin>,
+    /// Export size, bytes.
+    size: u64,
     clock: Clock,
     opts: ServeOptions,
     stop: Arc<AtomicBool>,
@@ -285,6 +289,7 @@ impl Server {
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
+                size: twin.user_bytes(),
                 twin: Mutex::new(twin),
                 clock: Clock { origin: Instant::now(), origin_virt, scale: opts.time_scale },
                 opts,
@@ -316,8 +321,8 @@ impl Server {
 
     /// Serve until stopped (the stop flag, or with `once` the last client
     /// gone). On stop the listening socket is closed first, then every
-    /// connection's reading side; replies already computed are still
-    /// sent. Returns the twin.
+    /// connection's reading side; replies already computed are still sent
+    /// (for up to 2 s), then the connections are closed. Returns the twin.
     pub fn run(self) -> io::Result<ServeOutcome> {
         self.run_with(|_| {})
     }
@@ -391,6 +396,15 @@ impl Server {
         for (_, s) in shared.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             s.shutdown(std::net::Shutdown::Read);
         }
+        // Replies under way get 2 s to go out; a client that does not read
+        // them must not keep the server from stopping.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && !handles.iter().all(|h| h.is_finished()) {
+            thread::sleep(Duration::from_millis(10));
+        }
+        for (_, s) in shared.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            s.shutdown(std::net::Shutdown::Both);
+        }
         for h in handles {
             let _ = h.join();
         }
@@ -427,8 +441,10 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     let (tx, rx) = mpsc::channel::<Reply>();
     let seen = Arc::new(Mutex::new(BinaryHeap::new()));
     let seen_w = seen.clone();
-    let writer = thread::spawn(move || writer(w, rx, seen_w));
-    let end = transmission(sh, &mut r, &tx, &seen);
+    let queued = Arc::new(Queued::default());
+    let queued_w = queued.clone();
+    let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
+    let end = transmission(sh, &mut r, &tx, &seen, &queued);
     drop(tx);
     let _ = writer.join();
     match end {
@@ -453,7 +469,7 @@ fn handshake(sh: &Shared, r: &mut impl Read, w: &mut impl Write) -> Result<bool,
         return Err(ProtoError::Violation(format!("unknown client flags {client_flags:#x}")));
     }
     let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
-    let size = sh.twin().user_bytes();
+    let size = sh.size;
     let flags = sh.flags();
     let name = sh.opts.export_name.as_str();
     let known = |n: &[u8]| n.is_empty() || n == name.as_bytes();
@@ -551,11 +567,39 @@ impl Ord for Reply {
 
 type Seen = Arc<Mutex<BinaryHeap<Reverse<u64>>>>;
 
+/// Reply bytes a connection may have queued for its writer; a client that
+/// asks for more without reading its replies waits (back-pressure), so
+/// that memory stays bounded.
+const MAX_QUEUED: u64 = 64 << 20;
+
+/// Bytes queued for a connection's writer, with a condition variable the
+/// reader waits on.
+#[derive(Default)]
+struct Queued {
+    bytes: Mutex<u64>,
+    drained: Condvar,
+}
+
+impl Queued {
+    fn add(&self, n: u64) {
+        let mut q = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        while *q > 0 && *q + n > MAX_QUEUED {
+            q = self.drained.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+        *q += n;
+    }
+    fn sub(&self, n: u64) {
+        let mut q = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        *q -= n;
+        self.drained.notify_all();
+    }
+}
+
 /// How long before a reply's due time the writer stops sleeping and spins.
 const SPIN: Duration = Duration::from_micros(60);
 
 /// The writer: sends each reply at its due time, in due order.
-fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen) {
+fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, queued: Arc<Queued>) {
     // Wake-ups as close to the due time as the kernel gives (the default
     // timer slack is 50 µs, as long as a NAND read).
     // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer slack.
@@ -606,12 +650,19 @@ fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen) {
         if !failed && w.write_all(&r.bytes).is_err() {
             failed = true;
         }
+        queued.sub(r.bytes.len() as u64);
     }
     let _ = w.flush();
 }
 
 /// The transmission phase: requests until `NBD_CMD_DISC` or the end.
-fn transmission(sh: &Shared, r: &mut impl Read, tx: &mpsc::Sender<Reply>, seen: &Seen) -> Result<(), ProtoError> {
+fn transmission(
+    sh: &Shared,
+    r: &mut impl Read,
+    tx: &mpsc::Sender<Reply>,
+    seen: &Seen,
+    queued: &Queued,
+) -> Result<(), ProtoError> {
     let mut seq = 0u64;
     let mut payload: Vec<u8> = Vec::new();
     loop {
@@ -656,6 +707,7 @@ fn transmission(sh: &Shared, r: &mut impl Read, tx: &mpsc::Sender<Reply>, seen: 
         bytes[..16].copy_from_slice(&simple_reply(error, req.cookie));
         let due = (sh.clock.scale > 0.0).then(|| sh.clock.wall_of(done));
         seq += 1;
+        queued.add(bytes.len() as u64);
         if tx.send(Reply { done, due, seq, bytes }).is_err() {
             return Err(ProtoError::Io(io::Error::other("writer ended")));
         }
@@ -665,8 +717,7 @@ fn transmission(sh: &Shared, r: &mut impl Read, tx: &mpsc::Sender<Reply>, seen: 
 /// Check and run one request. Returns (error, the reply's bytes with room
 /// for its 16-byte header first, virtual completion time).
 fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool) -> (u32, Vec<u8>, u64) {
-    let user = sh.twin().user_bytes();
-    let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= user);
+    let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= sh.size);
     let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES);
     let fua = req.flags & CMD_FLAG_FUA != 0;
     let started = Instant::now();

@@ -679,3 +679,22 @@ fn power_loss_after_n_requests_keeps_flushed_data_only() {
     assert_eq!(o.counters.power_cuts.load(Ordering::Relaxed), 1);
     assert_eq!(o.counters.lost_pages.load(Ordering::Relaxed), 2);
 }
+
+#[test]
+fn a_client_that_never_reads_does_not_block_the_stop() {
+    let s = Running::tcp(small_tlc(), 0.0);
+    let mut c = greet(s.addr.unwrap());
+    go(&mut c);
+    c.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    // Ask for far more reply data than the socket buffers hold; read none.
+    for i in 0..256u64 {
+        let r = Request { flags: 0, kind: CMD_READ, cookie: i, offset: 0, len: 1 << 20 };
+        if c.write_all(&encode_request(&r)).is_err() {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    s.stop();
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped in {:?}", started.elapsed());
+}
