@@ -2,12 +2,14 @@
 //! connection, the twin shared behind a mutex, replies paced onto the
 //! wall clock.
 //!
-//! **Threads.** The accept loop polls a non-blocking listener (so that a
-//! stop request is seen within 50 ms). Each connection gets a reader
+//! **Threads.** The accept loop waits on the listener with `poll` (waking
+//! every 50 ms to see a stop request). Each connection gets a reader
 //! thread (handshake, then requests: reads a request and its payload,
 //! takes the twin's lock, runs the command in virtual time, builds the
-//! reply) and a writer thread (holds replies until their wall-clock due
-//! time, sends them in due order). A connection is one host queue; any
+//! reply) and, with a time scale above 0, a writer thread (holds replies
+//! until their wall-clock due time, sends them in due order); at time
+//! scale 0 the reader sends the replies itself, flushed whenever no
+//! further request is already buffered. A connection is one host queue; any
 //! number of commands may be outstanding on it, and any number of
 //! connections share the twin (`NBD_FLAG_CAN_MULTI_CONN`: a flush covers
 //! every connection's writes).
@@ -438,15 +440,25 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     }
     sh.counters.sessions.fetch_add(1, Ordering::Relaxed);
     sh.log(format_args!("connection {id}: transmission"));
-    let (tx, rx) = mpsc::channel::<Reply>();
     let seen = Arc::new(Mutex::new(BinaryHeap::new()));
-    let seen_w = seen.clone();
-    let queued = Arc::new(Queued::default());
-    let queued_w = queued.clone();
-    let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
-    let end = transmission(sh, &mut r, &tx, &seen, &queued);
-    drop(tx);
-    let _ = writer.join();
+    let end = if sh.clock.scale > 0.0 {
+        // Paced: a writer thread holds each reply until its due time.
+        let (tx, rx) = mpsc::channel::<Reply>();
+        let seen_w = seen.clone();
+        let queued = Arc::new(Queued::default());
+        let queued_w = queued.clone();
+        let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
+        let end = transmission(sh, &mut r, &mut Sink::Thread { tx: &tx, queued: &queued }, &seen);
+        drop(tx);
+        let _ = writer.join();
+        end
+    } else {
+        // As fast as possible: replies go out from this thread, flushed
+        // whenever no more requests are already buffered.
+        let end = transmission(sh, &mut r, &mut Sink::Direct(&mut w), &seen);
+        let _ = w.flush();
+        end
+    };
     match end {
         Ok(()) => sh.log(format_args!("connection {id}: closed")),
         Err(ProtoError::Io(e)) => sh.log(format_args!("connection {id}: client gone ({e})")),
@@ -656,16 +668,21 @@ fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, queued: Arc
 }
 
 /// The transmission phase: requests until `NBD_CMD_DISC` or the end.
-fn transmission(
-    sh: &Shared,
-    r: &mut impl Read,
-    tx: &mpsc::Sender<Reply>,
-    seen: &Seen,
-    queued: &Queued,
-) -> Result<(), ProtoError> {
+/// Where replies go: a paced writer thread, or straight to the socket.
+enum Sink<'a> {
+    Thread { tx: &'a mpsc::Sender<Reply>, queued: &'a Queued },
+    Direct(&'a mut BufWriter<Stream>),
+}
+
+fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &Seen) -> Result<(), ProtoError> {
     let mut seq = 0u64;
     let mut payload: Vec<u8> = Vec::new();
     loop {
+        if let Sink::Direct(w) = sink {
+            if r.buffer().is_empty() {
+                w.flush()?;
+            }
+        }
         let mut h = [0u8; REQUEST_LEN];
         match r.read_exact(&mut h) {
             Ok(()) => {}
@@ -707,9 +724,18 @@ fn transmission(
         bytes[..16].copy_from_slice(&simple_reply(error, req.cookie));
         let due = (sh.clock.scale > 0.0).then(|| sh.clock.wall_of(done));
         seq += 1;
-        queued.add(bytes.len() as u64);
-        if tx.send(Reply { done, due, seq, bytes }).is_err() {
-            return Err(ProtoError::Io(io::Error::other("writer ended")));
+        match sink {
+            Sink::Thread { tx, queued } => {
+                queued.add(bytes.len() as u64);
+                if tx.send(Reply { done, due, seq, bytes }).is_err() {
+                    return Err(ProtoError::Io(io::Error::other("writer ended")));
+                }
+            }
+            Sink::Direct(w) => {
+                // Counted as seen before the client can have it.
+                seen.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(done));
+                w.write_all(&bytes)?;
+            }
         }
     }
 }
