@@ -592,7 +592,7 @@ impl FtlCore {
     #[inline]
     pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
-        self.touch_map(lpn, old != NONE);
+        self.touch_map(lpn, old != NONE, 0);
         if old == NONE {
             return false;
         }
@@ -625,25 +625,26 @@ impl FtlCore {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
-        self.touch_map(lpn, true);
+        self.touch_map(lpn, true, (id != StreamId::Host) as usize);
         self.after_append(id, block);
         slot
     }
 
     /// Access `lpn`'s map entry through the map cache, if the map is
-    /// cached (`dirty`: the access changes it). Misses and write-backs
-    /// append their NAND operations.
+    /// cached (`dirty`: the access changes it; `lane` 0 for the host, 1 for
+    /// GC and folding). Misses and write-backs append their NAND
+    /// operations.
     #[inline]
-    fn touch_map(&mut self, lpn: u32, dirty: bool) {
+    fn touch_map(&mut self, lpn: u32, dirty: bool, lane: usize) {
         if let Some(m) = &mut self.map {
-            m.access(lpn, dirty, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+            m.access(lpn, dirty, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
     }
 
     /// A host read's lookup of `lpn`: through the map cache, then the map.
     #[inline]
     pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
-        self.touch_map(lpn, false);
+        self.touch_map(lpn, false, 0);
         self.l2p[lpn as usize]
     }
 
