@@ -252,6 +252,7 @@ fn fio_verify(m: DriveModel, passes: u32, bs: &str) -> ServeOutcome {
         &format!("--io_size={}", size * passes as u64),
         "--verify=crc32c",
         "--verify_fatal=1",
+        "--verify_state_save=0",
         "--output-format=json",
     ]));
     let v: serde_json::Value = serde_json::from_str(&out[out.find('{').expect("fio JSON")..]).expect("fio JSON");
