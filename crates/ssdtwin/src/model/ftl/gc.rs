@@ -31,6 +31,7 @@
 use std::collections::VecDeque;
 
 use super::blocks::{BlockState, BlockTable};
+use super::journal::Relocation;
 use super::pool::{BlockPool, Paced};
 use super::streams::StreamId;
 use super::{prefetch, FtlCore, NandOp, Purpose, PREFETCH_AHEAD};
@@ -314,6 +315,7 @@ impl FtlCore {
             // `append` maps the page again.
             self.mapped_lpns -= 1;
             let new = self.append(dest, lpn);
+            self.journal(Relocation::Moved { from: slot, to: new });
             if !self.slot_version.is_empty() {
                 self.slot_version[new as usize] = self.slot_version[slot as usize];
             }
@@ -386,6 +388,7 @@ impl FtlCore {
     /// leveling).
     fn erase_only(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
+        self.journal(Relocation::Erased { block: victim });
         if self.emit_ops {
             let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
             self.ops.push(NandOp::Erase { purpose, block: victim });

@@ -38,6 +38,7 @@ pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod journal;
 pub mod mapcache;
 pub mod mapping;
 pub mod pool;
@@ -49,6 +50,7 @@ use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{DriveModel, GcPolicy, SlcModel, WearLevelingModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use journal::Relocation;
 use mapping::{MappingScheme, Scheme};
 use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
@@ -431,6 +433,8 @@ pub struct FtlCore {
     emit_ops: bool,
     /// Counters.
     counters: FtlCounters,
+    /// Relocation journal, when a caller keeps data (see [`journal`]).
+    journal: Option<Vec<Relocation>>,
     /// The map cache, when the map is cached in limited memory.
     map: Option<mapcache::MapCache>,
     /// Wear leveling by erase count.
@@ -471,6 +475,7 @@ impl FtlCore {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
+            journal: None,
             map,
             wear: model.wear_leveling,
             leveling: false,
@@ -568,6 +573,7 @@ impl FtlCore {
         }
         self.victims.reset();
         self.ops.clear();
+        self.journal(Relocation::Reset);
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
