@@ -28,7 +28,8 @@ use clap::{Parser, Subcommand};
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
-    ssdtwin report results/client-2015.json")]
+    ssdtwin report results/client-2015.json\n  \
+    ssdtwin serve --drive intel-660p-1tb --state filled:50 --time-scale 0")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,6 +69,14 @@ enum Command {
     /// formats (`trace convert IN OUT --to FORMAT`). Replay one with
     /// `ssdtwin run --drive D --trace FILE`.
     Trace(cmd::trace::TraceCmdArgs),
+    /// Serve a drive as a network block device (NBD) to real clients.
+    ///
+    /// qemu-img, nbdcopy, fio (ioengine=nbd), nbdfuse with a filesystem or
+    /// a VM use it as a disk: every byte goes through the twin's FTL, and
+    /// each completion is sent at its simulated time (scaled by
+    /// --time-scale). Stops on Ctrl-C / SIGTERM (or --once) and prints
+    /// the statistics of `ssdtwin run`.
+    Serve(Box<cmd::serve::ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -92,5 +101,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Trace(args) => cmd::trace::run(args),
+        Command::Serve(args) => cmd::serve::run(*args),
     }
 }

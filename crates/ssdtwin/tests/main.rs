@@ -14,3 +14,4 @@ mod timing;
 mod trace_formats;
 mod trace_replay;
 mod waf;
+mod wear;

@@ -71,7 +71,9 @@ pub struct MapCache {
     mru: u32,
     lru: u32,
     resident: u32,
-    last: u32,
+    /// The page each lane (host accesses, moves by GC and folding) touched
+    /// last: touching it again needs no list update.
+    last: [u32; 2],
     // Per die: the translation log.
     dies: u32,
     slots_per_block: u32,
@@ -111,7 +113,7 @@ impl MapCache {
             mru: NONE,
             lru: NONE,
             resident: 0,
-            last: NONE,
+            last: [NONE; 2],
             dies: geo.dies,
             slots_per_block,
             unit: geo.unit_slots(m.mode),
@@ -149,7 +151,7 @@ impl MapCache {
         self.owner.fill(NONE);
         self.written.fill(0);
         self.programmed.fill(0);
-        (self.mru, self.lru, self.resident, self.last) = (NONE, NONE, 0, NONE);
+        (self.mru, self.lru, self.resident, self.last) = (NONE, NONE, 0, [NONE; 2]);
     }
 
     /// After a whole state was installed: every translation page is on
@@ -168,20 +170,25 @@ impl MapCache {
         self.programmed.clone_from(&self.written);
     }
 
-    /// Access the entry of `lpn` (`dirty`: the access changes it), loading
-    /// its page on a miss. NAND operations go to `ops` when `emit`; erases
-    /// of translation blocks are counted in `erase_count`.
+    /// Access the entry of `lpn` (`dirty`: the access changes it) from
+    /// `lane` (0: the host's reads, writes and trims; 1: moves by GC and
+    /// folding), loading its page on a miss. NAND operations go to `ops`
+    /// when `emit`; erases of translation blocks are counted in
+    /// `erase_count`. A lane touching the page it touched last skips the
+    /// recency update (the page is among the most recent already), so host
+    /// writes interleaved with folding stay cheap.
     #[inline]
     pub fn access(
         &mut self,
         lpn: u32,
         dirty: bool,
+        lane: usize,
         ops: &mut Vec<NandOp>,
         emit: bool,
         erase_count: &mut [Vec<u32>; 2],
     ) {
         let page = lpn / self.entries_per_page;
-        if page == self.last {
+        if page == self.last[lane] {
             if dirty {
                 self.flags[page as usize] |= DIRTY;
             }
@@ -189,6 +196,7 @@ impl MapCache {
             return;
         }
         self.access_page(page, dirty, ops, emit, erase_count);
+        self.last[lane] = page;
     }
 
     fn access_page(&mut self, page: u32, dirty: bool, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
@@ -212,7 +220,6 @@ impl MapCache {
         if dirty {
             self.flags[p] |= DIRTY;
         }
-        self.last = page;
     }
 
     /// Bring `page` into the cache (evicting first if full).
@@ -250,8 +257,10 @@ impl MapCache {
             self.write_back(victim, ops, emit, erase);
         }
         self.flags[v] &= !(RESIDENT | DIRTY);
-        if self.last == victim {
-            self.last = NONE;
+        for l in &mut self.last {
+            if *l == victim {
+                *l = NONE;
+            }
         }
     }
 
