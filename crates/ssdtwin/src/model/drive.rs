@@ -396,7 +396,9 @@ impl Drive {
                     let earliest = match purpose {
                         // Hybrid mapping: the log block a host write goes to
                         // is the one its merges free, so it waits for them.
-                        Purpose::HostWrite if self.model.hybrid.is_some() => data_ready.max(self.gc_ready[die as usize]),
+                        Purpose::HostWrite if self.model.hybrid.is_some() => {
+                            data_ready.max(self.gc_ready[die as usize])
+                        }
                         Purpose::HostWrite => data_ready,
                         Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
                     };

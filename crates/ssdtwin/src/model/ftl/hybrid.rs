@@ -27,6 +27,13 @@
 //!   it is and programmed in order into a free block; the old data block and
 //!   (BAST) the log block are erased.
 //!
+//! With `whole_block_merge` (block-level firmware that keeps no per-page
+//! validity), full and partial merges read and program every page of the
+//! logical block, written or not, and erase the old data block, which a
+//! logical block never merged is taken to have from the format on (a free
+//! block of its die, erased). With `merge_batch` > 1 a die that runs out of
+//! log blocks merges that many victims in one go.
+//!
 //! The merge's cost is only the NAND operations it appends to
 //! the FTL's operations (with [`Purpose::Merge`], which the drive schedules
 //! one after another on the die, as firmware that copies page by page
