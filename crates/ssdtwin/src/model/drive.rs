@@ -408,7 +408,7 @@ impl Drive {
                         Purpose::MapLoad => t,
                     };
                     let done = if purpose == Purpose::Merge && self.merge_parts > 1 {
-                        self.flash.program_parts(earliest, die, block, tprog, slots, self.merge_parts, mode)
+                        self.flash.program_parts(earliest, die, block, tprog, (slots, self.merge_parts), mode)
                     } else {
                         self.flash.program(earliest, die, block, tprog, slots, mode)
                     };

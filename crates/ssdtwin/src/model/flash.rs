@@ -159,14 +159,14 @@ impl Flash {
     /// [`Flash::program`] of a unit done as `parts` single-plane page
     /// programs one after another (each: its share of the bytes over the
     /// bus, then `tprog`). Returns the completion of the last.
+    /// `(slots, parts)`: the unit's slots and the operations it is split into.
     pub fn program_parts(
         &mut self,
         earliest: u64,
         die: u32,
         block: u32,
         tprog: u64,
-        slots: u32,
-        parts: u32,
+        (slots, parts): (u32, u32),
         mode: CellMode,
     ) -> u64 {
         let b = block as usize;
