@@ -12,3 +12,4 @@ mod states;
 mod suites;
 mod timing;
 mod waf;
+mod wear;

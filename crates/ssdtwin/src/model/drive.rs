@@ -196,6 +196,24 @@ impl Drive {
         done
     }
 
+    /// A flush (NVMe Flush, ATA FLUSH CACHE) issued at `now`: the host
+    /// stream's partially filled program unit is programmed (padded), and
+    /// the command completes when every write acknowledged before it is on
+    /// flash (its program has completed, or started under
+    /// `buffer_release = "program-start"`, the drive's power-loss
+    /// protection then covering the rest). On a write-through drive this
+    /// costs only the command overhead. Returns the completion time.
+    pub fn flush(&mut self, now: u64) -> u64 {
+        let entered = self.host.admit(now);
+        let ready = self.cores.process(entered);
+        self.ftl.flush_host();
+        let (last, _) = self.schedule_ops(ready, ready);
+        let done = last.max(self.buffer.drained_at(ready));
+        self.host.occupy_until(done);
+        self.power.busy(now, done);
+        done
+    }
+
     /// When the drive last became idle: its last command completed and
     /// every NAND operation (host, GC, folding) has finished.
     pub fn idle_since(&self) -> u64 {

@@ -19,7 +19,7 @@ mod validate;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
-pub use validate::{DriveModel, HybridModel, SlcModel};
+pub use validate::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
 
 use serde::{Deserialize, Serialize};
 
@@ -362,6 +362,10 @@ pub struct FtlSpec {
     /// whole map is held in DRAM at no cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_cache: Option<mapcache::MapCacheSpec>,
+    /// Wear leveling by erase count (page mapping only); absent: free
+    /// blocks are used oldest-freed first and nothing else levels wear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wear_leveling: Option<WearLevelingSpec>,
     /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
     /// the raw flash is over-provisioning.
     pub user_capacity_bytes: u64,
@@ -378,6 +382,35 @@ pub struct FtlSpec {
     /// integrity can be checked (costs 8 bytes per 4 KiB; off for speed).
     #[serde(default)]
     pub version_stamps: bool,
+}
+
+/// `[ftl.wear_leveling]`: spreading erases over the blocks of a die.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WearLevelingSpec {
+    /// Dynamic leveling, which free block a stream takes: `"oldest-free"`
+    /// (the block freed longest ago, default) or `"least-worn"` (host data
+    /// to the free block with the fewest erases, moved data to the one with
+    /// the most).
+    #[serde(default)]
+    pub dynamic: DynamicWearLeveling,
+    /// Static leveling: when a die's most erased block has been erased
+    /// more than this many times more than its least erased block holding
+    /// data, that block's cold data is moved off it. Absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_threshold: Option<u32>,
+}
+
+/// Dynamic wear leveling: which free block a stream takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DynamicWearLeveling {
+    /// The block freed longest ago.
+    #[default]
+    OldestFree,
+    /// By erase count: the youngest for host data, the most worn for data
+    /// that GC and folding move.
+    LeastWorn,
 }
 
 /// Mapping scheme of the FTL.

@@ -48,6 +48,24 @@ pub struct DriveModel {
     pub power: Option<PowerModel>,
     /// The map cache (`None`: the whole map is held at no cost).
     pub map_cache: Option<MapCacheModel>,
+    /// Wear leveling by erase count.
+    pub wear_leveling: WearLevelingModel,
+}
+
+/// Wear leveling in the FTL's terms (default: off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WearLevelingModel {
+    /// Dynamic leveling chooses free blocks by erase count.
+    pub least_worn: bool,
+    /// Erase-count spread that triggers a static move (`None`: off).
+    pub static_threshold: Option<u32>,
+}
+
+impl WearLevelingModel {
+    /// Whether anything levels wear by erase count.
+    pub fn is_on(&self) -> bool {
+        self.least_worn || self.static_threshold.is_some()
+    }
 }
 
 /// The hybrid log-block FTL in the FTL's units.
@@ -369,6 +387,21 @@ impl DriveSpec {
         let map_cache =
             mapcache::resolve(self, &geometry, f.user_capacity_bytes / SECTOR_BYTES as u64, n.slc.is_some(), bad)?;
         let map_per_die = map_cache.as_ref().map_or(0, |m| m.blocks_per_die as u64);
+        let wear_leveling = match &f.wear_leveling {
+            None => WearLevelingModel::default(),
+            Some(_) if f.mapping != MappingScheme::Page => {
+                return Err(bad("ftl.wear_leveling", "wear leveling by erase count needs mapping = \"page\"".into()))
+            }
+            Some(w) => {
+                if w.static_threshold == Some(0) {
+                    return Err(bad("ftl.wear_leveling.static_threshold", "must be at least 1 erase".into()));
+                }
+                WearLevelingModel {
+                    least_worn: w.dynamic == super::DynamicWearLeveling::LeastWorn,
+                    static_threshold: w.static_threshold,
+                }
+            }
+        };
         let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
@@ -544,6 +577,7 @@ impl DriveSpec {
             hybrid,
             power,
             map_cache,
+            wear_leveling,
         })
     }
 }
