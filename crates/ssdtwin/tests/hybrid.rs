@@ -194,6 +194,8 @@ fn hybrid_spec_errors_name_their_field() {
     assert!(err(&["ftl.hybrid.log_blocks=16", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
     assert!(err(&["ftl.mapping=page"]).contains("ftl.hybrid"));
     assert!(err(&["ftl.hybrid.log_blocks=8192"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["ftl.hybrid.merge_batch=0"]).contains("ftl.hybrid.merge_batch"));
+    assert!(err(&["ftl.hybrid.merge_page_bytes=3000"]).contains("ftl.hybrid.merge_page_bytes"));
 }
 
 /// QD1 4 KiB random writes on a fresh drive, one command after another:

@@ -464,9 +464,9 @@ pub struct HybridSpec {
     /// Log blocks the firmware merges in one go when a die needs a log
     /// block and has none left (the least recently used / oldest first),
     /// instead of one at a time: the write that finds the pool exhausted
-    /// waits for all of them, the next ones find free log blocks. From 1
-    /// (default: one merge per exhausted pool) to the log blocks per die
-    /// (with full association: the random logs per die).
+    /// waits for all of them, the next ones find free log blocks. At least
+    /// 1 (the default: one merge per exhausted pool); a die with fewer log
+    /// blocks (with full association: random logs) merges all it has.
     #[serde(default = "one")]
     pub merge_batch: u32,
     /// Bytes of the physical page a merge copies at a time (0, the

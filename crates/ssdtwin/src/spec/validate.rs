@@ -82,7 +82,8 @@ pub struct HybridModel {
     pub merge_holds_core: bool,
     /// Merges rewrite the whole logical block.
     pub whole_block_merge: bool,
-    /// Log blocks merged in one go when a die's pool is exhausted.
+    /// Log blocks merged in one go when a die's pool is exhausted (at
+    /// most the die's log blocks, random logs with full association).
     pub merge_batch: u32,
     /// Single-plane operations per program unit in a merge's reads and
     /// programs (1: the whole unit at once).
@@ -463,20 +464,15 @@ impl DriveSpec {
                         ),
                     ));
                 }
+                if hs.merge_batch == 0 {
+                    return Err(bad("ftl.hybrid.merge_batch", "must be at least 1".into()));
+                }
+                // A die merges at most the log blocks it has.
                 let batch_limit = match hs.association {
                     LogAssociation::Block => per_die,
                     LogAssociation::Full => per_die - 1,
                 };
-                if hs.merge_batch == 0 || hs.merge_batch > batch_limit {
-                    return Err(bad(
-                        "ftl.hybrid.merge_batch",
-                        format!(
-                            "{} is not between 1 and the {batch_limit} {}log blocks per die",
-                            hs.merge_batch,
-                            if hs.association == LogAssociation::Full { "random " } else { "" }
-                        ),
-                    ));
-                }
+                let merge_batch = hs.merge_batch.min(batch_limit);
                 let unit_bytes = g.page_bytes as u64 * g.planes_per_die as u64;
                 let merge_parts = match hs.merge_page_bytes {
                     0 => 1,
@@ -507,7 +503,7 @@ impl DriveSpec {
                     merge_policy: hs.merge_policy,
                     merge_holds_core: hs.merge_holds_core,
                     whole_block_merge: hs.whole_block_merge,
-                    merge_batch: hs.merge_batch,
+                    merge_batch,
                     merge_parts,
                     logical_blocks_per_die: lbs_per_die,
                 })
