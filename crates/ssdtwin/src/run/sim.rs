@@ -37,6 +37,8 @@ pub struct PhaseResult {
     pub busy_ns: u64,
     /// Energy drawn from start to end, J (`None`: no power model).
     pub energy_j: Option<f64>,
+    /// Temperatures over the phase (`None`: no thermal model).
+    pub thermal: Option<crate::run::device::ThermalWindow>,
 }
 
 impl PhaseResult {
@@ -205,6 +207,7 @@ impl Simulator {
             bursts,
             busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
             energy_j: w.energy_j,
+            thermal: w.thermal,
         }
     }
 

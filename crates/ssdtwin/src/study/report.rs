@@ -70,7 +70,7 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
     };
-    json!({
+    let mut v = json!({
         "jobname": r.phase.name(),
         "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase" },
         "job options": options,
@@ -89,7 +89,12 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         "energy_j": r.energy_j,
         "power_w": r.power_w(),
         "time_series": r.series.seconds,
-    })
+    });
+    if let Some(th) = &r.thermal {
+        // Only drives with a thermal model carry the key.
+        v["thermal"] = serde_json::to_value(th).expect("thermal window serialises");
+    }
+    v
 }
 
 /// A run's phases added up.
@@ -317,6 +322,23 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 out.push('\n');
             }
         }
+    }
+    if let Some(th) = &p.thermal {
+        let c = &th.counters;
+        out.push_str(&format!(
+            "  temperature: {:.1} → {:.1} °C (peak {:.1} °C)",
+            th.start.composite_c, th.end.composite_c, th.peak_c
+        ));
+        let throttled = c.throttled_warning_ns + c.throttled_critical_ns;
+        if throttled > 0 {
+            out.push_str(&format!(
+                "; throttled {:.1} s ({:.1} s at critical), commands held {}",
+                throttled as f64 / 1e9,
+                c.throttled_critical_ns as f64 / 1e9,
+                fmt_ns(c.throttle_delay_ns as f64)
+            ));
+        }
+        out.push('\n');
     }
     out
 }
