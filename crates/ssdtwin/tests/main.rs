@@ -7,6 +7,7 @@ mod hybrid;
 mod integrity;
 mod power;
 mod slc;
+mod thermal;
 mod states;
 mod suites;
 mod timing;
