@@ -134,16 +134,24 @@ impl Drive {
         self.buffer.reset();
         self.flash.reset_time();
         self.power.reset_time();
-        if let Some(th) = &mut self.thermal {
-            th.reset_time();
+        if self.thermal.is_some() {
+            let (total, nand) = self.energy_parts(0).expect("[thermal] needs [power]");
+            self.thermal.as_mut().expect("checked").reset_time(total, nand);
         }
         self.gc_ready.fill(0);
         self.merge_done = 0;
     }
 
-    /// Secure erase: all data gone, every block free.
+    /// Secure erase: all data gone, every block free. This is the start
+    /// of an untimed preparation (a drive state, a suite's test data), so
+    /// the drive also starts at ambient temperature: the twin does not
+    /// know how hot the untimed work would leave it, and a test's results
+    /// must not depend on which tests ran before it.
     pub fn secure_erase(&mut self) {
         self.ftl.secure_erase();
+        if let Some(th) = &mut self.thermal {
+            th.cool_down();
+        }
         self.reset_time();
     }
 

@@ -249,11 +249,12 @@ impl Thermal {
         }
     }
 
-    /// Restart the clock at 0; the drive keeps its temperature (the host
-    /// lets no time pass).
-    pub fn reset_time(&mut self) {
+    /// Restart the clock at 0, where the drive's cumulative energy
+    /// counts read `total_j` and `nand_j` (NAND busy time is kept across
+    /// resets); the drive keeps its temperature (no time passes).
+    pub fn reset_time(&mut self, total_j: f64, nand_j: f64) {
         self.t_ns = 0;
-        self.energy = [0.0; 2];
+        self.energy = [total_j, nand_j];
         self.next_poll_ns = 0;
         self.cap_since = (0, 0.0);
     }
