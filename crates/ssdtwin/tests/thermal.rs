@@ -10,9 +10,10 @@ use ssdtwin::{Drive, IoKind, PhaseResult, Simulator};
 
 use crate::common::{small_model, small_slc_model};
 
-/// The 660p's thermal network with the card's heat capacity ÷ 10, so its
-/// time constant is ≈30 s instead of ≈3 min (the test simulates less).
-const FAST: [&str; 1] = ["thermal.nand_j_per_k=0.8"];
+/// The 660p's thermal network as a bare card in still air (airflow 1),
+/// with the card's heat capacity ÷ 10, so its time constant is ≈30 s
+/// instead of ≈3 min (the test simulates less).
+const FAST: [&str; 2] = ["thermal.nand_j_per_k=0.8", "thermal.airflow=1"];
 
 fn seq_write(secs: u64) -> Phase {
     seq_write_over(secs, 1 << 30)
