@@ -5,6 +5,7 @@ mod determinism;
 mod device;
 mod hybrid;
 mod integrity;
+mod mapcache;
 mod power;
 mod slc;
 mod thermal;

@@ -315,8 +315,10 @@ impl Drive {
         let mut quick_bytes = 0u64;
         let mut quick_ready = t;
         let (mut cur_block, mut cur_row, mut cur_slots) = (u32::MAX, 0u32, 0u32);
-        // Data reads start once the map entries are at hand.
-        let mut start = t;
+        // Data reads start once the map entries are at hand (one lookup in
+        // the map cache's memory for the command's entries, plus any
+        // translation pages loaded from flash).
+        let mut start = t + self.ftl.map_access_ns();
         for lpn in first..end {
             let slot = self.ftl.read(lpn);
             if self.ftl.has_ops() {
@@ -448,7 +450,10 @@ impl Drive {
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
                         Purpose::HostWrite => data_ready,
-                        Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
+                        Purpose::Gc | Purpose::Fold | Purpose::Merge | Purpose::MapStore => {
+                            t.max(self.gc_ready[die as usize])
+                        }
+                        Purpose::MapLoad => t,
                     };
                     let done = self.flash.program(earliest, die, block, tprog, slots, mode);
                     if purpose == Purpose::HostWrite {

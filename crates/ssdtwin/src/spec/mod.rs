@@ -12,6 +12,7 @@
 //! publish are calibration choices; presets say where each value comes
 //! from in comments beside it.
 
+pub mod mapcache;
 mod overrides;
 mod presets;
 mod validate;
@@ -346,6 +347,15 @@ pub struct HostSpec {
     /// Commands the drive accepts at once: NCQ depth 32 for SATA; NVMe
     /// queue entries for NVMe. More outstanding I/Os wait in the host.
     pub max_queue_depth: u32,
+    /// Host memory buffer (NVMe HMB) the host lends a DRAM-less drive, in
+    /// bytes; with `controller.dram_bytes = 0` and `[ftl.map_cache]` the
+    /// map is cached there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmb_bytes: Option<u64>,
+    /// Latency in ns of one map lookup in the host memory buffer (a PCIe
+    /// round trip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmb_access_ns: Option<u64>,
 }
 
 /// Host interface kind.
@@ -367,10 +377,15 @@ pub struct ControllerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// DRAM beside the controller in bytes (0: DRAM-less; absent: not
-    /// stated). Descriptive only: the map is modelled as held in full, and
-    /// the part of DRAM that stages user data is `write_buffer_bytes`.
+    /// stated). Without `[ftl.map_cache]` descriptive only (the map is held
+    /// in full); with it, `ftl.map_cache.dram_share` of it caches the map.
+    /// The part that stages user data is `write_buffer_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_bytes: Option<u64>,
+    /// The controller's SRAM in bytes; a DRAM-less drive without a host
+    /// memory buffer caches its map there (`[ftl.map_cache]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sram_bytes: Option<u64>,
     /// Processor cores that handle commands in parallel.
     pub cores: u32,
     /// Processor time per host command in ns (fetch, FTL lookup,
@@ -436,6 +451,10 @@ pub struct FtlSpec {
     /// Parameters of the hybrid log-block FTL (`mapping = "hybrid"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridSpec>,
+    /// The map cached in limited memory (page mapping only); absent: the
+    /// whole map is held in DRAM at no cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<mapcache::MapCacheSpec>,
     /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
     /// the raw flash is over-provisioning.
     pub user_capacity_bytes: u64,

@@ -1,6 +1,7 @@
 //! Second stage of reading a drive: check that the spec describes a drive
 //! that can exist and derive the quantities the simulator uses.
 
+use super::mapcache::{self, MapCacheModel};
 use super::{
     DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy,
 };
@@ -48,6 +49,8 @@ pub struct DriveModel {
     pub power: Option<PowerModel>,
     /// The thermal model (`None`: the drive file has no `[thermal]`).
     pub thermal: Option<ThermalModel>,
+    /// The map cache (`None`: the whole map is held at no cost).
+    pub map_cache: Option<MapCacheModel>,
 }
 
 /// The hybrid log-block FTL in the FTL's units.
@@ -344,7 +347,25 @@ impl DriveSpec {
         // (host, GC, fold), one block of slack so that GC always gains, and
         // the static SLC blocks.
         let static_per_die = slc.as_ref().map_or(0, |s| s.static_blocks_per_die as u64);
-        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die;
+        let geometry = Geometry {
+            channels: g.channels,
+            dies,
+            planes: g.planes_per_die,
+            blocks_per_die: g.blocks_per_plane,
+            rows_per_block: g.pages_per_block,
+            sectors_per_page,
+            bits_per_cell: g.bits_per_cell,
+            page_bytes: g.page_bytes,
+            slots_per_row,
+            slots_per_block,
+            program_rows: n.program_pages,
+            total_blocks: total_blocks as u32,
+            total_slots,
+        };
+        let map_cache =
+            mapcache::resolve(self, &geometry, f.user_capacity_bytes / SECTOR_BYTES as u64, n.slc.is_some(), bad)?;
+        let map_per_die = map_cache.as_ref().map_or(0, |m| m.blocks_per_die as u64);
+        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
                 "ftl.gc_low_free_blocks",
@@ -548,21 +569,6 @@ impl DriveSpec {
             }
         };
         let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
-        let geometry = Geometry {
-            channels: g.channels,
-            dies,
-            planes: g.planes_per_die,
-            blocks_per_die: g.blocks_per_plane,
-            rows_per_block: g.pages_per_block,
-            sectors_per_page,
-            bits_per_cell: g.bits_per_cell,
-            page_bytes: g.page_bytes,
-            slots_per_row,
-            slots_per_block,
-            program_rows: n.program_pages,
-            total_blocks: total_blocks as u32,
-            total_slots,
-        };
         Ok(DriveModel {
             spec: self.clone(),
             geometry,
@@ -582,6 +588,7 @@ impl DriveSpec {
             hybrid,
             power,
             thermal,
+            map_cache,
         })
     }
 }

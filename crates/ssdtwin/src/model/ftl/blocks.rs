@@ -28,6 +28,8 @@ pub enum BlockState {
     Sealed = 2,
     /// Chosen by GC; its valid data is being moved.
     Collecting = 3,
+    /// Reserved for the translation pages of a cached map (never data).
+    Map = 4,
 }
 
 /// Per-block metadata of the whole drive.
@@ -107,6 +109,23 @@ impl BlockTable {
             }
         }
         t
+    }
+
+    /// Take the last `per_die` non-static blocks of every die out of the
+    /// data pool for a cached map's translation pages, in `mode`. Returns
+    /// them die-major.
+    pub fn reserve_map_blocks(&mut self, per_die: u32, mode: CellMode) -> Vec<u32> {
+        let mut out = Vec::with_capacity((per_die * self.dies) as usize);
+        for die in 0..self.dies as usize {
+            let free = &mut self.free[die];
+            let first = free.len() - per_die as usize;
+            out.extend(free.drain(first..));
+        }
+        for &b in &out {
+            self.state[b as usize] = BlockState::Map;
+            self.mode[b as usize] = mode;
+        }
+        out
     }
 
     /// Free blocks of a die's static SLC pool.

@@ -38,6 +38,7 @@ pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod mapcache;
 pub mod mapping;
 pub mod pool;
 pub mod slc;
@@ -63,6 +64,10 @@ pub enum Purpose {
     Fold,
     /// Merging log blocks into data blocks (hybrid mapping).
     Merge,
+    /// Loading a translation page of a cached map for a lookup.
+    MapLoad,
+    /// Writing translation pages back (and cleaning their blocks).
+    MapStore,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -272,6 +277,18 @@ impl Ftl {
         }
     }
 
+    /// The map cache's counters, when the map is cached.
+    pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
+        self.core.map.as_ref().map(|m| m.counters)
+    }
+
+    /// Cost of one host lookup in the map cache's memory, ns (an HMB round
+    /// trip; 0 without a cache or in the controller's own memory).
+    #[inline]
+    pub fn map_access_ns(&self) -> u64 {
+        self.core.map.as_ref().map_or(0, |m| m.access_ns())
+    }
+
     /// The hybrid scheme's state, when the drive uses hybrid mapping.
     pub fn hybrid(&self) -> Option<&hybrid::Hybrid> {
         match &self.scheme {
@@ -410,18 +427,25 @@ pub struct FtlCore {
     emit_ops: bool,
     /// Counters.
     counters: FtlCounters,
+    /// The map cache, when the map is cached in limited memory.
+    map: Option<mapcache::MapCache>,
 }
 
 impl FtlCore {
     fn new(model: &DriveModel) -> FtlCore {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
+        let mut blocks = BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
+        let map = model.map_cache.as_ref().map(|m| {
+            let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
+            mapcache::MapCache::new(m, &geo, reserved)
+        });
         FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
-            blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
+            blocks,
             streams: [
                 Stream::new(StreamId::Host, &geo),
                 Stream::new(StreamId::Gc, &geo),
@@ -439,6 +463,7 @@ impl FtlCore {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
+            map,
             geo,
         }
     }
@@ -520,6 +545,11 @@ impl FtlCore {
         let erase_counts = self.blocks.erase_count.clone();
         self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        if let Some(m) = &mut self.map {
+            let per_die = m.blocks().len() as u32 / self.geo.dies;
+            self.blocks.reserve_map_blocks(per_die, m.mode());
+            m.reset();
+        }
         self.mapped_lpns = 0;
         self.slc_valid_slots = 0;
         self.bg.fill(None);
@@ -556,6 +586,7 @@ impl FtlCore {
     #[inline]
     pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
+        self.touch_map(lpn, old != NONE, 0);
         if old == NONE {
             return false;
         }
@@ -588,8 +619,27 @@ impl FtlCore {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
+        self.touch_map(lpn, true, (id != StreamId::Host) as usize);
         self.after_append(id, block);
         slot
+    }
+
+    /// Access `lpn`'s map entry through the map cache, if the map is
+    /// cached (`dirty`: the access changes it; `lane` 0 for the host, 1 for
+    /// GC and folding). Misses and write-backs append their NAND
+    /// operations.
+    #[inline]
+    fn touch_map(&mut self, lpn: u32, dirty: bool, lane: usize) {
+        if let Some(m) = &mut self.map {
+            m.access(lpn, dirty, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
+    }
+
+    /// A host read's lookup of `lpn`: through the map cache, then the map.
+    #[inline]
+    pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
+        self.touch_map(lpn, false, 0);
+        self.l2p[lpn as usize]
     }
 
     /// After a slot was handed out: issue the program when a unit is full,

@@ -71,6 +71,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::Drive;
+use crate::model::ftl::blocks::BlockState;
 use crate::model::ftl::install::{InstalledBlock, Role};
 use crate::model::ftl::pool::{BlockPool, Paced};
 use crate::model::ftl::streams::{self, StreamId as Stream};
@@ -221,7 +222,12 @@ impl BlockSim {
         // Die 0 stands for every die: its blocks, its share of the
         // drive's capacity and SLC cache.
         let mut die = Die { open: [NONE; 3], ..Die::default() };
+        let state = &drive.ftl.blocks().state;
         for b in 0..geo.blocks_per_die {
+            if state[b as usize] != BlockState::Free {
+                // Translation blocks of a cached map hold no data.
+                continue;
+            }
             if is_static[b as usize] {
                 die.free_static.push_back(b);
             } else {
