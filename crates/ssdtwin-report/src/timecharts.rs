@@ -112,8 +112,13 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
     }
     let mut out = Vec::new();
     if long && !temp.is_empty() {
-        let spec =
-            TimeSpec { kind: "temperature", title: "temperature over time".into(), ylabel: "°C", scatter: false, series: temp };
+        let spec = TimeSpec {
+            kind: "temperature",
+            title: "temperature over time".into(),
+            ylabel: "°C",
+            scatter: false,
+            series: temp,
+        };
         if let Some(svg) = time_chart(doc, t, spec, &[]) {
             out.push(Chart {
                 file: String::new(),

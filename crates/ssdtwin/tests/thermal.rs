@@ -71,7 +71,12 @@ fn sustained_write_follows_the_rc_curve_throttles_and_recovers() {
         let th = r.thermal.unwrap();
         let got = [th.end.controller_c - 25.0, th.end.nand_c - 25.0];
         for k in 0..2 {
-            assert!((got[k] - x[k]).abs() < 0.1, "second {i}, node {k}: rise {:.3} K, closed form {:.3} K", got[k], x[k]);
+            assert!(
+                (got[k] - x[k]).abs() < 0.1,
+                "second {i}, node {k}: rise {:.3} K, closed form {:.3} K",
+                got[k],
+                x[k]
+            );
         }
         assert_eq!(th.counters.throttle_events, 0);
         rates.push(mbps(&r));

@@ -88,8 +88,7 @@ impl ThermalModel {
     /// throttle levels name).
     pub fn new(s: &ThermalSpec, power: &PowerSpec) -> ThermalModel {
         let hs = s.heatsink_k_per_w.map_or(0.0, |r| 0.5 / r);
-        let g_ambient =
-            [s.airflow / s.controller_ambient_k_per_w + hs, s.airflow / s.nand_ambient_k_per_w + hs];
+        let g_ambient = [s.airflow / s.controller_ambient_k_per_w + hs, s.airflow / s.nand_ambient_k_per_w + hs];
         let g_between = 1.0 / s.controller_nand_k_per_w;
         let capacity = [s.controller_j_per_k, s.nand_j_per_k];
         let a = [

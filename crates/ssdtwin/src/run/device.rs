@@ -46,7 +46,7 @@
 use std::collections::VecDeque;
 
 use crate::model::drive::{Command, Drive, IoKind};
-use crate::model::thermal::{ThermalCounters, Temperatures};
+use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 
@@ -457,7 +457,8 @@ impl Device {
         let c = Completion { tag: f.tag, seq: f.seq, cmd: f.cmd, submitted_ns: f.submitted_ns, done_ns: now };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
-                if self.drive.thermal.is_some() && now - r.series.start_ns >= r.series.seconds.len() as u64 * 1_000_000_000
+                if self.drive.thermal.is_some()
+                    && now - r.series.start_ns >= r.series.seconds.len() as u64 * 1_000_000_000
                 {
                     // A second opens: its temperature is sampled now.
                     self.drive.thermal_advance(now);

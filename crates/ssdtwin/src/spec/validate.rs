@@ -514,7 +514,9 @@ impl DriveSpec {
                 if let Some(r) = th.heatsink_k_per_w {
                     positive("heatsink_k_per_w", r, "resistance in K/W")?;
                 }
-                for (field, c) in [("ambient_c", th.ambient_c), ("warning_c", th.warning_c), ("critical_c", th.critical_c)] {
+                for (field, c) in
+                    [("ambient_c", th.ambient_c), ("warning_c", th.warning_c), ("critical_c", th.critical_c)]
+                {
                     if !(c.is_finite() && (-40.0..=150.0).contains(&c)) {
                         return Err(bad(&format!("thermal.{field}"), format!("{c} °C is outside −40…150 °C")));
                     }
@@ -532,7 +534,10 @@ impl DriveSpec {
                     ));
                 }
                 if !(th.hysteresis_c.is_finite() && th.hysteresis_c >= 0.0) {
-                    return Err(bad("thermal.hysteresis_c", format!("{} is not a temperature difference ≥ 0", th.hysteresis_c)));
+                    return Err(bad(
+                        "thermal.hysteresis_c",
+                        format!("{} is not a temperature difference ≥ 0", th.hysteresis_c),
+                    ));
                 }
                 if th.sensor_poll_ms == 0 {
                     return Err(bad("thermal.sensor_poll_ms", "must be at least 1 ms".into()));
