@@ -134,9 +134,9 @@ impl Drive {
         self.buffer.reset();
         self.flash.reset_time();
         self.power.reset_time();
-        if self.thermal.is_some() {
-            let (total, nand) = self.energy_parts(0).expect("[thermal] needs [power]");
-            self.thermal.as_mut().expect("checked").reset_time(total, nand);
+        let baseline = self.thermal.as_ref().and_then(|_| self.energy_parts(0));
+        if let (Some(th), Some((total, nand))) = (&mut self.thermal, baseline) {
+            th.reset_time(total, nand);
         }
         self.gc_ready.fill(0);
         self.merge_done = 0;

@@ -324,9 +324,7 @@ impl Thermal {
     pub fn poll(&mut self, t: u64, total_j: f64) {
         let temp = self.composite_c();
         let m = &self.model;
-        let level = if temp >= m.critical_c {
-            2
-        } else if self.level == 2 && temp > m.critical_c - m.hysteresis_c {
+        let level = if temp >= m.critical_c || (self.level == 2 && temp > m.critical_c - m.hysteresis_c) {
             2
         } else if temp >= m.warning_c || (self.level >= 1 && temp > m.warning_c - m.hysteresis_c) {
             1
