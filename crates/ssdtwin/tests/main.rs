@@ -13,3 +13,4 @@ mod suites;
 mod thermal;
 mod timing;
 mod waf;
+mod wear;

@@ -299,6 +299,10 @@ counters! {
     full_merges,
     /// Hybrid mapping: 4 KiB slots copied by merges.
     merge_slots_copied,
+    /// Static wear leveling: blocks of cold data moved off young blocks.
+    wl_blocks,
+    /// Static wear leveling: slots moved (included in `gc_slots_moved`).
+    wl_slots_moved,
     /// Map cache: lookups that found their translation page cached.
     map_hits,
     /// Map cache: lookups that did not.
@@ -340,6 +344,8 @@ impl Counters {
             partial_merges: t.partial_merges,
             full_merges: t.full_merges,
             merge_slots_copied: t.merge_slots_copied,
+            wl_blocks: t.wl_blocks,
+            wl_slots_moved: t.wl_slots_moved,
             map_hits: m.hits,
             map_misses: m.misses,
             map_pages_read: m.pages_read,

@@ -19,7 +19,7 @@ mod validate;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
-pub use validate::{DriveModel, HybridModel, SlcModel};
+pub use validate::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
 
 use serde::{Deserialize, Serialize};
 
@@ -455,6 +455,10 @@ pub struct FtlSpec {
     /// whole map is held in DRAM at no cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_cache: Option<mapcache::MapCacheSpec>,
+    /// Wear leveling by erase count (page mapping only); absent: free
+    /// blocks are used oldest-freed first and nothing else levels wear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wear_leveling: Option<WearLevelingSpec>,
     /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
     /// the raw flash is over-provisioning.
     pub user_capacity_bytes: u64,
@@ -471,6 +475,35 @@ pub struct FtlSpec {
     /// integrity can be checked (costs 8 bytes per 4 KiB; off for speed).
     #[serde(default)]
     pub version_stamps: bool,
+}
+
+/// `[ftl.wear_leveling]`: spreading erases over the blocks of a die.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WearLevelingSpec {
+    /// Dynamic leveling, which free block a stream takes: `"oldest-free"`
+    /// (the block freed longest ago, default) or `"least-worn"` (host data
+    /// to the free block with the fewest erases, moved data to the one with
+    /// the most).
+    #[serde(default)]
+    pub dynamic: DynamicWearLeveling,
+    /// Static leveling: when a die's most erased block has been erased
+    /// more than this many times more than its least erased block holding
+    /// data, that block's cold data is moved off it. Absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_threshold: Option<u32>,
+}
+
+/// Dynamic wear leveling: which free block a stream takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DynamicWearLeveling {
+    /// The block freed longest ago.
+    #[default]
+    OldestFree,
+    /// By erase count: the youngest for host data, the most worn for data
+    /// that GC and folding move.
+    LeastWorn,
 }
 
 /// Mapping scheme of the FTL.
@@ -512,6 +545,37 @@ pub struct HybridSpec {
     /// false: merges only occupy the flash).
     #[serde(default)]
     pub merge_holds_core: bool,
+    /// Whether a merge rewrites the whole logical block (block-level
+    /// firmware that keeps no per-page validity: every logical block has a
+    /// data block from the format on, so a full or partial merge reads
+    /// every page it does not take from the log and programs every page of
+    /// the new block, written by the host or not). Default false: a merge
+    /// copies the pages the host has written and programs padding only up
+    /// to the last of them.
+    #[serde(default)]
+    pub whole_block_merge: bool,
+    /// Log blocks the firmware merges in one go when a die needs a log
+    /// block and has none left (the least recently used / oldest first),
+    /// instead of one at a time: the write that finds the pool exhausted
+    /// waits for all of them, the next ones find free log blocks. At least
+    /// 1 (the default: one merge per exhausted pool); a die with fewer log
+    /// blocks (with full association: random logs) merges all it has.
+    #[serde(default = "one")]
+    pub merge_batch: u32,
+    /// Bytes of the physical page a merge copies at a time (0, the
+    /// default: a whole row, all planes of a multi-plane page, per read and
+    /// per program). Smaller — the chips' page per plane, for firmware
+    /// that copies without multi-plane operations — splits each of the
+    /// merge's reads and programs into `row bytes / merge_page_bytes`
+    /// single-plane operations, each paying `tR` or `tPROG`, one after
+    /// another. Must divide the row (`page_bytes × planes_per_die`) and be
+    /// at least 512.
+    #[serde(default)]
+    pub merge_page_bytes: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// How log blocks are associated with logical blocks.

@@ -51,6 +51,24 @@ pub struct DriveModel {
     pub thermal: Option<ThermalModel>,
     /// The map cache (`None`: the whole map is held at no cost).
     pub map_cache: Option<MapCacheModel>,
+    /// Wear leveling by erase count.
+    pub wear_leveling: WearLevelingModel,
+}
+
+/// Wear leveling in the FTL's terms (default: off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WearLevelingModel {
+    /// Dynamic leveling chooses free blocks by erase count.
+    pub least_worn: bool,
+    /// Erase-count spread that triggers a static move (`None`: off).
+    pub static_threshold: Option<u32>,
+}
+
+impl WearLevelingModel {
+    /// Whether anything levels wear by erase count.
+    pub fn is_on(&self) -> bool {
+        self.least_worn || self.static_threshold.is_some()
+    }
 }
 
 /// The hybrid log-block FTL in the FTL's units.
@@ -65,6 +83,14 @@ pub struct HybridModel {
     pub merge_policy: MergePolicy,
     /// Merges hold the command's core.
     pub merge_holds_core: bool,
+    /// Merges rewrite the whole logical block.
+    pub whole_block_merge: bool,
+    /// Log blocks merged in one go when a die's pool is exhausted (at
+    /// most the die's log blocks, random logs with full association).
+    pub merge_batch: u32,
+    /// Single-plane operations per program unit in a merge's reads and
+    /// programs (1: the whole unit at once).
+    pub merge_parts: u32,
     /// Logical blocks per die.
     pub logical_blocks_per_die: u32,
 }
@@ -365,6 +391,21 @@ impl DriveSpec {
         let map_cache =
             mapcache::resolve(self, &geometry, f.user_capacity_bytes / SECTOR_BYTES as u64, n.slc.is_some(), bad)?;
         let map_per_die = map_cache.as_ref().map_or(0, |m| m.blocks_per_die as u64);
+        let wear_leveling = match &f.wear_leveling {
+            None => WearLevelingModel::default(),
+            Some(_) if f.mapping != MappingScheme::Page => {
+                return Err(bad("ftl.wear_leveling", "wear leveling by erase count needs mapping = \"page\"".into()))
+            }
+            Some(w) => {
+                if w.static_threshold == Some(0) {
+                    return Err(bad("ftl.wear_leveling.static_threshold", "must be at least 1 erase".into()));
+                }
+                WearLevelingModel {
+                    least_worn: w.dynamic == super::DynamicWearLeveling::LeastWorn,
+                    static_threshold: w.static_threshold,
+                }
+            }
+        };
         let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
@@ -426,6 +467,26 @@ impl DriveSpec {
                         ),
                     ));
                 }
+                if hs.merge_batch == 0 {
+                    return Err(bad("ftl.hybrid.merge_batch", "must be at least 1".into()));
+                }
+                // A die merges at most the log blocks it has.
+                let batch_limit = match hs.association {
+                    LogAssociation::Block => per_die,
+                    LogAssociation::Full => per_die - 1,
+                };
+                let merge_batch = hs.merge_batch.min(batch_limit);
+                let unit_bytes = g.page_bytes as u64 * g.planes_per_die as u64;
+                let merge_parts = match hs.merge_page_bytes {
+                    0 => 1,
+                    b if b >= 512 && unit_bytes % b as u64 == 0 => (unit_bytes / b as u64) as u32,
+                    b => {
+                        return Err(bad(
+                            "ftl.hybrid.merge_page_bytes",
+                            format!("{b} is not 0 or at least 512 and a divisor of the {unit_bytes}-byte row (page_bytes × planes_per_die)"),
+                        ))
+                    }
+                };
                 let lbs_per_die = user_slots.div_ceil(dies as u64 * slots_per_block as u64) as u32;
                 // Data blocks, log blocks and one block to merge into.
                 let needed = lbs_per_die as u64 + per_die as u64 + 1;
@@ -444,6 +505,9 @@ impl DriveSpec {
                     association: hs.association,
                     merge_policy: hs.merge_policy,
                     merge_holds_core: hs.merge_holds_core,
+                    whole_block_merge: hs.whole_block_merge,
+                    merge_batch,
+                    merge_parts,
                     logical_blocks_per_die: lbs_per_die,
                 })
             }
@@ -594,6 +658,7 @@ impl DriveSpec {
             power,
             thermal,
             map_cache,
+            wear_leveling,
         })
     }
 }

@@ -189,6 +189,32 @@ impl BlockTable {
         Some(b)
     }
 
+    /// Erases of `block` in both modes.
+    #[inline]
+    pub fn total_erases(&self, block: u32) -> u32 {
+        self.erase_count[0][block as usize] + self.erase_count[1][block as usize]
+    }
+
+    /// Like [`Self::take_free`], choosing the free block with the fewest
+    /// erases (`most_worn`: the most); ties go to the longest free.
+    pub fn take_free_by_wear(&mut self, die: u32, mode: CellMode, most_worn: bool) -> Option<u32> {
+        let free = &self.free[die as usize];
+        let mut best: Option<(usize, u32)> = None;
+        for (i, &b) in free.iter().enumerate() {
+            let e = self.erase_count[0][b as usize] + self.erase_count[1][b as usize];
+            let better = match best {
+                None => true,
+                Some((_, be)) => (most_worn && e > be) || (!most_worn && e < be),
+            };
+            if better {
+                best = Some((i, e));
+            }
+        }
+        let b = self.free[die as usize].remove(best?.0)?;
+        self.open(b, mode);
+        Some(b)
+    }
+
     /// Return an erased block to its die's free list.
     pub fn release(&mut self, block: u32) {
         let i = block as usize;

@@ -38,6 +38,7 @@ pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod journal;
 pub mod mapcache;
 pub mod mapping;
 pub mod pool;
@@ -46,9 +47,10 @@ pub mod streams;
 
 use crate::mem::HugeVec;
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::spec::{DriveModel, GcPolicy, SlcModel};
+use crate::spec::{DriveModel, GcPolicy, SlcModel, WearLevelingModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use journal::Relocation;
 use mapping::{MappingScheme, Scheme};
 use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
@@ -146,6 +148,10 @@ pub struct FtlCounters {
     pub full_merges: u64,
     /// Hybrid mapping: slots copied by merges.
     pub merge_slots_copied: u64,
+    /// Static wear leveling: blocks of cold data moved off young blocks.
+    pub wl_blocks: u64,
+    /// Static wear leveling: slots moved (also counted in `gc_slots_moved`).
+    pub wl_slots_moved: u64,
 }
 
 /// The flash translation layer: a mapping scheme ([`mapping`]) over the
@@ -427,8 +433,14 @@ pub struct FtlCore {
     emit_ops: bool,
     /// Counters.
     counters: FtlCounters,
+    /// Relocation journal, when a caller keeps data (see [`journal`]).
+    journal: Option<Vec<Relocation>>,
     /// The map cache, when the map is cached in limited memory.
     map: Option<mapcache::MapCache>,
+    /// Wear leveling by erase count.
+    wear: WearLevelingModel,
+    /// A static wear-leveling move is in progress (no nested one).
+    leveling: bool,
 }
 
 impl FtlCore {
@@ -463,7 +475,10 @@ impl FtlCore {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
+            journal: None,
             map,
+            wear: model.wear_leveling,
+            leveling: false,
             geo,
         }
     }
@@ -558,6 +573,7 @@ impl FtlCore {
         }
         self.victims.reset();
         self.ops.clear();
+        self.journal(Relocation::Reset);
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
@@ -813,8 +829,14 @@ impl BlockPool for FtlCore {
         self.bg[die as usize] = paced;
     }
     #[inline]
-    fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
-        self.blocks.take_free(die, mode)
+    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32> {
+        if self.wear.least_worn {
+            // Host data (hot) to the youngest block, moved data (cold) to
+            // the most worn.
+            self.blocks.take_free_by_wear(die, mode, stream != StreamId::Host)
+        } else {
+            self.blocks.take_free(die, mode)
+        }
     }
     #[inline]
     fn take_static(&mut self, die: u32) -> Option<u32> {

@@ -62,8 +62,8 @@
 //! the replay on the small 660p of tests/states.rs, with the same share of
 //! host writes into SLC; not yet explained. `steady-exact` is exact.
 //!
-//! Leaves out: drives with hybrid mapping or version stamps, which keep
-//! the exact replay.
+//! Leaves out: drives with hybrid mapping, version stamps or wear leveling
+//! by erase count (`[ftl.wear_leveling]`), which keep the exact replay.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -88,7 +88,7 @@ const PHASE_SPREAD: f64 = 0.25;
 
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
-    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions()
+    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions() && !drive.model.wear_leveling.is_on()
 }
 
 /// Build the steady state of a span of `span_lpns` pages from LBA 0 on a
@@ -564,7 +564,7 @@ impl BlockPool for BlockSim {
     fn set_paced(&mut self, die: u32, paced: Option<Paced>) {
         self.dies[die as usize].paced = paced;
     }
-    fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+    fn take_free(&mut self, die: u32, mode: CellMode, _stream: Stream) -> Option<u32> {
         self.take_free_block(die, mode)
     }
     fn take_static(&mut self, die: u32) -> Option<u32> {
