@@ -77,7 +77,7 @@ pub struct ThermalSpec {
     pub controller_nand_k_per_w: f64,
     /// Airflow: multiplies both conductances to ambient (1 = still air in
     /// a case; forced air 2–4).
-    #[serde(default = "one")]
+    #[serde(default = "one_f64")]
     pub airflow: f64,
     /// A heatsink's resistance to ambient, K/W (absent: bare drive); half
     /// its conductance is added to each node's path to ambient.
@@ -112,7 +112,7 @@ pub struct ThermalSpec {
 fn default_ambient_c() -> f64 {
     25.0
 }
-fn one() -> f64 {
+fn one_f64() -> f64 {
     1.0
 }
 fn default_hysteresis_c() -> f64 {
