@@ -396,6 +396,7 @@ impl Twin {
             bursts: 0,
             busy_ns: w.busy_ns,
             energy_j: w.energy_j,
+            thermal: w.thermal,
         };
         self.start_ns = end;
         self.device.begin_window(end);
