@@ -397,6 +397,7 @@ impl Twin {
             busy_ns: w.busy_ns,
             energy_j: w.energy_j,
             trace: None,
+            thermal: w.thermal,
         };
         self.start_ns = end;
         self.device.begin_window(end);

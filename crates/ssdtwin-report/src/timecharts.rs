@@ -1,5 +1,7 @@
 //! Charts over simulated time: throughput and SLC cache occupancy for long
-//! write tests (steps and the idle between them on one time line), and
+//! write tests (steps and the idle between them on one time line), the
+//! drive's composite temperature for long tests of drives with a thermal
+//! model, and
 //! IOPS per second for the consistency test, over the whole run and over
 //! the steady-state window the score averages.
 
@@ -83,6 +85,7 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
     let runs = runs_with(doc, &t.name);
     let mut tp = Vec::new();
     let mut slc = Vec::new();
+    let mut temp = Vec::new();
     let (mut wr, mut rd, mut long, mut has_slc) = (0.0, 0.0, false, false);
     for &i in &runs {
         let Some(res) = doc.runs[i].test(&t.name) else { continue };
@@ -100,8 +103,35 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
         // Occupancy is a state at the end of each second.
         slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_used_bytes") / 1e9)).collect(), false));
         slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_cache_bytes") / 1e9)).collect(), true));
+        // Temperature is sampled when each second begins.
+        let pts: Vec<(f64, f64)> =
+            secs.iter().filter_map(|x| x.v.get("temp_c").and_then(Value::as_f64).map(|c| (x.t, c))).collect();
+        if !pts.is_empty() {
+            temp.push((i, pts, false));
+        }
     }
     let mut out = Vec::new();
+    if long && !temp.is_empty() {
+        let spec = TimeSpec {
+            kind: "temperature",
+            title: "temperature over time".into(),
+            ylabel: "°C",
+            scatter: false,
+            series: temp,
+        };
+        if let Some(svg) = time_chart(doc, t, spec, &[]) {
+            out.push(Chart {
+                file: String::new(),
+                kind: "temperature",
+                title: format!("{}: composite temperature over time", t.title),
+                how: "The composite temperature NVMe reports (the hotter of the controller and NAND nodes of the \
+                      thermal model) when each simulated second began, steps and idle on one time line. Past the \
+                      drive's warning temperature its firmware throttles."
+                    .into(),
+                svg,
+            });
+        }
+    }
     if !(long && wr > rd) {
         return out;
     }

@@ -10,6 +10,7 @@ mod power;
 mod slc;
 mod states;
 mod suites;
+mod thermal;
 mod timing;
 mod trace_formats;
 mod trace_replay;

@@ -23,6 +23,7 @@ use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
 use crate::model::nand::{CellMode, CellTiming, SECTOR_BYTES};
 use crate::model::power::PowerMeter;
+use crate::model::thermal::Thermal;
 use crate::spec::{BufferRelease, DriveModel};
 
 /// What a host command does.
@@ -77,6 +78,8 @@ pub struct Drive {
     pub counters: DriveCounters,
     /// Power states and energy.
     pub power: PowerMeter,
+    /// Temperature and thermal throttling (`None`: no `[thermal]`).
+    pub thermal: Option<Thermal>,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
     submits: u32,
@@ -108,6 +111,7 @@ impl Drive {
             ),
             counters: DriveCounters::default(),
             power: PowerMeter::new(model.power.clone()),
+            thermal: model.thermal.clone().map(Thermal::new),
             timings,
             gc_ready: vec![0; geo.dies as usize],
             submits: 0,
@@ -134,13 +138,24 @@ impl Drive {
         self.buffer.reset();
         self.flash.reset_time();
         self.power.reset_time();
+        let baseline = self.thermal.as_ref().and_then(|_| self.energy_parts(0));
+        if let (Some(th), Some((total, nand))) = (&mut self.thermal, baseline) {
+            th.reset_time(total, nand);
+        }
         self.gc_ready.fill(0);
         self.merge_done = 0;
     }
 
-    /// Secure erase: all data gone, every block free.
+    /// Secure erase: all data gone, every block free. This is the start
+    /// of an untimed preparation (a drive state, a suite's test data), so
+    /// the drive also starts at ambient temperature: the twin does not
+    /// know how hot the untimed work would leave it, and a test's results
+    /// must not depend on which tests ran before it.
     pub fn secure_erase(&mut self) {
         self.ftl.secure_erase();
+        if let Some(th) = &mut self.thermal {
+            th.cool_down();
+        }
         self.reset_time();
     }
 
@@ -175,6 +190,11 @@ impl Drive {
         let arrived = t;
         // A drive resting in a non-operational state wakes first.
         let t = if self.power.apst && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
+        // A throttling drive holds the command (one comparison otherwise).
+        let t = match &self.thermal {
+            Some(th) if t >= th.next_poll_ns || th.level > 0 => self.thermal_gate(t),
+            _ => t,
+        };
         if self.submits % 64 == 0 {
             self.flash.prune(t);
             self.host.prune(t);
@@ -236,6 +256,47 @@ impl Drive {
             self.flash.channel_bytes(),
             self.host.bytes_moved,
         )
+    }
+
+    /// Energy drawn since the clock began (total, NAND arrays), J.
+    fn energy_parts(&self, now: u64) -> Option<(f64, f64)> {
+        Some((self.energy_j(now)?, self.power.nand_j(self.flash.counters.array_ns)?))
+    }
+
+    /// Bring the thermal model up to `t` (no-op without `[thermal]`),
+    /// cutting the interval at the sensor poll period and letting the
+    /// firmware poll its sensor at each poll time passed.
+    pub fn thermal_advance(&mut self, t: u64) {
+        loop {
+            let Some(th) = &self.thermal else { return };
+            let from = th.time_ns();
+            if t <= from {
+                return;
+            }
+            let poll_due = th.next_poll_ns;
+            let step_end = t.min(from + th.model.poll_ns).min(poll_due.max(from + 1));
+            let (total, nand) = self.energy_parts(step_end).expect("[thermal] needs [power]");
+            let th = self.thermal.as_mut().expect("checked");
+            th.advance(step_end, total, nand);
+            if step_end >= poll_due {
+                th.poll(step_end, total);
+            }
+        }
+    }
+
+    /// Work that wants to start at `t`: bring the thermal model up to
+    /// date and return when the throttle lets it start.
+    fn thermal_gate(&mut self, t: u64) -> u64 {
+        self.thermal_advance(t);
+        let Some(mut th) = self.thermal.take() else { return t };
+        let start = th.gate(t, |at| self.energy_j(at).unwrap_or(0.0));
+        self.thermal = Some(th);
+        start
+    }
+
+    /// Temperatures as of the last thermal update (`None`: no `[thermal]`).
+    pub fn temperatures(&self) -> Option<crate::model::thermal::Temperatures> {
+        self.thermal.as_ref().map(Thermal::temperatures)
     }
 
     /// Hint: a coming command will look up the map entry of its first
@@ -468,6 +529,11 @@ impl Drive {
         if !self.ftl.background_step() {
             return None;
         }
+        // A throttling drive holds its background work too.
+        let now = match &self.thermal {
+            Some(_) => self.thermal_gate(now),
+            None => now,
+        };
         self.schedule_ops(now, now);
         let done = self.flash.all_idle_at().max(now);
         self.power.busy(now, done);

@@ -9,7 +9,9 @@
 //! `native erases / native cycles + SLC erases / SLC cycles`. The
 //! percentage used is the mean wear over all blocks × 100 (vendors compute
 //! it in their own ways; the mean is what a perfectly wear-levelled drive
-//! reports). Not modelled: bad blocks and the spare that replaces them, so
+//! reports). With a thermal model the log also carries the composite
+//! temperature and the minutes spent above the warning and critical
+//! thresholds ([`crate::model::thermal`]). Not modelled: bad blocks and the spare that replaces them, so
 //! no "available spare"; read disturb and retention.
 
 use serde::Serialize;
@@ -41,6 +43,18 @@ pub struct Health {
     pub erase_count_spread: u32,
     /// Rated endurance used, % (`None`: the drive file rates no cycles).
     pub percentage_used: Option<f64>,
+    /// Composite temperature, °C (drives with `[thermal]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub composite_temp_c: Option<f64>,
+    /// Warning Composite Temperature Time: minutes at or above the warning
+    /// threshold and below the critical one (NVMe counts whole minutes;
+    /// drives with `[thermal]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning_temp_time_min: Option<u64>,
+    /// Critical Composite Temperature Time, minutes at or above the
+    /// critical threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_temp_time_min: Option<u64>,
 }
 
 impl Health {
@@ -71,6 +85,9 @@ impl Health {
             pe_cycles_slc_max: max(CellMode::Slc),
             erase_count_spread: hi.saturating_sub(lo),
             percentage_used,
+            composite_temp_c: drive.thermal.as_ref().map(|t| (t.composite_c() * 10.0).round() / 10.0),
+            warning_temp_time_min: drive.thermal.as_ref().map(|t| t.counters.warning_temp_ns / 60_000_000_000),
+            critical_temp_time_min: drive.thermal.as_ref().map(|t| t.counters.critical_temp_ns / 60_000_000_000),
         }
     }
 
@@ -82,7 +99,13 @@ impl Health {
         } else {
             String::new()
         };
-        format!(
+        let temp = match (self.composite_temp_c, self.warning_temp_time_min, self.critical_temp_time_min) {
+            (Some(c), Some(w), Some(k)) => {
+                format!("health: composite temperature {c:.1} °C; {w} min above warning, {k} min above critical\n")
+            }
+            _ => String::new(),
+        };
+        temp + &format!(
             "health: {used}P/E cycles native {:.1} mean / {} max{slc}{}; host wrote {:.1} GB, NAND {:.1} GB\n",
             self.pe_cycles_native_mean,
             self.pe_cycles_native_max,

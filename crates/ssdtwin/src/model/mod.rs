@@ -7,7 +7,8 @@
 //! ```
 //!
 //! [`drive`] assembles the parts and carries a command through them;
-//! [`power`] and [`health`] account for energy and wear. Nothing here owns
+//! [`power`], [`thermal`] and [`health`] account for energy, heat and
+//! wear. Nothing here owns
 //! a clock: every call is told the virtual time, and the drive answers with
 //! completion times (see [`crate::run`] for what drives it).
 
@@ -19,4 +20,5 @@ pub mod health;
 pub mod host;
 pub mod nand;
 pub mod power;
+pub mod thermal;
 pub mod timeline;

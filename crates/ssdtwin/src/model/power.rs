@@ -32,8 +32,10 @@
 //! when their command is submitted), so it is exact over a phase and
 //! approximate within a second of the per-second series.
 //!
-//! Leaves out: operational power-state limits (PS1/PS2 throttling), heat
-//! and thermal throttling, the energy of entering a state, and PCIe link
+//! Operational power-state limits (PS1/PS2) are applied by the thermal
+//! throttle ([`crate::model::thermal`]).
+//!
+//! Leaves out: the energy of entering a state, and PCIe link
 //! power states apart from the NVMe ones.
 
 use crate::spec::PowerSpec;
@@ -248,6 +250,16 @@ impl PowerMeter {
                 + m.channel_j_per_byte * channel_bytes as f64
                 + m.link_j_per_byte * link_bytes as f64,
         )
+    }
+}
+
+impl PowerMeter {
+    /// Energy of the NAND arrays' reads, programs and erases given their
+    /// busy time, J (`None` without a power model): the heat of the NAND
+    /// node in the thermal model.
+    pub fn nand_j(&self, array_ns: [u64; 3]) -> Option<f64> {
+        let m = self.model.as_ref()?;
+        Some((0..3).map(|i| m.nand_w[i] * array_ns[i] as f64).sum::<f64>() * 1e-9)
     }
 }
 

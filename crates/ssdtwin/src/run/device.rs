@@ -46,6 +46,7 @@
 use std::collections::VecDeque;
 
 use crate::model::drive::{Command, Drive, IoKind};
+use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 
@@ -109,6 +110,21 @@ pub struct Window {
     pub busy_ns: u64,
     /// Energy drawn over the window, J (`None`: no power model).
     pub energy_j: Option<f64>,
+    /// Temperatures over the window (`None`: no thermal model).
+    pub thermal: Option<ThermalWindow>,
+}
+
+/// What the thermal model saw over a window.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ThermalWindow {
+    /// At the window's start.
+    pub start: Temperatures,
+    /// At its end.
+    pub end: Temperatures,
+    /// Highest composite temperature in it (as the sensor polls saw it), °C.
+    pub peak_c: f64,
+    /// Time above the thresholds and throttled in it.
+    pub counters: ThermalCounters,
 }
 
 #[derive(Debug, Clone)]
@@ -119,6 +135,7 @@ struct Recording {
     counters_before: Counters,
     energy_before: Option<f64>,
     busy_before: u64,
+    thermal_before: Option<(Temperatures, ThermalCounters)>,
 }
 
 /// A drive with its clock, in-flight commands, idle policy and statistics.
@@ -343,6 +360,7 @@ impl Device {
                 break;
             }
             self.wait(next);
+            self.drive.thermal_advance(next);
             self.touch_series(next - start);
         }
         self.wait(until);
@@ -379,6 +397,11 @@ impl Device {
     /// [`Device::end_window`].
     pub fn begin_window(&mut self, record_from_ns: u64) {
         let now = self.now();
+        self.drive.thermal_advance(now);
+        let thermal_before = self.drive.thermal.as_mut().map(|th| {
+            th.reset_peak();
+            (th.temperatures(), th.counters)
+        });
         self.recording = Some(Recording {
             record_from_ns,
             dirs: Default::default(),
@@ -386,6 +409,7 @@ impl Device {
             counters_before: Counters::of(&self.drive),
             energy_before: self.drive.energy_j(now),
             busy_before: self.busy_ns,
+            thermal_before,
         });
     }
 
@@ -403,6 +427,16 @@ impl Device {
     /// If no window is open.
     pub fn end_window(&mut self, end_ns: u64) -> Window {
         let mut r = self.recording.take().expect("a statistics window is open");
+        self.drive.thermal_advance(end_ns);
+        let thermal = match (r.thermal_before, &self.drive.thermal) {
+            (Some((start, before)), Some(th)) => Some(ThermalWindow {
+                start,
+                end: th.temperatures(),
+                peak_c: th.peak_c,
+                counters: th.counters.since(&before),
+            }),
+            _ => None,
+        };
         r.series.finish(&self.drive, end_ns);
         let energy_j = match (r.energy_before, self.drive.energy_j(end_ns)) {
             (Some(a), Some(b)) => Some(b - a),
@@ -416,6 +450,7 @@ impl Device {
             busy_ns: self.busy_ns - r.busy_before,
             energy_j,
             series: r.series,
+            thermal,
         }
     }
 
@@ -431,6 +466,12 @@ impl Device {
         let c = Completion { tag: f.tag, seq: f.seq, cmd: f.cmd, submitted_ns: f.submitted_ns, done_ns: now };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
+                if self.drive.thermal.is_some()
+                    && now - r.series.start_ns >= r.series.seconds.len() as u64 * 1_000_000_000
+                {
+                    // A second opens: its temperature is sampled now.
+                    self.drive.thermal_advance(now);
+                }
                 let lat = now - f.submitted_ns;
                 let kind = f.cmd.kind as usize;
                 r.dirs[kind].record(f.cmd.len as u64, lat);

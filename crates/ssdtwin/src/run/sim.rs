@@ -40,6 +40,8 @@ pub struct PhaseResult {
     pub energy_j: Option<f64>,
     /// Trace phases: what the replay did and the trace's statistics.
     pub trace: Option<Box<TraceSummary>>,
+    /// Temperatures over the phase (`None`: no thermal model).
+    pub thermal: Option<crate::run::device::ThermalWindow>,
 }
 
 impl PhaseResult {
@@ -230,6 +232,7 @@ impl Simulator {
             busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
             energy_j: w.energy_j,
             trace: None,
+            thermal: w.thermal,
         })
     }
 

@@ -118,6 +118,14 @@ pub struct Second {
     pub nand_programs_slc: u64,
     /// Mean power drawn during the second, W (`None`: no power model).
     pub power_w: Option<f64>,
+    /// Composite temperature when the second began, °C (drives with a
+    /// thermal model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temp_c: Option<f64>,
+    /// Throttle level when the second began: 0 none, 1 warning, 2
+    /// critical (drives with a thermal model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<u8>,
     #[serde(skip)]
     lat_sum_ns: u128,
     /// Energy drawn from the clock's start to the second's start, J.
@@ -151,7 +159,10 @@ impl TimeSeries {
             // per-second counts by `finish`.
             let p = &drive.flash.counters.programs;
             let began = self.start_ns + self.seconds.len() as u64 * 1_000_000_000;
+            let temps = drive.temperatures();
             self.seconds.push(Second {
+                temp_c: temps.map(|t| (t.composite_c * 100.0).round() / 100.0),
+                throttle: temps.map(|t| t.throttle),
                 energy_j: drive.energy_j(began),
                 t_s: self.seconds.len() as u32,
                 free_blocks: drive.ftl.blocks().total_free(),

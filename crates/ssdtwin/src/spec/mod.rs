@@ -50,6 +50,99 @@ pub struct DriveSpec {
     /// Power model and NVMe power states (absent: energy is not modelled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerSpec>,
+    /// Thermal model and throttling (absent: temperature is not modelled;
+    /// needs `[power]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<ThermalSpec>,
+}
+
+/// Heat: the lumped RC network from the drive's parts to ambient air, the
+/// NVMe temperature thresholds and what the firmware does above them (see
+/// [`crate::model::thermal`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThermalSpec {
+    /// Ambient air temperature, °C.
+    #[serde(default = "default_ambient_c")]
+    pub ambient_c: f64,
+    /// Heat capacity of the controller node (die and package), J/K.
+    pub controller_j_per_k: f64,
+    /// Heat capacity of the NAND and board node, J/K.
+    pub nand_j_per_k: f64,
+    /// Thermal resistance from the controller to ambient (still air), K/W.
+    pub controller_ambient_k_per_w: f64,
+    /// Thermal resistance from the NAND and board to ambient (still air), K/W.
+    pub nand_ambient_k_per_w: f64,
+    /// Thermal resistance between the controller and the NAND and board, K/W.
+    pub controller_nand_k_per_w: f64,
+    /// Airflow: multiplies both conductances to ambient (1 = still air in
+    /// a case; forced air 2–4).
+    #[serde(default = "one_f64")]
+    pub airflow: f64,
+    /// A heatsink's resistance to ambient, K/W (absent: bare drive); half
+    /// its conductance is added to each node's path to ambient.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatsink_k_per_w: Option<f64>,
+    /// Warning composite temperature threshold (NVMe WCTEMP), °C.
+    pub warning_c: f64,
+    /// Critical composite temperature threshold (NVMe CCTEMP), °C.
+    pub critical_c: f64,
+    /// The composite must fall this far below a threshold to leave its
+    /// throttle level, K.
+    #[serde(default = "default_hysteresis_c")]
+    pub hysteresis_c: f64,
+    /// How often the firmware reads its temperature sensor, ms.
+    #[serde(default = "default_poll_ms")]
+    pub sensor_poll_ms: u64,
+    /// Operational power state (index) the firmware drops to above the
+    /// warning temperature: its `max_w` caps the average power.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning_state: Option<usize>,
+    /// Delay inserted before every command above the warning temperature, µs.
+    #[serde(default)]
+    pub warning_delay_us: u64,
+    /// Operational power state dropped to above the critical temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_state: Option<usize>,
+    /// Delay inserted before every command above the critical temperature, µs.
+    #[serde(default)]
+    pub critical_delay_us: u64,
+}
+
+fn default_ambient_c() -> f64 {
+    25.0
+}
+fn one_f64() -> f64 {
+    1.0
+}
+fn default_hysteresis_c() -> f64 {
+    2.0
+}
+fn default_poll_ms() -> u64 {
+    100
+}
+
+impl Default for ThermalSpec {
+    fn default() -> Self {
+        ThermalSpec {
+            ambient_c: 25.0,
+            controller_j_per_k: 1.0,
+            nand_j_per_k: 10.0,
+            controller_ambient_k_per_w: 40.0,
+            nand_ambient_k_per_w: 15.0,
+            controller_nand_k_per_w: 5.0,
+            airflow: 1.0,
+            heatsink_k_per_w: None,
+            warning_c: 70.0,
+            critical_c: 80.0,
+            hysteresis_c: 2.0,
+            sensor_poll_ms: 100,
+            warning_state: None,
+            warning_delay_us: 0,
+            critical_state: None,
+            critical_delay_us: 0,
+        }
+    }
 }
 
 /// Power: what each part of the drive draws, and its power states (see

@@ -8,6 +8,7 @@ use super::{
 use crate::error::SpecError;
 use crate::model::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
 use crate::model::power::PowerModel;
+use crate::model::thermal::ThermalModel;
 
 /// A validated drive: the spec plus everything derived from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +47,8 @@ pub struct DriveModel {
     pub hybrid: Option<HybridModel>,
     /// The power model (`None`: the drive file has no `[power]`).
     pub power: Option<PowerModel>,
+    /// The thermal model (`None`: the drive file has no `[thermal]`).
+    pub thermal: Option<ThermalModel>,
     /// The map cache (`None`: the whole map is held at no cost).
     pub map_cache: Option<MapCacheModel>,
     /// Wear leveling by erase count.
@@ -553,6 +556,87 @@ impl DriveSpec {
                 Some(PowerModel::new(p))
             }
         };
+        let thermal = match &self.thermal {
+            None => None,
+            Some(th) => {
+                let Some(p) = &self.power else {
+                    return Err(bad("thermal", "the thermal model is driven by the power model: add [power]".into()));
+                };
+                let positive = |field: &str, v: f64, unit: &str| {
+                    if v.is_finite() && v > 0.0 {
+                        Ok(())
+                    } else {
+                        Err(bad(&format!("thermal.{field}"), format!("{v} is not a positive {unit}")))
+                    }
+                };
+                positive("controller_j_per_k", th.controller_j_per_k, "heat capacity in J/K")?;
+                positive("nand_j_per_k", th.nand_j_per_k, "heat capacity in J/K")?;
+                positive("controller_ambient_k_per_w", th.controller_ambient_k_per_w, "resistance in K/W")?;
+                positive("nand_ambient_k_per_w", th.nand_ambient_k_per_w, "resistance in K/W")?;
+                positive("controller_nand_k_per_w", th.controller_nand_k_per_w, "resistance in K/W")?;
+                positive("airflow", th.airflow, "factor")?;
+                if let Some(r) = th.heatsink_k_per_w {
+                    positive("heatsink_k_per_w", r, "resistance in K/W")?;
+                }
+                for (field, c) in
+                    [("ambient_c", th.ambient_c), ("warning_c", th.warning_c), ("critical_c", th.critical_c)]
+                {
+                    if !(c.is_finite() && (-40.0..=150.0).contains(&c)) {
+                        return Err(bad(&format!("thermal.{field}"), format!("{c} °C is outside −40…150 °C")));
+                    }
+                }
+                if th.critical_c <= th.warning_c {
+                    return Err(bad(
+                        "thermal.critical_c",
+                        format!("{} °C must be above the warning temperature {} °C", th.critical_c, th.warning_c),
+                    ));
+                }
+                if th.warning_c <= th.ambient_c {
+                    return Err(bad(
+                        "thermal.warning_c",
+                        format!("{} °C must be above the ambient temperature {} °C", th.warning_c, th.ambient_c),
+                    ));
+                }
+                if !(th.hysteresis_c.is_finite() && th.hysteresis_c >= 0.0) {
+                    return Err(bad(
+                        "thermal.hysteresis_c",
+                        format!("{} is not a temperature difference ≥ 0", th.hysteresis_c),
+                    ));
+                }
+                if th.sensor_poll_ms == 0 {
+                    return Err(bad("thermal.sensor_poll_ms", "must be at least 1 ms".into()));
+                }
+                for (field, st) in [("warning_state", th.warning_state), ("critical_state", th.critical_state)] {
+                    if let Some(i) = st {
+                        match p.states.get(i) {
+                            Some(ps) if !ps.non_operational && ps.max_w > 0.0 => {}
+                            Some(_) => {
+                                return Err(bad(
+                                    &format!("thermal.{field}"),
+                                    format!("PS{i} is not an operational state with a power above 0"),
+                                ))
+                            }
+                            None => {
+                                return Err(bad(
+                                    &format!("thermal.{field}"),
+                                    format!("PS{i} does not exist ([[power.state]] lists {})", p.states.len()),
+                                ))
+                            }
+                        }
+                        if p.states[i].max_w <= p.active_idle_w {
+                            return Err(bad(
+                                &format!("thermal.{field}"),
+                                format!(
+                                    "PS{i}'s {} W cap is not above power.active_idle_w ({} W): the drive could never work",
+                                    p.states[i].max_w, p.active_idle_w
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Some(ThermalModel::new(th, p))
+            }
+        };
         let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
         Ok(DriveModel {
             spec: self.clone(),
@@ -572,6 +656,7 @@ impl DriveSpec {
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
             hybrid,
             power,
+            thermal,
             map_cache,
             wear_leveling,
         })

@@ -100,6 +100,10 @@ pub fn phase_json(r: &PhaseResult) -> Value {
     if let Some(t) = &r.trace {
         v["trace"] = t.to_json();
     }
+    if let Some(th) = &r.thermal {
+        // Only drives with a thermal model carry the key.
+        v["thermal"] = serde_json::to_value(th).expect("thermal window serialises");
+    }
     v
 }
 
@@ -313,6 +317,23 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 out.push_str(&summary.summary_lines(p));
             }
         }
+    }
+    if let Some(th) = &p.thermal {
+        let c = &th.counters;
+        out.push_str(&format!(
+            "  temperature: {:.1} → {:.1} °C (peak {:.1} °C)",
+            th.start.composite_c, th.end.composite_c, th.peak_c
+        ));
+        let throttled = c.throttled_warning_ns + c.throttled_critical_ns;
+        if throttled > 0 {
+            out.push_str(&format!(
+                "; throttled {:.1} s ({:.1} s at critical), commands held {}",
+                throttled as f64 / 1e9,
+                c.throttled_critical_ns as f64 / 1e9,
+                fmt_ns(c.throttle_delay_ns as f64)
+            ));
+        }
+        out.push('\n');
     }
     out
 }
