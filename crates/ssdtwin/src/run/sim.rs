@@ -15,7 +15,7 @@ use crate::model::drive::{Drive, IoKind};
 use crate::run::device::{Completion, Device, Event, Window};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
-use crate::run::workload::{IoGenerator, IoSpec, Job, Phase};
+use crate::run::workload::{IoGenerator, IoSpec, Job, Phase, RwPattern};
 
 /// Results of one phase.
 #[derive(Debug, Clone)]
@@ -300,6 +300,8 @@ pub(crate) struct Source {
     pending: u32,
     completions: u64,
     next_issue: u64,
+    /// Mean time between commands under the rate limits, ns (0: none).
+    rate_gap_ns: f64,
     rate_rng: Option<Pcg64Mcg>,
     busy_since: u64,
     pub(crate) end_ns: u64,
@@ -340,6 +342,7 @@ impl Source {
             pending: 0,
             completions: 0,
             next_issue: start,
+            rate_gap_ns: rate_gap(&spec),
             rate_rng: spec.rate.filter(|r| r.poisson).map(|_| Pcg64Mcg::seed_from_u64(spec.randseed ^ 0x0a11_e5a1)),
             busy_since: start,
             end_ns: start,
@@ -400,20 +403,6 @@ impl Source {
         self.issued += cmd.len as u64;
         self.seg_issued += cmd.len as u64;
         self.issued_ios += 1;
-        if let Some(r) = self.spec.rate {
-            let k = cmd.kind as usize;
-            let mut gap = 0.0f64;
-            if r.bytes_per_s[k] > 0 {
-                gap = gap.max(cmd.len as f64 * 1e9 / r.bytes_per_s[k] as f64);
-            }
-            if r.iops[k] > 0 {
-                gap = gap.max(1e9 / r.iops[k] as f64);
-            }
-            if let Some(rng) = &mut self.rate_rng {
-                gap *= -(1.0 - rng.random::<f64>()).ln();
-            }
-            self.next_issue = self.next_issue.max(self.start) + gap.round() as u64;
-        }
         if let Some(st) = &mut self.stats {
             let level = match self.outstanding {
                 1 => 0,
@@ -434,7 +423,20 @@ impl Source {
     fn issue_or_wait(&mut self, dev: &mut Device, me: u32, think: bool) {
         let now = dev.now();
         let at = if think { now + self.spec.thinktime_ns } else { now };
-        let at = if self.spec.rate.is_some() { at.max(self.next_issue) } else { at };
+        let at = if self.rate_gap_ns > 0.0 {
+            // The next arrival of the rate's schedule (fio's rate
+            // process), independent of completions: a job that fell
+            // behind catches up, as fio's does.
+            let arrival = self.next_issue;
+            let mut gap = self.rate_gap_ns;
+            if let Some(rng) = &mut self.rate_rng {
+                gap *= -(1.0 - rng.random::<f64>()).ln();
+            }
+            self.next_issue = arrival + gap.round() as u64;
+            at.max(arrival)
+        } else {
+            at
+        };
         if at > now {
             self.pending += 1;
             dev.set_timer(at, me * 4 + TIMER_SUBMIT);
@@ -473,6 +475,35 @@ impl Source {
             }
         }
     }
+}
+
+/// Mean time between commands under `spec`'s rate limits, ns (0: none):
+/// each direction's gap (its block size over its byte rate, or one over
+/// its IOPS, whichever is longer), weighted by the read/write mix.
+fn rate_gap(spec: &IoSpec) -> f64 {
+    let Some(r) = spec.rate else { return 0.0 };
+    let share = match spec.rw {
+        RwPattern::Read | RwPattern::RandRead => [1.0, 0.0, 0.0],
+        RwPattern::Write | RwPattern::RandWrite => [0.0, 1.0, 0.0],
+        RwPattern::Trim | RwPattern::RandTrim => [0.0, 0.0, 1.0],
+        RwPattern::TrimWrite => [0.0, 0.5, 0.5],
+        RwPattern::ReadWrite | RwPattern::RandRw => {
+            let rd = spec.rwmixread as f64 / 100.0;
+            [rd, 1.0 - rd, 0.0]
+        }
+    };
+    (0..3)
+        .map(|k| {
+            let mut gap = 0.0f64;
+            if r.bytes_per_s[k] > 0 {
+                gap = gap.max(spec.bs_of(k) as f64 * 1e9 / r.bytes_per_s[k] as f64);
+            }
+            if r.iops[k] > 0 {
+                gap = gap.max(1e9 / r.iops[k] as f64);
+            }
+            share[k] * gap
+        })
+        .sum()
 }
 
 /// What a scheduler above the loop wants done: sources to start now and

@@ -445,7 +445,7 @@ fn parse_lines(
                     // own queue, seed and offset.
                     spec.numjobs = 1;
                     spec.offset += clone as u64 * offset_increment;
-                    spec.randseed = spec.randseed.wrapping_add(clone as u64 * 0x9E37_79B9_7F4A_7C15);
+                    spec.randseed = spec.randseed.wrapping_add((clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                     let at = entries.iter().rev().find(|e| e.0 == "offset_increment").or(entries.first());
                     check_fits(spec, capacity).map_err(|(o, r)| {
                         invalid(at.map_or(origin, |e| e.2.as_str()), o, format!("clone {clone}: {r}"))
@@ -1043,7 +1043,7 @@ mod tests {
     #[test]
     fn job_file_with_global_sections_and_idle() {
         let text = "[global]\nbs=4k\niodepth=32\n\n[fill]\nrw=write\nbs=128k\nsize=1m\n\n[rest]\nidle=2s\n\n[rand]\nrw=randread\nruntime=1\n";
-        let job = parse_job_file(text, "t.fio", 1 << 30, &JobOptions::new()).unwrap();
+        let job = parse_job_file(text, "t.fio", 1 << 30, &JobOptions::new()).unwrap().to_job();
         assert_eq!(job.phases.len(), 3);
         match &job.phases[0] {
             Phase::Io(s) => {
@@ -1084,7 +1084,8 @@ mod tests {
             1 << 30,
             &defaults,
         )
-        .unwrap();
+        .unwrap()
+        .to_job();
         let seeds: Vec<u64> =
             job.phases.iter().filter_map(|p| if let Phase::Io(s) = p { Some(s.randseed) } else { None }).collect();
         assert_eq!(seeds, [7, 9]);
