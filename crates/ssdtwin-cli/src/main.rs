@@ -26,7 +26,8 @@ use clap::{Parser, Subcommand};
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
-    ssdtwin report results/client-2015.json")]
+    ssdtwin report results/client-2015.json\n  \
+    ssdtwin serve --drive intel-660p-1tb --state filled:50 --time-scale 0")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,6 +63,14 @@ enum Command {
     /// the SLC cache and folding) on a full main drive. The output format
     /// is stable, for comparing builds.
     Bench(cmd::bench::BenchArgs),
+    /// Serve a drive as a network block device (NBD) to real clients.
+    ///
+    /// qemu-img, nbdcopy, fio (ioengine=nbd), nbdfuse with a filesystem or
+    /// a VM use it as a disk: every byte goes through the twin's FTL, and
+    /// each completion is sent at its simulated time (scaled by
+    /// --time-scale). Stops on Ctrl-C / SIGTERM (or --once) and prints
+    /// the statistics of `ssdtwin run`.
+    Serve(Box<cmd::serve::ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -85,5 +94,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => cmd::suite::review(*args),
         Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Serve(args) => cmd::serve::run(*args),
     }
 }

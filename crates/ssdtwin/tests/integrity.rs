@@ -117,8 +117,8 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
         prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "final check of lpn {}", lpn);
     }
     drive.ftl.check_consistency().map_err(TestCaseError::fail)?;
-    let c = drive.ftl.counters;
-    if drive.ftl.hybrid.is_some() {
+    let c = drive.ftl.counters();
+    if drive.ftl.hybrid().is_some() {
         prop_assert!(
             c.switch_merges > 0 && c.partial_merges > 0 && c.full_merges > 0,
             "the test must exercise every kind of merge: {:?}",

@@ -173,7 +173,7 @@ fn full_slc_drive_survives_sustained_random_writes() {
     assert!(r.counters.fold_blocks > 0 && r.counters.gc_blocks > 0);
     sim.drive().ftl.check_consistency().unwrap();
     for die in 0..sim.drive().model.geometry.dies {
-        assert!(sim.drive().ftl.blocks.free_count(die) >= 1, "die {die} ran out of free blocks");
+        assert!(sim.drive().ftl.blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
     }
 }
 
@@ -196,8 +196,8 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
     w.io_size = Some(3 * span);
     ssdtwin::run::state::write_fast(&mut drive, &w);
     let g = model.geometry;
-    let b = &drive.ftl.blocks;
-    let c = drive.ftl.counters;
+    let b = &drive.ftl.blocks();
+    let c = drive.ftl.counters();
     let in_use =
         |m: CellMode| (0..b.state.len()).filter(|&i| b.state[i] != BlockState::Free && b.mode[i] == m).count() as f64;
     let erased = |m: CellMode| b.erase_count[m as usize].iter().map(|&e| e as f64).sum::<f64>();

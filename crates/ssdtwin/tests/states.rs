@@ -11,12 +11,12 @@ use ssdtwin::{Drive, DriveModel, DriveSpec, DriveState, IoKind, Simulator};
 use crate::common::{small_model, small_slc_model};
 
 fn assert_same_state(a: &Drive, b: &Drive) {
-    assert_eq!(a.ftl.l2p, b.ftl.l2p, "logical-to-physical maps differ");
-    assert_eq!(a.ftl.p2l, b.ftl.p2l, "physical-to-logical maps differ");
-    assert_eq!(a.ftl.blocks.valid, b.ftl.blocks.valid, "valid counts differ");
-    assert_eq!(a.ftl.blocks.state, b.ftl.blocks.state, "block states differ");
-    assert_eq!(a.ftl.blocks.erase_count, b.ftl.blocks.erase_count, "erase counts differ");
-    assert_eq!(a.ftl.counters, b.ftl.counters, "FTL counters differ");
+    assert_eq!(a.ftl.l2p(), b.ftl.l2p(), "logical-to-physical maps differ");
+    assert_eq!(a.ftl.p2l(), b.ftl.p2l(), "physical-to-logical maps differ");
+    assert_eq!(a.ftl.blocks().valid, b.ftl.blocks().valid, "valid counts differ");
+    assert_eq!(a.ftl.blocks().state, b.ftl.blocks().state, "block states differ");
+    assert_eq!(a.ftl.blocks().erase_count, b.ftl.blocks().erase_count, "erase counts differ");
+    assert_eq!(a.ftl.counters(), b.ftl.counters(), "FTL counters differ");
 }
 
 fn check(state: DriveState) {
@@ -67,7 +67,7 @@ fn fast_steady_exact_state_equals_simulated_one() {
 /// Valid fractions of the sealed native blocks at the 10th, 25th, 50th,
 /// 75th and 90th percentiles.
 fn valid_quantiles(d: &Drive) -> Vec<f64> {
-    let b = &d.ftl.blocks;
+    let b = &d.ftl.blocks();
     let s = d.model.geometry.slots_per_block as f64;
     let mut u: Vec<f64> = (0..b.valid.len())
         .filter(|&i| b.state[i] == BlockState::Sealed && b.mode[i] == CellMode::Native)
@@ -93,7 +93,7 @@ fn compare_steady(model: DriveModel, iops_tolerance: f64) {
     stat.ftl.check_consistency().unwrap();
     // The replay may leave a few pages of the span's last partial 128 KiB
     // unwritten (the fill skips them; random writes may miss them).
-    assert!(stat.ftl.mapped_lpns.abs_diff(exact.ftl.mapped_lpns) < 32);
+    assert!(stat.ftl.mapped_lpns().abs_diff(exact.ftl.mapped_lpns()) < 32);
     let (qe, qs) = (valid_quantiles(&exact), valid_quantiles(&stat));
     for (a, b) in qe.iter().zip(&qs) {
         assert!((a - b).abs() < 0.03, "valid-fraction quantiles {qe:.3?} vs {qs:.3?}");
@@ -101,9 +101,9 @@ fn compare_steady(model: DriveModel, iops_tolerance: f64) {
     let dies = exact.model.geometry.dies as u64;
     // Each die sits within a block or two of its background target,
     // depending on where in its collection cycle it is.
-    let (fe, fs) = (exact.ftl.blocks.total_free(), stat.ftl.blocks.total_free());
+    let (fe, fs) = (exact.ftl.blocks().total_free(), stat.ftl.blocks().total_free());
     assert!(fe.abs_diff(fs) <= 2 * dies, "free blocks {fe} vs {fs}");
-    let (se, ss) = (exact.ftl.blocks.slc_in_use, stat.ftl.blocks.slc_in_use);
+    let (se, ss) = (exact.ftl.blocks().slc_in_use, stat.ftl.blocks().slc_in_use);
     assert!(se.abs_diff(ss) as u64 <= dies, "SLC blocks in use {se} vs {ss}");
     assert!((exact.waf() / stat.waf() - 1.0).abs() < 0.05, "preconditioning WAF {} vs {}", exact.waf(), stat.waf());
     let mut r = IoSpec::new("randread", RwPattern::RandRead);
@@ -173,6 +173,47 @@ fn statistical_steady_state_matches_the_replay_native_when_full() {
     .to_vec();
     let model = DriveSpec::load("smi-sm2260-mlc-512gb", &set).unwrap().build("small sm2260").unwrap();
     compare_steady(model, 0.03);
+}
+
+/// Share of host writes that went to SLC, and the preconditioning WAF.
+fn slc_share_and_waf(d: &Drive) -> (f64, f64) {
+    let c = d.ftl.counters();
+    (c.host_slots_to_slc as f64 / c.host_slots_written as f64, d.waf())
+}
+
+/// The FTL's block policies exist once (`model::ftl::pool`), so a policy
+/// parameter moves the exact replay and the statistical builder alike:
+/// switching the SLC write policy from `always-slc` to `native-when-full`
+/// sends far fewer host writes through the cache and folds far less, in
+/// both, by the same amounts (a small SM2260: a dynamic cache without a
+/// static pool).
+#[test]
+fn a_policy_parameter_moves_both_steady_state_paths_alike() {
+    let mut seen = Vec::new();
+    for policy in ["always-slc", "native-when-full"] {
+        let set: Vec<String> = [
+            "geometry.blocks_per_plane=120",
+            "geometry.pages_per_block=128",
+            "ftl.user_capacity_bytes=3000000512",
+            "slc_cache.capacity_curve=[[0.0, 1.0e9], [0.5, 0.5e9], [1.0, 0.2e9]]",
+            &format!("slc_cache.write_policy={policy}"),
+        ]
+        .map(String::from)
+        .to_vec();
+        let model = DriveSpec::load("smi-sm2260-mlc-512gb", &set).unwrap().build("small sm2260").unwrap();
+        let mut exact = Drive::new(model.clone());
+        let cap = exact.user_bytes();
+        apply_phases_exact(&mut exact, &DriveState::Steady.phases(cap, 5));
+        let mut stat = Drive::new(model);
+        DriveState::Steady.apply_fast(&mut stat, 5);
+        let (e, s) = (slc_share_and_waf(&exact), slc_share_and_waf(&stat));
+        assert!((e.0 - s.0).abs() < 0.02, "{policy}: share of host writes into SLC {:.3} vs {:.3}", e.0, s.0);
+        assert!((e.1 / s.1 - 1.0).abs() < 0.05, "{policy}: WAF {:.3} vs {:.3}", e.1, s.1);
+        seen.push((e, s));
+    }
+    let [(ae, as_), (ne, ns)] = [seen[0], seen[1]];
+    eprintln!("always-slc: exact {ae:.3?} stat {as_:.3?}; native-when-full: exact {ne:.3?} stat {ns:.3?}");
+    assert!(ae.0 - ne.0 > 0.2 && as_.0 - ns.0 > 0.2, "the write policy changed too little: {seen:.3?}");
 }
 
 #[test]

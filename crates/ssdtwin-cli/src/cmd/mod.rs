@@ -5,6 +5,7 @@ pub mod bench;
 pub mod fio_flags;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod show;
 pub mod suite;
 pub mod validate;

@@ -158,7 +158,7 @@ impl Drive {
         }
         self.ftl.secure_erase();
         for &(block, mode) in &blocks {
-            self.ftl.blocks.erase_count[mode as usize][block as usize] += 1;
+            self.ftl.count_erase(block, mode);
         }
         self.gc_ready.fill(0);
         self.power.busy(now, done);
@@ -189,6 +189,24 @@ impl Drive {
         }
         self.host.occupy_until(done);
         self.power.busy(arrived, done);
+        done
+    }
+
+    /// A flush (NVMe Flush, ATA FLUSH CACHE) issued at `now`: the host
+    /// stream's partially filled program unit is programmed (padded), and
+    /// the command completes when every write acknowledged before it is on
+    /// flash (its program has completed, or started under
+    /// `buffer_release = "program-start"`, the drive's power-loss
+    /// protection then covering the rest). On a write-through drive this
+    /// costs only the command overhead. Returns the completion time.
+    pub fn flush(&mut self, now: u64) -> u64 {
+        let entered = self.host.admit(now);
+        let ready = self.cores.process(entered);
+        self.ftl.flush_host();
+        let (last, _) = self.schedule_ops(ready, ready);
+        let done = last.max(self.buffer.drained_at(ready));
+        self.host.occupy_until(done);
+        self.power.busy(now, done);
         done
     }
 
@@ -254,8 +272,17 @@ impl Drive {
         let mut quick_bytes = 0u64;
         let mut quick_ready = t;
         let (mut cur_block, mut cur_row, mut cur_slots) = (u32::MAX, 0u32, 0u32);
+        // Data reads start once the map entries are at hand (one lookup in
+        // the map cache's memory for the command's entries, plus any
+        // translation pages loaded from flash).
+        let mut start = t + self.ftl.map_access_ns();
         for lpn in first..end {
-            let slot = self.ftl.lookup(lpn);
+            let slot = self.ftl.read(lpn);
+            if self.ftl.has_ops() {
+                // The mapping scheme loads map entries from flash first.
+                let (_, map_ready) = self.schedule_ops(t, t);
+                start = start.max(map_ready);
+            }
             if slot == crate::model::nand::NONE {
                 self.counters.unmapped_reads += 1;
                 quick_bytes += SECTOR_BYTES as u64;
@@ -274,12 +301,12 @@ impl Drive {
                 continue;
             }
             if cur_slots > 0 {
-                done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+                done = done.max(self.read_row(start, cur_block, cur_row, cur_slots, ecc, &mut remaining));
             }
             (cur_block, cur_row, cur_slots) = (block, row, 1);
         }
         if cur_slots > 0 {
-            done = done.max(self.read_row(t, cur_block, cur_row, cur_slots, ecc, &mut remaining));
+            done = done.max(self.read_row(start, cur_block, cur_row, cur_slots, ecc, &mut remaining));
         }
         if quick_bytes > 0 {
             let bytes = quick_bytes.min(remaining);
@@ -311,7 +338,7 @@ impl Drive {
                 self.ftl.write(lpn);
             }
             self.ftl.flush_host();
-            done = done.max(self.schedule_ops(t, link_done));
+            done = done.max(self.schedule_ops(t, link_done).0);
             return done;
         }
         // Write-back: admit in chunks that always fit beside one partially
@@ -351,12 +378,14 @@ impl Drive {
 
     /// Give times to the NAND operations the FTL produced. `t` is when the
     /// controller issues them and `data_ready` when host data for programs
-    /// is in the buffer. Returns when the last host program completes.
-    fn schedule_ops(&mut self, t: u64, data_ready: u64) -> u64 {
+    /// is in the buffer. Returns when the last host program completes and
+    /// when the last read's data is decoded.
+    fn schedule_ops(&mut self, t: u64, data_ready: u64) -> (u64, u64) {
         let mut last_host_prog = data_ready;
+        let mut last_read = t;
         let geo = &self.model.geometry;
         let ecc = self.model.spec.controller.ecc_decode_ns;
-        let mut ops = std::mem::take(&mut self.ftl.ops);
+        let mut ops = self.ftl.take_ops();
         for op in ops.drain(..) {
             match op {
                 NandOp::Read { purpose, block, row, slots } => {
@@ -367,6 +396,7 @@ impl Drive {
                     // merge's previous operation on the die.
                     let earliest = if purpose == Purpose::Merge { t.max(self.gc_ready[die as usize]) } else { t };
                     let ready = self.flash.read(earliest, die, tr, slots, mode) + ecc;
+                    last_read = last_read.max(ready);
                     let g = &mut self.gc_ready[die as usize];
                     *g = (*g).max(ready);
                 }
@@ -377,7 +407,10 @@ impl Drive {
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
                         Purpose::HostWrite => data_ready,
-                        Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
+                        Purpose::Gc | Purpose::Fold | Purpose::Merge | Purpose::MapStore => {
+                            t.max(self.gc_ready[die as usize])
+                        }
+                        Purpose::MapLoad => t,
                     };
                     let done = self.flash.program(earliest, die, block, tprog, slots, mode);
                     if purpose == Purpose::HostWrite {
@@ -406,8 +439,8 @@ impl Drive {
                 }
             }
         }
-        self.ftl.ops = ops;
-        last_host_prog
+        self.ftl.recycle_ops(ops);
+        (last_host_prog, last_read)
     }
 
     /// One step of background work at `now` while the host is idle

@@ -28,9 +28,9 @@
 //!   (BAST) the log block are erased.
 //!
 //! The merge's cost is only the NAND operations it appends to
-//! [`super::Ftl::ops`] (with [`Purpose::Merge`], which the drive schedules
+//! the FTL's operations (with [`Purpose::Merge`], which the drive schedules
 //! one after another on the die, as firmware that copies page by page
-//! through the controller does). The map stays the page FTL's `l2p`/`p2l`,
+//! through the controller does). The map stays the FTL's `l2p`/`p2l`,
 //! so reads are one lookup wherever the page is. Programs stay in order
 //! within every block; a partially filled program unit is padded when the
 //! host moves to another block, so at most one unit waits in the buffer.
@@ -40,14 +40,16 @@
 
 use std::collections::VecDeque;
 
-use super::{Ftl, NandOp, Purpose};
-use crate::model::nand::{CellMode, Slot, NONE};
+use super::mapping::MappingScheme;
+use super::{FtlCore, NandOp, Purpose};
+use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{HybridModel, LogAssociation, MergePolicy};
 
 /// State of the hybrid FTL.
 #[derive(Debug, Clone)]
 pub struct Hybrid {
     model: HybridModel,
+    geo: Geometry,
     /// Data block per logical block (`NONE`: none yet).
     data: Vec<u32>,
     /// BAST: log block per logical block (`NONE`: none).
@@ -77,10 +79,12 @@ pub enum MergeKind {
 
 impl Hybrid {
     /// Empty state for a drive.
-    pub fn new(model: &HybridModel, dies: u32, total_blocks: u32) -> Hybrid {
+    pub fn new(model: &HybridModel, geo: &Geometry) -> Hybrid {
+        let (dies, total_blocks) = (geo.dies, geo.total_blocks);
         let lbs = (model.logical_blocks_per_die * dies) as usize;
         Hybrid {
             model: model.clone(),
+            geo: *geo,
             data: vec![NONE; lbs],
             log_of: vec![NONE; lbs],
             owner: vec![NONE; total_blocks as usize],
@@ -108,18 +112,10 @@ impl Hybrid {
     }
 }
 
-impl Ftl {
-    fn hy(&self) -> &Hybrid {
-        self.hybrid.as_ref().expect("hybrid FTL")
-    }
-
-    fn hy_mut(&mut self) -> &mut Hybrid {
-        self.hybrid.as_mut().expect("hybrid FTL")
-    }
-
+impl Hybrid {
     /// Logical block and offset of a logical page.
     #[inline]
-    pub fn hybrid_locate(&self, lpn: u32) -> (u32, u32) {
+    pub fn locate(&self, lpn: u32) -> (u32, u32) {
         let u = self.geo.unit_slots(CellMode::Native);
         let d = self.geo.dies;
         let units = self.geo.slots_per_block / u;
@@ -132,7 +128,7 @@ impl Ftl {
     /// Logical page at `off` of logical block `lb` (may be past the user
     /// capacity in the last logical blocks).
     #[inline]
-    pub fn hybrid_lpn(&self, lb: u32, off: u32) -> u64 {
+    pub fn lpn_at(&self, lb: u32, off: u32) -> u64 {
         let u = self.geo.unit_slots(CellMode::Native) as u64;
         let d = self.geo.dies as u64;
         let units = (self.geo.slots_per_block as u64) / u;
@@ -148,76 +144,71 @@ impl Ftl {
     }
 
     /// Place a host write of `lpn` (already unmapped) and map it.
-    pub(super) fn hybrid_write(&mut self, lpn: u32) -> Slot {
-        let (lb, off) = self.hybrid_locate(lpn);
+    fn hybrid_write(&mut self, c: &mut FtlCore, lpn: u32) -> Slot {
+        let (lb, off) = self.locate(lpn);
         let die = self.lb_die(lb);
-        match self.hy().model.association {
+        match self.model.association {
             LogAssociation::Block => {
-                let mut log = self.hy().log_of[lb as usize];
-                if log != NONE && self.blocks.wp[log as usize] == self.geo.slots_per_block {
+                let mut log = self.log_of[lb as usize];
+                if log != NONE && c.blocks.wp[log as usize] == self.geo.slots_per_block {
                     // Filled up by padding when the host moved on.
-                    self.merge_lb(lb);
+                    self.merge_lb(c, lb);
                     log = NONE;
                 }
                 if log == NONE {
-                    log = self.alloc_log(die);
-                    let h = self.hy_mut();
-                    h.log_of[lb as usize] = log;
-                    h.owner[log as usize] = lb;
+                    log = self.alloc_log(c, die);
+                    self.log_of[lb as usize] = log;
+                    self.owner[log as usize] = lb;
                 } else {
                     self.touch_log(die, log);
                 }
-                let slot = self.log_append(log, lpn);
-                if self.blocks.wp[log as usize] == self.geo.slots_per_block {
-                    self.merge_lb(lb);
+                let slot = self.log_append(c, log, lpn);
+                if c.blocks.wp[log as usize] == self.geo.slots_per_block {
+                    self.merge_lb(c, lb);
                 }
                 slot
             }
             LogAssociation::Full => {
-                let sw = self.hy().seq_log[die as usize];
+                let sw = self.seq_log[die as usize];
                 let continues =
-                    sw != NONE && self.hy().owner[sw as usize] == lb && self.blocks.wp[sw as usize] == off && off > 0;
+                    sw != NONE && self.owner[sw as usize] == lb && c.blocks.wp[sw as usize] == off && off > 0;
                 if off == 0 || continues {
                     let sw = if continues {
                         sw
                     } else {
                         if sw != NONE {
-                            self.merge_lb(self.hy().owner[sw as usize]);
+                            self.merge_lb(c, self.owner[sw as usize]);
                         }
-                        let b = self.take_block(die);
-                        let h = self.hy_mut();
-                        h.seq_log[die as usize] = b;
-                        h.owner[b as usize] = lb;
+                        let b = self.take_block(c, die);
+                        self.seq_log[die as usize] = b;
+                        self.owner[b as usize] = lb;
                         b
                     };
-                    let slot = self.log_append(sw, lpn);
-                    if self.blocks.wp[sw as usize] == self.geo.slots_per_block {
-                        self.merge_lb(lb);
+                    let slot = self.log_append(c, sw, lpn);
+                    if c.blocks.wp[sw as usize] == self.geo.slots_per_block {
+                        self.merge_lb(c, lb);
                     }
                     slot
                 } else {
-                    let rw = match self.hy().logs[die as usize].back() {
-                        Some(&b) if self.blocks.wp[b as usize] < self.geo.slots_per_block => b,
-                        _ => self.alloc_log(die),
+                    let rw = match self.logs[die as usize].back() {
+                        Some(&b) if c.blocks.wp[b as usize] < self.geo.slots_per_block => b,
+                        _ => self.alloc_log(c, die),
                     };
-                    self.log_append(rw, lpn)
+                    self.log_append(c, rw, lpn)
                 }
             }
         }
     }
 
     /// A free block on `die` for a log or a merge.
-    fn take_block(&mut self, die: u32) -> u32 {
-        self.blocks
-            .take_free(die, CellMode::Native)
-            .expect("validation leaves a block per die beyond data and log blocks")
+    fn take_block(&mut self, c: &mut FtlCore, die: u32) -> u32 {
+        c.blocks.take_free(die, CellMode::Native).expect("validation leaves a block per die beyond data and log blocks")
     }
 
     /// Record a write to log block `log` (for LRU victim order).
     fn touch_log(&mut self, die: u32, log: u32) {
-        let h = self.hy_mut();
-        if h.model.merge_policy == MergePolicy::Lru {
-            let q = &mut h.logs[die as usize];
+        if self.model.merge_policy == MergePolicy::Lru {
+            let q = &mut self.logs[die as usize];
             if let Some(i) = q.iter().position(|&b| b == log) {
                 q.remove(i);
                 q.push_back(log);
@@ -227,175 +218,173 @@ impl Ftl {
 
     /// A new log block on `die` (BAST log or FAST random log), merging a
     /// victim first if the die has used all its log blocks.
-    fn alloc_log(&mut self, die: u32) -> u32 {
-        let limit = match self.hy().model.association {
-            LogAssociation::Block => self.hy().model.log_blocks_per_die,
-            LogAssociation::Full => self.hy().model.log_blocks_per_die - 1,
+    fn alloc_log(&mut self, c: &mut FtlCore, die: u32) -> u32 {
+        let limit = match self.model.association {
+            LogAssociation::Block => self.model.log_blocks_per_die,
+            LogAssociation::Full => self.model.log_blocks_per_die - 1,
         };
-        if self.hy().logs[die as usize].len() as u32 >= limit {
-            let victim = self.hy().logs[die as usize][0];
-            match self.hy().model.association {
-                LogAssociation::Block => self.merge_lb(self.hy().owner[victim as usize]),
-                LogAssociation::Full => self.merge_random_log(die, victim),
+        if self.logs[die as usize].len() as u32 >= limit {
+            let victim = self.logs[die as usize][0];
+            match self.model.association {
+                LogAssociation::Block => self.merge_lb(c, self.owner[victim as usize]),
+                LogAssociation::Full => self.merge_random_log(c, die, victim),
             }
         }
-        let b = self.take_block(die);
-        self.hy_mut().logs[die as usize].push_back(b);
+        let b = self.take_block(c, die);
+        self.logs[die as usize].push_back(b);
         b
     }
 
     /// FAST: full-merge every logical block with a valid page in random log
     /// `victim`, then erase it.
-    fn merge_random_log(&mut self, die: u32, victim: u32) {
-        self.flush_pending();
+    fn merge_random_log(&mut self, c: &mut FtlCore, die: u32, victim: u32) {
+        self.flush_pending(c);
         let first = self.geo.first_slot(victim);
         let mut lbs: Vec<u32> = Vec::new();
-        for off in 0..self.blocks.wp[victim as usize] {
-            let lpn = self.p2l[(first + off) as usize];
+        for off in 0..c.blocks.wp[victim as usize] {
+            let lpn = c.p2l[(first + off) as usize];
             if lpn != NONE {
-                let (lb, _) = self.hybrid_locate(lpn);
+                let (lb, _) = self.locate(lpn);
                 if !lbs.contains(&lb) {
                     lbs.push(lb);
                 }
             }
         }
         for lb in lbs {
-            self.full_merge(lb);
+            self.full_merge(c, lb);
         }
-        let q = &mut self.hy_mut().logs[die as usize];
+        let q = &mut self.logs[die as usize];
         if let Some(i) = q.iter().position(|&b| b == victim) {
             q.remove(i);
         }
-        self.erase_block(victim);
+        self.erase_block(c, victim);
     }
 
     /// Append `lpn` to `block` at its write pointer (padding the pending
     /// unit of another block first). Returns the slot.
-    fn log_append(&mut self, block: u32, lpn: u32) -> Slot {
-        let pending = self.hy().pending;
+    fn log_append(&mut self, c: &mut FtlCore, block: u32, lpn: u32) -> Slot {
+        let pending = self.pending;
         if pending != NONE && pending != block {
-            self.flush_pending();
+            self.flush_pending(c);
         }
         let b = block as usize;
-        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
-        self.blocks.wp[b] += 1;
-        self.blocks.valid[b] += 1;
-        self.l2p[lpn as usize] = slot;
-        self.p2l[slot as usize] = lpn;
-        self.mapped_lpns += 1;
+        let slot = self.geo.first_slot(block) + c.blocks.wp[b];
+        c.blocks.wp[b] += 1;
+        c.blocks.valid[b] += 1;
+        c.l2p[lpn as usize] = slot;
+        c.p2l[slot as usize] = lpn;
+        c.mapped_lpns += 1;
         let unit = self.geo.unit_slots(CellMode::Native);
-        if self.blocks.wp[b] % unit == 0 {
-            self.program_unit(block, Purpose::HostWrite);
-            self.hy_mut().pending = NONE;
+        if c.blocks.wp[b] % unit == 0 {
+            self.program_unit(c, block, Purpose::HostWrite);
+            self.pending = NONE;
         } else {
-            self.hy_mut().pending = block;
+            self.pending = block;
         }
         slot
     }
 
     /// Issue the program of the unit that ends at `block`'s write pointer.
-    fn program_unit(&mut self, block: u32, purpose: Purpose) {
+    fn program_unit(&mut self, c: &mut FtlCore, block: u32, purpose: Purpose) {
         let b = block as usize;
         let unit = self.geo.unit_slots(CellMode::Native);
-        let wp = self.blocks.wp[b];
-        self.blocks.programmed[b] = wp;
-        if self.emit_ops {
-            self.ops.push(NandOp::Program { purpose, block, row: self.geo.row_of(wp - unit), slots: unit });
+        let wp = c.blocks.wp[b];
+        c.blocks.programmed[b] = wp;
+        if c.emit_ops {
+            c.ops.push(NandOp::Program { purpose, block, row: self.geo.row_of(wp - unit), slots: unit });
         }
     }
 
     /// Program the partially filled host unit now, padding the rest.
-    pub(super) fn flush_pending(&mut self) {
-        let block = self.hy().pending;
+    fn flush_pending(&mut self, c: &mut FtlCore) {
+        let block = self.pending;
         if block == NONE {
             return;
         }
         let b = block as usize;
         let unit = self.geo.unit_slots(CellMode::Native);
-        let pad = (unit - self.blocks.wp[b] % unit) % unit;
-        self.blocks.wp[b] += pad;
-        self.counters.padding_slots += pad as u64;
-        self.program_unit(block, Purpose::HostWrite);
-        self.hy_mut().pending = NONE;
+        let pad = (unit - c.blocks.wp[b] % unit) % unit;
+        c.blocks.wp[b] += pad;
+        c.counters.padding_slots += pad as u64;
+        self.program_unit(c, block, Purpose::HostWrite);
+        self.pending = NONE;
     }
 
     /// Slots of the host's partially filled unit.
-    pub(super) fn hybrid_pending_slots(&self) -> u32 {
-        let b = self.hy().pending;
+    fn hybrid_pending_slots(&self, c: &FtlCore) -> u32 {
+        let b = self.pending;
         if b == NONE {
             0
         } else {
-            self.blocks.wp[b as usize] - self.blocks.programmed[b as usize]
+            c.blocks.wp[b as usize] - c.blocks.programmed[b as usize]
         }
     }
 
-    fn erase_block(&mut self, block: u32) {
-        debug_assert_eq!(self.blocks.valid[block as usize], 0, "erasing a block with valid data");
-        if self.emit_ops {
-            self.ops.push(NandOp::Erase { purpose: Purpose::Merge, block });
+    fn erase_block(&mut self, c: &mut FtlCore, block: u32) {
+        debug_assert_eq!(c.blocks.valid[block as usize], 0, "erasing a block with valid data");
+        c.journal(super::journal::Relocation::Erased { block });
+        if c.emit_ops {
+            c.ops.push(NandOp::Erase { purpose: Purpose::Merge, block });
         }
-        self.hy_mut().owner[block as usize] = NONE;
-        self.blocks.release(block);
+        self.owner[block as usize] = NONE;
+        c.blocks.release(block);
     }
 
     /// Whether slots `0..end` of `block` hold offsets `0..end` of `lb`, all
     /// valid.
-    fn holds_in_order(&self, block: u32, lb: u32, end: u32) -> bool {
+    fn holds_in_order(&self, c: &FtlCore, block: u32, lb: u32, end: u32) -> bool {
         let first = self.geo.first_slot(block);
-        (0..end).all(|off| self.p2l[(first + off) as usize] as u64 == self.hybrid_lpn(lb, off))
+        (0..end).all(|off| c.p2l[(first + off) as usize] as u64 == self.lpn_at(lb, off))
     }
 
     /// Merge the log block of `lb` (BAST: its log; FAST: the die's
     /// sequential log, which belongs to `lb`) into its data block.
-    fn merge_lb(&mut self, lb: u32) {
-        self.flush_pending();
+    fn merge_lb(&mut self, c: &mut FtlCore, lb: u32) {
+        self.flush_pending(c);
         let die = self.lb_die(lb);
-        let log = match self.hy().model.association {
-            LogAssociation::Block => self.hy().log_of[lb as usize],
-            LogAssociation::Full => self.hy().seq_log[die as usize],
+        let log = match self.model.association {
+            LogAssociation::Block => self.log_of[lb as usize],
+            LogAssociation::Full => self.seq_log[die as usize],
         };
-        debug_assert!(log != NONE && self.hy().owner[log as usize] == lb);
+        debug_assert!(log != NONE && self.owner[log as usize] == lb);
         let spb = self.geo.slots_per_block;
-        let wp = self.blocks.wp[log as usize];
-        let kind = if wp == spb && self.holds_in_order(log, lb, spb) {
+        let wp = c.blocks.wp[log as usize];
+        let kind = if wp == spb && self.holds_in_order(c, log, lb, spb) {
             MergeKind::Switch
-        } else if self.holds_in_order(log, lb, wp) {
+        } else if self.holds_in_order(c, log, lb, wp) {
             MergeKind::Partial
         } else {
             MergeKind::Full
         };
         // Detach the log block from the log structures.
-        {
-            let h = self.hy_mut();
-            match h.model.association {
-                LogAssociation::Block => {
-                    h.log_of[lb as usize] = NONE;
-                    let q = &mut h.logs[die as usize];
-                    if let Some(i) = q.iter().position(|&b| b == log) {
-                        q.remove(i);
-                    }
+        match self.model.association {
+            LogAssociation::Block => {
+                self.log_of[lb as usize] = NONE;
+                let q = &mut self.logs[die as usize];
+                if let Some(i) = q.iter().position(|&b| b == log) {
+                    q.remove(i);
                 }
-                LogAssociation::Full => h.seq_log[die as usize] = NONE,
             }
+            LogAssociation::Full => self.seq_log[die as usize] = NONE,
         }
         match kind {
             MergeKind::Switch | MergeKind::Partial => {
                 if kind == MergeKind::Partial {
-                    self.fill_block(lb, log, wp);
-                    self.counters.partial_merges += 1;
+                    self.fill_block(c, lb, log, wp);
+                    c.counters.partial_merges += 1;
                 } else {
-                    self.counters.switch_merges += 1;
+                    c.counters.switch_merges += 1;
                 }
-                let old = std::mem::replace(&mut self.hy_mut().data[lb as usize], log);
-                self.hy_mut().owner[log as usize] = NONE;
+                let old = std::mem::replace(&mut self.data[lb as usize], log);
+                self.owner[log as usize] = NONE;
                 if old != NONE {
-                    self.erase_block(old);
+                    self.erase_block(c, old);
                 }
             }
             MergeKind::Full => {
-                self.full_merge(lb);
-                if self.blocks.valid[log as usize] == 0 {
-                    self.erase_block(log);
+                self.full_merge(c, lb);
+                if c.blocks.valid[log as usize] == 0 {
+                    self.erase_block(c, log);
                 }
             }
         }
@@ -405,35 +394,35 @@ impl Ftl {
     /// the data block and the old data block is erased. (The caller erases
     /// log blocks.) The sequential log of FAST is erased here if it belongs
     /// to `lb`.
-    fn full_merge(&mut self, lb: u32) {
+    fn full_merge(&mut self, c: &mut FtlCore, lb: u32) {
         let die = self.lb_die(lb);
-        let new = self.take_block(die);
-        self.fill_block(lb, new, 0);
-        self.counters.full_merges += 1;
-        let old = std::mem::replace(&mut self.hy_mut().data[lb as usize], new);
+        let new = self.take_block(c, die);
+        self.fill_block(c, lb, new, 0);
+        c.counters.full_merges += 1;
+        let old = std::mem::replace(&mut self.data[lb as usize], new);
         if old != NONE {
-            self.erase_block(old);
+            self.erase_block(c, old);
         }
-        let sw = self.hy().seq_log[die as usize];
-        if sw != NONE && self.hy().owner[sw as usize] == lb {
-            self.hy_mut().seq_log[die as usize] = NONE;
-            self.erase_block(sw);
+        let sw = self.seq_log[die as usize];
+        if sw != NONE && self.owner[sw as usize] == lb {
+            self.seq_log[die as usize] = NONE;
+            self.erase_block(c, sw);
         }
     }
 
     /// Program offsets `from..` of `lb` into `dest` (whose write pointer is
     /// `from`, unit aligned), copying each mapped page from where it is and
     /// padding unmapped offsets, up to the unit of the last mapped page.
-    fn fill_block(&mut self, lb: u32, dest: u32, from: u32) {
+    fn fill_block(&mut self, c: &mut FtlCore, lb: u32, dest: u32, from: u32) {
         let spb = self.geo.slots_per_block;
         let unit = self.geo.unit_slots(CellMode::Native);
         debug_assert_eq!(from % unit, 0);
-        let user = self.l2p.len() as u64;
-        let mapped = |ftl: &Ftl, off: u32| {
-            let lpn = ftl.hybrid_lpn(lb, off);
-            lpn < user && ftl.l2p[lpn as usize] != NONE
+        let user = c.l2p.len() as u64;
+        let mapped = |off: u32| {
+            let lpn = self.lpn_at(lb, off);
+            lpn < user && c.l2p[lpn as usize] != NONE
         };
-        let Some(last) = (from..spb).rev().find(|&off| mapped(self, off)) else {
+        let Some(last) = (from..spb).rev().find(|&off| mapped(off)) else {
             return;
         };
         let end = (last / unit + 1) * unit;
@@ -442,57 +431,53 @@ impl Ftl {
         for start in (from..end).step_by(unit as usize) {
             let (mut rblock, mut rrow, mut rslots) = (NONE, NONE, 0u32);
             for off in start..start + unit {
-                let lpn = self.hybrid_lpn(lb, off);
-                if lpn >= user || self.l2p[lpn as usize] == NONE {
-                    self.counters.padding_slots += 1;
+                let lpn = self.lpn_at(lb, off);
+                if lpn >= user || c.l2p[lpn as usize] == NONE {
+                    c.counters.padding_slots += 1;
                     continue;
                 }
                 let lpn = lpn as u32;
-                let src = self.l2p[lpn as usize];
+                let src = c.l2p[lpn as usize];
                 let sb = self.geo.block_of(src);
                 let row = self.geo.row_of(self.geo.offset_in_block(src));
                 if (sb, row) != (rblock, rrow) {
-                    if rslots > 0 && self.emit_ops {
-                        self.ops.push(NandOp::Read {
-                            purpose: Purpose::Merge,
-                            block: rblock,
-                            row: rrow,
-                            slots: rslots,
-                        });
+                    if rslots > 0 && c.emit_ops {
+                        c.ops.push(NandOp::Read { purpose: Purpose::Merge, block: rblock, row: rrow, slots: rslots });
                     }
                     (rblock, rrow, rslots) = (sb, row, 0);
                 }
                 rslots += 1;
                 // Move the page.
-                self.p2l[src as usize] = NONE;
-                self.blocks.invalidate(sb);
+                c.p2l[src as usize] = NONE;
+                c.blocks.invalidate(sb);
                 let new = dest_first + off;
-                self.p2l[new as usize] = lpn;
-                self.l2p[lpn as usize] = new;
-                self.blocks.valid[dest as usize] += 1;
-                if !self.slot_version.is_empty() {
-                    self.slot_version[new as usize] = self.slot_version[src as usize];
+                c.p2l[new as usize] = lpn;
+                c.l2p[lpn as usize] = new;
+                c.blocks.valid[dest as usize] += 1;
+                c.journal(super::journal::Relocation::Moved { from: src, to: new });
+                if !c.slot_version.is_empty() {
+                    c.slot_version[new as usize] = c.slot_version[src as usize];
                 }
                 copied += 1;
             }
-            if rslots > 0 && self.emit_ops {
-                self.ops.push(NandOp::Read { purpose: Purpose::Merge, block: rblock, row: rrow, slots: rslots });
+            if rslots > 0 && c.emit_ops {
+                c.ops.push(NandOp::Read { purpose: Purpose::Merge, block: rblock, row: rrow, slots: rslots });
             }
-            self.blocks.wp[dest as usize] = start + unit;
-            self.program_unit(dest, Purpose::Merge);
+            c.blocks.wp[dest as usize] = start + unit;
+            self.program_unit(c, dest, Purpose::Merge);
         }
-        self.counters.merge_slots_copied += copied;
+        c.counters.merge_slots_copied += copied;
     }
 
     /// Hybrid invariants (tests): every mapped page sits in its logical
     /// block's data block at its offset, or in one of its die's log blocks.
-    pub(super) fn hybrid_check(&self) -> Result<(), String> {
-        let h = self.hy();
-        for (lpn, &s) in self.l2p.iter().enumerate() {
+    fn hybrid_check(&self, c: &FtlCore) -> Result<(), String> {
+        let h = self;
+        for (lpn, &s) in c.l2p.iter().enumerate() {
             if s == NONE {
                 continue;
             }
-            let (lb, off) = self.hybrid_locate(lpn as u32);
+            let (lb, off) = self.locate(lpn as u32);
             let b = self.geo.block_of(s);
             let die = self.lb_die(lb);
             if b == h.data[lb as usize] {
@@ -504,5 +489,34 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+}
+
+/// Hybrid mapping as the FTL's mapping scheme.
+impl MappingScheme for Hybrid {
+    fn write(&mut self, c: &mut FtlCore, lpn: u32) -> Slot {
+        self.hybrid_write(c, lpn);
+        // A merge triggered by this very write may already have moved the
+        // page: its current slot is what the map says.
+        c.l2p[lpn as usize]
+    }
+    #[inline]
+    fn read(&mut self, c: &mut FtlCore, lpn: u32) -> Slot {
+        c.lookup(lpn)
+    }
+    fn flush(&mut self, c: &mut FtlCore) {
+        self.flush_pending(c);
+    }
+    fn pending_slots(&self, c: &FtlCore) -> u32 {
+        self.hybrid_pending_slots(c)
+    }
+    fn reclaims_by_page_gc(&self) -> bool {
+        false
+    }
+    fn reset(&mut self) {
+        Hybrid::reset(self);
+    }
+    fn check(&self, c: &FtlCore) -> Result<(), String> {
+        self.hybrid_check(c)
     }
 }

@@ -12,7 +12,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::streams::StreamId;
-use super::{Ftl, FtlCounters};
+use super::{Ftl, FtlCore, FtlCounters};
 use crate::model::nand::CellMode;
 use crate::run::workload::generator::Permutation;
 
@@ -46,12 +46,31 @@ pub struct InstalledBlock {
 }
 
 impl Ftl {
+    /// Replace the whole state of a page-mapped FTL (see
+    /// [`FtlCore::install`]); the statistical steady state uses it.
+    ///
+    /// # Panics
+    /// If the drive does not use page mapping.
+    pub fn install(
+        &mut self,
+        blocks: &[InstalledBlock],
+        mapped: u32,
+        erase_counts: &[Vec<u32>; 2],
+        counters: FtlCounters,
+        seed: u64,
+    ) {
+        assert!(self.hybrid().is_none(), "a state can be installed only into a page-mapped FTL");
+        self.core.install(blocks, mapped, erase_counts, counters, seed);
+    }
+}
+
+impl FtlCore {
     /// Replace the whole state: secure erase, then `blocks` sealed with
     /// their valid counts, every other block free, logical pages
     /// `0..mapped` spread over the valid slots (a uniformly random subset
     /// of each block's written slots) in a random order seeded by `seed`.
     /// The valid counts must add up to `mapped`.
-    pub fn install(
+    fn install(
         &mut self,
         blocks: &[InstalledBlock],
         mapped: u32,
@@ -64,6 +83,10 @@ impl Ftl {
         let modes = [self.geo.slots_in_mode(CellMode::Native), self.geo.slots_in_mode(CellMode::Slc)];
         let sealed: Vec<_> = blocks.iter().map(|b| (b.block, b.mode, b.valid, b.seq)).collect();
         self.blocks.install_sealed(&sealed, modes, erase_counts);
+        if let Some(m) = &mut self.map {
+            // A drive in use holds every translation page on flash.
+            m.install_all_on_flash();
+        }
         let mut by_age: Vec<&InstalledBlock> = blocks.iter().collect();
         by_age.sort_by_key(|b| b.seq);
         for b in &by_age {
@@ -85,7 +108,7 @@ impl Ftl {
                     self.blocks.begin_collect(b.block);
                     self.victims.on_collect(b.block, b.mode);
                     self.bg[die as usize] =
-                        Some(super::Background { carry, ..super::Background::new(b.block, b.mode, valid_at_start) });
+                        Some(super::pool::Paced { carry, ..super::pool::Paced::new(b.block, b.mode, valid_at_start) });
                 }
             }
         }

@@ -1,41 +1,58 @@
-//! Flash translation layer: page-level mapping, allocation, GC.
+//! Flash translation layer: mapping, allocation, SLC cache, GC.
 //!
 //! The FTL is purely logical: it decides where every 4 KiB goes and which
-//! NAND operations that takes, and appends those operations to
-//! [`Ftl::ops`]; the controller gives them times (see `controller`). No
-//! decision depends on time, so the fast preconditioning path (which runs
-//! the same code and drops the operations) leaves exactly the state that
-//! simulating the writes leaves.
+//! NAND operations that takes, and hands those operations to the drive
+//! ([`Ftl::take_ops`]), which gives them times (see `model::drive` and
+//! `model::flash`). No decision depends on time, so the fast
+//! preconditioning path (which runs the same code and drops the
+//! operations) leaves exactly the state that simulating the writes leaves.
 //!
 //! Layout of the parts:
-//! - mapping: `l2p` (logical page → slot) and `p2l` (slot → logical
-//!   page), flat `u32` arrays, plus optional version stamps;
-//! - allocation ([`streams`]): write streams (host, GC, fold) each with an
-//!   open block per die, striping program units over dies channel first;
+//! - [`Ftl`]: the narrow API the drive uses (write, read, trim, flush,
+//!   background work, secure erase, the operations), over
+//! - [`FtlCore`]: the state every part shares — the map (`l2p`: logical
+//!   page → slot, `p2l`: slot → logical page, flat `u32` arrays, plus
+//!   optional version stamps), the blocks, the write streams, the
+//!   collections in progress, the operations and the counters — private to
+//!   this module;
+//! - [`mapping`]: the mapping scheme behind a trait: page-level
+//!   ([`mapping::PageMapping`]) or hybrid log-block ([`hybrid`]);
+//! - [`pool`]: the block pool the block policies act on, implemented by
+//!   [`FtlCore`] and by the statistical steady-state builder, so that each
+//!   policy exists once:
+//!   - [`streams`]: write streams (host, GC, fold) each with an open block
+//!     per die, striping program units over dies channel first, and which
+//!     block a stream opens;
+//!   - [`slc`]: the SLC cache — which mode a new host block gets, how large
+//!     the cache may be, when to fold;
+//!   - [`gc`]: victim selection, reclaiming by GC or folding, pacing, and
+//!     the FTL's collection mechanism and idle-time work;
 //! - [`blocks`]: block metadata, free lists and the victim index;
-//! - [`gc`]: victim selection; collection is [`Ftl::collect_one`]: GC of a
-//!   native block stays native, GC of an SLC block folds it;
-//! - the SLC cache ([`slc`]): which mode a new host block gets, how large
-//!   the cache may be, when to fold.
+//! - [`install`]: installing a whole state built elsewhere.
 //!
-//! - the hybrid log-block scheme ([`hybrid`]), an alternative placement
-//!   and merge policy over the same map, block table and operations.
-//!
-//! Left out here: a mapping cache for DRAM-less drives, static wear levelling and bad blocks (their issues add them
-//! behind the same interface).
+//! Left out here: a mapping cache for DRAM-less drives, static wear
+//! levelling and bad blocks (they slot in as a scheme and as pool
+//! mechanisms).
 
 pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod journal;
+pub mod mapcache;
+pub mod mapping;
+pub mod pool;
 pub mod slc;
 pub mod streams;
 
 use crate::mem::HugeVec;
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::spec::{DriveModel, GcPolicy, SlcModel};
+use crate::spec::{DriveModel, GcPolicy, SlcModel, WearLevelingModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use journal::Relocation;
+use mapping::{MappingScheme, Scheme};
+use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
 
 /// Why a NAND operation is issued.
@@ -49,6 +66,10 @@ pub enum Purpose {
     Fold,
     /// Merging log blocks into data blocks (hybrid mapping).
     Merge,
+    /// Loading a translation page of a cached map for a lookup.
+    MapLoad,
+    /// Writing translation pages back (and cleaning their blocks).
+    MapStore,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -86,11 +107,11 @@ pub enum NandOp {
 }
 
 /// How many slots ahead GC asks for map entries.
-const PREFETCH_AHEAD: u32 = 16;
+pub(crate) const PREFETCH_AHEAD: u32 = 16;
 
 /// Hint the CPU to load `v[i]`'s cache line (a no-op off x86-64).
 #[inline(always)]
-fn prefetch(v: &[u32], i: usize) {
+pub(crate) fn prefetch(v: &[u32], i: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(p) = v.get(i) {
         // SAFETY: prefetching a valid reference has no observable effect.
@@ -98,25 +119,6 @@ fn prefetch(v: &[u32], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, i);
-}
-
-/// A victim being collected a step at a time: paced by host writes while
-/// the die is short of free blocks, or during idle time.
-#[derive(Debug, Clone, Copy)]
-struct Background {
-    victim: u32,
-    mode: CellMode,
-    next_offset: u32,
-    /// Valid slots when collection began (sets the pace).
-    valid_at_start: u32,
-    /// Remainder of the pace division carried to the next host unit.
-    carry: u64,
-}
-
-impl Background {
-    fn new(victim: u32, mode: CellMode, valid_at_start: u32) -> Background {
-        Background { victim, mode, next_offset: 0, valid_at_start, carry: 0 }
-    }
 }
 
 /// FTL event counters (in 4 KiB slots unless stated).
@@ -146,57 +148,316 @@ pub struct FtlCounters {
     pub full_merges: u64,
     /// Hybrid mapping: slots copied by merges.
     pub merge_slots_copied: u64,
+    /// Static wear leveling: blocks of cold data moved off young blocks.
+    pub wl_blocks: u64,
+    /// Static wear leveling: slots moved (also counted in `gc_slots_moved`).
+    pub wl_slots_moved: u64,
 }
 
-/// The page-level FTL.
+/// The flash translation layer: a mapping scheme ([`mapping`]) over the
+/// shared state ([`FtlCore`]) and block policies ([`pool`]). The drive
+/// talks to it through this narrow API: host writes, reads and trims,
+/// flushes, background work, secure erase; the NAND operations they need
+/// come out of [`Ftl::take_ops`].
 #[derive(Debug, Clone)]
 pub struct Ftl {
+    core: FtlCore,
+    scheme: Scheme,
+}
+
+impl Ftl {
+    /// A freshly secure-erased FTL for a drive, with the drive's mapping
+    /// scheme.
+    pub fn new(model: &DriveModel) -> Ftl {
+        let core = FtlCore::new(model);
+        let scheme = match &model.hybrid {
+            Some(h) => Scheme::Hybrid(Box::new(hybrid::Hybrid::new(h, &core.geo))),
+            None => Scheme::Page(mapping::PageMapping),
+        };
+        Ftl { core, scheme }
+    }
+
+    /// Write one logical page from the host. Returns its new slot.
+    #[inline]
+    pub fn write(&mut self, lpn: u32) -> Slot {
+        self.core.unmap(lpn);
+        let slot = self.scheme.write(&mut self.core, lpn);
+        self.core.stamp(lpn, slot);
+        self.core.counters.host_slots_written += 1;
+        slot
+    }
+
+    /// Where a host read of `lpn` finds its data: the slot (`NONE` when
+    /// unmapped). A scheme that must first load map entries appends those
+    /// NAND reads to the operations ([`Ftl::take_ops`]), which the drive
+    /// runs before the data read.
+    #[inline]
+    pub fn read(&mut self, lpn: u32) -> Slot {
+        self.scheme.read(&mut self.core, lpn)
+    }
+
+    /// Deallocate (TRIM) one logical page.
+    #[inline]
+    pub fn trim(&mut self, lpn: u32) {
+        if self.core.unmap(lpn) {
+            self.core.counters.trimmed_slots += 1;
+        }
+    }
+
+    /// Program the host's partially filled unit now, padding the rest
+    /// (write-through and flush commands).
+    pub fn flush_host(&mut self) {
+        self.scheme.flush(&mut self.core);
+    }
+
+    /// Host slots written but not yet sent to NAND (in the write buffer).
+    pub fn host_pending_slots(&self) -> u32 {
+        self.scheme.pending_slots(&self.core)
+    }
+
+    /// Secure erase: forget all data, all blocks free (erase counts kept).
+    pub fn secure_erase(&mut self) {
+        self.core.secure_erase();
+        self.scheme.reset();
+    }
+
+    /// Count an erase of `block` in `mode` done outside the FTL's own
+    /// operations (a format's user-data erase).
+    pub fn count_erase(&mut self, block: u32, mode: CellMode) {
+        self.core.blocks.erase_count[mode as usize][block as usize] += 1;
+    }
+
+    /// Whether `die` has fewer free blocks than the background-GC target
+    /// and a native block worth collecting. Schemes that reclaim space by
+    /// merges (hybrid) never collect pages.
+    pub fn wants_background_gc(&self, die: u32) -> bool {
+        self.scheme.reclaims_by_page_gc() && self.core.wants_page_gc(die)
+    }
+
+    /// One step of background work while the host is idle (see
+    /// [`FtlCore::background_step`]). Returns false when there is nothing
+    /// to do.
+    pub fn background_step(&mut self) -> bool {
+        if !self.scheme.reclaims_by_page_gc() {
+            return false;
+        }
+        self.core.background_step()
+    }
+
+    /// Check internal consistency (tests): the maps are inverse, every
+    /// block's valid count matches its slots, and the scheme's own
+    /// invariants hold.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        self.core.check_consistency()?;
+        self.scheme.check(&self.core)
+    }
+
+    /// The NAND operations produced since the last call, in order. Give the
+    /// vector back with [`Ftl::recycle_ops`] so that no call allocates.
+    #[inline]
+    pub fn take_ops(&mut self) -> Vec<NandOp> {
+        std::mem::take(&mut self.core.ops)
+    }
+
+    /// Return an emptied operation vector (keeps its capacity).
+    #[inline]
+    pub fn recycle_ops(&mut self, mut ops: Vec<NandOp>) {
+        ops.clear();
+        if self.core.ops.is_empty() {
+            self.core.ops = ops;
+        }
+    }
+
+    /// Whether operations are waiting to be taken.
+    #[inline]
+    pub fn has_ops(&self) -> bool {
+        !self.core.ops.is_empty()
+    }
+
+    /// Record NAND operations (on), or only change state (off: the fast
+    /// preconditioning path). Turning it off drops waiting operations.
+    pub fn set_emit_ops(&mut self, on: bool) {
+        self.core.emit_ops = on;
+        if !on {
+            self.core.ops.clear();
+        }
+    }
+
+    /// The map cache's counters, when the map is cached.
+    pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
+        self.core.map.as_ref().map(|m| m.counters)
+    }
+
+    /// Cost of one host lookup in the map cache's memory, ns (an HMB round
+    /// trip; 0 without a cache or in the controller's own memory).
+    #[inline]
+    pub fn map_access_ns(&self) -> u64 {
+        self.core.map.as_ref().map_or(0, |m| m.access_ns())
+    }
+
+    /// The hybrid scheme's state, when the drive uses hybrid mapping.
+    pub fn hybrid(&self) -> Option<&hybrid::Hybrid> {
+        match &self.scheme {
+            Scheme::Hybrid(h) => Some(h),
+            Scheme::Page(_) => None,
+        }
+    }
+
+    /// Logical pages the host can address.
+    pub fn user_lpns(&self) -> u32 {
+        self.core.user_lpns()
+    }
+    /// The drive's geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.core.geo
+    }
+    /// Block metadata (valid counts, states, erase counts, free lists).
+    pub fn blocks(&self) -> &BlockTable {
+        &self.core.blocks
+    }
+    /// The FTL's event counters.
+    pub fn counters(&self) -> FtlCounters {
+        self.core.counters
+    }
+    /// Logical pages currently mapped (how full the drive is).
+    pub fn mapped_lpns(&self) -> u64 {
+        self.core.mapped_lpns
+    }
+    /// The logical-to-physical map (`NONE` where unmapped).
+    pub fn l2p(&self) -> &[Slot] {
+        &self.core.l2p
+    }
+    /// The physical-to-logical map (`NONE` where invalid or unwritten).
+    pub fn p2l(&self) -> &[u32] {
+        &self.core.p2l
+    }
+    /// Slot holding a logical page, or `NONE` (a look at the map, with no
+    /// cost in the model: [`Ftl::read`] is the host's path).
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> Slot {
+        self.core.lookup(lpn)
+    }
+    /// Version stamp a read of `lpn` returns (see [`FtlCore::read_version`]).
+    pub fn read_version(&self, lpn: u32) -> u32 {
+        self.core.read_version(lpn)
+    }
+    /// Whether version stamps are kept.
+    pub fn has_versions(&self) -> bool {
+        self.core.has_versions()
+    }
+    /// Warm the cache line of `lpn`'s map entry. A hint only.
+    #[inline]
+    pub fn prefetch_lookup(&self, lpn: u32) {
+        self.core.prefetch_lookup(lpn)
+    }
+    /// Warm the cache lines a coming [`Ftl::write`] of `lpn` will touch.
+    #[inline]
+    pub fn prefetch_write(&self, lpn: u32) {
+        self.core.prefetch_write(lpn)
+    }
+    /// Whether a slot's data is still in the controller (its program
+    /// operation has not been issued).
+    #[inline]
+    pub fn is_unprogrammed(&self, slot: Slot) -> bool {
+        self.core.is_unprogrammed(slot)
+    }
+    /// Cell mode of a block.
+    #[inline]
+    pub fn mode_of(&self, block: u32) -> CellMode {
+        self.core.mode_of(block)
+    }
+    /// Blocks a user-data erase must erase (every block not free).
+    pub fn blocks_to_erase(&self) -> Vec<u32> {
+        self.core.blocks_to_erase()
+    }
+    /// The GC policy in use.
+    pub fn gc_policy(&self) -> GcPolicy {
+        self.core.gc_policy()
+    }
+    /// Fill fraction: mapped logical pages / user pages.
+    pub fn fill_fraction(&self) -> f64 {
+        self.core.fill_fraction()
+    }
+    /// SLC blocks the cache may hold now (whole drive).
+    pub fn slc_limit_blocks(&self) -> u32 {
+        self.core.slc_limit_blocks()
+    }
+    /// Current SLC cache capacity in bytes (what the drive would report).
+    pub fn slc_cache_bytes(&self) -> u64 {
+        self.core.slc_cache_bytes()
+    }
+    /// Bytes of SLC blocks in use (open or full, valid or not).
+    pub fn slc_used_bytes(&self) -> u64 {
+        self.core.slc_used_bytes()
+    }
+    /// Bytes of valid data waiting in SLC to be folded.
+    pub fn fold_backlog_bytes(&self) -> u64 {
+        self.core.fold_backlog_bytes()
+    }
+}
+
+/// The FTL's state that its mapping schemes and block policies share: the
+/// map, the blocks, the write streams, the collections in progress, the
+/// operations produced and the counters. Its fields are private to the
+/// `ftl` module; everything outside goes through [`Ftl`].
+#[derive(Debug, Clone)]
+pub struct FtlCore {
     /// Geometry.
-    pub geo: Geometry,
+    geo: Geometry,
     /// Logical page → slot (`NONE` when unmapped).
-    pub l2p: HugeVec<Slot>,
+    l2p: HugeVec<Slot>,
     /// Slot → logical page (`NONE` when invalid or unwritten).
-    pub p2l: HugeVec<u32>,
+    p2l: HugeVec<u32>,
     /// Last version written per logical page (if stamps are on).
     lpn_version: HugeVec<u32>,
     /// Version held by each slot (the "data" on flash, if stamps are on).
     slot_version: HugeVec<u32>,
     /// Block metadata.
-    pub blocks: BlockTable,
+    blocks: BlockTable,
     streams: [Stream; 3],
     victims: VictimSelector,
     gc_low: u32,
     gc_high: u32,
     seq: u64,
     /// The SLC cache, if the drive has one.
-    pub slc: Option<SlcModel>,
+    slc: Option<SlcModel>,
     /// Logical pages currently mapped (how full the drive is).
-    pub mapped_lpns: u64,
+    mapped_lpns: u64,
     /// Valid slots held in SLC blocks (the folding backlog).
-    pub slc_valid_slots: u64,
+    slc_valid_slots: u64,
     fold_die: u32,
-    bg: Vec<Option<Background>>,
+    bg: Vec<Option<Paced>>,
     /// NAND operations produced by the last calls, in order.
-    pub ops: Vec<NandOp>,
+    ops: Vec<NandOp>,
     /// Whether to record operations (off on the fast preconditioning path).
-    pub emit_ops: bool,
+    emit_ops: bool,
     /// Counters.
-    pub counters: FtlCounters,
-    /// The hybrid log-block scheme, when the drive uses it.
-    pub hybrid: Option<Box<hybrid::Hybrid>>,
+    counters: FtlCounters,
+    /// Relocation journal, when a caller keeps data (see [`journal`]).
+    journal: Option<Vec<Relocation>>,
+    /// The map cache, when the map is cached in limited memory.
+    map: Option<mapcache::MapCache>,
+    /// Wear leveling by erase count.
+    wear: WearLevelingModel,
+    /// A static wear-leveling move is in progress (no nested one).
+    leveling: bool,
 }
 
-impl Ftl {
-    /// A freshly secure-erased FTL for a drive.
-    pub fn new(model: &DriveModel) -> Ftl {
+impl FtlCore {
+    fn new(model: &DriveModel) -> FtlCore {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
-        Ftl {
+        let mut blocks = BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
+        let map = model.map_cache.as_ref().map(|m| {
+            let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
+            mapcache::MapCache::new(m, &geo, reserved)
+        });
+        FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
-            blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
+            blocks,
             streams: [
                 Stream::new(StreamId::Host, &geo),
                 Stream::new(StreamId::Gc, &geo),
@@ -214,7 +475,10 @@ impl Ftl {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
-            hybrid: model.hybrid.as_ref().map(|h| Box::new(hybrid::Hybrid::new(h, geo.dies, geo.total_blocks))),
+            journal: None,
+            map,
+            wear: model.wear_leveling,
+            leveling: false,
             geo,
         }
     }
@@ -267,53 +531,6 @@ impl Ftl {
         }
     }
 
-    /// Write one logical page from the host. Returns its new slot.
-    #[inline]
-    pub fn write(&mut self, lpn: u32) -> Slot {
-        self.unmap(lpn);
-        let slot = if self.hybrid.is_some() {
-            self.hybrid_write(lpn);
-            // A merge triggered by this very write may already have moved
-            // the page: its current slot is what the map says.
-            self.l2p[lpn as usize]
-        } else {
-            self.append(StreamId::Host, lpn)
-        };
-        if !self.lpn_version.is_empty() {
-            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
-            self.lpn_version[lpn as usize] = v;
-            self.slot_version[slot as usize] = v;
-        }
-        self.counters.host_slots_written += 1;
-        slot
-    }
-
-    /// Deallocate (TRIM) one logical page.
-    #[inline]
-    pub fn trim(&mut self, lpn: u32) {
-        if self.unmap(lpn) {
-            self.counters.trimmed_slots += 1;
-        }
-    }
-
-    /// Program the host stream's partially filled unit now, padding the
-    /// rest (write-through and flush commands).
-    pub fn flush_host(&mut self) {
-        if self.hybrid.is_some() {
-            self.flush_pending();
-            return;
-        }
-        self.flush_stream(StreamId::Host);
-    }
-
-    /// Whether the host stream holds written data not yet sent to NAND.
-    pub fn host_pending_slots(&self) -> u32 {
-        if self.hybrid.is_some() {
-            return self.hybrid_pending_slots();
-        }
-        self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
-    }
-
     /// Whether a slot's data is still in the controller (its program
     /// operation has not been issued).
     #[inline]
@@ -335,7 +552,7 @@ impl Ftl {
     }
 
     /// Secure erase: forget all data, all blocks free (erase counts kept).
-    pub fn secure_erase(&mut self) {
+    fn secure_erase(&mut self) {
         self.l2p.fill(NONE);
         self.p2l.fill(NONE);
         self.lpn_version.fill(0);
@@ -343,6 +560,11 @@ impl Ftl {
         let erase_counts = self.blocks.erase_count.clone();
         self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        if let Some(m) = &mut self.map {
+            let per_die = m.blocks().len() as u32 / self.geo.dies;
+            self.blocks.reserve_map_blocks(per_die, m.mode());
+            m.reset();
+        }
         self.mapped_lpns = 0;
         self.slc_valid_slots = 0;
         self.bg.fill(None);
@@ -351,24 +573,36 @@ impl Ftl {
         }
         self.victims.reset();
         self.ops.clear();
-        if let Some(h) = &mut self.hybrid {
-            h.reset();
-        }
+        self.journal(Relocation::Reset);
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
-    /// and a native block worth collecting.
-    pub fn wants_background_gc(&self, die: u32) -> bool {
-        // The hybrid scheme reclaims space by merges, never by page GC.
-        self.hybrid.is_none()
-            && self.blocks.free_count(die) < self.gc_high
-            && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
+    /// and a native block worth collecting (page GC; see
+    /// [`Ftl::wants_background_gc`]).
+    fn wants_page_gc(&self, die: u32) -> bool {
+        self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
+    }
+
+    /// Give `lpn` a new version stamp in `slot` (when stamps are on).
+    #[inline]
+    fn stamp(&mut self, lpn: u32, slot: Slot) {
+        if !self.lpn_version.is_empty() {
+            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
+            self.lpn_version[lpn as usize] = v;
+            self.slot_version[slot as usize] = v;
+        }
+    }
+
+    /// Host slots of the host stream not yet programmed.
+    fn host_pending_slots(&self) -> u32 {
+        self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
     }
 
     /// Remove the mapping of `lpn`; true if it was mapped.
     #[inline]
-    fn unmap(&mut self, lpn: u32) -> bool {
+    pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
+        self.touch_map(lpn, old != NONE, 0);
         if old == NONE {
             return false;
         }
@@ -385,9 +619,9 @@ impl Ftl {
 
     /// Hand out the next slot of a stream and map `lpn` to it.
     #[inline]
-    fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
+    pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
         let die = self.streams[id as usize].die;
-        let block = self.open_block(id, die);
+        let block = streams::open_block(self, id, die);
         let b = block as usize;
         let slot = self.geo.first_slot(block) + self.blocks.wp[b];
         self.blocks.wp[b] += 1;
@@ -401,86 +635,27 @@ impl Ftl {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
+        self.touch_map(lpn, true, (id != StreamId::Host) as usize);
         self.after_append(id, block);
         slot
     }
 
-    /// The stream's open block on `die`, opening a new one if needed.
+    /// Access `lpn`'s map entry through the map cache, if the map is
+    /// cached (`dirty`: the access changes it; `lane` 0 for the host, 1 for
+    /// GC and folding). Misses and write-backs append their NAND
+    /// operations.
     #[inline]
-    fn open_block(&mut self, id: StreamId, die: u32) -> u32 {
-        let b = self.streams[id as usize].open[die as usize];
-        if b != NONE {
-            return b;
-        }
-        let b = match id {
-            StreamId::Host => {
-                if self.host_mode(die) == CellMode::Slc {
-                    self.take_slc_block(die)
-                } else {
-                    self.reclaim_until_low_watermark(die);
-                    self.blocks.take_free(die, CellMode::Native)
-                }
-            }
-            StreamId::Fold => {
-                // Keep the GC reserve: folding a static SLC block returns
-                // nothing to the native free list, so native GC must make
-                // the room first (it never consumes more than it frees).
-                while self.blocks.free_count(die) < self.gc_low {
-                    if !self.collect_one(die, CellMode::Native) {
-                        break;
-                    }
-                }
-                self.blocks.take_free(die, CellMode::Native)
-            }
-            StreamId::Gc => self.blocks.take_free(die, CellMode::Native),
-        };
-        let b = b.expect("the free-block reserve guarantees a block for GC and folding");
-        self.streams[id as usize].open[die as usize] = b;
-        b
-    }
-
-    /// Free blocks on `die` up to the low watermark: finish the die's
-    /// collection in progress, then native GC where native blocks hold
-    /// invalid data, else fold SLC blocks (the native capacity is needed,
-    /// so lazily cached data must move). The host waits for all of it.
-    fn reclaim_until_low_watermark(&mut self, die: u32) {
-        if self.blocks.free_count(die) < self.gc_low {
-            if let Some(bg) = self.bg[die as usize].take() {
-                self.move_valid(bg.victim, bg.mode, bg.next_offset, u32::MAX);
-                self.finish_collection(bg.victim, bg.mode);
-            }
-        }
-        while self.blocks.free_count(die) < self.gc_low {
-            let Some(mode) = self.reclaim_mode(die) else { break };
-            if !self.collect_one(die, mode) {
-                break;
-            }
+    fn touch_map(&mut self, lpn: u32, dirty: bool, lane: usize) {
+        if let Some(m) = &mut self.map {
+            m.access(lpn, dirty, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
     }
 
-    /// Where to reclaim native space on `die`: the mode whose best victim
-    /// returns more free slots for the moves it costs. A native victim
-    /// holding `V` of `S` slots returns `S − V`; folding a borrowed
-    /// (dynamic) SLC block holding `V` returns a whole block for `V` native
-    /// slots, also `S − V`, and is usually the better deal on a nearly full
-    /// drive whose native blocks are almost all valid. Folding a static SLC
-    /// block returns nothing native, so it is chosen only when no native
-    /// block holds invalid data. `None` when nothing can be reclaimed.
-    fn reclaim_mode(&self, die: u32) -> Option<CellMode> {
-        let s = self.geo.slots_per_block;
-        let native_gain = if self.victims.has_candidate(&self.blocks, die, CellMode::Native) {
-            self.blocks.peek_min_valid(die, CellMode::Native).map(|b| s - self.blocks.valid[b as usize])
-        } else {
-            None
-        };
-        let slc = self.blocks.peek_min_valid(die, CellMode::Slc);
-        let slc_gain = slc.filter(|&b| !self.blocks.is_static[b as usize]).map(|b| s - self.blocks.valid[b as usize]);
-        match (native_gain, slc_gain) {
-            (Some(n), Some(f)) if f > n => Some(CellMode::Slc),
-            (Some(_), _) => Some(CellMode::Native),
-            (None, _) if slc.is_some() => Some(CellMode::Slc),
-            (None, _) => None,
-        }
+    /// A host read's lookup of `lpn`: through the map cache, then the map.
+    #[inline]
+    pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
+        self.touch_map(lpn, false, 0);
+        self.l2p[lpn as usize]
     }
 
     /// After a slot was handed out: issue the program when a unit is full,
@@ -495,65 +670,10 @@ impl Ftl {
         if self.blocks.wp[b] - self.blocks.programmed[b] == unit {
             self.issue_program(id, block, unit);
             if id == StreamId::Host {
-                // The unit used up this much of a block, in native slots.
-                let used = unit as u64 * self.geo.slots_per_block as u64 / self.geo.slots_in_mode(mode) as u64;
-                self.pace_collection(self.geo.die_of_block(block), used);
+                let used = gc::native_slots_used(&self.geo, mode, unit);
+                gc::pace_collection(self, self.geo.die_of_block(block), used);
             }
         }
-    }
-
-    /// Foreground GC paced by host writes. While `die` has fewer free
-    /// blocks than the background target, every host program unit on it
-    /// moves a share of a victim's valid data: a victim holding `V` valid
-    /// of `S` slots returns `S − V` slots once its `V` are moved, so `used`
-    /// slots of new data cost `used · V / (S − V)` moves. Free space then
-    /// comes back as fast as the host uses it, in small steps between host
-    /// programs, instead of whole victims at once when the reserve runs
-    /// out (which [`Ftl::reclaim_until_low_watermark`] still does if the
-    /// pace falls behind). The victim is chosen by [`Ftl::reclaim_mode`]
-    /// (an SLC block to fold counts as a whole native block of space, its
-    /// data as `V` native slots).
-    fn pace_collection(&mut self, die: u32, used: u64) {
-        if self.blocks.free_count(die) >= self.gc_high {
-            return;
-        }
-        let d = die as usize;
-        if self.bg[d].is_none() {
-            self.bg[d] = self.begin_paced_collection(die);
-        }
-        let Some(mut bg) = self.bg[d] else { return };
-        let s = self.geo.slots_per_block as u64;
-        let v = bg.valid_at_start as u64;
-        let owed = used * v + bg.carry;
-        let gain = s.saturating_sub(v).max(1);
-        let moves = (owed / gain).min(u32::MAX as u64) as u32;
-        bg.carry = owed % gain;
-        self.step_collection(d, bg, moves);
-    }
-
-    /// Move up to `max_moves` slots of the die's collection in progress
-    /// `bg`; erase the victim when it is empty, else keep it in progress.
-    fn step_collection(&mut self, d: usize, bg: Background, max_moves: u32) {
-        let next = self.move_valid(bg.victim, bg.mode, bg.next_offset, max_moves);
-        if next >= self.blocks.wp[bg.victim as usize] {
-            self.finish_collection(bg.victim, bg.mode);
-            self.bg[d] = None;
-        } else {
-            self.bg[d] = Some(Background { next_offset: next, ..bg });
-        }
-    }
-
-    /// Choose the victim of a paced collection on `die` (see
-    /// [`Ftl::pace_collection`]).
-    fn begin_paced_collection(&mut self, die: u32) -> Option<Background> {
-        let mode = self.reclaim_mode(die)?;
-        self.begin_stepwise(die, mode)
-    }
-
-    /// Choose a victim of `mode` on `die` to collect a step at a time.
-    fn begin_stepwise(&mut self, die: u32, mode: CellMode) -> Option<Background> {
-        let victim = self.begin_collection(die, mode)?;
-        Some(Background::new(victim, mode, self.blocks.valid[victim as usize]))
     }
 
     fn issue_program(&mut self, id: StreamId, block: u32, slots: u32) {
@@ -575,7 +695,7 @@ impl Ftl {
         self.streams[id as usize].advance(&self.geo);
     }
 
-    fn flush_stream(&mut self, id: StreamId) {
+    pub(super) fn flush_stream(&mut self, id: StreamId) {
         let die = self.streams[id as usize].die;
         let block = self.streams[id as usize].open[die as usize];
         if block == NONE {
@@ -594,167 +714,9 @@ impl Ftl {
         self.issue_program(id, block, unit);
     }
 
-    /// Collect one victim of `mode` on `die`: move its valid slots (to the
-    /// GC stream for native blocks, folded into native blocks for SLC
-    /// blocks) and erase it. Returns false if nothing could be collected.
-    pub fn collect_one(&mut self, die: u32, mode: CellMode) -> bool {
-        let Some(victim) = self.begin_collection(die, mode) else { return false };
-        self.move_valid(victim, mode, 0, u32::MAX);
-        self.finish_collection(victim, mode);
-        true
-    }
-
-    /// Choose a victim of `mode` on `die` and take it out of the victim
-    /// index. `None` if no victim would free space.
-    fn begin_collection(&mut self, die: u32, mode: CellMode) -> Option<u32> {
-        let victim = self.victims.select(&mut self.blocks, die, mode, self.seq)?;
-        let v = victim as usize;
-        // A fully valid native victim frees nothing. FIFO and cost-benefit
-        // may still pick one (and rotate it to the back) while other blocks
-        // hold invalid data; when none does, the die is full of valid data.
-        // A fully valid SLC block is worth folding: its data needs 1/bits of
-        // a native block.
-        if mode == CellMode::Native
-            && self.blocks.valid[v] >= self.geo.slots_in_mode(mode)
-            && !self.victims.has_candidate(&self.blocks, die, mode)
-        {
-            return None;
-        }
-        self.blocks.begin_collect(victim);
-        self.victims.on_collect(victim, mode);
-        Some(victim)
-    }
-
-    /// Move the valid slots of a victim being collected, from offset
-    /// `from`, stopping after `max_moves` moves. Returns the offset to
-    /// continue from (the block's write pointer when all are moved).
-    fn move_valid(&mut self, victim: u32, mode: CellMode, from: u32, max_moves: u32) -> u32 {
-        let dest = if mode == CellMode::Slc { StreamId::Fold } else { StreamId::Gc };
-        let purpose = dest.purpose();
-        let v = victim as usize;
-        let die = self.geo.die_of_block(victim);
-        let first = self.geo.first_slot(victim);
-        let end = self.blocks.wp[v];
-        let mut read_row = NONE;
-        let mut read_slots = 0;
-        // Offsets of the current read row, [row_start, row_end).
-        let per_row = self.geo.slots_per_row;
-        let (mut row_start, mut row_end) = (0u32, 0u32);
-        self.streams[dest as usize].die = die;
-        let mut moved = 0u32;
-        let mut off = from;
-        while off < end && moved < max_moves {
-            let slot = first + off;
-            off += 1;
-            // The map entries of the slots ahead are random accesses into a
-            // large array: ask for them early.
-            if off + PREFETCH_AHEAD < end {
-                let ahead = self.p2l[(slot + PREFETCH_AHEAD) as usize];
-                if ahead != NONE {
-                    prefetch(&self.l2p, ahead as usize);
-                }
-            }
-            let lpn = self.p2l[slot as usize];
-            if lpn == NONE {
-                continue;
-            }
-            let o = off - 1;
-            if o >= row_end || o < row_start {
-                let row = self.geo.row_of(o);
-                (row_start, row_end) = (row * per_row, row * per_row + per_row);
-                if read_slots > 0 && self.emit_ops {
-                    self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
-                }
-                read_row = row;
-                read_slots = 0;
-            }
-            read_slots += 1;
-            // Move the slot: the old copy stops being valid, the new one is.
-            self.p2l[slot as usize] = NONE;
-            self.blocks.valid[v] -= 1;
-            if mode == CellMode::Slc {
-                self.slc_valid_slots -= 1;
-            }
-            // `append` maps the page again.
-            self.mapped_lpns -= 1;
-            let new = self.append(dest, lpn);
-            if !self.slot_version.is_empty() {
-                self.slot_version[new as usize] = self.slot_version[slot as usize];
-            }
-            moved += 1;
-        }
-        if read_slots > 0 && self.emit_ops {
-            self.ops.push(NandOp::Read { purpose, block: victim, row: read_row, slots: read_slots });
-        }
-        if mode == CellMode::Slc {
-            self.counters.fold_slots_moved += moved as u64;
-        } else {
-            self.counters.gc_slots_moved += moved as u64;
-        }
-        // Skip trailing invalid slots so that "done" is visible at once.
-        while off < end && self.p2l[(first + off) as usize] == NONE {
-            off += 1;
-        }
-        off
-    }
-
-    /// Erase a fully moved victim and return it to its free list.
-    fn finish_collection(&mut self, victim: u32, mode: CellMode) {
-        debug_assert_eq!(self.blocks.valid[victim as usize], 0);
-        if self.emit_ops {
-            let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
-            self.ops.push(NandOp::Erase { purpose, block: victim });
-        }
-        self.blocks.release(victim);
-        if mode == CellMode::Slc {
-            self.counters.fold_blocks += 1;
-        } else {
-            self.counters.gc_blocks += 1;
-        }
-    }
-
-    /// One step of background work while the host is idle: on every die,
-    /// folding (if the drive folds when idle and more than its target is
-    /// cached), else GC if the die is below its background target. Work is
-    /// done one native program unit per die per step, so that a host
-    /// command arriving meanwhile waits for at most one step, as firmware
-    /// that checks its queues between operations behaves. Returns false
-    /// when there is nothing to do.
-    pub fn background_step(&mut self) -> bool {
-        let budget = self.geo.unit_slots(CellMode::Native);
-        let mut worked = false;
-        for die in 0..self.geo.dies {
-            let d = die as usize;
-            if self.bg[d].is_none() {
-                self.bg[d] = self.begin_background_work(die);
-            }
-            let Some(bg) = self.bg[d] else { continue };
-            worked = true;
-            self.step_collection(d, bg, budget);
-        }
-        worked
-    }
-
-    fn begin_background_work(&mut self, die: u32) -> Option<Background> {
-        if let Some(slc) = &self.slc {
-            if slc.idle_fold
-                && self.slc_valid_slots > slc.idle_fold_target_slots
-                && self.blocks.sealed_count(die, CellMode::Slc) > 0
-            {
-                if let Some(bg) = self.begin_stepwise(die, CellMode::Slc) {
-                    return Some(bg);
-                }
-            }
-        }
-        if self.wants_background_gc(die) {
-            return self.begin_stepwise(die, CellMode::Native);
-        }
-        None
-    }
-
     /// Check internal consistency (tests): the maps are inverse and every
     /// block's valid count matches its slots.
-    pub fn check_consistency(&self) -> Result<(), String> {
+    fn check_consistency(&self) -> Result<(), String> {
         for (lpn, &s) in self.l2p.iter().enumerate() {
             if s != NONE && self.p2l[s as usize] != lpn as u32 {
                 return Err(format!("l2p[{lpn}] = {s} but p2l[{s}] = {}", self.p2l[s as usize]));
@@ -776,14 +738,130 @@ impl Ftl {
                 return Err(format!("block {b}: {valid} valid slots, count says {}", self.blocks.valid[b as usize]));
             }
         }
-        if self.hybrid.is_some() {
-            self.hybrid_check()?;
-        }
         Ok(())
     }
 
     /// The GC policy in use.
     pub fn gc_policy(&self) -> GcPolicy {
         self.victims.policy()
+    }
+}
+
+/// The FTL as the block pool its policies act on (exact counts; moves
+/// update the map and emit NAND operations).
+impl BlockPool for FtlCore {
+    #[inline]
+    fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    #[inline]
+    fn pool_dies(&self) -> u32 {
+        self.geo.dies
+    }
+    #[inline]
+    fn low_watermark(&self) -> u32 {
+        self.gc_low
+    }
+    #[inline]
+    fn high_watermark(&self) -> u32 {
+        self.gc_high
+    }
+    #[inline]
+    fn slc_model(&self) -> Option<&SlcModel> {
+        self.slc.as_ref()
+    }
+    fn slc_curve_blocks(&self) -> f64 {
+        self.slc.as_ref().map_or(0.0, |s| s.curve_blocks(self.fill_fraction()).floor())
+    }
+    fn fold_threshold_blocks(&self) -> f64 {
+        self.slc.as_ref().map_or(0.0, |s| s.fold_threshold_blocks as f64)
+    }
+    #[inline]
+    fn free_count(&self, die: u32) -> u32 {
+        self.blocks.free_count(die)
+    }
+    #[inline]
+    fn static_free_count(&self, die: u32) -> u32 {
+        self.blocks.static_free_count(die)
+    }
+    #[inline]
+    fn empty_native_count(&self, die: u32) -> u32 {
+        self.blocks.empty_count(die, CellMode::Native)
+    }
+    #[inline]
+    fn slc_in_use(&self) -> u32 {
+        self.blocks.slc_in_use
+    }
+    #[inline]
+    fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.blocks.sealed_count(die, mode)
+    }
+    #[inline]
+    fn is_static(&self, block: u32) -> bool {
+        self.blocks.is_static[block as usize]
+    }
+    #[inline]
+    fn least_valid(&self, die: u32, mode: CellMode) -> Option<(u32, f64)> {
+        self.blocks.peek_min_valid(die, mode).map(|b| (b, self.blocks.valid[b as usize] as f64))
+    }
+    #[inline]
+    fn open_block_of(&self, stream: StreamId, die: u32) -> u32 {
+        self.streams[stream as usize].open[die as usize]
+    }
+    #[inline]
+    fn set_open_block(&mut self, stream: StreamId, die: u32, block: u32) {
+        self.streams[stream as usize].open[die as usize] = block;
+    }
+    #[inline]
+    fn fold_cursor(&self) -> u32 {
+        self.fold_die
+    }
+    #[inline]
+    fn set_fold_cursor(&mut self, die: u32) {
+        self.fold_die = die;
+    }
+    #[inline]
+    fn paced(&self, die: u32) -> Option<Paced> {
+        self.bg[die as usize]
+    }
+    #[inline]
+    fn set_paced(&mut self, die: u32, paced: Option<Paced>) {
+        self.bg[die as usize] = paced;
+    }
+    #[inline]
+    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32> {
+        if self.wear.least_worn {
+            // Host data (hot) to the youngest block, moved data (cold) to
+            // the most worn.
+            self.blocks.take_free_by_wear(die, mode, stream != StreamId::Host)
+        } else {
+            self.blocks.take_free(die, mode)
+        }
+    }
+    #[inline]
+    fn take_static(&mut self, die: u32) -> Option<u32> {
+        self.blocks.take_static(die)
+    }
+    #[inline]
+    fn choose_victim(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        self.victims.select(&mut self.blocks, die, mode, self.seq)
+    }
+    #[inline]
+    fn valid_slots(&mut self, block: u32) -> u32 {
+        self.blocks.valid[block as usize]
+    }
+    #[inline]
+    fn start_collecting(&mut self, block: u32, mode: CellMode) {
+        self.blocks.begin_collect(block);
+        self.victims.on_collect(block, mode);
+    }
+    #[inline]
+    fn move_valid(&mut self, victim: u32, mode: CellMode, progress: u32, max_moves: u32) -> (u32, bool) {
+        let next = self.move_slots(victim, mode, progress, max_moves);
+        (next, next >= self.blocks.wp[victim as usize])
+    }
+    #[inline]
+    fn finish_collection(&mut self, victim: u32, mode: CellMode) {
+        self.erase_victim(victim, mode);
     }
 }

@@ -22,12 +22,17 @@
 //! Fold victims are chosen by the GC policy among sealed SLC blocks, so
 //! data overwritten while still in SLC is never folded. Not modelled:
 //! SLC-to-SLC compaction and per-die cache balancing beyond round-robin.
+//!
+//! The policies are generic over [`BlockPool`], shared by the FTL and the
+//! statistical steady-state builder.
 
-use super::Ftl;
+use super::gc::collect_one;
+use super::pool::BlockPool;
+use super::FtlCore;
 use crate::model::nand::{CellMode, SECTOR_BYTES};
 use crate::spec::SlcWritePolicy;
 
-impl Ftl {
+impl FtlCore {
     /// Fill fraction: mapped logical pages / user pages.
     pub fn fill_fraction(&self) -> f64 {
         self.mapped_lpns as f64 / self.l2p.len() as f64
@@ -35,16 +40,7 @@ impl Ftl {
 
     /// SLC blocks the cache may hold now (whole drive).
     pub fn slc_limit_blocks(&self) -> u32 {
-        let Some(slc) = &self.slc else { return 0 };
-        let curve = slc.curve_blocks(self.fill_fraction()).floor() as u64;
-        let mut available = self.blocks.slc_in_use as u64;
-        for die in 0..self.geo.dies {
-            available += self.blocks.static_free_count(die) as u64;
-            available += self.blocks.free_count(die).saturating_sub(self.gc_high) as u64;
-            // Blocks emptied by overwrites or TRIM are free for an erase.
-            available += self.blocks.empty_count(die, CellMode::Native) as u64;
-        }
-        curve.min(available) as u32
+        slc_limit_blocks(self) as u32
     }
 
     /// Current SLC cache capacity in bytes (what the drive would report).
@@ -65,51 +61,73 @@ impl Ftl {
     pub fn fold_backlog_bytes(&self) -> u64 {
         self.slc_valid_slots * SECTOR_BYTES as u64
     }
+}
 
-    /// Mode of the next host block on `die`, folding first if the policy
-    /// says so.
-    pub(super) fn host_mode(&mut self, die: u32) -> CellMode {
-        let Some(slc) = &self.slc else { return CellMode::Native };
-        let (policy, threshold) = (slc.write_policy, slc.fold_threshold_blocks as i64);
-        loop {
-            let room = self.slc_limit_blocks() as i64 - self.blocks.slc_in_use as i64;
-            if room > threshold {
-                return CellMode::Slc;
-            }
-            if policy == SlcWritePolicy::NativeWhenFull && room <= 0 {
-                return CellMode::Native;
-            }
-            // Fold in the foreground to make room (the host waits).
-            if !self.fold_one(die) {
-                return if room > 0 || policy == SlcWritePolicy::AlwaysSlc { CellMode::Slc } else { CellMode::Native };
-            }
+/// SLC blocks the cache may hold now: the capacity curve at the pool's
+/// fill, but never more than the blocks in use plus the free static
+/// blocks, the free native blocks above the background-GC target and the
+/// native blocks emptied by overwrites or TRIM (free for an erase).
+pub fn slc_limit_blocks<P: BlockPool>(pool: &P) -> f64 {
+    if pool.slc_model().is_none() {
+        return 0.0;
+    }
+    let high = pool.high_watermark();
+    let mut available = pool.slc_in_use() as u64;
+    for die in 0..pool.pool_dies() {
+        available += pool.static_free_count(die) as u64;
+        available += pool.free_count(die).saturating_sub(high) as u64;
+        available += pool.empty_native_count(die) as u64;
+    }
+    pool.slc_curve_blocks().min(available as f64)
+}
+
+/// Mode of the next host block on `die`: SLC while the cache has more room
+/// than the fold threshold; otherwise fold in the foreground to make room
+/// (the host waits) — or, with `native-when-full`, write natively once the
+/// cache is full.
+pub fn host_mode<P: BlockPool>(pool: &mut P, die: u32) -> CellMode {
+    let Some(slc) = pool.slc_model() else { return CellMode::Native };
+    let policy = slc.write_policy;
+    let threshold = pool.fold_threshold_blocks();
+    loop {
+        let room = slc_limit_blocks(pool) - pool.slc_in_use() as f64;
+        if room > threshold {
+            return CellMode::Slc;
+        }
+        if policy == SlcWritePolicy::NativeWhenFull && room <= 0.0 {
+            return CellMode::Native;
+        }
+        if !fold_one(pool, die) {
+            return if room > 0.0 || policy == SlcWritePolicy::AlwaysSlc { CellMode::Slc } else { CellMode::Native };
         }
     }
+}
 
-    /// Open an SLC block on `die`: from the static pool if it has one,
-    /// else a free native block borrowed by the dynamic cache.
-    pub(super) fn take_slc_block(&mut self, die: u32) -> Option<u32> {
-        if let Some(b) = self.blocks.take_static(die) {
-            return Some(b);
-        }
-        self.reclaim_until_low_watermark(die);
-        self.blocks.take_free(die, CellMode::Slc)
+/// Open an SLC block on `die`: from the static pool if it has one, else a
+/// free native block borrowed by the dynamic cache (reclaiming space first
+/// if the die is at its low watermark).
+pub fn take_slc_block<P: BlockPool>(pool: &mut P, die: u32) -> Option<u32> {
+    if let Some(b) = pool.take_static(die) {
+        return Some(b);
     }
+    super::gc::reclaim_until_low(pool, die);
+    pool.take_free(die, CellMode::Slc, super::streams::StreamId::Host)
+}
 
-    /// Fold one sealed SLC block, preferring `die`, else the next die
-    /// that has one. Returns false if no SLC block can be folded.
-    pub(super) fn fold_one(&mut self, die: u32) -> bool {
-        let dies = self.geo.dies;
-        if self.blocks.sealed_count(die, CellMode::Slc) > 0 {
-            return self.collect_one(die, CellMode::Slc);
-        }
-        for i in 0..dies {
-            let d = (self.fold_die + i) % dies;
-            if self.blocks.sealed_count(d, CellMode::Slc) > 0 {
-                self.fold_die = (d + 1) % dies;
-                return self.collect_one(d, CellMode::Slc);
-            }
-        }
-        false
+/// Fold one sealed SLC block, preferring `die`, else the next die (round
+/// robin) that has one. Returns false if no SLC block can be folded.
+pub fn fold_one<P: BlockPool>(pool: &mut P, die: u32) -> bool {
+    if pool.sealed_count(die, CellMode::Slc) > 0 {
+        return collect_one(pool, die, CellMode::Slc);
     }
+    let dies = pool.pool_dies();
+    let start = pool.fold_cursor();
+    for i in 0..dies {
+        let d = (start + i) % dies;
+        if pool.sealed_count(d, CellMode::Slc) > 0 {
+            pool.set_fold_cursor((d + 1) % dies);
+            return collect_one(pool, d, CellMode::Slc);
+        }
+    }
+    false
 }

@@ -6,10 +6,14 @@
 //! so that consecutive units program in parallel; the GC and fold streams
 //! stay on the die they are collecting, so that moved data never crosses a
 //! channel.
+//!
+//! Which block a stream opens next is [`open_block`], one policy for the FTL
+//! and the statistical steady-state builder (see [`super::pool`]).
 
 use super::blocks::BlockTable;
+use super::pool::BlockPool;
 use super::Purpose;
-use crate::model::nand::{Geometry, NONE};
+use crate::model::nand::{CellMode, Geometry, NONE};
 
 /// Identity of a write stream (index into the FTL's stream array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,4 +80,45 @@ impl Stream {
             blocks.wp[b as usize] - blocks.programmed[b as usize]
         }
     }
+}
+
+/// The stream's open block on `die`, opening a new one by the drive's
+/// policy if it has none: a host block in the mode [`super::slc::host_mode`]
+/// chooses (reclaiming space first if the die is at its low watermark); a
+/// fold block after native GC has restored the reserve (folding a static
+/// SLC block returns nothing to the native free list, so GC must make the
+/// room first; it never consumes more than it frees); a GC block from the
+/// reserve.
+#[inline]
+pub fn open_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32 {
+    let b = pool.open_block_of(stream, die);
+    if b != NONE {
+        return b;
+    }
+    open_new_block(pool, stream, die)
+}
+
+fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32 {
+    let b = match stream {
+        StreamId::Host => {
+            if super::slc::host_mode(pool, die) == CellMode::Slc {
+                super::slc::take_slc_block(pool, die)
+            } else {
+                super::gc::reclaim_until_low(pool, die);
+                pool.take_free(die, CellMode::Native, stream)
+            }
+        }
+        StreamId::Fold => {
+            while pool.free_count(die) < pool.low_watermark() {
+                if !super::gc::collect_one(pool, die, CellMode::Native) {
+                    break;
+                }
+            }
+            pool.take_free(die, CellMode::Native, stream)
+        }
+        StreamId::Gc => pool.take_free(die, CellMode::Native, stream),
+    };
+    let b = b.expect("the free-block reserve guarantees a block for GC and folding");
+    pool.set_open_block(stream, die, b);
+    b
 }

@@ -191,7 +191,7 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
     let mut gen = IoGenerator::new(spec, capacity);
     let span = spec.size.unwrap_or(capacity - spec.offset);
     let total = spec.io_size.unwrap_or(span);
-    drive.ftl.emit_ops = false;
+    drive.ftl.set_emit_ops(false);
     let mut done = 0u64;
     // Commands are taken in batches so that the map entries they will touch
     // can be requested from memory before they are needed (random writes
@@ -217,6 +217,5 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
             }
         }
     }
-    drive.ftl.emit_ops = true;
-    drive.ftl.ops.clear();
+    drive.ftl.set_emit_ops(true);
 }

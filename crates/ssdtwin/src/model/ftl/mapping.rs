@@ -1,0 +1,127 @@
+//! Mapping schemes: how host pages are placed and found.
+//!
+//! A scheme decides where a host write goes and what a host read must do
+//! to find its data, over the FTL's shared state ([`FtlCore`]: the map,
+//! the blocks, the streams, the operations). Two schemes exist:
+//! - [`PageMapping`]: every logical page independently, appended to the
+//!   host stream; space is reclaimed by page-level GC and folding
+//!   ([`super::gc`], [`super::slc`]). What modern drives do.
+//! - [`super::hybrid::Hybrid`]: BAST/FAST log-block mapping; space is
+//!   reclaimed by merges.
+//!
+//! [`Scheme`] holds the drive's scheme and dispatches with a `match`
+//! (static calls, no trait objects on the hot path). A map cached in
+//! limited memory ([`super::mapcache`]) sits beneath the page scheme, in
+//! the shared state, because GC's map updates go through it too: every
+//! map access may emit the NAND reads and programs of translation pages
+//! into the same operation list as data.
+
+use super::hybrid::Hybrid;
+use super::streams::StreamId;
+use super::FtlCore;
+use crate::model::nand::Slot;
+
+/// What a mapping scheme does for the FTL.
+pub trait MappingScheme {
+    /// Place a host write of `lpn` (already unmapped) and map it; returns
+    /// the slot that holds it now.
+    fn write(&mut self, core: &mut FtlCore, lpn: u32) -> Slot;
+    /// Find `lpn` for a host read: its slot, or `NONE` when unmapped.
+    fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot;
+    /// Program the host's partially filled program unit now (padding).
+    fn flush(&mut self, core: &mut FtlCore);
+    /// Host slots written but not yet programmed.
+    fn pending_slots(&self, core: &FtlCore) -> u32;
+    /// Whether space comes back by page-level GC (else by the scheme's own
+    /// merges, and idle time has no page GC to do).
+    fn reclaims_by_page_gc(&self) -> bool;
+    /// Forget everything (secure erase).
+    fn reset(&mut self);
+    /// The scheme's invariants (tests).
+    fn check(&self, core: &FtlCore) -> Result<(), String>;
+}
+
+/// Page-level mapping: the host stream takes every page in turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageMapping;
+
+impl MappingScheme for PageMapping {
+    #[inline]
+    fn write(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        core.append(StreamId::Host, lpn)
+    }
+    #[inline]
+    fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        core.map_read(lpn)
+    }
+    fn flush(&mut self, core: &mut FtlCore) {
+        core.flush_stream(StreamId::Host);
+    }
+    fn pending_slots(&self, core: &FtlCore) -> u32 {
+        core.host_pending_slots()
+    }
+    fn reclaims_by_page_gc(&self) -> bool {
+        true
+    }
+    fn reset(&mut self) {}
+    fn check(&self, _core: &FtlCore) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The drive's mapping scheme.
+#[derive(Debug, Clone)]
+pub enum Scheme {
+    /// Page-level mapping.
+    Page(PageMapping),
+    /// Hybrid log-block mapping.
+    Hybrid(Box<Hybrid>),
+}
+
+impl MappingScheme for Scheme {
+    #[inline]
+    fn write(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        match self {
+            Scheme::Page(s) => s.write(core, lpn),
+            Scheme::Hybrid(s) => s.write(core, lpn),
+        }
+    }
+    #[inline]
+    fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        match self {
+            Scheme::Page(s) => s.read(core, lpn),
+            Scheme::Hybrid(s) => s.read(core, lpn),
+        }
+    }
+    fn flush(&mut self, core: &mut FtlCore) {
+        match self {
+            Scheme::Page(s) => s.flush(core),
+            Scheme::Hybrid(s) => s.flush(core),
+        }
+    }
+    fn pending_slots(&self, core: &FtlCore) -> u32 {
+        match self {
+            Scheme::Page(s) => s.pending_slots(core),
+            Scheme::Hybrid(s) => s.pending_slots(core),
+        }
+    }
+    #[inline]
+    fn reclaims_by_page_gc(&self) -> bool {
+        match self {
+            Scheme::Page(s) => s.reclaims_by_page_gc(),
+            Scheme::Hybrid(s) => s.reclaims_by_page_gc(),
+        }
+    }
+    fn reset(&mut self) {
+        match self {
+            Scheme::Page(s) => s.reset(),
+            Scheme::Hybrid(s) => s.reset(),
+        }
+    }
+    fn check(&self, core: &FtlCore) -> Result<(), String> {
+        match self {
+            Scheme::Page(s) => s.check(core),
+            Scheme::Hybrid(s) => s.check(core),
+        }
+    }
+}
