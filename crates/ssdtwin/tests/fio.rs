@@ -33,17 +33,22 @@ fn json(text: &str, plus: bool) -> String {
     let (results, dev, file) = run(text);
     let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
     let health = Health::of(dev.drive());
-    let report =
-        FioReport { drive: &spec, state: "fresh".into(), seed: 1, global: &file.global, jobs: &results, health: &health };
+    let report = FioReport {
+        drive: &spec,
+        state: "fresh".into(),
+        seed: 1,
+        global: &file.global,
+        jobs: &results,
+        health: &health,
+    };
     serde_json::to_string_pretty(&report.to_json(plus)).unwrap()
 }
 
 #[test]
 fn unstonewalled_jobs_overlap_and_share_the_drive() {
     let alone = run("[a]\nrw=randwrite\nsize=64m\nio_size=16m\niodepth=8\n").0;
-    let (both, _, _) = run(
-        "[global]\nsize=64m\nio_size=16m\niodepth=8\n[a]\nrw=randwrite\n[b]\nrw=randwrite\noffset=64m\n",
-    );
+    let (both, _, _) =
+        run("[global]\nsize=64m\nio_size=16m\niodepth=8\n[a]\nrw=randwrite\n[b]\nrw=randwrite\noffset=64m\n");
     let (a, b) = (&both[0].result, &both[1].result);
     assert_eq!(a.start_ns, b.start_ns);
     assert!(b.start_ns < a.end_ns && a.start_ns < b.end_ns, "the jobs overlap");
@@ -55,14 +60,16 @@ fn unstonewalled_jobs_overlap_and_share_the_drive() {
 
 #[test]
 fn stonewall_serialises_and_starts_a_group() {
-    let (r, _, _) = run("[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nstonewall\nrw=randread\n[c]\nrw=read\n");
+    let (r, _, _) =
+        run("[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nstonewall\nrw=randread\n[c]\nrw=read\n");
     assert!(r[1].result.start_ns >= r[0].result.end_ns);
     // The job after the stonewall runs with it, in its group.
     assert_eq!(r[2].result.start_ns, r[1].result.start_ns);
     assert_eq!((r[0].groupid, r[1].groupid, r[2].groupid), (0, 1, 1));
     // wait_for and startdelay.
-    let (r, _, _) =
-        run("[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nwait_for=a\nrw=read\n[c]\nstartdelay=10ms\nrw=read\n");
+    let (r, _, _) = run(
+        "[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nwait_for=a\nrw=read\n[c]\nstartdelay=10ms\nrw=read\n",
+    );
     assert!(r[1].result.start_ns >= r[0].result.end_ns);
     assert_eq!(r[2].result.start_ns, 10_000_000);
 }
@@ -71,8 +78,7 @@ fn stonewall_serialises_and_starts_a_group() {
 fn numjobs_clones_run_concurrently_at_their_offsets() {
     let file = parse("[w]\nrw=write\nbs=128k\nsize=32m\nnumjobs=4\noffset_increment=32m\ngroup_reporting\n");
     assert_eq!(file.jobs.len(), 4);
-    let offs: Vec<u64> =
-        file.jobs.iter().map(|j| if let Phase::Io(s) = &j.phase { s.offset } else { 0 }).collect();
+    let offs: Vec<u64> = file.jobs.iter().map(|j| if let Phase::Io(s) = &j.phase { s.offset } else { 0 }).collect();
     assert_eq!(offs, [0, 32 << 20, 64 << 20, 96 << 20]);
     let text = json("[w]\nrw=write\nbs=128k\nsize=32m\nnumjobs=4\noffset_increment=32m\ngroup_reporting\n", false);
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -221,7 +227,9 @@ fn json_key_paths_match_real_fio() {
         for plus in [false, true] {
             let job = dir.join(format!("j{i}.fio"));
             std::fs::write(&job, format!("{text}\n")).unwrap();
-            let fio_text = text.replacen("[", "[global]\nioengine=null\n[", 1).replace("[global]\nioengine=null\n[global]", "[global]\nioengine=null");
+            let fio_text = text
+                .replacen("[", "[global]\nioengine=null\n[", 1)
+                .replace("[global]\nioengine=null\n[global]", "[global]\nioengine=null");
             std::fs::write(&job, &fio_text).unwrap();
             let out = Process::new("fio")
                 .arg(format!("--output-format={}", if plus { "json+" } else { "json" }))
@@ -254,7 +262,8 @@ fn fio_jsonplus_clat2csv_reads_our_output() {
     }
     let dir = std::env::temp_dir().join(format!("ssdtwin-clat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let text = json("[a]\nrw=randread\nsize=32m\nio_size=4m\niodepth=4\n[b]\nrw=randwrite\nsize=32m\nio_size=4m\n", true);
+    let text =
+        json("[a]\nrw=randread\nsize=32m\nio_size=4m\niodepth=4\n[b]\nrw=randwrite\nsize=32m\nio_size=4m\n", true);
     let src = dir.join("out.json");
     std::fs::write(&src, &text).unwrap();
     for validate in [false, true] {

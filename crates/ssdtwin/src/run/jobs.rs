@@ -178,7 +178,6 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
         action
     };
     drive_sources(dev, &mut sources, None, &mut hook);
-    drop(hook);
 
     file.jobs
         .iter()

@@ -128,8 +128,8 @@ impl FioReport<'_> {
         let mut group_bw: std::collections::BTreeMap<u32, [f64; 3]> = Default::default();
         for e in &entries {
             let g = group_bw.entry(e.groupid).or_default();
-            for k in 0..3 {
-                g[k] += rate(e.dirs[k].bytes as f64, e.measured_ns);
+            for (gk, d) in g.iter_mut().zip(&e.dirs) {
+                *gk += rate(d.bytes as f64, e.measured_ns);
             }
         }
         let jobs: Vec<Value> = entries.iter().map(|e| entry_json(e, plus, &group_bw[&e.groupid])).collect();
@@ -392,7 +392,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "groupid": e.groupid,
         "error": e.error,
         "eta": 0,
-        "elapsed": (e.elapsed_ns + 999_999_999) / 1_000_000_000,
+        "elapsed": e.elapsed_ns.div_ceil(1_000_000_000),
         "job options": options_json(&e.options),
         "read": dir_json(e, 0, plus, group_bw[0]),
         "write": dir_json(e, 1, plus, group_bw[1]),

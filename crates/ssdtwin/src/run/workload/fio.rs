@@ -635,7 +635,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                     "random" => Distribution::Random,
                     "zipf" => {
                         let t = num("theta")?;
-                        if !(t > 0.0) || t == 1.0 {
+                        if t <= 0.0 || t.is_nan() || t == 1.0 {
                             return Err(invalid(at, key, "zipf theta must be > 0 and not 1"));
                         }
                         Distribution::Zipf(t)

@@ -307,6 +307,7 @@ fn is_uniform(d: &Distribution) -> bool {
 /// One phase of a job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[allow(clippy::large_enum_variant)] // few phases; an IoSpec is built once per phase
 pub enum Phase {
     /// Closed-loop I/O.
     Io(IoSpec),
