@@ -11,6 +11,17 @@
 //! `percentage_random` below 100, a random pattern sends only that share
 //! of its commands to random offsets; the others continue from the
 //! previous command of the same direction (as fio does).
+//!
+//! Options beyond these take a second path, chosen once per phase (the
+//! basic path stays as it was, so suites give the same commands): block
+//! sizes drawn per command (`bsrange`, `bssplit`, a size per direction),
+//! offsets aligned to `blockalign`, skewed distributions (Zipf by
+//! rejection-inversion, exact for any θ; Pareto and normal as fio draws
+//! them; skewed ranks scattered over the span through the same seeded
+//! bijection; zones positional), `rw=...:N` offset modifiers and
+//! `trimwrite` pairs. Variable sizes draw random offsets with replacement
+//! (fio keeps its random map at the smallest block size; here only
+//! fixed-size jobs visit every block once per pass).
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;

@@ -1,11 +1,14 @@
 //! Workloads in fio's vocabulary.
 //!
-//! A [`Job`] is a sequence of phases run one after the other (as if every
-//! fio section had `stonewall`). An I/O phase ([`IoSpec`]) is a closed loop
-//! that keeps `iodepth × numjobs` commands outstanding, with fio's options:
-//! `rw`, `bs`, `iodepth`, `numjobs`, `offset`, `size`, `io_size`,
-//! `runtime`, `time_based`, `rwmixread`, `thinktime`, `ramp_time`,
-//! `randseed`, `percentage_random`. ssdtwin adds options fio lacks, for
+//! An I/O phase ([`IoSpec`]) is a closed loop that keeps `iodepth ×
+//! numjobs` commands outstanding, with fio's options (`rw` with its
+//! modifiers, `bs` per direction, `bsrange`, `bssplit`, `offset`, `size`,
+//! `io_size`, `number_ios`, `loops`, `runtime`, `time_based`, `rwmixread`,
+//! `thinktime`, `ramp_time`, `randseed`, `percentage_random`,
+//! `random_distribution`, rate limits, `max_latency`). A [`Job`] is a
+//! sequence of phases run one after the other (suites); a fio job file
+//! ([`fio::JobFile`]) runs its jobs concurrently (see
+//! [`crate::run::jobs`]), its `numjobs` as separate clones. ssdtwin adds options fio lacks, for
 //! the review suites: `burst_size` with `duty_cycle` (issue bursts of that
 //! many bytes, then idle so that the drive is busy that fraction of the
 //! time), an idle phase (`idle=60s`: no I/O, background work may run) and
