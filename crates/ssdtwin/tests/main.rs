@@ -12,5 +12,7 @@ mod slc;
 mod states;
 mod suites;
 mod timing;
+mod trace_formats;
+mod trace_replay;
 mod waf;
 mod wear;

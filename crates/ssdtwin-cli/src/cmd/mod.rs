@@ -8,4 +8,5 @@ pub mod run;
 pub mod serve;
 pub mod show;
 pub mod suite;
+pub mod trace;
 pub mod validate;

@@ -9,11 +9,14 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 use ssdtwin::run::device::Device;
 use ssdtwin::run::jobs::run_jobs;
 use ssdtwin::run::workload::fio::{is_host_only, parse_command_line};
-use ssdtwin::run::workload::{parse_job_file, JobOptions};
+use ssdtwin::run::workload::{parse_job_file, Job, JobOptions, Phase};
 use ssdtwin::study::fio_out::FioReport;
+use ssdtwin::study::report::RunReport;
+use ssdtwin::Simulator;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 
 use crate::output::{spinner, write_atomically};
@@ -59,6 +62,8 @@ pub struct RunArgs {
     /// A fio job option `KEY=VALUE` (fio's own `--KEY=VALUE` flags become these).
     #[arg(long = "fio", value_name = "KEY=VALUE", hide = true)]
     pub fio: Vec<String>,
+    #[command(flatten)]
+    pub trace: crate::cmd::trace::TraceArgs,
 }
 
 /// Whether `key` is spelled with a hyphen in fio itself.
@@ -86,6 +91,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         pairs.push((k.to_string(), v.to_string()));
     }
+    if args.trace.trace.is_some() {
+        let name = pairs.iter().find(|(k, _)| k == "name").map_or("trace", |(_, v)| v.as_str()).to_string();
+        let tspec = args.trace.spec(&name)?.expect("--trace given");
+        return run_sequential(&args, &spec, model, state, Job { phases: vec![Phase::Trace(tspec)] });
+    }
     let file = match &args.job_file {
         Some(path) => {
             if !pairs.is_empty() {
@@ -99,7 +109,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
         None => {
             if !pairs.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
-                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, or --job-file FILE");
+                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
             }
             if pairs.first().is_none_or(|(k, _)| k != "name") && !pairs.iter().any(|(k, _)| k == "name") {
                 pairs.insert(0, ("name".into(), "job".into()));
@@ -109,6 +119,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     if !file.ignored.is_empty() {
         eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
+    }
+    if args.trace.record_format()?.is_some() || file.jobs.iter().any(|j| matches!(j.phase, Phase::Trace(_))) {
+        return run_sequential(&args, &spec, model, state, file.to_job());
     }
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut drive = Drive::new(model);
@@ -142,6 +155,71 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if let Some(out) = &args.json {
         let text = serde_json::to_string_pretty(&report.to_json(false))? + "\n";
+        if out == "-" {
+            std::io::stdout().write_all(text.as_bytes())?;
+        } else {
+            write_atomically(Path::new(out), text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Trace replay and trace recording run the job's phases one after another
+/// through the closed-loop driver (the trace engineer's path).
+fn run_sequential(
+    args: &RunArgs,
+    spec: &DriveSpec,
+    model: ssdtwin::DriveModel,
+    state: DriveState,
+    job: Job,
+) -> Result<ExitCode> {
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
+        state.apply_fast(&mut drive, args.seed);
+        bar.finish_and_clear();
+    }
+    let mut sim = Simulator::new(drive);
+    let bar = if show_progress {
+        let b = ProgressBar::new(1000);
+        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {elapsed}").expect("valid template"));
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let b2 = bar.clone();
+    sim.on_progress(move |p| {
+        b2.set_message(format!(
+            "phase {}/{} {} · {:.0} s simulated",
+            p.phase_index + 1,
+            p.phases,
+            p.phase,
+            p.phase_ns as f64 / 1e9
+        ));
+        if let Some(f) = p.fraction {
+            b2.set_position((f * 1000.0) as u64);
+        }
+    });
+    let record = args.trace.record_format()?;
+    if record.is_some() {
+        sim.device().log_commands(true);
+    }
+    let results = sim.try_run_job(&job);
+    bar.finish_and_clear();
+    let results = results?;
+    if let Some((file, format)) = &record {
+        crate::cmd::trace::write_recording(&mut sim, file, *format)?;
+    }
+    let health = ssdtwin::model::health::Health::of(sim.drive());
+    let report =
+        RunReport { drive: spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if !args.quiet && !json_to_stdout {
+        print!("{}", report.summary());
+    }
+    if let Some(out) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json())? + "\n";
         if out == "-" {
             std::io::stdout().write_all(text.as_bytes())?;
         } else {

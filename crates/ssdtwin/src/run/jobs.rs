@@ -133,6 +133,7 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
                     bursts: src.bursts,
                     busy_ns: st.busy_ns,
                     energy_j: e0.zip(e1).map(|(a, b)| b - a),
+                    trace: None,
                 });
                 let _ = now;
                 state[i] = St::Done;

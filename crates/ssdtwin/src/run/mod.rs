@@ -8,7 +8,8 @@
 //!   fio's order (`stonewall`, `wait_for`, `startdelay`);
 //! - [`workload`]: fio job files and the command generators;
 //! - [`state`]: the states a drive starts a run in (fresh, full, steady);
-//! - [`stats`]: latency histograms, counters and per-second series.
+//! - [`stats`]: latency histograms, counters and per-second series;
+//! - [`trace`]: block-trace formats and their replay on the device core.
 
 pub mod device;
 pub mod engine;
@@ -16,4 +17,5 @@ pub mod jobs;
 pub mod sim;
 pub mod state;
 pub mod stats;
+pub mod trace;
 pub mod workload;

@@ -386,6 +386,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
+        Phase::Trace(_) => json!({ "trace": true }),
     };
     json!({
         "jobname": e.name,
@@ -415,7 +416,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "latency_percentile": 100.0,
         "latency_window": 0,
         "ssdtwin": {
-            "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase" },
+            "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase", Phase::Trace(_) => "trace" },
             "jobs": e.jobs,
             "job": options,
             "start_ns": r.start_ns,
@@ -496,6 +497,7 @@ fn entry_text(e: &Entry) -> String {
         ),
         Phase::Idle { duration_ns, .. } => format!("(g={}): idle {}", e.groupid, fmt_ns(*duration_ns as f64)),
         Phase::SecureErase { .. } => format!("(g={}): secure erase", e.groupid),
+        Phase::Trace(_) => format!("(g={}): trace replay", e.groupid),
     };
     let mut out = format!("{}: {rw}\n", e.name);
     out.push_str(&format!(

@@ -83,6 +83,7 @@ pub const KNOWN: &[&str] = &[
     "idle",
     "apst",
     "secure_erase",
+    "trace",
 ];
 
 /// Options that decide when a job runs or how it is reported, handled by
@@ -511,6 +512,9 @@ fn invalid(origin: &str, option: &str, reason: impl Into<String>) -> JobError {
 }
 
 fn build_phase(default_name: &str, entries: &[(String, String, String)], capacity: u64) -> Result<Phase, JobError> {
+    if entries.iter().any(|(k, _, _)| k == "trace") {
+        return crate::run::trace::options::job_phase(default_name, entries);
+    }
     // kb_base first: it changes how every size is read.
     let kb_base = kb_base_of(entries)?;
     let mut spec = IoSpec::new(default_name, RwPattern::Read);
