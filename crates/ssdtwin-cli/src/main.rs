@@ -80,7 +80,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(cmd::fio_flags::rewrite(std::env::args_os().collect()));
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

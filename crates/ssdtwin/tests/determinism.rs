@@ -22,7 +22,7 @@ fn run_once(job: &Job, seed: u64) -> String {
 fn same_seed_gives_identical_json() {
     let text = "[global]\nsize=200m\nrandseed=7\n\n[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=16\nio_size=40m\n\n\
                 [rest]\nidle=300ms\n\n[burst]\nrw=randwrite\nbs=4k\niodepth=1\nburst_size=1m\nduty_cycle=0.2\nio_size=4m\n";
-    let job = parse_job_file(text, "test.fio", 300 << 20, &JobOptions::new()).unwrap();
+    let job = parse_job_file(text, "test.fio", 300 << 20, &JobOptions::new()).unwrap().to_job();
     let a = run_once(&job, 3);
     let b = run_once(&job, 3);
     assert_eq!(a, b);

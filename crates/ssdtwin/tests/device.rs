@@ -41,7 +41,7 @@ fn hand_written_commands_complete_as_in_the_closed_loop() {
     // A closed-loop job with think time: the host goes idle between
     // commands long enough for background GC.
     let text = "[mix]\nrw=randrw\nrwmixread=60\nbs=4k\niodepth=4\nthinktime=3ms\nio_size=8m\nsize=300m\nrandseed=11\n";
-    let job = parse_job_file(text, "mix.fio", 300 << 20, &Default::default()).unwrap();
+    let job = parse_job_file(text, "mix.fio", 300 << 20, &Default::default()).unwrap().to_job();
     let mut sim = Simulator::new(steady_drive());
     sim.device().log_commands(true);
     let before = sim.drive().ftl.counters();

@@ -3,6 +3,7 @@
 mod common;
 mod determinism;
 mod device;
+mod fio;
 mod hybrid;
 mod integrity;
 mod mapcache;

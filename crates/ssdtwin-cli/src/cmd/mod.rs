@@ -2,6 +2,7 @@
 //! `run` function.
 
 pub mod bench;
+pub mod fio_flags;
 pub mod report;
 pub mod run;
 pub mod serve;

@@ -1,6 +1,7 @@
-//! `ssdtwin run`: one workload (fio options on the command line, or a fio
-//! job file) on one drive from a chosen state; prints the summary and
-//! writes the JSON.
+//! `ssdtwin run`: a workload (fio options on the command line, or a fio
+//! job file) on one drive from a chosen state; jobs run concurrently on
+//! the drive unless the file orders them (see
+//! [`ssdtwin::run::jobs`]); prints fio's output format and writes JSON.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -9,14 +10,22 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::run_jobs;
+use ssdtwin::run::workload::fio::{is_host_only, parse_command_line};
 use ssdtwin::run::workload::{parse_job_file, Job, JobOptions, Phase};
+use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::study::report::RunReport;
-use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
+use ssdtwin::Simulator;
+use ssdtwin::{Drive, DriveSpec, DriveState};
 
 use crate::output::{spinner, write_atomically};
 
 /// Options of `ssdtwin run`.
 #[derive(Args)]
+#[command(after_help = "Job options: any fio option in fio's spelling, `--name=value` (or `--name value`), \
+e.g. --rw=randread --bs=4k --iodepth=32 --size=10% --runtime=10s; `--name=JOB` starts a new job, \
+options before the first --name apply to all jobs. See README.md (\"Workloads\") for the options ssdtwin models.")]
 pub struct RunArgs {
     /// Preset name or path to a drive TOML file (`ssdtwin presets` lists presets).
     #[arg(long, short = 'd')]
@@ -33,148 +42,137 @@ pub struct RunArgs {
     /// Seed for the starting state (and default for randseed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// fio job file (INI); its sections run one after another.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "idle"])]
+    /// fio job file (INI); its jobs run concurrently unless `stonewall`,
+    /// `wait_for` or `startdelay` order them.
+    #[arg(long, value_name = "FILE")]
     pub job_file: Option<PathBuf>,
-    /// Write all results as JSON to FILE (`-` for standard output).
+    /// Output format: normal (fio's layout, then ssdtwin's summary), json
+    /// or json+ (fio's JSON; json+ adds latency bins).
+    #[arg(long = "output-format", default_value = "normal")]
+    pub output_format: String,
+    /// Write the output to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the results as fio JSON to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
-    /// No progress bar and no summary.
+    /// No progress spinner and no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    #[command(flatten)]
-    pub job: FioArgs,
+    /// A fio job option `KEY=VALUE` (fio's own `--KEY=VALUE` flags become these).
+    #[arg(long = "fio", value_name = "KEY=VALUE", hide = true)]
+    pub fio: Vec<String>,
     #[command(flatten)]
     pub trace: crate::cmd::trace::TraceArgs,
 }
 
-/// fio options for a single-phase job (same meaning as in fio).
-#[derive(Args)]
-#[command(next_help_heading = "Job options (fio vocabulary)")]
-pub struct FioArgs {
-    /// Job name.
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim.
-    #[arg(long)]
-    pub rw: Option<String>,
-    /// Block size, e.g. 4k, 128k.
-    #[arg(long)]
-    pub bs: Option<String>,
-    /// Outstanding I/Os.
-    #[arg(long)]
-    pub iodepth: Option<String>,
-    /// Workers (each with iodepth outstanding I/Os).
-    #[arg(long)]
-    pub numjobs: Option<String>,
-    /// Start of the span, e.g. 0, 1g, 10%.
-    #[arg(long)]
-    pub offset: Option<String>,
-    /// Size of the span, e.g. 16g, 50% (default: whole drive).
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Bytes to transfer (default: size, unless runtime is given).
-    #[arg(long = "io_size", alias = "io-size")]
-    pub io_size: Option<String>,
-    /// Time limit, e.g. 60 (seconds), 500ms.
-    #[arg(long)]
-    pub runtime: Option<String>,
-    /// Run for the whole runtime, repeating the span.
-    #[arg(long = "time_based", alias = "time-based")]
-    pub time_based: bool,
-    /// Percentage of reads in rw/randrw.
-    #[arg(long)]
-    pub rwmixread: Option<String>,
-    /// Pause after each completion (default unit µs).
-    #[arg(long)]
-    pub thinktime: Option<String>,
-    /// Time at the start not counted in results.
-    #[arg(long = "ramp_time", alias = "ramp-time")]
-    pub ramp_time: Option<String>,
-    /// Seed of offsets and read/write mix.
-    #[arg(long)]
-    pub randseed: Option<String>,
-    /// Random offsets with replacement.
-    #[arg(long)]
-    pub norandommap: bool,
-    /// Bytes per burst (ssdtwin extension).
-    #[arg(long = "burst_size", alias = "burst-size")]
-    pub burst_size: Option<String>,
-    /// Busy fraction for bursts, e.g. 0.2 (ssdtwin extension).
-    #[arg(long = "duty_cycle", alias = "duty-cycle")]
-    pub duty_cycle: Option<String>,
-    /// The host enables autonomous power state transitions (APST): an idle
-    /// drive steps down its non-operational power states (ssdtwin extension).
-    #[arg(long)]
-    pub apst: bool,
-    /// Run an idle phase of this length instead of I/O (ssdtwin extension).
-    #[arg(long)]
-    pub idle: Option<String>,
-}
-
-impl FioArgs {
-    /// The options as one job phase's fio options (`randseed` defaults to `seed`).
-    pub fn options(&self, seed: u64) -> JobOptions {
-        let mut o = JobOptions::new();
-        let mut add = |k: &str, v: &Option<String>| {
-            if let Some(v) = v {
-                o.push(k, v, &format!("command line (--{k})"));
-            }
-        };
-        add("name", &self.name);
-        add("rw", &self.rw);
-        add("bs", &self.bs);
-        add("iodepth", &self.iodepth);
-        add("numjobs", &self.numjobs);
-        add("offset", &self.offset);
-        add("size", &self.size);
-        add("io_size", &self.io_size);
-        add("runtime", &self.runtime);
-        add("rwmixread", &self.rwmixread);
-        add("thinktime", &self.thinktime);
-        add("ramp_time", &self.ramp_time);
-        add("burst_size", &self.burst_size);
-        add("duty_cycle", &self.duty_cycle);
-        add("idle", &self.idle);
-        add("randseed", &Some(self.randseed.clone().unwrap_or_else(|| seed.to_string())));
-        if self.time_based {
-            o.push("time_based", "1", "command line (--time_based)");
-        }
-        if self.norandommap {
-            o.push("norandommap", "1", "command line (--norandommap)");
-        }
-        if self.apst {
-            o.push("apst", "1", "command line (--apst)");
-        }
-        o
-    }
+/// Whether `key` is spelled with a hyphen in fio itself.
+pub fn is_fio_spelling(key: &str) -> bool {
+    key.contains('-') && is_host_only(key)
 }
 
 /// Run the command.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let plus = match args.output_format.as_str() {
+        "normal" => None,
+        "json" => Some(false),
+        "json+" => Some(true),
+        "terse" => bail!("--output-format=terse is not supported; use json (fio's JSON) or normal"),
+        other => bail!("--output-format `{other}` is not one of normal, json, json+"),
+    };
     let spec = DriveSpec::load(&args.drive, &args.set)?;
     let model = spec.build(&args.drive)?;
     let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
     let capacity = model.user_lpns as u64 * 4096;
-    let job = match &args.job_file {
+    let mut defaults = JobOptions::new();
+    defaults.push("randseed", &args.seed.to_string(), "command line (--seed)");
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for kv in &args.fio {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        pairs.push((k.to_string(), v.to_string()));
+    }
+    if args.trace.trace.is_some() {
+        let name = pairs.iter().find(|(k, _)| k == "name").map_or("trace", |(_, v)| v.as_str()).to_string();
+        let tspec = args.trace.spec(&name)?.expect("--trace given");
+        return run_sequential(&args, &spec, model, state, Job { phases: vec![Phase::Trace(tspec)] });
+    }
+    let file = match &args.job_file {
         Some(path) => {
+            if !pairs.is_empty() {
+                bail!(
+                    "give job options either on the command line or in --job-file, not both (found --{})",
+                    pairs[0].0
+                );
+            }
             let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
-            let mut defaults = JobOptions::new();
-            defaults.push("randseed", &args.seed.to_string(), "command line (--seed)");
             parse_job_file(&text, &path.display().to_string(), capacity, &defaults)?
         }
-        None if args.trace.trace.is_some() => {
-            let spec = args.trace.spec(args.job.name.as_deref().unwrap_or("trace"))?.expect("--trace given");
-            Job { phases: vec![Phase::Trace(spec)] }
-        }
         None => {
-            let opts = args.job.options(args.seed);
-            if args.job.rw.is_none() && args.job.idle.is_none() {
+            if !pairs.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
                 bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
             }
-            Job { phases: vec![opts.to_phase(args.job.name.as_deref().unwrap_or("job"), capacity)?] }
+            if pairs.first().is_none_or(|(k, _)| k != "name") && !pairs.iter().any(|(k, _)| k == "name") {
+                pairs.insert(0, ("name".into(), "job".into()));
+            }
+            parse_command_line(&pairs, "command line", capacity, &defaults)?
         }
     };
+    if !file.ignored.is_empty() {
+        eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
+    }
+    if args.trace.record_format()?.is_some() || file.jobs.iter().any(|j| matches!(j.phase, Phase::Trace(_))) {
+        return run_sequential(&args, &spec, model, state, file.to_job());
+    }
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
+        state.apply_fast(&mut drive, args.seed);
+        bar.finish_and_clear();
+    }
+    let mut device = Device::new(drive);
+    let bar = spinner(show_progress, &format!("running {} job(s)", file.jobs.len()));
+    let results = run_jobs(&mut device, &file);
+    bar.finish_and_clear();
+    let health = ssdtwin::model::health::Health::of(device.drive());
+    let report = FioReport {
+        drive: &spec,
+        state: state.to_string(),
+        seed: args.seed,
+        global: &file.global,
+        jobs: &results,
+        health: &health,
+    };
+    let text = match plus {
+        None => report.normal(),
+        Some(p) => serde_json::to_string_pretty(&report.to_json(p))? + "\n",
+    };
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    match &args.output {
+        Some(path) => write_atomically(path, text.as_bytes())?,
+        None if !args.quiet && !json_to_stdout => std::io::stdout().write_all(text.as_bytes())?,
+        None => {}
+    }
+    if let Some(out) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json(false))? + "\n";
+        if out == "-" {
+            std::io::stdout().write_all(text.as_bytes())?;
+        } else {
+            write_atomically(Path::new(out), text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Trace replay and trace recording run the job's phases one after another
+/// through the closed-loop driver (the trace engineer's path).
+fn run_sequential(
+    args: &RunArgs,
+    spec: &DriveSpec,
+    model: ssdtwin::DriveModel,
+    state: DriveState,
+    job: Job,
+) -> Result<ExitCode> {
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut drive = Drive::new(model);
     if state != DriveState::Fresh {
@@ -215,7 +213,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let health = ssdtwin::model::health::Health::of(sim.drive());
     let report =
-        RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
+        RunReport { drive: spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !json_to_stdout {
         print!("{}", report.summary());

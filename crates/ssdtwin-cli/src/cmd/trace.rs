@@ -19,7 +19,7 @@ pub struct TraceArgs {
     /// Replay a block trace instead of a fio workload: MQSim, MSR
     /// Cambridge / SNIA CSV, blkparse text, fio iolog v2/v3 or SPC/UMass,
     /// plain or .gz/.zst (read as a stream; format told from the content).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "idle", "job_file"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["job_file"])]
     pub trace: Option<String>,
     /// Format of the trace: mqsim, msr, blkparse, fio (version from its
     /// header), spc (default: told from the content).

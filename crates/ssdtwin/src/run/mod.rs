@@ -4,6 +4,8 @@
 //! - [`device`]: the device core — one drive, its clock, its idle policy
 //!   and its statistics, fed one command at a time by any workload source;
 //! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
+//! - [`jobs`]: concurrent fio jobs (sources interleaving on one device) in
+//!   fio's order (`stonewall`, `wait_for`, `startdelay`);
 //! - [`workload`]: fio job files and the command generators;
 //! - [`state`]: the states a drive starts a run in (fresh, full, steady);
 //! - [`stats`]: latency histograms, counters and per-second series;
@@ -11,6 +13,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod jobs;
 pub mod sim;
 pub mod state;
 pub mod stats;

@@ -8,12 +8,15 @@
 //! (the drive, the clock, background work when idle, the statistics); this
 //! driver decides only what to submit and when, and reports progress.
 
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
 use crate::model::drive::{Drive, IoKind};
-use crate::run::device::{Device, Event, Window};
+use crate::run::device::{Completion, Device, Event, Window};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::generator::LOOKAHEAD;
-use crate::run::workload::{IoGenerator, IoSpec, Job, Phase};
+use crate::run::workload::{IoGenerator, IoSpec, Job, Phase, RwPattern};
 
 /// Results of one phase.
 #[derive(Debug, Clone)]
@@ -189,35 +192,16 @@ impl Simulator {
     /// returned. The other kinds of phase cannot fail.
     pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
-        let mut bursts = 0;
-        let (end_ns, record_from) = match phase {
-            Phase::Idle { duration_ns, apst, .. } => {
-                self.device.begin_window(start);
-                if let Some(on) = *apst {
-                    self.device.set_apst(on);
-                }
-                self.device.idle_until(start + duration_ns);
-                (self.now(), start)
-            }
-            Phase::SecureErase { .. } => {
-                self.device.begin_window(start);
-                let done = self.device.format();
-                self.device.idle_until(done);
-                (self.now(), start)
-            }
+        let (end_ns, record_from, bursts) = match phase {
+            Phase::Idle { .. } | Phase::SecureErase { .. } => return Ok(run_quiet(&mut self.device, phase)),
             Phase::Trace(spec) => return self.replay_trace(spec, index, phases),
             Phase::Io(spec) => {
                 let ramp_end = start + spec.ramp_time_ns;
                 self.device.begin_window(ramp_end);
-                let end;
-                (end, bursts) = self.run_io(spec, index, phases);
-                (end, ramp_end)
+                let (end, bursts) = self.run_io(spec, index, phases);
+                (end, ramp_end, bursts)
             }
         };
-        let idle_like = matches!(phase, Phase::Idle { .. } | Phase::SecureErase { .. });
-        if idle_like {
-            self.device.touch_series((end_ns - start).saturating_sub(1));
-        }
         let w: Window = self.device.end_window(end_ns);
         let measured_ns = end_ns.saturating_sub(record_from);
         Ok(PhaseResult {
@@ -229,7 +213,7 @@ impl Simulator {
             series: w.series,
             counters: w.counters,
             bursts,
-            busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
+            busy_ns: w.busy_ns,
             energy_j: w.energy_j,
             trace: None,
             thermal: w.thermal,
@@ -256,114 +240,500 @@ impl Simulator {
     /// One closed-loop I/O phase; returns its end (the last completion, or
     /// the end of the last burst's idle gap) and the bursts run.
     fn run_io(&mut self, spec: &IoSpec, index: usize, phases: usize) -> (u64, u32) {
-        let dev = &mut self.device;
-        let capacity = dev.drive().user_bytes();
-        let start = dev.now();
+        let start = self.device.now();
+        let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, false)];
+        let progress = self.progress.as_mut().map(|cb| (cb, index, phases));
+        self.device.set_apst(spec.apst);
+        drive_sources(&mut self.device, &mut sources, progress, &mut |_, _, h| match h {
+            Hooked::Begin => Action { start: vec![0], timers: vec![] },
+            _ => Action::default(),
+        });
+        let s = &sources[0];
+        (s.end_ns.max(start), s.bursts)
+    }
+}
+
+/// Run an idle or secure-erase phase on `dev` now (nothing else may be
+/// running), measured in the device's statistics window.
+pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
+    let start = dev.now();
+    dev.begin_window(start);
+    match phase {
+        Phase::Idle { duration_ns, apst, .. } => {
+            if let Some(on) = *apst {
+                dev.set_apst(on);
+            }
+            dev.idle_until(start + duration_ns);
+        }
+        Phase::SecureErase { .. } => {
+            let done = dev.format();
+            dev.idle_until(done);
+        }
+        Phase::Io(_) | Phase::Trace(_) => unreachable!("an I/O or trace phase is not quiet"),
+    }
+    let end_ns = dev.now();
+    dev.touch_series((end_ns - start).saturating_sub(1));
+    let w: Window = dev.end_window(end_ns);
+    let measured_ns = end_ns - start;
+    PhaseResult {
+        phase: phase.clone(),
+        start_ns: start,
+        end_ns,
+        measured_ns,
+        dirs: w.dirs,
+        series: w.series,
+        counters: w.counters,
+        bursts: 0,
+        busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
+        energy_j: w.energy_j,
+        trace: None,
+    }
+}
+
+/// Timer tokens: the source's index times 4 plus one of these.
+const TIMER_SUBMIT: u32 = 0;
+const TIMER_BURST: u32 = 1;
+/// A timer of the scheduler above the loop (e.g. a delayed job start).
+pub(crate) const TIMER_EXTERNAL: u32 = 2;
+
+/// fio's bandwidth and IOPS sampling interval (`bwavgtime`, `iopsavgtime`).
+pub const SAMPLE_NS: u64 = 500_000_000;
+
+/// What a job measured by itself (jobs sharing a drive each keep their
+/// own): latency per direction, per-second series, bandwidth samples and
+/// the queue depths it submitted at.
+#[derive(Debug, Clone)]
+pub struct JobStats {
+    /// Read, write and trim latency and volume (index `IoKind as usize`).
+    pub dirs: [DirStats; 3],
+    /// Per-second series of the job's completions (drive state sampled as
+    /// each second opens).
+    pub series: TimeSeries,
+    /// Bytes and commands completed per direction in each
+    /// [`SAMPLE_NS`] interval after the ramp.
+    pub samples: Vec<[(u64, u64); 3]>,
+    /// Submissions by the job's outstanding count after it (fio's
+    /// `iodepth_level` buckets 1, 2, 4, 8, 16, 32, ≥64).
+    pub depth_levels: [u64; 7],
+    /// Time the job had commands outstanding, ns.
+    pub busy_ns: u64,
+}
+
+/// One closed-loop workload source: an I/O phase's generator and limits.
+/// Several sources may share one device (concurrent fio jobs).
+pub(crate) struct Source {
+    pub(crate) spec: IoSpec,
+    gen: IoGenerator,
+    pub(crate) start: u64,
+    pub(crate) ramp_end: u64,
+    deadline: Option<u64>,
+    byte_limit: u64,
+    ios_limit: u64,
+    issued: u64,
+    issued_ios: u64,
+    burst_bytes: u64,
+    seg_issued: u64,
+    seg_start: u64,
+    pub(crate) bursts: u32,
+    depth: u32,
+    outstanding: u32,
+    pending: u32,
+    completions: u64,
+    next_issue: u64,
+    /// Mean time between commands under the rate limits, ns (0: none).
+    rate_gap_ns: f64,
+    rate_rng: Option<Pcg64Mcg>,
+    busy_since: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) finished: bool,
+    /// fio's error number (110 = ETIMEDOUT after `max_latency`).
+    pub(crate) error: i32,
+    pub(crate) stats: Option<Box<JobStats>>,
+}
+
+impl Source {
+    /// A source starting at `start` on a drive of `capacity` bytes;
+    /// `own_stats` keeps the job's own statistics ([`JobStats`]). It
+    /// starts when the loop's scheduler says so (`finished` until then).
+    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: bool) -> Source {
         let ramp_end = start + spec.ramp_time_ns;
-        let deadline = spec.runtime_ns.map(|t| ramp_end + t);
         let span = spec.size.unwrap_or(capacity - spec.offset);
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
             (true, _) => u64::MAX,
-            (false, Some(b)) => b,
-            (false, None) => span,
+            (false, Some(b)) => b.saturating_mul(spec.loops as u64),
+            (false, None) => span.saturating_mul(spec.loops as u64),
         };
-        let depth = spec.outstanding();
-        dev.set_apst(spec.apst);
-        let mut gen = IoGenerator::new(spec, capacity);
-        let mut issued = 0u64;
-        let mut pending_submits = 0usize;
-        let burst_bytes = spec.burst.map_or(u64::MAX, |b| b.bytes);
-        let mut seg_issued = 0u64;
-        let mut seg_start = start;
-        let mut end_ns = start;
-        let mut next_progress = start + 1_000_000_000;
-        let bs = spec.bs as u64;
-        let can_issue = |issued: u64, seg_issued: u64, now: u64| {
-            issued < byte_limit && deadline.is_none_or(|d| now < d) && seg_issued < burst_bytes
-        };
-        let mut submit = |dev: &mut Device, slot: u32, issued: &mut u64, seg_issued: &mut u64| {
-            let cmd = gen.next_command();
-            // Warm the map entries of the commands that follow: the map
-            // lines of the one 16 ahead, the reverse entries of the one 8
-            // ahead (whose map line is warm by now).
-            dev.drive().prefetch_map(gen.ahead(LOOKAHEAD));
-            dev.drive().prefetch_update(gen.ahead(LOOKAHEAD / 2));
-            dev.submit(cmd, slot);
-            *issued += bs;
-            *seg_issued += bs;
-        };
+        let ios_limit = spec.number_ios.unwrap_or(u64::MAX);
+        Source {
+            gen: IoGenerator::new(&spec, capacity),
+            start,
+            ramp_end,
+            deadline: spec.runtime_ns.map(|t| ramp_end + t),
+            byte_limit,
+            ios_limit,
+            issued: 0,
+            issued_ios: 0,
+            burst_bytes: spec.burst.map_or(u64::MAX, |b| b.bytes),
+            seg_issued: 0,
+            seg_start: start,
+            bursts: 1,
+            depth: spec.outstanding(),
+            outstanding: 0,
+            pending: 0,
+            completions: 0,
+            next_issue: start,
+            rate_gap_ns: rate_gap(&spec),
+            rate_rng: spec.rate.filter(|r| r.poisson).map(|_| Pcg64Mcg::seed_from_u64(spec.randseed ^ 0x0a11_e5a1)),
+            busy_since: start,
+            end_ns: start,
+            finished: true,
+            error: 0,
+            stats: own_stats.then(|| {
+                Box::new(JobStats {
+                    dirs: Default::default(),
+                    series: TimeSeries { start_ns: start, seconds: Vec::new() },
+                    samples: Vec::new(),
+                    depth_levels: [0; 7],
+                    busy_ns: 0,
+                })
+            }),
+            spec,
+        }
+    }
 
-        let mut bursts = 1;
-        for s in 0..depth {
-            if !can_issue(issued, seg_issued, start) {
+    /// Start (or restart) the clock-dependent state at `now`.
+    fn begin(&mut self, now: u64) {
+        self.finished = false;
+        self.start = now;
+        self.ramp_end = now + self.spec.ramp_time_ns;
+        self.deadline = self.spec.runtime_ns.map(|t| self.ramp_end + t);
+        self.seg_start = now;
+        self.next_issue = now;
+        self.busy_since = now;
+        self.end_ns = now;
+        if let Some(st) = &mut self.stats {
+            st.series.start_ns = now;
+        }
+    }
+
+    #[inline]
+    fn can_issue(&self, now: u64) -> bool {
+        self.error == 0
+            && self.issued < self.byte_limit
+            && self.issued_ios < self.ios_limit
+            && self.deadline.is_none_or(|d| now < d)
+            && self.seg_issued < self.burst_bytes
+    }
+
+    /// Submit the next command now.
+    #[inline]
+    fn submit(&mut self, dev: &mut Device, tag: u32) {
+        let cmd = self.gen.next_command();
+        // Warm the map entries of the commands that follow: the map
+        // lines of the one 16 ahead, the reverse entries of the one 8
+        // ahead (whose map line is warm by now).
+        dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
+        dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
+        let now = dev.now();
+        dev.submit(cmd, tag);
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        self.outstanding += 1;
+        self.issued += cmd.len as u64;
+        self.seg_issued += cmd.len as u64;
+        self.issued_ios += 1;
+        if let Some(st) = &mut self.stats {
+            let level = match self.outstanding {
+                1 => 0,
+                2..=3 => 1,
+                4..=7 => 2,
+                8..=15 => 3,
+                16..=31 => 4,
+                32..=63 => 5,
+                _ => 6,
+            };
+            st.depth_levels[level] += 1;
+        }
+    }
+
+    /// Issue the next command of slot `tag` now, or when the think time or
+    /// the rate allows (a timer).
+    #[inline]
+    fn issue_or_wait(&mut self, dev: &mut Device, me: u32, think: bool) {
+        let now = dev.now();
+        let at = if think { now + self.spec.thinktime_ns } else { now };
+        let at = if self.rate_gap_ns > 0.0 {
+            // The next arrival of the rate's schedule (fio's rate
+            // process), independent of completions: a job that fell
+            // behind catches up, as fio's does.
+            let arrival = self.next_issue;
+            let mut gap = self.rate_gap_ns;
+            if let Some(rng) = &mut self.rate_rng {
+                gap *= -(1.0 - rng.random::<f64>()).ln();
+            }
+            self.next_issue = arrival + gap.round() as u64;
+            at.max(arrival)
+        } else {
+            at
+        };
+        if at > now {
+            self.pending += 1;
+            dev.set_timer(at, me * 4 + TIMER_SUBMIT);
+        } else {
+            self.submit(dev, me);
+        }
+    }
+
+    /// Fill the queue at the start of a burst (or of the job).
+    fn fill(&mut self, dev: &mut Device, me: u32) {
+        let now = dev.now();
+        for _ in 0..self.depth {
+            if !self.can_issue(now) {
                 break;
             }
-            submit(dev, s, &mut issued, &mut seg_issued);
+            self.issue_or_wait(dev, me, false);
         }
-        while let Some(ev) = dev.next_event() {
-            let now = dev.now();
-            match ev {
-                Event::Completion(c) => {
-                    if can_issue(issued, seg_issued, now) {
-                        if spec.thinktime_ns > 0 {
-                            pending_submits += 1;
-                            dev.set_timer(now + spec.thinktime_ns, c.tag);
-                        } else {
-                            submit(dev, c.tag, &mut issued, &mut seg_issued);
+    }
+
+    /// Record a completion in the job's own statistics.
+    #[inline]
+    fn record(&mut self, c: &Completion, drive: &Drive) {
+        if let Some(st) = &mut self.stats {
+            if c.submitted_ns >= self.ramp_end {
+                let lat = c.latency_ns();
+                let k = c.cmd.kind as usize;
+                let bytes = c.cmd.len as u64;
+                st.dirs[k].record(bytes, lat);
+                st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
+                let i = ((c.done_ns - self.ramp_end) / SAMPLE_NS) as usize;
+                if st.samples.len() <= i {
+                    st.samples.resize(i + 1, [(0, 0); 3]);
+                }
+                st.samples[i][k].0 += bytes;
+                st.samples[i][k].1 += 1;
+            }
+        }
+    }
+}
+
+/// Mean time between commands under `spec`'s rate limits, ns (0: none):
+/// each direction's gap (its block size over its byte rate, or one over
+/// its IOPS, whichever is longer), weighted by the read/write mix.
+fn rate_gap(spec: &IoSpec) -> f64 {
+    let Some(r) = spec.rate else { return 0.0 };
+    let share = match spec.rw {
+        RwPattern::Read | RwPattern::RandRead => [1.0, 0.0, 0.0],
+        RwPattern::Write | RwPattern::RandWrite => [0.0, 1.0, 0.0],
+        RwPattern::Trim | RwPattern::RandTrim => [0.0, 0.0, 1.0],
+        RwPattern::TrimWrite => [0.0, 0.5, 0.5],
+        RwPattern::ReadWrite | RwPattern::RandRw => {
+            let rd = spec.rwmixread as f64 / 100.0;
+            [rd, 1.0 - rd, 0.0]
+        }
+    };
+    (0..3)
+        .map(|k| {
+            let mut gap = 0.0f64;
+            if r.bytes_per_s[k] > 0 {
+                gap = gap.max(spec.bs_of(k) as f64 * 1e9 / r.bytes_per_s[k] as f64);
+            }
+            if r.iops[k] > 0 {
+                gap = gap.max(1e9 / r.iops[k] as f64);
+            }
+            share[k] * gap
+        })
+        .sum()
+}
+
+/// What a scheduler above the loop wants done: sources to start now and
+/// timers (time, id) after which it is asked again.
+#[derive(Debug, Default)]
+pub(crate) struct Action {
+    /// Indices of sources to start now.
+    pub(crate) start: Vec<usize>,
+    /// Timers to set: (time, id given back in [`Hooked::Timer`]).
+    pub(crate) timers: Vec<(u64, u32)>,
+}
+
+/// The scheduler's hook: told when the loop begins, when one of its timers
+/// expires and when a source finishes.
+pub(crate) type Hook<'a> = dyn FnMut(&mut Device, &mut [Source], Hooked) -> Action + 'a;
+
+/// What the scheduler hook is told.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Hooked {
+    /// The loop begins.
+    Begin,
+    /// Its timer with this id expired.
+    Timer(u32),
+    /// Source `i` finished.
+    Finished(usize),
+}
+
+/// The closed loop over one device: every running source keeps its
+/// `iodepth` commands outstanding (with think time, rate limits and
+/// bursts) until its limits; the hook decides when sources start. Returns
+/// when no source runs and the hook has no timer left.
+pub(crate) fn drive_sources(
+    dev: &mut Device,
+    sources: &mut [Source],
+    mut progress: Option<(&mut ProgressFn, usize, usize)>,
+    hook: &mut Hook<'_>,
+) {
+    let single = sources.len() == 1;
+    let mut running = 0usize;
+    let mut hook_timers = 0usize;
+    let mut work = vec![Hooked::Begin];
+    let mut react = |dev: &mut Device,
+                     sources: &mut [Source],
+                     work: &mut Vec<Hooked>,
+                     running: &mut usize,
+                     hook_timers: &mut usize| {
+        while let Some(h) = work.pop() {
+            let action = hook(dev, sources, h);
+            for (at, id) in action.timers {
+                *hook_timers += 1;
+                dev.set_timer(at.max(dev.now()), id * 4 + TIMER_EXTERNAL);
+            }
+            for j in action.start {
+                let s = &mut sources[j];
+                s.begin(dev.now());
+                s.fill(dev, j as u32);
+                if s.outstanding == 0 && s.pending == 0 {
+                    s.finished = true;
+                    work.push(Hooked::Finished(j));
+                } else {
+                    *running += 1;
+                }
+            }
+        }
+    };
+    react(dev, sources, &mut work, &mut running, &mut hook_timers);
+    let mut next_progress = dev.now() + 1_000_000_000;
+    while running > 0 || hook_timers > 0 {
+        let Some(ev) = dev.next_event() else { break };
+        let now = dev.now();
+        let mut ended = None;
+        match ev {
+            Event::Completion(c) => {
+                let i = c.tag as usize;
+                let s = &mut sources[i];
+                s.outstanding -= 1;
+                s.completions += 1;
+                s.record(&c, dev.drive());
+                if s.spec.max_latency_ns.is_some_and(|m| c.latency_ns() > m) {
+                    s.error = 110;
+                }
+                if s.can_issue(now) {
+                    let think = s.spec.thinktime_ns > 0 && s.completions % s.spec.thinktime_blocks as u64 == 0;
+                    s.issue_or_wait(dev, i as u32, think);
+                }
+                if s.outstanding == 0 {
+                    s.end_ns = now;
+                    if let Some(st) = &mut s.stats {
+                        st.busy_ns += now - s.busy_since;
+                    }
+                    if s.pending == 0 {
+                        ended = Some(i);
+                    }
+                }
+            }
+            Event::Timer(token) => {
+                let i = (token / 4) as usize;
+                match token % 4 {
+                    TIMER_SUBMIT => {
+                        let s = &mut sources[i];
+                        s.pending -= 1;
+                        if s.can_issue(now) {
+                            s.submit(dev, i as u32);
+                        } else if s.outstanding == 0 && s.pending == 0 {
+                            ended = Some(i);
                         }
                     }
-                    if dev.outstanding() == 0 {
-                        end_ns = now;
+                    TIMER_BURST => {
+                        let s = &mut sources[i];
+                        s.pending -= 1;
+                        s.end_ns = now;
+                        if !restart_burst(dev, s, i) {
+                            running -= 1;
+                            work.push(Hooked::Finished(i));
+                        }
                     }
-                }
-                Event::Timer(s) => {
-                    pending_submits -= 1;
-                    if can_issue(issued, seg_issued, now) {
-                        submit(dev, s, &mut issued, &mut seg_issued);
+                    _ => {
+                        hook_timers -= 1;
+                        work.push(Hooked::Timer(i as u32));
                     }
-                }
-            }
-            if now >= next_progress {
-                next_progress = now + 1_000_000_000;
-                if let Some(cb) = self.progress.as_mut() {
-                    let by_bytes = (byte_limit != u64::MAX).then(|| issued as f64 / byte_limit as f64);
-                    let by_time = deadline.map(|d| (now - start) as f64 / (d - start).max(1) as f64);
-                    let fraction = match (by_bytes, by_time) {
-                        (Some(a), Some(b)) => Some(a.max(b)),
-                        (a, b) => a.or(b),
-                    };
-                    cb(&Progress {
-                        phase: spec.name.clone(),
-                        phase_index: index,
-                        phases,
-                        phase_ns: now - start,
-                        fraction: fraction.map(|f| f.min(1.0)),
-                    });
-                }
-            }
-            if dev.outstanding() == 0 && pending_submits == 0 {
-                let Some(burst) = spec.burst else { break };
-                // End of a burst: idle so that busy / (busy + idle) is the
-                // duty cycle, then start the next burst.
-                let busy = now - seg_start;
-                let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
-                dev.idle_until(now + idle);
-                let t = dev.now();
-                end_ns = t;
-                if issued >= byte_limit || deadline.is_some_and(|dl| t >= dl) {
-                    break;
-                }
-                seg_start = t;
-                seg_issued = 0;
-                bursts += 1;
-                for s in 0..depth {
-                    if !can_issue(issued, seg_issued, t) {
-                        break;
-                    }
-                    submit(dev, s, &mut issued, &mut seg_issued);
                 }
             }
         }
-        (end_ns.max(start), bursts)
+        if let Some(i) = ended {
+            let s = &mut sources[i];
+            match s.spec.burst {
+                Some(burst) if s.error == 0 => {
+                    // End of a burst: idle so that busy / (busy + idle) is
+                    // the duty cycle, then start the next burst.
+                    let busy = now - s.seg_start;
+                    let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
+                    if single {
+                        dev.idle_until(now + idle);
+                        s.end_ns = dev.now();
+                        if !restart_burst(dev, s, i) {
+                            running -= 1;
+                            work.push(Hooked::Finished(i));
+                        }
+                    } else {
+                        s.pending += 1;
+                        dev.set_timer(now + idle, i as u32 * 4 + TIMER_BURST);
+                    }
+                }
+                _ => {
+                    s.finished = true;
+                    running -= 1;
+                    work.push(Hooked::Finished(i));
+                }
+            }
+        }
+        if !work.is_empty() {
+            react(dev, sources, &mut work, &mut running, &mut hook_timers);
+        }
+        if let Some((cb, index, phases)) = progress.as_mut() {
+            if now >= next_progress {
+                next_progress = now + 1_000_000_000;
+                let s = &sources[0];
+                let by_bytes = (s.byte_limit != u64::MAX).then(|| s.issued as f64 / s.byte_limit as f64);
+                let by_time = s.deadline.map(|d| (now - s.start) as f64 / (d - s.start).max(1) as f64);
+                let fraction = match (by_bytes, by_time) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                cb(&Progress {
+                    phase: s.spec.name.clone(),
+                    phase_index: *index,
+                    phases: *phases,
+                    phase_ns: now - s.start,
+                    fraction: fraction.map(|f| f.min(1.0)),
+                });
+            }
+        }
     }
+}
+
+/// After a burst's idle gap: start the next burst; false (and the source
+/// finished) when its limits are reached.
+fn restart_burst(dev: &mut Device, s: &mut Source, me: usize) -> bool {
+    let t = dev.now();
+    if s.issued >= s.byte_limit || s.issued_ios >= s.ios_limit || s.deadline.is_some_and(|dl| t >= dl) {
+        s.finished = true;
+        return false;
+    }
+    s.seg_start = t;
+    s.seg_issued = 0;
+    s.bursts += 1;
+    s.fill(dev, me as u32);
+    if s.outstanding == 0 && s.pending == 0 {
+        s.finished = true;
+        return false;
+    }
+    true
 }

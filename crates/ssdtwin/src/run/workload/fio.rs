@@ -1,16 +1,30 @@
 //! fio options and job files (the subset that describes a workload).
 //!
 //! Job files use fio's INI syntax: `[global]` sets defaults for the
-//! sections after it, every other section is a phase, and phases run one
-//! after another. Values follow fio: sizes take `k`/`m`/`g`/`t` suffixes
-//! (powers of two by default; `kb_base=1000` switches to fio's SI mode) or
-//! a percentage of the drive (`size=50%`); times take `us`/`ms`/`s`/`m`/`h`
-//! suffixes, with fio's default units (seconds for `runtime` and
-//! `ramp_time`, microseconds for `thinktime`). Options that only describe
-//! the host side of a real fio run (`ioengine`, `direct`, `filename`, ...)
-//! are accepted and have no effect; any other unknown option is an error.
+//! sections after it, every other section is a job. As in fio, jobs start
+//! together and share the drive unless `stonewall` (wait for every job
+//! before it), `wait_for=NAME`, or `startdelay` orders them; `numjobs=N`
+//! makes N clones (each `offset_increment` further into the drive) that
+//! run concurrently; `new_group`/`stonewall` start a new reporting group.
+//! ssdtwin's own sections `idle=TIME` and `secure_erase=1` are barriers:
+//! they start when every job before them has finished, and the jobs after
+//! them wait for them (an idle host cannot overlap with I/O).
+//!
+//! Values follow fio: sizes take `k`/`m`/`g`/`t` suffixes (powers of two
+//! by default; `kb_base=1000` switches to fio's SI mode) or a percentage of
+//! the drive (`size=50%`); times take `us`/`ms`/`s`/`m`/`h` suffixes, with
+//! fio's default units (seconds for `runtime`, `ramp_time`, `startdelay`,
+//! microseconds for `thinktime` and `max_latency`). Options that only
+//! describe the host side of a real fio run (`ioengine`, `direct`,
+//! `filename`, `verify*`, ...) are accepted, have no effect, and are
+//! listed in [`JobFile::ignored`]; any other unknown option is an error
+//! naming file, line and option.
+//!
+//! Left out (errors naming the option): `latency_target`, steady-state
+//! detection (`ss`), fio's log files, per-direction `random_distribution`,
+//! `fsync`/`fdatasync` and verification.
 
-use super::{Burst, IoSpec, Job, Phase, RwPattern};
+use super::{Burst, Distribution, IoSpec, Job, Phase, Rate, RwPattern, Sequencer, SizeChoice};
 use crate::error::JobError;
 
 /// Options that change the simulated workload.
@@ -18,24 +32,52 @@ pub const KNOWN: &[&str] = &[
     "name",
     "rw",
     "readwrite",
+    "rw_sequencer",
     "bs",
     "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "bssplit",
+    "blockalign",
+    "ba",
+    "bs_unaligned",
     "iodepth",
     "numjobs",
     "offset",
+    "offset_increment",
     "size",
+    "filesize",
     "io_size",
     "io_limit",
+    "number_ios",
+    "loops",
     "runtime",
     "time_based",
     "rwmixread",
     "rwmixwrite",
     "thinktime",
+    "thinktime_blocks",
+    "thinktime_spin",
     "ramp_time",
+    "startdelay",
     "randseed",
+    "randrepeat",
     "norandommap",
     "percentage_random",
+    "random_distribution",
+    "rate",
+    "rate_iops",
+    "rate_min",
+    "rate_iops_min",
+    "rate_process",
+    "rate_cycle",
+    "max_latency",
     "kb_base",
+    "stonewall",
+    "wait_for_previous",
+    "wait_for",
+    "new_group",
+    "group_reporting",
     "burst_size",
     "duty_cycle",
     "idle",
@@ -44,22 +86,129 @@ pub const KNOWN: &[&str] = &[
     "trace",
 ];
 
-/// fio options accepted for compatibility that do not change a simulation.
+/// Options that decide when a job runs or how it is reported, handled by
+/// [`parse_job_file`] rather than by the phase.
+const SCHEDULE: &[&str] =
+    &["stonewall", "wait_for_previous", "wait_for", "new_group", "group_reporting", "startdelay", "offset_increment"];
+
+/// fio options accepted for compatibility that do not change a
+/// simulation: they describe the host (engine, files, CPU, buffers,
+/// verification, fio's own reporting). Any option starting with
+/// `verify` counts too.
 pub const HOST_ONLY: &[&str] = &[
     "ioengine",
     "direct",
-    "filename",
-    "group_reporting",
-    "thread",
-    "stonewall",
-    "wait_for_previous",
-    "randrepeat",
-    "description",
     "buffered",
+    "filename",
+    "filename_format",
+    "directory",
+    "unlink",
+    "unlink_each_loop",
+    "thread",
+    "threads",
+    "random_generator",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "cpumask",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "nice",
+    "prio",
+    "prioclass",
+    "description",
     "invalidate",
     "refill_buffers",
+    "scramble_buffers",
+    "zero_buffers",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "buffer_pattern",
+    "dedupe_percentage",
     "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "significant_figures",
+    "io_submit_mode",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max",
+    "iodepth_low",
+    "clocksource",
+    "gtod_reduce",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "fadvise_hint",
+    "create_on_open",
+    "create_serialize",
+    "file_service_type",
+    "nrfiles",
+    "openfiles",
+    "allow_mounted_write",
+    "overwrite",
+    "fallocate",
+    "pre_read",
+    "end_fsync",
+    "fsync_on_close",
+    "exitall",
+    "exitall_on_error",
+    "continue_on_error",
+    "ignore_error",
+    "hugepage-size",
+    "mem",
+    "iomem",
+    "iomem_align",
+    "mem_align",
+    "sqthread_poll",
+    "fixedbufs",
+    "registerfiles",
+    "hipri",
+    "lockmem",
+    "uid",
+    "gid",
+    "exec_prerun",
+    "exec_postrun",
+    "cgroup",
+    "eta",
+    "bwavgtime",
+    "iopsavgtime",
+    "unified_rw_reporting",
 ];
+
+/// fio options that change the workload and that ssdtwin does not model
+/// yet: an error that names them.
+const NOT_SUPPORTED: &[&str] = &[
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "ss",
+    "steadystate",
+    "ss_dur",
+    "steadystate_duration",
+    "ss_ramp",
+    "steadystate_ramp_time",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "per_job_logs",
+    "fsync",
+    "fdatasync",
+    "write_barrier",
+    "zonemode",
+];
+
+/// Whether `key` only describes the host.
+pub fn is_host_only(key: &str) -> bool {
+    HOST_ONLY.contains(&key) || key.starts_with("verify")
+}
 
 /// One option: (key, value, where it was written).
 type Entry = (String, String, String);
@@ -94,15 +243,90 @@ impl JobOptions {
     }
 }
 
-/// Parse a job file into a job. `origin` is its path (for messages);
-/// `defaults` apply before the file's own options (the command line's
-/// `--seed` as `randseed`, say), so `[global]` and the sections override them.
-pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<Job, JobError> {
+/// One job of a job file, with the options that decide when it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobEntry {
+    /// What the job does.
+    pub phase: Phase,
+    /// The section's own options as written (fio's `job options`).
+    pub options: Vec<(String, String)>,
+    /// Wait for every job before this one (`stonewall`,
+    /// `wait_for_previous`; implied for idle and secure-erase sections and
+    /// for the jobs after them).
+    pub stonewall: bool,
+    /// Start a new reporting group (`new_group`, implied by `stonewall`).
+    pub new_group: bool,
+    /// Wait for the job of this name (`wait_for`).
+    pub wait_for: Option<String>,
+    /// Delay from when the job may start, ns (`startdelay`).
+    pub startdelay_ns: u64,
+    /// Report clones (and the group) as one (`group_reporting`).
+    pub group_reporting: bool,
+    /// Clone number among the job's `numjobs` (0 for the first).
+    pub clone: u32,
+}
+
+/// A parsed job file: its jobs in order and what was accepted but ignored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    /// Jobs in file order (a section with `numjobs=N` gives N entries).
+    pub jobs: Vec<JobEntry>,
+    /// `[global]` options as written (fio's `global options`).
+    pub global: Vec<(String, String)>,
+    /// Options accepted because they only describe the host, each once.
+    pub ignored: Vec<String>,
+}
+
+impl JobFile {
+    /// The jobs as a sequence of phases (the order of the file).
+    pub fn to_job(&self) -> Job {
+        Job { phases: self.jobs.iter().map(|j| j.phase.clone()).collect() }
+    }
+}
+
+/// Parse fio's command-line job options (`--name=value` pairs after the
+/// program's own options, in order) into a job file: options before the
+/// first `--name` are global, and each `--name` starts a job, as in fio.
+/// `origin` names them in messages.
+pub fn parse_command_line(
+    pairs: &[(String, String)],
+    origin: &str,
+    capacity: u64,
+    defaults: &JobOptions,
+) -> Result<JobFile, JobError> {
+    let mut text = String::from("[global]\n");
+    let mut lines = vec![String::new(); 1];
+    for (k, v) in pairs {
+        if k == "name" {
+            text.push_str(&format!("[{v}]\n"));
+        } else {
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        lines.push(format!("{origin} (--{k})"));
+    }
+    parse_lines(&text, &|i| lines.get(i).cloned().unwrap_or_default(), origin, capacity, defaults)
+}
+
+/// Parse a job file. `origin` is its path (for messages); `defaults` apply
+/// before the file's own options (the command line's `--seed` as
+/// `randseed`, say), so `[global]` and the sections override them.
+pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<JobFile, JobError> {
+    parse_lines(text, &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
+}
+
+fn parse_lines(
+    text: &str,
+    at_line: &dyn Fn(usize) -> String,
+    origin: &str,
+    capacity: u64,
+    defaults: &JobOptions,
+) -> Result<JobFile, JobError> {
     let mut global: Vec<Entry> = defaults.entries.clone();
-    let mut sections: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut global_written: Vec<(String, String)> = Vec::new();
+    let mut sections: Vec<(String, Vec<Entry>, Vec<Entry>)> = Vec::new();
     let mut in_global = false;
     for (i, raw) in text.lines().enumerate() {
-        let at = format!("{origin}:{}", i + 1);
+        let at = at_line(i);
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -123,7 +347,8 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOpt
             }
             in_global = name == "global";
             if !in_global {
-                sections.push((name.to_string(), Vec::new()));
+                // Each section sees [global] as it stands here.
+                sections.push((name.to_string(), global.clone(), Vec::new()));
             }
             continue;
         }
@@ -140,8 +365,9 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOpt
         }
         let entry = (key.to_string(), value.to_string(), at.clone());
         if in_global {
+            global_written.push((key.to_string(), value.to_string()));
             global.push(entry);
-        } else if let Some((_, opts)) = sections.last_mut() {
+        } else if let Some((_, _, opts)) = sections.last_mut() {
             opts.push(entry);
         } else {
             return Err(JobError::Syntax {
@@ -158,17 +384,127 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOpt
             reason: "the file has no job section".into(),
         });
     }
-    let mut phases = Vec::new();
-    for (name, opts) in sections {
-        // [global] I/O options do not apply to idle sections.
-        let all: Vec<_> = if opts.iter().any(|(k, _, _)| k == "idle" || k == "secure_erase") {
-            opts
-        } else {
-            global.iter().cloned().chain(opts).collect()
-        };
-        phases.push(build_phase(&name, &all, capacity)?);
+    // Every unknown option in the file at once.
+    let all: Vec<&Entry> = sections.iter().flat_map(|(_, g, o)| g.iter().chain(o)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let unknown: Vec<&Entry> = all
+        .iter()
+        .copied()
+        .filter(|(k, _, _)| !is_host_only(k) && !KNOWN.contains(&k.as_str()))
+        .filter(|(k, _, at)| seen.insert((k.clone(), at.clone())))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown_error(&unknown));
     }
-    Ok(Job { phases })
+    let mut ignored: Vec<String> = Vec::new();
+    for (k, _, _) in &all {
+        if is_host_only(k) && !ignored.contains(k) {
+            ignored.push(k.clone());
+        }
+    }
+    let mut jobs = Vec::new();
+    let mut barrier_before = false;
+    for (name, global_here, opts) in sections {
+        // [global] I/O options do not apply to idle sections.
+        let barrier = opts.iter().any(|(k, _, _)| k == "idle" || k == "secure_erase");
+        let entries: Vec<Entry> =
+            if barrier { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
+        let mut stonewall = barrier || barrier_before;
+        let mut new_group = false;
+        let mut wait_for = None;
+        let mut startdelay_ns = 0;
+        let mut group_reporting = false;
+        let mut offset_increment = 0u64;
+        let mut numjobs = 1u32;
+        let kb_base = kb_base_of(&entries)?;
+        for (k, v, at) in &entries {
+            let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
+            match k.as_str() {
+                "stonewall" | "wait_for_previous" => stonewall |= flag()?,
+                "new_group" => new_group |= flag()?,
+                "group_reporting" => group_reporting = flag()?,
+                "wait_for" => wait_for = Some(v.clone()),
+                "startdelay" => {
+                    startdelay_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, k, r))?;
+                }
+                "offset_increment" => {
+                    offset_increment = parse_size(v, kb_base, capacity).map_err(|r| invalid(at, k, r))?;
+                }
+                "numjobs" => numjobs = v.parse().unwrap_or(1),
+                _ => {}
+            }
+        }
+        barrier_before = barrier;
+        let phase = build_phase(&name, &entries, capacity)?;
+        let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
+        let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
+        for clone in 0..clones {
+            let mut phase = phase.clone();
+            if let Phase::Io(spec) = &mut phase {
+                if clones > 1 {
+                    // Clones are separate jobs (fio's threads): each with its
+                    // own queue, seed and offset.
+                    spec.numjobs = 1;
+                    spec.offset += clone as u64 * offset_increment;
+                    spec.randseed = spec.randseed.wrapping_add((clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    let at = entries.iter().rev().find(|e| e.0 == "offset_increment").or(entries.first());
+                    check_fits(spec, capacity).map_err(|(o, r)| {
+                        invalid(at.map_or(origin, |e| e.2.as_str()), o, format!("clone {clone}: {r}"))
+                    })?;
+                }
+            }
+            jobs.push(JobEntry {
+                phase,
+                options: options.clone(),
+                stonewall: stonewall && clone == 0,
+                new_group: (new_group || stonewall) && clone == 0,
+                wait_for: wait_for.clone(),
+                startdelay_ns,
+                group_reporting,
+                clone,
+            });
+        }
+    }
+    for j in &jobs {
+        if let Some(w) = &j.wait_for {
+            if !jobs.iter().any(|o| o.phase.name() == w) {
+                return Err(invalid(origin, "wait_for", format!("no job named `{w}`")));
+            }
+        }
+    }
+    Ok(JobFile { jobs, global: global_written, ignored })
+}
+
+fn unknown_error(unknown: &[&Entry]) -> JobError {
+    let first_at = unknown[0].2.clone();
+    let option = unknown
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _, at))| {
+            let why = if NOT_SUPPORTED.contains(&k.as_str()) { " (fio option not supported by ssdtwin)" } else { "" };
+            if i == 0 {
+                format!("`{k}`{why}")
+            } else {
+                format!("`{k}`{why} ({at})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    JobError::UnknownOption { origin: first_at, option, known: KNOWN.join(", ") }
+}
+
+fn kb_base_of(entries: &[Entry]) -> Result<u64, JobError> {
+    let mut kb_base = 1024u64;
+    for (k, v, at) in entries {
+        if k == "kb_base" {
+            kb_base = match v.as_str() {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err(invalid(at, k, format!("`{v}` is not 1000 or 1024"))),
+            };
+        }
+    }
+    Ok(kb_base)
 }
 
 fn invalid(origin: &str, option: &str, reason: impl Into<String>) -> JobError {
@@ -180,16 +516,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         return crate::run::trace::options::job_phase(default_name, entries);
     }
     // kb_base first: it changes how every size is read.
-    let mut kb_base = 1024u64;
-    for (k, v, at) in entries {
-        if k == "kb_base" {
-            kb_base = match v.as_str() {
-                "1024" => 1024,
-                "1000" => 1000,
-                _ => return Err(invalid(at, k, format!("`{v}` is not 1000 or 1024"))),
-            };
-        }
-    }
+    let kb_base = kb_base_of(entries)?;
     let mut spec = IoSpec::new(default_name, RwPattern::Read);
     let mut rw_given = false;
     let mut idle: Option<(u64, String)> = None;
@@ -199,19 +526,21 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut duty: Option<(f64, String)> = None;
     let mut other_io_option: Option<String> = None;
     let unknown: Vec<&Entry> =
-        entries.iter().filter(|(k, _, _)| !HOST_ONLY.contains(&k.as_str()) && !KNOWN.contains(&k.as_str())).collect();
-    if let Some((_, _, first_at)) = unknown.first() {
-        let option = unknown
-            .iter()
-            .enumerate()
-            .map(|(i, (k, _, at))| if i == 0 { format!("`{k}`") } else { format!("`{k}` ({at})") })
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(JobError::UnknownOption { origin: first_at.clone(), option, known: KNOWN.join(", ") });
+        entries.iter().filter(|(k, _, _)| !is_host_only(k) && !KNOWN.contains(&k.as_str())).collect();
+    if !unknown.is_empty() {
+        return Err(unknown_error(&unknown));
     }
+    let mut bs_given: Option<[Option<u32>; 3]> = None;
+    let mut ranges: Option<[SizeChoice; 3]> = None;
+    let mut bs_unaligned = false;
+    let mut rate = Rate { bytes_per_s: [0; 3], iops: [0; 3], poisson: false };
+    let mut rate_given = false;
+    let mut modifier: Option<u64> = None;
+    let mut sequencer = Sequencer::Sequential;
+    let mut zoned_abs: Option<(Vec<(f64, u64)>, String)> = None;
     for (k, v, at) in entries {
         let key = k.as_str();
-        if HOST_ONLY.contains(&key) {
+        if is_host_only(key) || SCHEDULE.contains(&key) {
             continue;
         }
         let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
@@ -219,27 +548,189 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         // Options that do not make a phase an I/O phase: the seed (the
         // command line always gives one) and APST are harmless in an idle
         // or secure-erase phase.
-        if !matches!(key, "name" | "idle" | "kb_base" | "randseed" | "secure_erase" | "apst") {
+        if !matches!(key, "name" | "idle" | "kb_base" | "randseed" | "randrepeat" | "secure_erase" | "apst") {
             other_io_option.get_or_insert_with(|| key.to_string());
         }
         match key {
             "name" => spec.name = v.clone(),
             "rw" | "readwrite" => {
-                spec.rw = RwPattern::parse(v).ok_or_else(|| {
-                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim"))
+                let (pattern, m) = match v.split_once(':') {
+                    Some((p, m)) => (p, Some(m)),
+                    None => (v.as_str(), None),
+                };
+                spec.rw = RwPattern::parse(pattern).ok_or_else(|| {
+                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite (with an optional `:N`)"))
                 })?;
+                modifier = match m {
+                    None => None,
+                    Some(m) if spec.rw.is_random() => {
+                        Some(m.parse::<u64>().map_err(|_| invalid(at, key, format!("`{m}` is not a number of I/Os")))?)
+                    }
+                    Some(m) => Some(parse_size(m, kb_base, capacity).map_err(|r| invalid(at, key, r))?),
+                };
                 rw_given = true;
             }
-            "bs" | "blocksize" => {
-                let bs = size()?;
-                if bs == 0 || bs % 512 != 0 || bs > 64 << 20 {
-                    return Err(invalid(
-                        at,
-                        key,
-                        format!("{bs} bytes is not a multiple of 512 between 512 B and 64 MiB"),
-                    ));
+            "rw_sequencer" => {
+                sequencer = match v.as_str() {
+                    "sequential" => Sequencer::Sequential,
+                    "identical" => Sequencer::Identical,
+                    _ => return Err(invalid(at, key, format!("`{v}` is not sequential or identical"))),
                 }
-                spec.bs = bs as u32;
+            }
+            "bs" | "blocksize" => {
+                let mut dirs = [None; 3];
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    if let Some(p) = part {
+                        dirs[i] = Some(block_size(p, kb_base).map_err(|r| invalid(at, key, r))?);
+                    }
+                }
+                if let Some(b) = dirs[0].or(dirs[1]).or(dirs[2]) {
+                    spec.bs = dirs[0].unwrap_or(b);
+                }
+                bs_given = Some(dirs);
+            }
+            "bsrange" | "blocksize_range" => {
+                let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    let Some(p) = part else { continue };
+                    let (lo, hi) =
+                        p.split_once('-').ok_or_else(|| invalid(at, key, format!("`{p}` is not MIN-MAX")))?;
+                    let lo = block_size(lo, kb_base).map_err(|r| invalid(at, key, r))?;
+                    let hi = block_size(hi, kb_base).map_err(|r| invalid(at, key, r))?;
+                    if hi < lo {
+                        return Err(invalid(at, key, format!("`{p}`: the maximum is below the minimum")));
+                    }
+                    dirs[i].choices = (1..=hi / lo).map(|m| (lo * m, 1)).collect();
+                }
+                ranges = Some(dirs);
+            }
+            "bssplit" => {
+                let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    if let Some(p) = part {
+                        dirs[i].choices = bssplit(p, kb_base).map_err(|r| invalid(at, key, r))?;
+                    }
+                }
+                ranges = Some(dirs);
+            }
+            "blockalign" | "ba" => {
+                let parts = per_direction(v);
+                let b = parts.iter().flatten().next().copied().unwrap_or("4k");
+                spec.blockalign = Some(block_size(b, kb_base).map_err(|r| invalid(at, key, r))?);
+            }
+            "bs_unaligned" => bs_unaligned = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "random_distribution" => {
+                let parts: Vec<&str> = v.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+                if parts.windows(2).any(|w| w[0] != w[1]) {
+                    return Err(invalid(at, key, "a different distribution per direction is not supported"));
+                }
+                let d = parts.first().copied().unwrap_or("random");
+                let (name, arg) = d.split_once(':').unwrap_or((d, ""));
+                let num = |what: &str| -> Result<f64, JobError> {
+                    let x: f64 = arg
+                        .split(':')
+                        .next()
+                        .unwrap_or("")
+                        .parse()
+                        .map_err(|_| invalid(at, key, format!("`{d}` needs a number ({what})")))?;
+                    Ok(x)
+                };
+                spec.distribution = match name {
+                    "random" => Distribution::Random,
+                    "zipf" => {
+                        let t = num("theta")?;
+                        if t <= 0.0 || t.is_nan() || t == 1.0 {
+                            return Err(invalid(at, key, "zipf theta must be > 0 and not 1"));
+                        }
+                        Distribution::Zipf(t)
+                    }
+                    "pareto" => {
+                        let h = num("power")?;
+                        if !(h > 0.0 && h < 1.0) {
+                            return Err(invalid(at, key, "pareto power must be between 0 and 1"));
+                        }
+                        Distribution::Pareto(h)
+                    }
+                    "normal" => {
+                        let sd = num("standard deviation, %")?;
+                        if !(sd > 0.0 && sd <= 100.0) {
+                            return Err(invalid(at, key, "normal standard deviation must be in (0, 100] %"));
+                        }
+                        Distribution::Normal(sd)
+                    }
+                    "zoned" => Distribution::Zoned(
+                        zones(arg)
+                            .map_err(|r| invalid(at, key, r))?
+                            .into_iter()
+                            .map(|(a, z)| -> Result<(f64, f64), JobError> {
+                                let z: f64 = z
+                                    .trim_end_matches('%')
+                                    .parse()
+                                    .map_err(|_| invalid(at, key, format!("`{z}` is not a percentage of the span")))?;
+                                Ok((a, z / 100.0))
+                            })
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    "zoned_abs" => {
+                        let z = zones(arg)
+                            .map_err(|r| invalid(at, key, r))?
+                            .into_iter()
+                            .map(|(a, z)| parse_size(z, kb_base, capacity).map(|b| (a, b)))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(|r| invalid(at, key, r))?;
+                        zoned_abs = Some((z, at.clone()));
+                        Distribution::Random
+                    }
+                    _ => {
+                        return Err(invalid(
+                            at,
+                            key,
+                            format!("`{d}` is not one of random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:..."),
+                        ))
+                    }
+                };
+            }
+            "rate" | "rate_iops" => {
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    let Some(p) = part else { continue };
+                    if key == "rate" {
+                        rate.bytes_per_s[i] = parse_size(p, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
+                    } else {
+                        rate.iops[i] =
+                            p.parse().map_err(|_| invalid(at, key, format!("`{p}` is not a whole number")))?;
+                    }
+                }
+                rate_given = true;
+            }
+            "rate_process" => {
+                rate.poisson = match v.as_str() {
+                    "linear" => false,
+                    "poisson" => true,
+                    _ => return Err(invalid(at, key, format!("`{v}` is not linear or poisson"))),
+                }
+            }
+            // Checks of the achieved rate, not limits: the twin reports the
+            // rate reached; they do not change the commands.
+            "rate_min" | "rate_iops_min" | "rate_cycle" => {}
+            "thinktime_blocks" => {
+                let n = int()?;
+                if n == 0 {
+                    return Err(invalid(at, key, "must be at least 1"));
+                }
+                spec.thinktime_blocks = n as u32;
+            }
+            // Spinning or sleeping: the same time passes for the drive.
+            "thinktime_spin" => {
+                parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?;
+            }
+            "number_ios" => spec.number_ios = Some(int()?).filter(|&n| n > 0),
+            "loops" => spec.loops = int()?.max(1) as u32,
+            "max_latency" => {
+                spec.max_latency_ns = Some(parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?).filter(|&t| t > 0)
+            }
+            // The twin is deterministic: randrepeat=0 still uses randseed.
+            "randrepeat" => {
+                parse_bool(v).map_err(|r| invalid(at, key, r))?;
             }
             "iodepth" | "numjobs" => {
                 let n = int()?;
@@ -253,7 +744,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 }
             }
             "offset" => spec.offset = size()?,
-            "size" => spec.size = Some(size()?),
+            "size" | "filesize" => spec.size = Some(size()?),
             "io_size" | "io_limit" => spec.io_size = Some(size()?),
             "runtime" => spec.runtime_ns = Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?),
             "ramp_time" => spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
@@ -314,6 +805,35 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         return Ok(Phase::Idle { name: spec.name, duration_ns, apst: apst_given.then_some(spec.apst) });
     }
     let origin = entries.first().map_or("command line", |e| e.2.as_str()).to_string();
+    // Block sizes per direction.
+    if let Some(mut dirs) = ranges {
+        for (i, d) in dirs.iter_mut().enumerate() {
+            if d.choices.is_empty() {
+                d.choices = vec![(bs_given.and_then(|b| b[i]).unwrap_or(spec.bs), 100)];
+            }
+        }
+        spec.sizes = Some(dirs);
+    } else if let Some(b) = bs_given {
+        if b.iter().flatten().any(|&x| x != spec.bs) {
+            spec.sizes = Some(std::array::from_fn(|i| SizeChoice { choices: vec![(b[i].unwrap_or(4096), 100)] }));
+        }
+    }
+    if bs_unaligned && spec.blockalign.is_none() {
+        spec.blockalign = Some(512);
+    }
+    if rate_given {
+        spec.rate = Some(rate);
+    }
+    spec.modifier = modifier.filter(|&m| m > 0 || sequencer == Sequencer::Sequential).map(|m| (m, sequencer));
+    if let Some((z, at)) = zoned_abs {
+        let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset)).max(1);
+        spec.distribution = Distribution::Zoned(z.into_iter().map(|(a, b)| (a, b as f64 / span as f64)).collect());
+        if let Distribution::Zoned(z) = &spec.distribution {
+            if z.iter().map(|x| x.1).sum::<f64>() > 1.0 + 1e-9 {
+                return Err(invalid(&at, "random_distribution", "the zones are larger than the span"));
+            }
+        }
+    }
     if !rw_given {
         return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", spec.name)));
     }
@@ -355,6 +875,72 @@ fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)
         return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
     }
     Ok(())
+}
+
+/// fio's per-direction list `read,write,trim`: one value applies to all,
+/// two give reads and writes+trims, an empty item keeps the default.
+fn per_direction(v: &str) -> [Option<&str>; 3] {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let get = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
+    match parts.len() {
+        1 => [get(0), get(0), get(0)],
+        2 => [get(0), get(1), get(1)],
+        _ => [get(0), get(1), get(2)],
+    }
+}
+
+fn block_size(v: &str, kb_base: u64) -> Result<u32, String> {
+    let bs = parse_size(v, kb_base, 0)?;
+    if bs == 0 || bs % 512 != 0 || bs > 64 << 20 {
+        return Err(format!("{bs} bytes is not a multiple of 512 between 512 B and 64 MiB"));
+    }
+    Ok(bs as u32)
+}
+
+/// fio's `bssplit` for one direction: `4k/10:64k/50:32k/`; sizes without a
+/// share split what is left equally.
+fn bssplit(v: &str, kb_base: u64) -> Result<Vec<(u32, u32)>, String> {
+    let mut out = Vec::new();
+    let mut open = 0;
+    for item in v.split(':').filter(|i| !i.trim().is_empty()) {
+        let (size, pct) = item.split_once('/').unwrap_or((item, ""));
+        let size = block_size(size.trim(), kb_base)?;
+        let pct = pct.trim();
+        let w = if pct.is_empty() {
+            open += 1;
+            u32::MAX
+        } else {
+            pct.parse::<u32>().map_err(|_| format!("`{pct}` is not a whole percentage"))?
+        };
+        out.push((size, w));
+    }
+    let given: u32 = out.iter().filter(|e| e.1 != u32::MAX).map(|e| e.1).sum();
+    if given > 100 {
+        return Err(format!("the shares of `{v}` add up to {given}%"));
+    }
+    let rest = 100 - given;
+    for (i, e) in out.iter_mut().filter(|e| e.1 == u32::MAX).enumerate() {
+        e.1 = rest / open + u32::from((i as u32) < rest % open);
+    }
+    if out.is_empty() || out.iter().map(|e| e.1).sum::<u32>() == 0 {
+        return Err(format!("`{v}` has no block size with a share"));
+    }
+    Ok(out)
+}
+
+/// `60/10:30/20:10/70` as (access %, zone as written).
+fn zones(v: &str) -> Result<Vec<(f64, &str)>, String> {
+    let mut out = Vec::new();
+    for item in v.split(':').filter(|i| !i.trim().is_empty()) {
+        let (a, z) = item.split_once('/').ok_or_else(|| format!("`{item}` is not ACCESS%/ZONE"))?;
+        let a: f64 = a.trim().parse().map_err(|_| format!("`{a}` is not a percentage"))?;
+        out.push((a, z.trim()));
+    }
+    let total: f64 = out.iter().map(|z| z.0).sum();
+    if out.is_empty() || (total - 100.0).abs() > 1e-6 {
+        return Err(format!("the access percentages add up to {total}, not 100"));
+    }
+    Ok(out)
 }
 
 fn parse_bool(v: &str) -> Result<bool, String> {
@@ -461,7 +1047,7 @@ mod tests {
     #[test]
     fn job_file_with_global_sections_and_idle() {
         let text = "[global]\nbs=4k\niodepth=32\n\n[fill]\nrw=write\nbs=128k\nsize=1m\n\n[rest]\nidle=2s\n\n[rand]\nrw=randread\nruntime=1\n";
-        let job = parse_job_file(text, "t.fio", 1 << 30, &JobOptions::new()).unwrap();
+        let job = parse_job_file(text, "t.fio", 1 << 30, &JobOptions::new()).unwrap().to_job();
         assert_eq!(job.phases.len(), 3);
         match &job.phases[0] {
             Phase::Io(s) => {
@@ -502,7 +1088,8 @@ mod tests {
             1 << 30,
             &defaults,
         )
-        .unwrap();
+        .unwrap()
+        .to_job();
         let seeds: Vec<u64> =
             job.phases.iter().filter_map(|p| if let Phase::Io(s) = p { Some(s.randseed) } else { None }).collect();
         assert_eq!(seeds, [7, 9]);

@@ -11,11 +11,22 @@
 //! `percentage_random` below 100, a random pattern sends only that share
 //! of its commands to random offsets; the others continue from the
 //! previous command of the same direction (as fio does).
+//!
+//! Options beyond these take a second path, chosen once per phase (the
+//! basic path stays as it was, so suites give the same commands): block
+//! sizes drawn per command (`bsrange`, `bssplit`, a size per direction),
+//! offsets aligned to `blockalign`, skewed distributions (Zipf by
+//! rejection-inversion, exact for any θ; Pareto and normal as fio draws
+//! them; skewed ranks scattered over the span through the same seeded
+//! bijection; zones positional), `rw=...:N` offset modifiers and
+//! `trimwrite` pairs. Variable sizes draw random offsets with replacement
+//! (fio keeps its random map at the smallest block size; here only
+//! fixed-size jobs visit every block once per pass).
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{IoSpec, RwPattern};
+use super::{Distribution, IoSpec, RwPattern, Sequencer};
 use crate::model::drive::{Command, IoKind};
 
 /// A permutation of `0..n` computed on the fly.
@@ -53,6 +64,16 @@ impl Permutation {
         x
     }
 
+    /// The value at position `i` of the permutation (`i < n`).
+    #[inline]
+    pub(crate) fn at(&self, i: u64) -> u64 {
+        let mut v = self.mix(i);
+        while v >= self.n {
+            v = self.mix(v);
+        }
+        v
+    }
+
     #[inline]
     pub(crate) fn next(&mut self) -> u64 {
         // Cycle walking: P restricted to 0..n stays a bijection on 0..n.
@@ -68,9 +89,88 @@ impl Permutation {
     }
 }
 
+/// Zipf ranks by rejection-inversion (Hörmann and Derflinger 1996): exact
+/// for any exponent > 0 and any number of ranks, O(1) per draw.
+#[derive(Debug, Clone)]
+pub(crate) struct Zipf {
+    e: f64,
+    n: f64,
+    h_x1: f64,
+    h_n: f64,
+    s: f64,
+}
+
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+
+impl Zipf {
+    pub(crate) fn new(n: u64, e: f64) -> Zipf {
+        let mut z = Zipf { e, n: n as f64, h_x1: 0.0, h_n: 0.0, s: 0.0 };
+        z.h_x1 = z.h_int(1.5) - 1.0;
+        z.h_n = z.h_int(n as f64 + 0.5);
+        z.s = 2.0 - z.h_int_inv(z.h_int(2.5) - z.h(2.0));
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        (-self.e * x.ln()).exp()
+    }
+    fn h_int(&self, x: f64) -> f64 {
+        let l = x.ln();
+        helper2((1.0 - self.e) * l) * l
+    }
+    fn h_int_inv(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.e)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+    /// A rank in `0..n` (0 the most frequent).
+    #[inline]
+    pub(crate) fn sample(&self, rng: &mut Pcg64Mcg) -> u64 {
+        loop {
+            let u = self.h_n + rng.random::<f64>() * (self.h_x1 - self.h_n);
+            let x = self.h_int_inv(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= self.h_int(k + 0.5) - self.h(k) {
+                return k as u64 - 1;
+            }
+        }
+    }
+}
+
+/// A distribution made ready for drawing.
+#[derive(Debug, Clone)]
+enum Draw {
+    Uniform,
+    Zipf(Zipf),
+    Pareto(f64),
+    Normal(f64),
+    /// Cumulative access fraction and the zone's [start, end) fraction.
+    Zoned(Vec<(f64, f64, f64)>),
+}
+
 /// How many commands the generator computes ahead of the one it returns
 /// (so that the simulator can warm the map entries they will touch).
 pub const LOOKAHEAD: usize = 16;
+
+/// Sizes of one direction, made ready for drawing.
+#[derive(Debug, Clone)]
+struct Sizes {
+    /// Cumulative weights and sizes; one entry = fixed.
+    table: Vec<(u32, u32)>,
+    total: u32,
+}
 
 /// Generates the commands of one I/O phase.
 #[derive(Debug, Clone)]
@@ -89,6 +189,30 @@ pub struct IoGenerator {
     norandommap: bool,
     percentage_random: u32,
     last: [u64; 3],
+    /// Everything beyond fio's basic options: `None` keeps the fast path.
+    ext: Option<Box<Ext>>,
+}
+
+/// State of the options beyond the basic ones (variable block sizes,
+/// distributions, offset modifiers, trimwrite).
+#[derive(Debug, Clone)]
+struct Ext {
+    span: u64,
+    /// Offset unit per direction, bytes.
+    unit: [u64; 3],
+    /// Units per direction.
+    units: [u64; 3],
+    sizes: [Sizes; 3],
+    draw: Draw,
+    modifier: Option<(u64, Sequencer)>,
+    /// Commands left in the current run of the offset modifier.
+    run_left: [u64; 3],
+    /// Next sequential byte position per direction.
+    pos: [u64; 3],
+    /// Last command of each direction (offset within span, len).
+    prev: [(u64, u32); 3],
+    /// trimwrite: the write that follows the trim.
+    pending_write: Option<Command>,
 }
 
 impl IoGenerator {
@@ -97,11 +221,85 @@ impl IoGenerator {
         let span = spec.size.unwrap_or(capacity - spec.offset);
         let blocks = (span / spec.bs as u64).max(1);
         let mut rng = Pcg64Mcg::seed_from_u64(spec.randseed);
-        let perm = [
-            Permutation::new(blocks, &mut rng),
-            Permutation::new(blocks, &mut rng),
-            Permutation::new(blocks, &mut rng),
-        ];
+        let plain = spec.sizes.is_none()
+            && spec.blockalign.is_none()
+            && spec.distribution == Distribution::Random
+            && spec.modifier.is_none()
+            && spec.rw != RwPattern::TrimWrite;
+        let (unit, units, perm) = if plain {
+            let perm = [
+                Permutation::new(blocks, &mut rng),
+                Permutation::new(blocks, &mut rng),
+                Permutation::new(blocks, &mut rng),
+            ];
+            ([spec.bs as u64; 3], [blocks; 3], perm)
+        } else {
+            let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
+            let unit: [u64; 3] = std::array::from_fn(|k| {
+                let u = match (spec.blockalign, fixed) {
+                    (Some(a), _) => a,
+                    (None, true) => spec.bs_of(k),
+                    (None, false) => spec.min_bs(),
+                };
+                u.max(512) as u64
+            });
+            let units: [u64; 3] = std::array::from_fn(|k| (span / unit[k]).max(1));
+            let perm = std::array::from_fn(|k| Permutation::new(units[k], &mut rng));
+            (unit, units, perm)
+        };
+        let ext = (!plain).then(|| {
+            let sizes = std::array::from_fn(|k| {
+                let choices = match &spec.sizes {
+                    Some(s) => s[k].choices.clone(),
+                    None => vec![(spec.bs, 100)],
+                };
+                let mut acc = 0;
+                let table = choices
+                    .iter()
+                    .map(|&(size, w)| {
+                        acc += w;
+                        (acc, size)
+                    })
+                    .collect();
+                Sizes { table, total: acc.max(1) }
+            });
+            let n = units[1].max(units[0]);
+            let draw = match &spec.distribution {
+                Distribution::Random => Draw::Uniform,
+                Distribution::Zipf(t) => Draw::Zipf(Zipf::new(n, *t)),
+                Distribution::Pareto(h) => Draw::Pareto((*h).ln() / (1.0 - *h).ln()),
+                Distribution::Normal(sd) => Draw::Normal(*sd),
+                Distribution::Zoned(zones) => {
+                    let total: f64 = zones.iter().map(|z| z.0).sum();
+                    let mut acc = 0.0;
+                    let mut at = 0.0;
+                    Draw::Zoned(
+                        zones
+                            .iter()
+                            .map(|&(pct, share)| {
+                                acc += pct / total;
+                                let z = (acc, at, (at + share).min(1.0));
+                                at += share;
+                                z
+                            })
+                            .collect(),
+                    )
+                }
+            };
+            Box::new(Ext {
+                span,
+                unit,
+                units,
+                sizes,
+                draw,
+                modifier: spec.modifier,
+                run_left: [0; 3],
+                pos: [0; 3],
+                prev: [(u64::MAX, 0); 3],
+                pending_write: None,
+            })
+        });
+        let _ = unit;
         IoGenerator {
             ring: [Command { kind: IoKind::Read, offset: 0, len: 0 }; LOOKAHEAD],
             ring_pos: 0,
@@ -117,6 +315,7 @@ impl IoGenerator {
             norandommap: spec.norandommap,
             percentage_random: spec.percentage_random,
             last: [u64::MAX; 3],
+            ext,
         }
     }
 
@@ -145,11 +344,12 @@ impl IoGenerator {
         self.ring[(self.ring_pos + k - 1) % LOOKAHEAD]
     }
 
-    fn generate(&mut self) -> Command {
-        let kind = match self.rw {
+    #[inline]
+    fn kind(&mut self) -> IoKind {
+        match self.rw {
             RwPattern::Read | RwPattern::RandRead => IoKind::Read,
             RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
-            RwPattern::Trim | RwPattern::RandTrim => IoKind::Trim,
+            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite => IoKind::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
                 if self.rng.random_range(0..100u32) < self.rwmixread {
                     IoKind::Read
@@ -157,7 +357,14 @@ impl IoGenerator {
                     IoKind::Write
                 }
             }
-        };
+        }
+    }
+
+    fn generate(&mut self) -> Command {
+        if self.ext.is_some() {
+            return self.generate_ext();
+        }
+        let kind = self.kind();
         let k = kind as usize;
         let sequential_turn = self.percentage_random < 100
             && self.rw.is_random()
@@ -183,6 +390,128 @@ impl IoGenerator {
         };
         self.last[k] = block;
         Command { kind, offset: self.base + block * self.bs as u64, len: self.bs }
+    }
+
+    /// A unit index in `0..n` drawn from the distribution.
+    fn draw_unit(&mut self, k: usize, n: u64) -> u64 {
+        let ext = self.ext.as_ref().expect("extended generator");
+        let rank = match &ext.draw {
+            Draw::Uniform => {
+                return if self.norandommap || n != ext.units[k] {
+                    self.rng.random_range(0..n)
+                } else {
+                    self.perm[k].next()
+                };
+            }
+            Draw::Zipf(z) => z.sample(&mut self.rng),
+            Draw::Pareto(pow) => ((n - 1) as f64 * self.rng.random::<f64>().powf(*pow)) as u64,
+            Draw::Normal(sd) => {
+                // Box–Muller around the middle; σ in percent of the span.
+                let u1: f64 = 1.0 - self.rng.random::<f64>();
+                let u2: f64 = self.rng.random();
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let x = n as f64 / 2.0 + z * sd / 100.0 * n as f64;
+                (x.max(0.0) as u64).min(n - 1)
+            }
+            Draw::Zoned(zones) => {
+                let u: f64 = self.rng.random();
+                let &(_, a, b) = zones.iter().find(|z| u < z.0).unwrap_or(zones.last().expect("zones"));
+                let lo = (a * n as f64) as u64;
+                let hi = ((b * n as f64) as u64).clamp(lo + 1, n);
+                return self.rng.random_range(lo..hi);
+            }
+        };
+        // Skewed ranks are scattered over the span (fio hashes them).
+        self.perm[k].at(rank % ext.units[k]) % n
+    }
+
+    fn generate_ext(&mut self) -> Command {
+        if let Some(w) = self.ext.as_mut().and_then(|e| e.pending_write.take()) {
+            return w;
+        }
+        let kind = self.kind();
+        let k = kind as usize;
+        let len = {
+            let s = &self.ext.as_ref().expect("ext").sizes[k];
+            if s.table.len() == 1 {
+                s.table[0].1
+            } else {
+                let r = self.rng.random_range(0..s.total);
+                s.table.iter().find(|e| r < e.0).map_or(s.table[0].1, |e| e.1)
+            }
+        };
+        let (span, unit, prev, modifier) = {
+            let e = self.ext.as_ref().expect("ext");
+            (e.span, e.unit[k], e.prev[k], e.modifier)
+        };
+        // Positions where a command of `len` bytes fits.
+        let fit = ((span.saturating_sub(len as u64)) / unit + 1).max(1);
+        let random = self.rw.is_random();
+        let continue_run = match modifier {
+            Some((n, _)) if random => {
+                let e = self.ext.as_mut().expect("ext");
+                if e.run_left[k] > 0 && prev.0 != u64::MAX {
+                    e.run_left[k] -= 1;
+                    true
+                } else {
+                    e.run_left[k] = n.saturating_sub(1);
+                    false
+                }
+            }
+            _ => false,
+        };
+        let identical = matches!(modifier, Some((_, Sequencer::Identical)));
+        let offset = if random {
+            let sequential_turn = continue_run
+                || (self.percentage_random < 100
+                    && prev.0 != u64::MAX
+                    && self.rng.random_range(0..100u32) >= self.percentage_random);
+            if sequential_turn && identical && continue_run {
+                prev.0
+            } else if sequential_turn {
+                let next = prev.0 + prev.1 as u64;
+                if next + len as u64 > span {
+                    0
+                } else {
+                    next
+                }
+            } else {
+                self.draw_unit(k, fit) * unit
+            }
+        } else {
+            let e = self.ext.as_mut().expect("ext");
+            let mut p = e.pos[k];
+            if p + len as u64 > span {
+                p = 0;
+            }
+            let repeat = match modifier {
+                Some((n, Sequencer::Identical)) => {
+                    if e.run_left[k] > 0 {
+                        e.run_left[k] -= 1;
+                        true
+                    } else {
+                        e.run_left[k] = n.saturating_sub(1);
+                        false
+                    }
+                }
+                _ => false,
+            };
+            let skip = match modifier {
+                Some((n, Sequencer::Sequential)) => n,
+                _ => 0,
+            };
+            if !repeat || e.run_left[k] == 0 {
+                e.pos[k] = p + len as u64 + skip;
+            }
+            p
+        };
+        let e = self.ext.as_mut().expect("ext");
+        e.prev[k] = (offset, len);
+        let cmd = Command { kind, offset: self.base + offset, len };
+        if self.rw == RwPattern::TrimWrite {
+            e.pending_write = Some(Command { kind: IoKind::Write, ..cmd });
+        }
+        cmd
     }
 }
 

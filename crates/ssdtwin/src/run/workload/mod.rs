@@ -1,11 +1,14 @@
 //! Workloads in fio's vocabulary.
 //!
-//! A [`Job`] is a sequence of phases run one after the other (as if every
-//! fio section had `stonewall`). An I/O phase ([`IoSpec`]) is a closed loop
-//! that keeps `iodepth × numjobs` commands outstanding, with fio's options:
-//! `rw`, `bs`, `iodepth`, `numjobs`, `offset`, `size`, `io_size`,
-//! `runtime`, `time_based`, `rwmixread`, `thinktime`, `ramp_time`,
-//! `randseed`, `percentage_random`. ssdtwin adds options fio lacks, for
+//! An I/O phase ([`IoSpec`]) is a closed loop that keeps `iodepth ×
+//! numjobs` commands outstanding, with fio's options (`rw` with its
+//! modifiers, `bs` per direction, `bsrange`, `bssplit`, `offset`, `size`,
+//! `io_size`, `number_ios`, `loops`, `runtime`, `time_based`, `rwmixread`,
+//! `thinktime`, `ramp_time`, `randseed`, `percentage_random`,
+//! `random_distribution`, rate limits, `max_latency`). A [`Job`] is a
+//! sequence of phases run one after the other (suites); a fio job file
+//! ([`fio::JobFile`]) runs its jobs concurrently (see
+//! [`crate::run::jobs`]), its `numjobs` as separate clones. ssdtwin adds options fio lacks, for
 //! the review suites: `burst_size` with `duty_cycle` (issue bursts of that
 //! many bytes, then idle so that the drive is busy that fraction of the
 //! time), an idle phase (`idle=60s`: no I/O, background work may run) and
@@ -43,6 +46,9 @@ pub enum RwPattern {
     Trim,
     /// Random trims.
     RandTrim,
+    /// Sequential trim + write pairs: each block is trimmed, then written
+    /// (fio's `trimwrite`).
+    TrimWrite,
 }
 
 impl RwPattern {
@@ -57,6 +63,7 @@ impl RwPattern {
             "randrw" => RwPattern::RandRw,
             "trim" => RwPattern::Trim,
             "randtrim" => RwPattern::RandTrim,
+            "trimwrite" => RwPattern::TrimWrite,
             _ => return None,
         })
     }
@@ -77,6 +84,7 @@ impl RwPattern {
             RwPattern::RandRw => "randrw",
             RwPattern::Trim => "trim",
             RwPattern::RandTrim => "randtrim",
+            RwPattern::TrimWrite => "trimwrite",
         }
     }
 }
@@ -89,6 +97,65 @@ pub struct Burst {
     /// Fraction of time the drive is busy (0 < d ≤ 1): after a burst that
     /// took `b` ns, idle `b · (1 − d) / d` ns.
     pub duty_cycle: f64,
+}
+
+/// Block sizes of one direction: a fixed size, or fio's `bsrange` /
+/// `bssplit` choices drawn per command.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizeChoice {
+    /// (size in bytes, weight in percent); one entry = a fixed size. For a
+    /// `bsrange`, every multiple of the smallest size in the range with
+    /// equal weights.
+    pub choices: Vec<(u32, u32)>,
+}
+
+/// Where random offsets land (fio's `random_distribution`).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    /// Uniform (fio's `random`, the default).
+    #[default]
+    Random,
+    /// Zipf with exponent θ: the k-th most popular block is accessed with
+    /// probability ∝ 1/k^θ.
+    Zipf(f64),
+    /// Pareto with power h (fio's `pareto:h`).
+    Pareto(f64),
+    /// Normal with standard deviation σ, in percent of the span, around
+    /// its middle (fio's `normal:σ`).
+    Normal(f64),
+    /// Zones: (percent of accesses, share of the span) in order from the
+    /// span's start; fio's `zoned:` (share in percent of the span, stored
+    /// here as a fraction) and `zoned_abs:` (share in bytes, converted to a
+    /// fraction of the span when the phase is built).
+    Zoned(Vec<(f64, f64)>),
+}
+
+/// How the offset modifier of `rw=...:N` changes offsets (fio's
+/// `rw_sequencer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sequencer {
+    /// Random patterns draw a new offset every N commands and continue
+    /// sequentially in between; sequential patterns skip N bytes after
+    /// each command.
+    Sequential,
+    /// The same offset is used N times.
+    Identical,
+}
+
+/// Rate limits (fio's `rate`, `rate_iops`, `rate_process`): commands are
+/// issued no faster than the rate, as fio's rate limiter does, and never
+/// more than `iodepth` at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rate {
+    /// Bytes per second per direction (read, write, trim); 0 = no limit.
+    pub bytes_per_s: [u64; 3],
+    /// Commands per second per direction; 0 = no limit.
+    pub iops: [u64; 3],
+    /// Exponential inter-arrival times (fio's `rate_process=poisson`)
+    /// instead of evenly spaced ones.
+    pub poisson: bool,
 }
 
 /// One closed-loop I/O phase.
@@ -139,6 +206,38 @@ pub struct IoSpec {
     /// follow it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub apst: bool,
+    /// Block sizes per direction (read, write, trim) when they differ from
+    /// a single fixed `bs` (fio's `bs=r,w,t`, `bsrange`, `bssplit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<[SizeChoice; 3]>,
+    /// Alignment of random offsets, bytes (fio's `blockalign`; default: the
+    /// smallest block size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blockalign: Option<u32>,
+    /// Where random offsets land.
+    #[serde(skip_serializing_if = "is_uniform")]
+    pub distribution: Distribution,
+    /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
+    /// for sequential ones) and how it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modifier: Option<(u64, Sequencer)>,
+    /// Rate limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Think only after every this many commands (fio's
+    /// `thinktime_blocks`; 1 = after each).
+    #[serde(skip_serializing_if = "is_one")]
+    pub thinktime_blocks: u32,
+    /// Stop after this many commands (fio's `number_ios`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// Repeat the job's bytes this many times (fio's `loops`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub loops: u32,
+    /// End the job with an error when a command takes longer, ns (fio's
+    /// `max_latency`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_latency_ns: Option<u64>,
 }
 
 impl IoSpec {
@@ -163,6 +262,32 @@ impl IoSpec {
             percentage_random: 100,
             burst: None,
             apst: false,
+            sizes: None,
+            blockalign: None,
+            distribution: Distribution::Random,
+            modifier: None,
+            rate: None,
+            thinktime_blocks: 1,
+            number_ios: None,
+            loops: 1,
+            max_latency_ns: None,
+        }
+    }
+
+    /// Block size of direction `kind` (index `IoKind as usize`) when it is
+    /// fixed; the largest choice otherwise.
+    pub fn bs_of(&self, kind: usize) -> u32 {
+        match &self.sizes {
+            None => self.bs,
+            Some(s) => s[kind].choices.iter().map(|c| c.0).max().unwrap_or(self.bs),
+        }
+    }
+
+    /// The smallest block size of any direction.
+    pub fn min_bs(&self) -> u32 {
+        match &self.sizes {
+            None => self.bs,
+            Some(s) => s.iter().flat_map(|d| d.choices.iter().map(|c| c.0)).min().unwrap_or(self.bs),
         }
     }
 
@@ -176,9 +301,18 @@ fn is_hundred(p: &u32) -> bool {
     *p == 100
 }
 
+fn is_one(p: &u32) -> bool {
+    *p == 1
+}
+
+fn is_uniform(d: &Distribution) -> bool {
+    *d == Distribution::Random
+}
+
 /// One phase of a job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[allow(clippy::large_enum_variant)] // few phases; an IoSpec is built once per phase
 pub enum Phase {
     /// Closed-loop I/O.
     Io(IoSpec),

@@ -1,0 +1,210 @@
+//! Concurrent fio jobs on one device, with fio's ordering rules.
+//!
+//! Every job of a job file is a workload source of the closed-loop driver
+//! ([`crate::run::sim`]); all of them interleave their commands on one
+//! [`Device`], so the drive sees the merged stream and each job's latency
+//! includes the wait behind the others'. Jobs start together unless the
+//! file orders them, as fio does:
+//!
+//! - `stonewall` (or `wait_for_previous`): the job, and the jobs after it,
+//!   wait until every job before it has finished (fio runs the jobs
+//!   between two stonewalls as one group);
+//! - `wait_for=NAME`: the job waits for the job(s) of that name;
+//! - `startdelay=T`: the job starts T after it could have started;
+//! - ssdtwin's `idle` and `secure_erase` sections run alone, with every
+//!   job before them finished and every job after them waiting.
+//!
+//! Each job keeps its own statistics (latency per direction, bandwidth and
+//! IOPS samples every 500 ms as fio's `bwavgtime`, the queue depths it
+//! submitted at, a per-second series); the drive's counters and energy are
+//! reported over each job's lifetime, so jobs that overlap share them.
+//!
+//! Left out: fio's `rate_min` and `rate_cycle` enforcement (the rate
+//! reached is reported) and per-job CPU figures (there is no host CPU).
+
+use crate::model::drive::IoKind;
+use crate::run::device::Device;
+use crate::run::sim::{drive_sources, run_quiet, Action, Hooked, JobStats, PhaseResult, Source};
+use crate::run::stats::Counters;
+use crate::run::workload::fio::JobFile;
+use crate::run::workload::Phase;
+
+/// One job's outcome.
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    /// Job name (the section's).
+    pub name: String,
+    /// Reporting group (fio's `groupid`).
+    pub groupid: u32,
+    /// The job's results in the same form as a sequential phase's
+    /// (`dirs` and `series` are the job's own; counters and energy are the
+    /// drive's over the job's lifetime).
+    pub result: PhaseResult,
+    /// The job's own statistics (I/O jobs).
+    pub stats: Option<JobStats>,
+    /// fio's error number (0: none; 110: `max_latency` exceeded).
+    pub error: i32,
+    /// The section's options as written.
+    pub options: Vec<(String, String)>,
+    /// Whether the job asked for `group_reporting`.
+    pub group_reporting: bool,
+}
+
+/// Run every job of `file` on `dev`, in fio's order; results in file order.
+pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
+    let n = file.jobs.len();
+    let capacity = dev.drive().user_bytes();
+    // Sources for the I/O jobs; `src[i]` is job i's.
+    let mut src_of = vec![usize::MAX; n];
+    let mut sources = Vec::new();
+    for (i, j) in file.jobs.iter().enumerate() {
+        if let Phase::Io(spec) = &j.phase {
+            src_of[i] = sources.len();
+            sources.push(Source::new(spec.clone(), capacity, 0, true));
+        }
+    }
+    // Dependencies: a stonewall waits for every job before it, and so do
+    // the jobs after it up to the next stonewall.
+    let mut wall = 0;
+    let deps: Vec<Vec<usize>> = file
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if j.stonewall {
+                wall = i;
+            }
+            let mut d: Vec<usize> = (0..wall).collect();
+            if let Some(w) = &j.wait_for {
+                d.extend(file.jobs.iter().enumerate().filter(|(_, o)| o.phase.name() == w).map(|(k, _)| k));
+            }
+            d.retain(|&k| k != i);
+            d
+        })
+        .collect();
+    let mut groupid = 0u32;
+    let groups: Vec<u32> = file
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.new_group {
+                groupid += 1;
+            }
+            groupid
+        })
+        .collect();
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum St {
+        Waiting,
+        Delayed,
+        Running,
+        Done,
+    }
+    let mut state = vec![St::Waiting; n];
+    let mut before: Vec<Option<(Counters, Option<f64>)>> = vec![None; n];
+    let mut results: Vec<Option<PhaseResult>> = vec![None; n];
+    let job_of: Vec<usize> = (0..n).filter(|&i| src_of[i] != usize::MAX).collect();
+
+    let mut hook = |dev: &mut Device, sources: &mut [Source], h: Hooked| -> Action {
+        let mut action = Action::default();
+        let mut start_now: Vec<usize> = Vec::new();
+        match h {
+            Hooked::Begin => {}
+            Hooked::Timer(i) => start_now.push(i as usize),
+            Hooked::Finished(s) => {
+                let i = job_of[s];
+                let now = dev.now();
+                let src = &mut sources[s];
+                let st = src.stats.as_mut().expect("job statistics");
+                let end = src.end_ns.max(src.start);
+                st.series.finish(dev.drive(), end);
+                let (c0, e0) = before[i].take().expect("started");
+                let e1 = dev.drive().energy_j(end);
+                results[i] = Some(PhaseResult {
+                    phase: Phase::Io(src.spec.clone()),
+                    start_ns: src.start,
+                    end_ns: end,
+                    measured_ns: end.saturating_sub(src.ramp_end),
+                    dirs: st.dirs.clone(),
+                    series: st.series.clone(),
+                    counters: Counters::of(dev.drive()).since(&c0),
+                    bursts: src.bursts,
+                    busy_ns: st.busy_ns,
+                    energy_j: e0.zip(e1).map(|(a, b)| b - a),
+                    trace: None,
+                });
+                let _ = now;
+                state[i] = St::Done;
+            }
+        }
+        loop {
+            // Jobs whose turn has come.
+            for i in 0..n {
+                if state[i] == St::Waiting && deps[i].iter().all(|&d| state[d] == St::Done) {
+                    if file.jobs[i].startdelay_ns > 0 {
+                        state[i] = St::Delayed;
+                        action.timers.push((dev.now() + file.jobs[i].startdelay_ns, i as u32));
+                    } else {
+                        start_now.push(i);
+                    }
+                }
+            }
+            if start_now.is_empty() {
+                break;
+            }
+            let mut quiet_ran = false;
+            for i in start_now.drain(..) {
+                match &file.jobs[i].phase {
+                    Phase::Io(spec) => {
+                        state[i] = St::Running;
+                        dev.set_apst(spec.apst);
+                        before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
+                        action.start.push(src_of[i]);
+                    }
+                    quiet => {
+                        // Runs alone: every job before it is done and
+                        // every job after it waits for it.
+                        results[i] = Some(run_quiet(dev, quiet));
+                        state[i] = St::Done;
+                        quiet_ran = true;
+                    }
+                }
+            }
+            if !quiet_ran {
+                break;
+            }
+        }
+        action
+    };
+    drive_sources(dev, &mut sources, None, &mut hook);
+
+    file.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let result = results[i].take().unwrap_or_else(|| panic!("job {} never ran", j.phase.name()));
+            let (stats, error) = match src_of[i] {
+                usize::MAX => (None, 0),
+                s => (sources[s].stats.take().map(|b| *b), sources[s].error),
+            };
+            JobResult {
+                name: j.phase.name().to_string(),
+                groupid: groups[i],
+                result,
+                stats,
+                error,
+                options: j.options.clone(),
+                group_reporting: j.group_reporting,
+            }
+        })
+        .collect()
+}
+
+impl JobResult {
+    /// IOPS of one direction over the job's measured time.
+    pub fn iops(&self, kind: IoKind) -> f64 {
+        self.result.iops(kind)
+    }
+}

@@ -1,0 +1,284 @@
+//! fio compatibility: concurrent jobs and their order, the distributions
+//! of offsets and sizes, rate-limited arrivals, fio's JSON layout (checked
+//! against the real fio when it is installed) and determinism.
+
+use std::collections::BTreeSet;
+use std::process::Command as Process;
+
+use serde_json::Value;
+use ssdtwin::model::health::Health;
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::{run_jobs, JobResult};
+use ssdtwin::run::workload::fio::JobFile;
+use ssdtwin::run::workload::{parse_job_file, IoGenerator, JobOptions, Phase};
+use ssdtwin::study::fio_out::FioReport;
+use ssdtwin::{DriveSpec, IoKind};
+
+use crate::common::small_drive;
+
+const CAP: u64 = 256 << 20;
+
+fn parse(text: &str) -> JobFile {
+    parse_job_file(text, "t.fio", CAP, &JobOptions::new()).unwrap()
+}
+
+fn run(text: &str) -> (Vec<JobResult>, Device, JobFile) {
+    let file = parse(text);
+    let mut dev = Device::new(small_drive(256, &[]));
+    let r = run_jobs(&mut dev, &file);
+    (r, dev, file)
+}
+
+fn json(text: &str, plus: bool) -> String {
+    let (results, dev, file) = run(text);
+    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let health = Health::of(dev.drive());
+    let report = FioReport {
+        drive: &spec,
+        state: "fresh".into(),
+        seed: 1,
+        global: &file.global,
+        jobs: &results,
+        health: &health,
+    };
+    serde_json::to_string_pretty(&report.to_json(plus)).unwrap()
+}
+
+#[test]
+fn unstonewalled_jobs_overlap_and_share_the_drive() {
+    let alone = run("[a]\nrw=randwrite\nsize=64m\nio_size=16m\niodepth=8\n").0;
+    let (both, _, _) =
+        run("[global]\nsize=64m\nio_size=16m\niodepth=8\n[a]\nrw=randwrite\n[b]\nrw=randwrite\noffset=64m\n");
+    let (a, b) = (&both[0].result, &both[1].result);
+    assert_eq!(a.start_ns, b.start_ns);
+    assert!(b.start_ns < a.end_ns && a.start_ns < b.end_ns, "the jobs overlap");
+    // Sharing the drive: each job gets less than it does alone.
+    let solo = alone[0].iops(IoKind::Write);
+    assert!(both[0].iops(IoKind::Write) < 0.8 * solo, "{} vs {solo}", both[0].iops(IoKind::Write));
+    assert_eq!((both[0].groupid, both[1].groupid), (0, 0));
+}
+
+#[test]
+fn stonewall_serialises_and_starts_a_group() {
+    let (r, _, _) =
+        run("[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nstonewall\nrw=randread\n[c]\nrw=read\n");
+    assert!(r[1].result.start_ns >= r[0].result.end_ns);
+    // The job after the stonewall runs with it, in its group.
+    assert_eq!(r[2].result.start_ns, r[1].result.start_ns);
+    assert_eq!((r[0].groupid, r[1].groupid, r[2].groupid), (0, 1, 1));
+    // wait_for and startdelay.
+    let (r, _, _) = run(
+        "[global]\nsize=64m\nio_size=8m\n[a]\nrw=randwrite\n[b]\nwait_for=a\nrw=read\n[c]\nstartdelay=10ms\nrw=read\n",
+    );
+    assert!(r[1].result.start_ns >= r[0].result.end_ns);
+    assert_eq!(r[2].result.start_ns, 10_000_000);
+}
+
+#[test]
+fn numjobs_clones_run_concurrently_at_their_offsets() {
+    let file = parse("[w]\nrw=write\nbs=128k\nsize=32m\nnumjobs=4\noffset_increment=32m\ngroup_reporting\n");
+    assert_eq!(file.jobs.len(), 4);
+    let offs: Vec<u64> = file.jobs.iter().map(|j| if let Phase::Io(s) = &j.phase { s.offset } else { 0 }).collect();
+    assert_eq!(offs, [0, 32 << 20, 64 << 20, 96 << 20]);
+    let text = json("[w]\nrw=write\nbs=128k\nsize=32m\nnumjobs=4\noffset_increment=32m\ngroup_reporting\n", false);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1, "group_reporting merges the clones");
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 128u64 << 20);
+}
+
+fn spec_of(text: &str) -> ssdtwin::run::workload::IoSpec {
+    match &parse(text).jobs[0].phase {
+        Phase::Io(s) => s.clone(),
+        p => panic!("{p:?}"),
+    }
+}
+
+#[test]
+fn zipf_concentrates_accesses_as_the_distribution_says() {
+    // 1000 blocks, θ = 1.2: the ten most accessed blocks against the ten
+    // first Zipf ranks, the rest as one class (chi-square, 10 dof).
+    let spec = spec_of("[z]\nrw=randread\nbs=4k\nsize=4000k\nrandom_distribution=zipf:1.2\n");
+    let mut g = IoGenerator::new(&spec, CAP);
+    let n = 200_000;
+    let mut counts = vec![0u64; 1000];
+    for _ in 0..n {
+        counts[(g.next_command().offset / 4096) as usize] += 1;
+    }
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let h: f64 = (1..=1000).map(|k| (k as f64).powf(-1.2)).sum();
+    let p = |k: usize| (k as f64).powf(-1.2) / h;
+    let mut chi2 = 0.0;
+    for k in 1..=10 {
+        let e = p(k) * n as f64;
+        chi2 += (counts[k - 1] as f64 - e).powi(2) / e;
+    }
+    let rest_e = (1.0 - (1..=10).map(p).sum::<f64>()) * n as f64;
+    let rest: u64 = counts[10..].iter().sum();
+    chi2 += (rest as f64 - rest_e).powi(2) / rest_e;
+    assert!(chi2 < 29.6, "chi-square {chi2:.1} (p < 0.001 at 10 dof)");
+}
+
+#[test]
+fn bssplit_proportions_hold_within_one_percent() {
+    let spec = spec_of("[s]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=64m\n");
+    let mut g = IoGenerator::new(&spec, CAP);
+    let n = 100_000;
+    let mut by = std::collections::BTreeMap::new();
+    for _ in 0..n {
+        let c = g.next_command();
+        assert!(c.offset + c.len as u64 <= 64 << 20);
+        *by.entry(c.len).or_insert(0u64) += 1;
+    }
+    for (size, pct) in [(4096u32, 50.0), (16384, 30.0), (65536, 20.0)] {
+        let got = by[&size] as f64 * 100.0 / n as f64;
+        assert!((got - pct).abs() < 1.0, "{size}: {got}% for {pct}%");
+    }
+    // bs=4k,64k: reads of 4k, writes of 64k.
+    let spec = spec_of("[s]\nrw=randrw\nbs=4k,64k\nsize=64m\n");
+    let mut g = IoGenerator::new(&spec, CAP);
+    for _ in 0..1000 {
+        let c = g.next_command();
+        assert_eq!(c.len, if c.kind == IoKind::Read { 4096 } else { 65536 });
+    }
+}
+
+#[test]
+fn poisson_rate_gives_exponential_inter_arrivals() {
+    let file = parse("[p]\nrw=randread\nsize=64m\nrate_iops=20000\nrate_process=poisson\niodepth=64\nnumber_ios=20000\nio_size=128m\n");
+    let mut dev = Device::new(small_drive(256, &[]));
+    dev.log_commands(true);
+    let r = run_jobs(&mut dev, &file);
+    let mut sub: Vec<u64> = dev.take_log().iter().map(|c| c.submitted_ns).collect();
+    sub.sort_unstable();
+    let gaps: Vec<f64> = sub.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    assert!((mean - 50_000.0).abs() < 2_500.0, "mean gap {mean}");
+    assert!((sd / mean - 1.0).abs() < 0.05, "coefficient of variation {}", sd / mean);
+    // Share below the median of an exponential (mean · ln 2): one half.
+    let below = gaps.iter().filter(|&&g| g < mean * std::f64::consts::LN_2).count() as f64 / gaps.len() as f64;
+    assert!((below - 0.5).abs() < 0.02, "{below}");
+    assert_eq!(r[0].result.dirs[0].ios, 20000);
+}
+
+#[test]
+fn same_file_and_seed_give_identical_json() {
+    let text = "[global]\nsize=64m\nio_size=8m\nrandseed=3\n[a]\nrw=randrw\nbssplit=4k/70:64k/30\n[b]\nrw=randwrite\n\
+                random_distribution=zipf:0.9\nrate_iops=5000\nrate_process=poisson\n";
+    assert_eq!(json(text, true), json(text, true));
+}
+
+/// Every key path of a JSON value with its type (`bins` keys collapsed).
+fn paths(v: &Value, p: String, out: &mut BTreeSet<(String, &'static str)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let k = if p.ends_with("/bins") { "*" } else { k.as_str() };
+                paths(x, format!("{p}/{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                paths(x, format!("{p}[]"), out);
+            }
+        }
+        Value::Number(n) => {
+            out.insert((p, if n.is_f64() { "float" } else { "int" }));
+        }
+        Value::String(_) => {
+            out.insert((p, "str"));
+        }
+        Value::Bool(_) => {
+            out.insert((p, "bool"));
+        }
+        Value::Null => {
+            out.insert((p, "null"));
+        }
+    }
+}
+
+fn fio_available() -> bool {
+    match Process::new("fio").arg("--version").output() {
+        Ok(o) if o.status.success() => true,
+        _ => {
+            eprintln!("skipped: fio is not installed (apt-get install fio)");
+            false
+        }
+    }
+}
+
+/// Job files covering the supported options, each run by real fio (null
+/// engine) and by ssdtwin: every key path of fio's JSON and json+ exists
+/// in ssdtwin's with the same type.
+#[test]
+fn json_key_paths_match_real_fio() {
+    if !fio_available() {
+        return;
+    }
+    let files = [
+        "[global]\nsize=32m\nbs=4k\n[a]\nrw=randread\niodepth=4\n[b]\nrw=randwrite\nstonewall\n",
+        "[global]\nsize=32m\n[mix]\nrw=randrw:4\nrwmixread=70\nbssplit=4k/50:64k/50\nrandom_distribution=zipf:1.2\nnumjobs=2\ngroup_reporting\n\
+         [seq]\nrw=trimwrite\nbs=4k,64k\nthinktime=10\nthinktime_blocks=4\nnumber_ios=500\n",
+        "[r]\nrw=randread\nsize=16m\nrate_iops=50000\nrate_process=poisson\nrandom_distribution=zoned:60/10:40/90\nio_size=2m\n",
+    ];
+    let dir = std::env::temp_dir().join(format!("ssdtwin-fio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, text) in files.iter().enumerate() {
+        for plus in [false, true] {
+            let job = dir.join(format!("j{i}.fio"));
+            std::fs::write(&job, format!("{text}\n")).unwrap();
+            let fio_text = text
+                .replacen("[", "[global]\nioengine=null\n[", 1)
+                .replace("[global]\nioengine=null\n[global]", "[global]\nioengine=null");
+            std::fs::write(&job, &fio_text).unwrap();
+            let out = Process::new("fio")
+                .arg(format!("--output-format={}", if plus { "json+" } else { "json" }))
+                .arg(&job)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+            let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let ours: Value = serde_json::from_str(&json(&fio_text, plus)).unwrap();
+            let (mut a, mut b) = (BTreeSet::new(), BTreeSet::new());
+            paths(&theirs, String::new(), &mut a);
+            paths(&ours, String::new(), &mut b);
+            let missing: Vec<_> = a
+                .difference(&b)
+                .filter(|(p, _)| !p.starts_with("/disk_util") && !p.starts_with("/global options/"))
+                .filter(|(p, _)| !p.starts_with("/jobs[]/job options/"))
+                .collect();
+            assert!(a.len() > 150, "fio gave {} key paths", a.len());
+            assert!(missing.is_empty(), "file {i} plus={plus}: missing or of another type: {missing:#?}");
+        }
+    }
+}
+
+/// fio's own json+ tool reads ssdtwin's json+: one CSV row per bin.
+#[test]
+fn fio_jsonplus_clat2csv_reads_our_output() {
+    if !fio_available() || Process::new("fio_jsonplus_clat2csv").arg("-h").output().is_err() {
+        eprintln!("skipped: fio_jsonplus_clat2csv not available");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ssdtwin-clat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text =
+        json("[a]\nrw=randread\nsize=32m\nio_size=4m\niodepth=4\n[b]\nrw=randwrite\nsize=32m\nio_size=4m\n", true);
+    let src = dir.join("out.json");
+    std::fs::write(&src, &text).unwrap();
+    for validate in [false, true] {
+        let mut cmd = Process::new("fio_jsonplus_clat2csv");
+        cmd.arg(&src).arg(dir.join("lat.csv"));
+        if validate {
+            cmd.arg("--validate");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v: Value = serde_json::from_str(&text).unwrap();
+    for (j, dir_name) in [(0usize, "read"), (1, "write")] {
+        let bins = v["jobs"][j][dir_name]["clat_ns"]["bins"].as_object().unwrap().len();
+        let csv = std::fs::read_to_string(dir.join(format!("lat_job{j}.csv"))).unwrap();
+        assert_eq!(csv.lines().count() - 1, bins, "job {j}: one row per bin");
+    }
+}
