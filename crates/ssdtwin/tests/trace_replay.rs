@@ -270,7 +270,7 @@ fn a_recorded_job_replays_closed_loop_with_the_same_results() {
     let mut sim = Simulator::on(device());
     sim.device().log_commands(true);
     let start = sim.now();
-    let job_result = sim.run_job(&job).remove(0);
+    let job_result = sim.run_job(&job.to_job()).remove(0);
     let mut log = sim.device().take_log();
     let path = temp_file("recorded.mqsim", b"");
     let mut w = TraceWriter::create(path.to_str().unwrap(), TraceFormat::Mqsim).unwrap();

@@ -134,6 +134,9 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
                     busy_ns: st.busy_ns,
                     energy_j: e0.zip(e1).map(|(a, b)| b - a),
                     trace: None,
+                    // Jobs overlap on one drive: its temperature is in the
+                    // per-second series, not per job.
+                    thermal: None,
                 });
                 let _ = now;
                 state[i] = St::Done;

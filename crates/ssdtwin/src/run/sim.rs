@@ -287,6 +287,7 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
         busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
         energy_j: w.energy_j,
         trace: None,
+        thermal: w.thermal,
     }
 }
 

@@ -387,9 +387,16 @@ fn parse_lines(
     // Every unknown option in the file at once.
     let all: Vec<&Entry> = sections.iter().flat_map(|(_, g, o)| g.iter().chain(o)).collect();
     let mut seen = std::collections::BTreeSet::new();
-    let unknown: Vec<&Entry> = all
+    // A section that replays a trace (`trace=FILE`) also takes the
+    // replay's options.
+    let unknown: Vec<&Entry> = sections
         .iter()
-        .copied()
+        .flat_map(|(_, g, o)| {
+            let replays = g.iter().chain(o).any(|(k, _, _)| k == "trace");
+            g.iter()
+                .chain(o)
+                .filter(move |(k, _, _)| !(replays && crate::run::trace::options::OPTIONS.contains(&k.as_str())))
+        })
         .filter(|(k, _, _)| !is_host_only(k) && !KNOWN.contains(&k.as_str()))
         .filter(|(k, _, at)| seen.insert((k.clone(), at.clone())))
         .collect();
