@@ -26,7 +26,8 @@ use clap::{Parser, Subcommand};
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
-    ssdtwin report results/client-2015.json")]
+    ssdtwin report results/client-2015.json\n  \
+    ssdtwin sweep grid.toml --backend ray --out results.parquet")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,6 +63,10 @@ enum Command {
     /// the SLC cache and folding) on a full main drive. The output format
     /// is stable, for comparing builds.
     Bench(cmd::bench::BenchArgs),
+    /// Run a parameter sweep from a grid file (drives × overrides × states ×
+    /// jobs × seeds) on every local core or a Ray cluster, through the
+    /// Python package (`python3 -m ssdtwin sweep`).
+    Sweep(cmd::sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,5 +90,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => cmd::suite::review(*args),
         Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
     }
 }

@@ -6,4 +6,5 @@ pub mod report;
 pub mod run;
 pub mod show;
 pub mod suite;
+pub mod sweep;
 pub mod validate;
