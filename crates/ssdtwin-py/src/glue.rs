@@ -45,7 +45,9 @@ impl DriveSource {
             DriveSpec::load(&self.source, &self.set)?
         };
         let model = spec.build(self.origin())?;
-        Ok(DriveUnderTest { name: self.origin().to_string(), overrides: self.set.clone(), model })
+        // A drive given as text is known by its `name` field.
+        let name = if self.is_text { model.spec.name.clone() } else { self.source.clone() };
+        Ok(DriveUnderTest { name, overrides: self.set.clone(), model })
     }
 }
 
