@@ -5,7 +5,7 @@ import os
 import pathlib
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-import pandas as pd
+from ._lazy import pd
 
 from . import _frames
 from . import _ssdtwin as _native
@@ -166,10 +166,10 @@ class Result:
         self.json: Dict[str, Any] = json.loads(json_text)
         #: The drive that was run.
         self.drive = drive
-        self._summary: Optional[pd.DataFrame] = None
+        self._summary: Optional["pd.DataFrame"] = None
 
     @property
-    def summary(self) -> pd.DataFrame:
+    def summary(self) -> "pd.DataFrame":
         """One row per phase × direction: IOPS, MB/s, latency (µs: min,
         mean, p50–p99.99, max), WAF, energy, power."""
         if self._summary is None:
@@ -177,12 +177,12 @@ class Result:
         return self._summary.copy()
 
     @property
-    def series(self) -> pd.DataFrame:
+    def series(self) -> "pd.DataFrame":
         """One row per simulated second of the whole run."""
         return _frames.series_frame(self.json)
 
     @property
-    def latency(self) -> pd.DataFrame:
+    def latency(self) -> "pd.DataFrame":
         """Completion-latency percentiles per phase and direction (long format)."""
         return _frames.latency_frame(self.json)
 
@@ -247,16 +247,16 @@ class SuiteResult:
         self.report: Optional[str] = report
 
     @property
-    def scores(self) -> pd.DataFrame:
+    def scores(self) -> "pd.DataFrame":
         """One row per score: test, title, label, unit, drive, pass, value."""
         return _frames.scores_frame(self.json)
 
     @property
-    def steps(self) -> pd.DataFrame:
+    def steps(self) -> "pd.DataFrame":
         """One row per drive × pass × test × step with the step's metrics."""
         return _frames.steps_frame(self.json)
 
-    def table(self) -> pd.DataFrame:
+    def table(self) -> "pd.DataFrame":
         """The scores as the CLI prints them: a row per score, a column per drive and pass."""
         s = self.scores
         return s.pivot_table(index=["test", "label", "unit"], columns=["drive", "pass"], values="value", sort=False)
@@ -324,7 +324,7 @@ def figure_presets() -> List[str]:
     return list(_native.figure_presets())
 
 
-def validate(drive: str, quick: bool = False) -> pd.DataFrame:
+def validate(drive: str, quick: bool = False) -> "pd.DataFrame":
     """Measure a preset's published figures, as ``ssdtwin validate`` does:
     one row per figure with the published and simulated values, the error,
     the tolerance and whether it passes. ``quick`` caps timed jobs at 5

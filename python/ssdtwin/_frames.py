@@ -7,7 +7,7 @@ binding returns exactly that text). If the layout changes, adapt here.
 
 from typing import Any, Dict, List, Optional
 
-import pandas as pd
+from ._lazy import pd
 
 #: I/O directions of a phase, in the JSON's order.
 DIRECTIONS = ("read", "write", "trim")
@@ -97,12 +97,12 @@ def summary_records(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [{c: r.get(c) for c in SUMMARY_COLUMNS} for r in rows]
 
 
-def summary_frame(doc: Dict[str, Any]) -> pd.DataFrame:
+def summary_frame(doc: Dict[str, Any]) -> "pd.DataFrame":
     """The summary DataFrame of a run document."""
     return typed_summary(pd.DataFrame(summary_records(doc), columns=SUMMARY_COLUMNS))
 
 
-def typed_summary(df: pd.DataFrame) -> pd.DataFrame:
+def typed_summary(df: "pd.DataFrame") -> "pd.DataFrame":
     """Give the summary columns stable dtypes (so that frames from
     different runs, or read back from a checkpoint, concatenate alike)."""
     ints = ["phase_index", "ios", "bytes", "gc_slots_moved"]
@@ -119,7 +119,7 @@ def typed_summary(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def series_frame(doc: Dict[str, Any]) -> pd.DataFrame:
+def series_frame(doc: Dict[str, Any]) -> "pd.DataFrame":
     """Per-second series of the whole run (every phase, on the run's clock
     ``run_t_s``), with MB/s columns added."""
     rows = (doc.get("overall") or {}).get("time_series") or []
@@ -134,7 +134,7 @@ def series_frame(doc: Dict[str, Any]) -> pd.DataFrame:
     return df
 
 
-def latency_frame(doc: Dict[str, Any]) -> pd.DataFrame:
+def latency_frame(doc: Dict[str, Any]) -> "pd.DataFrame":
     """Completion-latency percentiles, long format: phase, direction,
     percentile, latency (ns and µs)."""
     rows = []
@@ -157,7 +157,7 @@ def latency_frame(doc: Dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["phase_index", "phase", "direction", "percentile", "lat_ns", "lat_us"])
 
 
-def scores_frame(doc: Dict[str, Any]) -> pd.DataFrame:
+def scores_frame(doc: Dict[str, Any]) -> "pd.DataFrame":
     """A suite document's scores: test, title, label, unit, drive, pass, value."""
     cols = ["test", "title", "label", "unit", "drive", "pass", "value"]
     df = pd.DataFrame(doc.get("scores") or [], columns=cols)
@@ -165,7 +165,7 @@ def scores_frame(doc: Dict[str, Any]) -> pd.DataFrame:
     return df
 
 
-def steps_frame(doc: Dict[str, Any]) -> pd.DataFrame:
+def steps_frame(doc: Dict[str, Any]) -> "pd.DataFrame":
     """A suite document's steps, one row per drive × pass × test × step,
     with the step's metrics."""
     rows = []
@@ -181,7 +181,7 @@ def steps_frame(doc: Dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def figures_frame(verdicts: List[Dict[str, Any]]) -> pd.DataFrame:
+def figures_frame(verdicts: List[Dict[str, Any]]) -> "pd.DataFrame":
     """Published figures against their simulated measurement."""
     cols = ["drive", "figure", "metric", "published", "unit", "simulated", "error", "tolerance", "pass", "source"]
     return pd.DataFrame(verdicts, columns=cols)

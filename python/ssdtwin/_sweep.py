@@ -43,7 +43,7 @@ import os
 import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-import pandas as pd
+from ._lazy import pd
 
 from . import _frames
 from ._api import Drive, SsdtwinError, _job_args, _overrides, _value_text
@@ -181,7 +181,7 @@ def _rows(p: _Point, records: Optional[List[Dict[str, Any]]], error: Optional[st
     return out
 
 
-def _frame(rows: List[Dict[str, Any]], label_cols: List[str]) -> pd.DataFrame:
+def _frame(rows: List[Dict[str, Any]], label_cols: List[str]) -> "pd.DataFrame":
     cols = ["point"] + label_cols + _frames.SUMMARY_COLUMNS + ["error", "point_key"]
     df = pd.DataFrame(rows, columns=cols)
     df = _frames.typed_summary(df)
@@ -191,7 +191,7 @@ def _frame(rows: List[Dict[str, Any]], label_cols: List[str]) -> pd.DataFrame:
     return df
 
 
-def _read_checkpoint(path: str) -> Optional[pd.DataFrame]:
+def _read_checkpoint(path: str) -> Optional["pd.DataFrame"]:
     if not os.path.exists(path):
         return None
     if path.endswith(".parquet"):
@@ -201,7 +201,7 @@ def _read_checkpoint(path: str) -> Optional[pd.DataFrame]:
     return pd.read_csv(path, float_precision="round_trip")
 
 
-def _write_checkpoint(df: pd.DataFrame, path: str) -> None:
+def _write_checkpoint(df: "pd.DataFrame", path: str) -> None:
     tmp = "%s.tmp%d%s" % (path, os.getpid(), os.path.splitext(path)[1])
     if path.endswith(".parquet"):
         df.to_parquet(tmp, index=False)
@@ -272,7 +272,7 @@ def sweep(
     resume: Union[None, str, "os.PathLike[str]"] = None,
     progress: bool = True,
     checkpoint_every_s: float = 5.0,
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """Run every point of ``grid`` (see the module's docs) and return one
     tidy DataFrame: a row per point × phase × direction.
 
