@@ -27,6 +27,7 @@ use clap::{Parser, Subcommand};
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
     ssdtwin report results/client-2015.json\n  \
+    ssdtwin serve --drive intel-660p-1tb --state filled:50 --time-scale 0\n  \
     ssdtwin sweep grid.toml --backend ray --out results.parquet")]
 struct Cli {
     #[command(subcommand)]
@@ -63,6 +64,14 @@ enum Command {
     /// the SLC cache and folding) on a full main drive. The output format
     /// is stable, for comparing builds.
     Bench(cmd::bench::BenchArgs),
+    /// Serve a drive as a network block device (NBD) to real clients.
+    ///
+    /// qemu-img, nbdcopy, fio (ioengine=nbd), nbdfuse with a filesystem or
+    /// a VM use it as a disk: every byte goes through the twin's FTL, and
+    /// each completion is sent at its simulated time (scaled by
+    /// --time-scale). Stops on Ctrl-C / SIGTERM (or --once) and prints
+    /// the statistics of `ssdtwin run`.
+    Serve(Box<cmd::serve::ServeArgs>),
     /// Run a parameter sweep from a grid file (drives × overrides × states ×
     /// jobs × seeds) on every local core or a Ray cluster, through the
     /// Python package (`python3 -m ssdtwin sweep`).
@@ -90,6 +99,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => cmd::suite::review(*args),
         Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Serve(args) => cmd::serve::run(*args),
         Command::Sweep(args) => cmd::sweep::run(args),
     }
 }

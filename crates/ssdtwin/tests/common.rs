@@ -26,7 +26,11 @@ pub fn small_drive(user_mib: u64, extra: &[&str]) -> Drive {
 /// A small QLC drive with the Intel 660p's NAND, controller and cache
 /// rules, scaled down: 8 dies × 4 planes × 40 blocks of 256 pages (5.4 GB
 /// raw), 3.2 GB user capacity, 0.2 GB static and up to 1.2 GB of SLC
-/// cache, plus extra overrides.
+/// cache, plus extra overrides. Its map is held whole: the 660p's 192 MB
+/// map cache would hold this drive's 3 MB map entirely, and its reserved
+/// translation blocks (two per die, the minimum) would take 5% of the
+/// scaled-down dies where a real drive's take 0.1% (tests/mapcache.rs
+/// covers the cache).
 pub fn small_slc_model(extra: &[&str]) -> DriveModel {
     let mut set: Vec<String> = vec![
         "geometry.blocks_per_plane=40".into(),
@@ -34,6 +38,7 @@ pub fn small_slc_model(extra: &[&str]) -> DriveModel {
         "ftl.user_capacity_bytes=3199995904".into(),
         "slc_cache.static_bytes=200000000".into(),
         "slc_cache.capacity_curve=[[0.0, 1.2e9], [0.5, 1.2e9], [0.78, 0.2e9], [1.0, 0.2e9]]".into(),
+        "ftl.map_cache=".into(),
     ];
     set.extend(extra.iter().map(|s| s.to_string()));
     let spec = DriveSpec::load("intel-660p-1tb", &set).expect("test drive parses");

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod show;
 pub mod suite;
 pub mod sweep;

@@ -112,6 +112,13 @@ impl WriteBuffer {
         self.releases.push(Reverse((done, bytes)));
     }
 
+    /// When every program issued so far has released its bytes (`t` if
+    /// none is outstanding). Data still pending (not yet issued) is not
+    /// counted: a flush issues it first.
+    pub fn drained_at(&self, t: u64) -> u64 {
+        self.releases.iter().map(|r| r.0 .0).max().unwrap_or(t).max(t)
+    }
+
     /// Bytes in the buffer at time `t`.
     pub fn used_at(&mut self, t: u64) -> u64 {
         self.drain(t);

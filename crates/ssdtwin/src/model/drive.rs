@@ -192,6 +192,24 @@ impl Drive {
         done
     }
 
+    /// A flush (NVMe Flush, ATA FLUSH CACHE) issued at `now`: the host
+    /// stream's partially filled program unit is programmed (padded), and
+    /// the command completes when every write acknowledged before it is on
+    /// flash (its program has completed, or started under
+    /// `buffer_release = "program-start"`, the drive's power-loss
+    /// protection then covering the rest). On a write-through drive this
+    /// costs only the command overhead. Returns the completion time.
+    pub fn flush(&mut self, now: u64) -> u64 {
+        let entered = self.host.admit(now);
+        let ready = self.cores.process(entered);
+        self.ftl.flush_host();
+        let (last, _) = self.schedule_ops(ready, ready);
+        let done = last.max(self.buffer.drained_at(ready));
+        self.host.occupy_until(done);
+        self.power.busy(now, done);
+        done
+    }
+
     /// When the drive last became idle: its last command completed and
     /// every NAND operation (host, GC, folding) has finished.
     pub fn idle_since(&self) -> u64 {
@@ -254,8 +272,10 @@ impl Drive {
         let mut quick_bytes = 0u64;
         let mut quick_ready = t;
         let (mut cur_block, mut cur_row, mut cur_slots) = (u32::MAX, 0u32, 0u32);
-        // Data reads start once the map entries are at hand.
-        let mut start = t;
+        // Data reads start once the map entries are at hand (one lookup in
+        // the map cache's memory for the command's entries, plus any
+        // translation pages loaded from flash).
+        let mut start = t + self.ftl.map_access_ns();
         for lpn in first..end {
             let slot = self.ftl.read(lpn);
             if self.ftl.has_ops() {
@@ -387,7 +407,10 @@ impl Drive {
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
                         Purpose::HostWrite => data_ready,
-                        Purpose::Gc | Purpose::Fold | Purpose::Merge => t.max(self.gc_ready[die as usize]),
+                        Purpose::Gc | Purpose::Fold | Purpose::Merge | Purpose::MapStore => {
+                            t.max(self.gc_ready[die as usize])
+                        }
+                        Purpose::MapLoad => t,
                     };
                     let done = self.flash.program(earliest, die, block, tprog, slots, mode);
                     if purpose == Purpose::HostWrite {

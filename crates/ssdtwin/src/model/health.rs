@@ -36,6 +36,9 @@ pub struct Health {
     pub pe_cycles_slc_mean: f64,
     /// Most erases of one block in SLC mode.
     pub pe_cycles_slc_max: u32,
+    /// Spread of wear over the blocks: the most erases of one block minus
+    /// the fewest (both modes counted), what wear leveling keeps small.
+    pub erase_count_spread: u32,
     /// Rated endurance used, % (`None`: the drive file rates no cycles).
     pub percentage_used: Option<f64>,
 }
@@ -53,6 +56,8 @@ impl Health {
             let slc = rated[1].unwrap_or(native) as f64;
             100.0 * (mean(CellMode::Native) / native as f64 + mean(CellMode::Slc) / slc)
         });
+        let total = |b: usize| counts[0][b] + counts[1][b];
+        let (lo, hi) = (0..counts[0].len()).fold((u32::MAX, 0), |(lo, hi), b| (lo.min(total(b)), hi.max(total(b))));
         let c = crate::run::stats::Counters::of(drive);
         let units = |slots: u64| (slots * 8).div_ceil(1000);
         Health {
@@ -64,6 +69,7 @@ impl Health {
             pe_cycles_native_max: max(CellMode::Native),
             pe_cycles_slc_mean: mean(CellMode::Slc),
             pe_cycles_slc_max: max(CellMode::Slc),
+            erase_count_spread: hi.saturating_sub(lo),
             percentage_used,
         }
     }

@@ -256,6 +256,15 @@ impl Device {
         done
     }
 
+    /// A flush issued now (see [`Drive::flush`]); returns when it
+    /// completes. It is not an I/O of the statistics (it moves no data);
+    /// the caller delivers its completion.
+    pub fn flush(&mut self) -> u64 {
+        let done = self.drive.flush(self.now());
+        self.activity = self.activity.wrapping_add(1);
+        done
+    }
+
     /// Turn the host's APST setting on or off now.
     pub fn set_apst(&mut self, on: bool) {
         let now = self.now();

@@ -288,6 +288,18 @@ counters! {
     full_merges,
     /// Hybrid mapping: 4 KiB slots copied by merges.
     merge_slots_copied,
+    /// Static wear leveling: blocks of cold data moved off young blocks.
+    wl_blocks,
+    /// Static wear leveling: slots moved (included in `gc_slots_moved`).
+    wl_slots_moved,
+    /// Map cache: lookups that found their translation page cached.
+    map_hits,
+    /// Map cache: lookups that did not.
+    map_misses,
+    /// Map cache: translation pages read from flash.
+    map_pages_read,
+    /// Map cache: translation pages programmed (write-backs, map GC).
+    map_pages_programmed,
 }
 
 impl Counters {
@@ -295,6 +307,7 @@ impl Counters {
     pub fn of(drive: &Drive) -> Counters {
         let f = &drive.flash.counters;
         let t = &drive.ftl.counters();
+        let m = drive.ftl.map_counters().unwrap_or_default();
         Counters {
             host_slots_read: drive.counters.host_slots_read,
             host_slots_written: t.host_slots_written,
@@ -320,18 +333,32 @@ impl Counters {
             partial_merges: t.partial_merges,
             full_merges: t.full_merges,
             merge_slots_copied: t.merge_slots_copied,
+            wl_blocks: t.wl_blocks,
+            wl_slots_moved: t.wl_slots_moved,
+            map_hits: m.hits,
+            map_misses: m.misses,
+            map_pages_read: m.pages_read,
+            map_pages_programmed: m.pages_programmed,
         }
     }
 
     /// Slots the FTL had programmed: host data, GC and fold moves, merge
-    /// copies and padding (counted by the FTL, so untimed preconditioning
-    /// counts too).
+    /// copies, padding and translation pages (counted by the FTL, so
+    /// untimed preconditioning counts too).
     pub fn ftl_slots_programmed(&self) -> u64 {
         self.host_slots_written
             + self.gc_slots_moved
             + self.fold_slots_moved
             + self.merge_slots_copied
             + self.padding_slots
+            + self.map_pages_programmed
+    }
+
+    /// Share of map lookups that found their translation page cached
+    /// (`None` without lookups: no cache, or no I/O).
+    pub fn map_hit_rate(&self) -> Option<f64> {
+        let n = self.map_hits + self.map_misses;
+        (n > 0).then(|| self.map_hits as f64 / n as f64)
     }
 
     /// Write amplification: slots programmed / host slots written.

@@ -12,13 +12,14 @@
 //! publish are calibration choices; presets say where each value comes
 //! from in comments beside it.
 
+pub mod mapcache;
 mod overrides;
 mod presets;
 mod validate;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
-pub use validate::{DriveModel, HybridModel, SlcModel};
+pub use validate::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
 
 use serde::{Deserialize, Serialize};
 
@@ -253,6 +254,15 @@ pub struct HostSpec {
     /// Commands the drive accepts at once: NCQ depth 32 for SATA; NVMe
     /// queue entries for NVMe. More outstanding I/Os wait in the host.
     pub max_queue_depth: u32,
+    /// Host memory buffer (NVMe HMB) the host lends a DRAM-less drive, in
+    /// bytes; with `controller.dram_bytes = 0` and `[ftl.map_cache]` the
+    /// map is cached there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmb_bytes: Option<u64>,
+    /// Latency in ns of one map lookup in the host memory buffer (a PCIe
+    /// round trip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmb_access_ns: Option<u64>,
 }
 
 /// Host interface kind.
@@ -274,10 +284,15 @@ pub struct ControllerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// DRAM beside the controller in bytes (0: DRAM-less; absent: not
-    /// stated). Descriptive only: the map is modelled as held in full, and
-    /// the part of DRAM that stages user data is `write_buffer_bytes`.
+    /// stated). Without `[ftl.map_cache]` descriptive only (the map is held
+    /// in full); with it, `ftl.map_cache.dram_share` of it caches the map.
+    /// The part that stages user data is `write_buffer_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_bytes: Option<u64>,
+    /// The controller's SRAM in bytes; a DRAM-less drive without a host
+    /// memory buffer caches its map there (`[ftl.map_cache]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sram_bytes: Option<u64>,
     /// Processor cores that handle commands in parallel.
     pub cores: u32,
     /// Processor time per host command in ns (fetch, FTL lookup,
@@ -343,6 +358,14 @@ pub struct FtlSpec {
     /// Parameters of the hybrid log-block FTL (`mapping = "hybrid"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridSpec>,
+    /// The map cached in limited memory (page mapping only); absent: the
+    /// whole map is held in DRAM at no cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<mapcache::MapCacheSpec>,
+    /// Wear leveling by erase count (page mapping only); absent: free
+    /// blocks are used oldest-freed first and nothing else levels wear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wear_leveling: Option<WearLevelingSpec>,
     /// Capacity the host sees, in bytes (a multiple of 4096). The rest of
     /// the raw flash is over-provisioning.
     pub user_capacity_bytes: u64,
@@ -359,6 +382,35 @@ pub struct FtlSpec {
     /// integrity can be checked (costs 8 bytes per 4 KiB; off for speed).
     #[serde(default)]
     pub version_stamps: bool,
+}
+
+/// `[ftl.wear_leveling]`: spreading erases over the blocks of a die.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WearLevelingSpec {
+    /// Dynamic leveling, which free block a stream takes: `"oldest-free"`
+    /// (the block freed longest ago, default) or `"least-worn"` (host data
+    /// to the free block with the fewest erases, moved data to the one with
+    /// the most).
+    #[serde(default)]
+    pub dynamic: DynamicWearLeveling,
+    /// Static leveling: when a die's most erased block has been erased
+    /// more than this many times more than its least erased block holding
+    /// data, that block's cold data is moved off it. Absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_threshold: Option<u32>,
+}
+
+/// Dynamic wear leveling: which free block a stream takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DynamicWearLeveling {
+    /// The block freed longest ago.
+    #[default]
+    OldestFree,
+    /// By erase count: the youngest for host data, the most worn for data
+    /// that GC and folding move.
+    LeastWorn,
 }
 
 /// Mapping scheme of the FTL.

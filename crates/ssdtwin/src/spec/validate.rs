@@ -1,6 +1,7 @@
 //! Second stage of reading a drive: check that the spec describes a drive
 //! that can exist and derive the quantities the simulator uses.
 
+use super::mapcache::{self, MapCacheModel};
 use super::{
     DriveSpec, GcPolicy, Interface, LogAssociation, MappingScheme, MergePolicy, SlcWritePolicy, WriteCachePolicy,
 };
@@ -45,6 +46,26 @@ pub struct DriveModel {
     pub hybrid: Option<HybridModel>,
     /// The power model (`None`: the drive file has no `[power]`).
     pub power: Option<PowerModel>,
+    /// The map cache (`None`: the whole map is held at no cost).
+    pub map_cache: Option<MapCacheModel>,
+    /// Wear leveling by erase count.
+    pub wear_leveling: WearLevelingModel,
+}
+
+/// Wear leveling in the FTL's terms (default: off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WearLevelingModel {
+    /// Dynamic leveling chooses free blocks by erase count.
+    pub least_worn: bool,
+    /// Erase-count spread that triggers a static move (`None`: off).
+    pub static_threshold: Option<u32>,
+}
+
+impl WearLevelingModel {
+    /// Whether anything levels wear by erase count.
+    pub fn is_on(&self) -> bool {
+        self.least_worn || self.static_threshold.is_some()
+    }
 }
 
 /// The hybrid log-block FTL in the FTL's units.
@@ -341,7 +362,40 @@ impl DriveSpec {
         // (host, GC, fold), one block of slack so that GC always gains, and
         // the static SLC blocks.
         let static_per_die = slc.as_ref().map_or(0, |s| s.static_blocks_per_die as u64);
-        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die;
+        let geometry = Geometry {
+            channels: g.channels,
+            dies,
+            planes: g.planes_per_die,
+            blocks_per_die: g.blocks_per_plane,
+            rows_per_block: g.pages_per_block,
+            sectors_per_page,
+            bits_per_cell: g.bits_per_cell,
+            page_bytes: g.page_bytes,
+            slots_per_row,
+            slots_per_block,
+            program_rows: n.program_pages,
+            total_blocks: total_blocks as u32,
+            total_slots,
+        };
+        let map_cache =
+            mapcache::resolve(self, &geometry, f.user_capacity_bytes / SECTOR_BYTES as u64, n.slc.is_some(), bad)?;
+        let map_per_die = map_cache.as_ref().map_or(0, |m| m.blocks_per_die as u64);
+        let wear_leveling = match &f.wear_leveling {
+            None => WearLevelingModel::default(),
+            Some(_) if f.mapping != MappingScheme::Page => {
+                return Err(bad("ftl.wear_leveling", "wear leveling by erase count needs mapping = \"page\"".into()))
+            }
+            Some(w) => {
+                if w.static_threshold == Some(0) {
+                    return Err(bad("ftl.wear_leveling.static_threshold", "must be at least 1 erase".into()));
+                }
+                WearLevelingModel {
+                    least_worn: w.dynamic == super::DynamicWearLeveling::LeastWorn,
+                    static_threshold: w.static_threshold,
+                }
+            }
+        };
+        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
                 "ftl.gc_low_free_blocks",
@@ -469,21 +523,6 @@ impl DriveSpec {
             }
         };
         let channel_bytes_per_s = n.channel_mts as f64 * 1e6 * n.channel_width_bits as f64 / 8.0;
-        let geometry = Geometry {
-            channels: g.channels,
-            dies,
-            planes: g.planes_per_die,
-            blocks_per_die: g.blocks_per_plane,
-            rows_per_block: g.pages_per_block,
-            sectors_per_page,
-            bits_per_cell: g.bits_per_cell,
-            page_bytes: g.page_bytes,
-            slots_per_row,
-            slots_per_block,
-            program_rows: n.program_pages,
-            total_blocks: total_blocks as u32,
-            total_slots,
-        };
         Ok(DriveModel {
             spec: self.clone(),
             geometry,
@@ -502,6 +541,8 @@ impl DriveSpec {
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
             hybrid,
             power,
+            map_cache,
+            wear_leveling,
         })
     }
 }

@@ -5,6 +5,12 @@
 //! real-time factor (simulated seconds per wall second; above 1 means the
 //! twin is faster than the drive) and the process's peak resident memory.
 //! The output format is stable so that figures can be compared over time.
+//!
+//! The standard rows hold the whole map in DRAM (a drive file's
+//! `[ftl.map_cache]` is removed for them), so that they measure the same
+//! simulated work from build to build; drives that cache their map get two
+//! more rows, steady-state preconditioning and random writes with the map
+//! cached, whose translation-page traffic is part of the work.
 
 use std::time::Instant;
 
@@ -145,7 +151,10 @@ pub struct BenchDrives {
 /// 4. `precondition full (fast path)` on the main drive;
 /// 5. `4k randread qd32, full drive` on it;
 /// 6. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
-///    writes go through the cache and force folding.
+///    writes go through the cache and force folding;
+/// 7. and 8., when the large drive caches its map (and `large_steady`):
+///    `precondition steady, cached map` and `4k randwrite, cached map`
+///    (a tenth of row 3's writes).
 pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
     let n = |x: f64| ((x * scale) as u64).max(1000);
     let mut rows = Vec::new();
@@ -155,7 +164,8 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
         rows.push(row);
     };
 
-    let (large_name, large) = (&drives.large.0, &drives.large.1);
+    let (large_name, large_cached) = (&drives.large.0, &drives.large.1);
+    let large = &whole_map(large_cached);
     let (drive, row) = timed_state(large, DriveState::Filled(100.0), "precondition full (fast path)");
     push(row, large_name, &mut rows);
     drop(drive);
@@ -170,7 +180,7 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
         push(row, large_name, &mut rows);
     }
 
-    let (main_name, main) = (&drives.main.0, &drives.main.1);
+    let (main_name, main) = (&drives.main.0, &whole_map(&drives.main.1));
     let (drive, row) = timed_state(main, DriveState::Filled(100.0), "precondition full (fast path)");
     push(row, main_name, &mut rows);
     let mut rr = IoSpec::new("4k randread qd32, full drive", RwPattern::RandRead);
@@ -183,9 +193,31 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
     sw.iodepth = 32;
     let capacity = main.user_lpns as u64 * 4096;
     sw.io_size = Some((n(200_000.0) * 128 * 1024).min(capacity / (128 * 1024) * 128 * 1024));
-    let (_, row) = timed_run(drive, sw);
+    let (drive, row) = timed_run(drive, sw);
     push(row, main_name, &mut rows);
+    drop(drive);
+
+    if large_steady && large_cached.map_cache.is_some() {
+        let (drive, row) = timed_state(large_cached, DriveState::Steady, "precondition steady, cached map");
+        push(row, large_name, &mut rows);
+        let mut rw = IoSpec::new("4k randwrite, cached map", RwPattern::RandWrite);
+        rw.iodepth = 32;
+        rw.norandommap = true;
+        rw.io_size = Some(n(100_000.0) * 4096);
+        let (_, row) = timed_run(drive, rw);
+        push(row, large_name, &mut rows);
+    }
     rows
+}
+
+/// The drive with its whole map held in DRAM (`[ftl.map_cache]` removed).
+fn whole_map(model: &DriveModel) -> DriveModel {
+    if model.map_cache.is_none() {
+        return model.clone();
+    }
+    let mut spec = model.spec.clone();
+    spec.ftl.map_cache = None;
+    spec.build("bench drive, whole map").expect("removing the map cache keeps a valid drive")
 }
 
 /// Header of the benchmark table.

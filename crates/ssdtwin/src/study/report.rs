@@ -86,6 +86,7 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         "trim": dir_json(&r.dirs[IoKind::Trim as usize], r.measured_ns),
         "counters": r.counters,
         "waf": r.counters.waf(),
+        "map_hit_rate": r.counters.map_hit_rate(),
         "energy_j": r.energy_j,
         "power_w": r.power_w(),
         "time_series": r.series.seconds,
@@ -225,9 +226,10 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
-/// The summary's line of NAND work and write amplification.
+/// The summary's line of NAND work and write amplification (and of the
+/// map cache, when the map is cached).
 fn flash_line(c: &Counters) -> String {
-    format!(
+    let mut line = format!(
         "  flash: {} reads, {} programs, {} erases; GC moved {} × 4 KiB from {} blocks; WAF {}\n",
         c.nand_reads_native + c.nand_reads_slc,
         c.nand_programs_native + c.nand_programs_slc,
@@ -235,7 +237,16 @@ fn flash_line(c: &Counters) -> String {
         c.gc_slots_moved,
         c.gc_blocks,
         if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
-    )
+    );
+    if let Some(rate) = c.map_hit_rate() {
+        line.push_str(&format!(
+            "  map cache: {:.1}% hits; {} translation pages read, {} written back\n",
+            rate * 100.0,
+            c.map_pages_read,
+            c.map_pages_programmed
+        ));
+    }
+    line
 }
 
 /// Summary of one phase.

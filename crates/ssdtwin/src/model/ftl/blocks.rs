@@ -28,6 +28,8 @@ pub enum BlockState {
     Sealed = 2,
     /// Chosen by GC; its valid data is being moved.
     Collecting = 3,
+    /// Reserved for the translation pages of a cached map (never data).
+    Map = 4,
 }
 
 /// Per-block metadata of the whole drive.
@@ -109,6 +111,23 @@ impl BlockTable {
         t
     }
 
+    /// Take the last `per_die` non-static blocks of every die out of the
+    /// data pool for a cached map's translation pages, in `mode`. Returns
+    /// them die-major.
+    pub fn reserve_map_blocks(&mut self, per_die: u32, mode: CellMode) -> Vec<u32> {
+        let mut out = Vec::with_capacity((per_die * self.dies) as usize);
+        for die in 0..self.dies as usize {
+            let free = &mut self.free[die];
+            let first = free.len() - per_die as usize;
+            out.extend(free.drain(first..));
+        }
+        for &b in &out {
+            self.state[b as usize] = BlockState::Map;
+            self.mode[b as usize] = mode;
+        }
+        out
+    }
+
     /// Free blocks of a die's static SLC pool.
     #[inline]
     pub fn static_free_count(&self, die: u32) -> u32 {
@@ -166,6 +185,32 @@ impl BlockTable {
     /// Take the next free block of a die and open it in `mode`.
     pub fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
         let b = self.free[die as usize].pop_front()?;
+        self.open(b, mode);
+        Some(b)
+    }
+
+    /// Erases of `block` in both modes.
+    #[inline]
+    pub fn total_erases(&self, block: u32) -> u32 {
+        self.erase_count[0][block as usize] + self.erase_count[1][block as usize]
+    }
+
+    /// Like [`Self::take_free`], choosing the free block with the fewest
+    /// erases (`most_worn`: the most); ties go to the longest free.
+    pub fn take_free_by_wear(&mut self, die: u32, mode: CellMode, most_worn: bool) -> Option<u32> {
+        let free = &self.free[die as usize];
+        let mut best: Option<(usize, u32)> = None;
+        for (i, &b) in free.iter().enumerate() {
+            let e = self.erase_count[0][b as usize] + self.erase_count[1][b as usize];
+            let better = match best {
+                None => true,
+                Some((_, be)) => (most_worn && e > be) || (!most_worn && e < be),
+            };
+            if better {
+                best = Some((i, e));
+            }
+        }
+        let b = self.free[die as usize].remove(best?.0)?;
         self.open(b, mode);
         Some(b)
     }

@@ -30,7 +30,8 @@
 
 use std::collections::VecDeque;
 
-use super::blocks::BlockTable;
+use super::blocks::{BlockState, BlockTable};
+use super::journal::Relocation;
 use super::pool::{BlockPool, Paced};
 use super::streams::StreamId;
 use super::{prefetch, FtlCore, NandOp, Purpose, PREFETCH_AHEAD};
@@ -314,6 +315,7 @@ impl FtlCore {
             // `append` maps the page again.
             self.mapped_lpns -= 1;
             let new = self.append(dest, lpn);
+            self.journal(Relocation::Moved { from: slot, to: new });
             if !self.slot_version.is_empty() {
                 self.slot_version[new as usize] = self.slot_version[slot as usize];
             }
@@ -336,7 +338,57 @@ impl FtlCore {
 
     /// Erase a fully moved victim and return it to its free list.
     pub(super) fn erase_victim(&mut self, victim: u32, mode: CellMode) {
+        self.erase_only(victim, mode);
+        if self.wear.static_threshold.is_some() && !self.leveling {
+            self.level_wear(self.geo.die_of_block(victim));
+        }
+    }
+
+    /// Static wear leveling on `die`, after one of its blocks was erased:
+    /// when the most erased block of the die has been erased more than the
+    /// threshold more often than the least erased block holding data, that
+    /// block's (cold) data moves to the GC stream (onto a worn block with
+    /// `dynamic = "least-worn"`) and the young block returns to the free
+    /// pool for hot data. Only while the die has room above its low
+    /// watermark, and one move per erase.
+    fn level_wear(&mut self, die: u32) {
+        let Some(threshold) = self.wear.static_threshold else { return };
+        if self.blocks.free_count(die) <= self.gc_low + 1 {
+            return;
+        }
+        let first = die * self.geo.blocks_per_die;
+        let (mut max, mut coldest) = (0u32, None::<(u32, u32)>);
+        for b in first..first + self.geo.blocks_per_die {
+            let e = self.blocks.total_erases(b);
+            max = max.max(e);
+            let i = b as usize;
+            if self.blocks.state[i] == BlockState::Sealed
+                && self.blocks.mode[i] == CellMode::Native
+                && coldest.is_none_or(|(_, ce)| e < ce)
+            {
+                coldest = Some((b, e));
+            }
+        }
+        let Some((victim, least)) = coldest else { return };
+        if max - least <= threshold {
+            return;
+        }
+        self.leveling = true;
+        let before = self.counters.gc_slots_moved;
+        self.start_collecting(victim, CellMode::Native);
+        self.move_slots(victim, CellMode::Native, 0, u32::MAX);
+        self.erase_only(victim, CellMode::Native);
+        self.counters.gc_blocks -= 1;
+        self.counters.wl_blocks += 1;
+        self.counters.wl_slots_moved += self.counters.gc_slots_moved - before;
+        self.leveling = false;
+    }
+
+    /// Erase a fully moved victim and return it to its free list (no wear
+    /// leveling).
+    fn erase_only(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
+        self.journal(Relocation::Erased { block: victim });
         if self.emit_ops {
             let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
             self.ops.push(NandOp::Erase { purpose, block: victim });

@@ -322,6 +322,7 @@ impl Hybrid {
 
     fn erase_block(&mut self, c: &mut FtlCore, block: u32) {
         debug_assert_eq!(c.blocks.valid[block as usize], 0, "erasing a block with valid data");
+        c.journal(super::journal::Relocation::Erased { block });
         if c.emit_ops {
             c.ops.push(NandOp::Erase { purpose: Purpose::Merge, block });
         }
@@ -453,6 +454,7 @@ impl Hybrid {
                 c.p2l[new as usize] = lpn;
                 c.l2p[lpn as usize] = new;
                 c.blocks.valid[dest as usize] += 1;
+                c.journal(super::journal::Relocation::Moved { from: src, to: new });
                 if !c.slot_version.is_empty() {
                     c.slot_version[new as usize] = c.slot_version[src as usize];
                 }

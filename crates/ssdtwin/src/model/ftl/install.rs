@@ -83,6 +83,10 @@ impl FtlCore {
         let modes = [self.geo.slots_in_mode(CellMode::Native), self.geo.slots_in_mode(CellMode::Slc)];
         let sealed: Vec<_> = blocks.iter().map(|b| (b.block, b.mode, b.valid, b.seq)).collect();
         self.blocks.install_sealed(&sealed, modes, erase_counts);
+        if let Some(m) = &mut self.map {
+            // A drive in use holds every translation page on flash.
+            m.install_all_on_flash();
+        }
         let mut by_age: Vec<&InstalledBlock> = blocks.iter().collect();
         by_age.sort_by_key(|b| b.seq);
         for b in &by_age {

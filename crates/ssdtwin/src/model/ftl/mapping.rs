@@ -10,10 +10,11 @@
 //!   reclaimed by merges.
 //!
 //! [`Scheme`] holds the drive's scheme and dispatches with a `match`
-//! (static calls, no trait objects on the hot path). A scheme that caches
-//! its map in limited DRAM adds a third variant: its reads and writes emit
-//! the NAND reads and programs of translation pages into the same
-//! operation list as data.
+//! (static calls, no trait objects on the hot path). A map cached in
+//! limited memory ([`super::mapcache`]) sits beneath the page scheme, in
+//! the shared state, because GC's map updates go through it too: every
+//! map access may emit the NAND reads and programs of translation pages
+//! into the same operation list as data.
 
 use super::hybrid::Hybrid;
 use super::streams::StreamId;
@@ -51,7 +52,7 @@ impl MappingScheme for PageMapping {
     }
     #[inline]
     fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
-        core.lookup(lpn)
+        core.map_read(lpn)
     }
     fn flush(&mut self, core: &mut FtlCore) {
         core.flush_stream(StreamId::Host);

@@ -38,6 +38,8 @@ pub mod blocks;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
+pub mod journal;
+pub mod mapcache;
 pub mod mapping;
 pub mod pool;
 pub mod slc;
@@ -45,9 +47,10 @@ pub mod streams;
 
 use crate::mem::HugeVec;
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::spec::{DriveModel, GcPolicy, SlcModel};
+use crate::spec::{DriveModel, GcPolicy, SlcModel, WearLevelingModel};
 use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
+use journal::Relocation;
 use mapping::{MappingScheme, Scheme};
 use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
@@ -63,6 +66,10 @@ pub enum Purpose {
     Fold,
     /// Merging log blocks into data blocks (hybrid mapping).
     Merge,
+    /// Loading a translation page of a cached map for a lookup.
+    MapLoad,
+    /// Writing translation pages back (and cleaning their blocks).
+    MapStore,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -141,6 +148,10 @@ pub struct FtlCounters {
     pub full_merges: u64,
     /// Hybrid mapping: slots copied by merges.
     pub merge_slots_copied: u64,
+    /// Static wear leveling: blocks of cold data moved off young blocks.
+    pub wl_blocks: u64,
+    /// Static wear leveling: slots moved (also counted in `gc_slots_moved`).
+    pub wl_slots_moved: u64,
 }
 
 /// The flash translation layer: a mapping scheme ([`mapping`]) over the
@@ -270,6 +281,18 @@ impl Ftl {
         if !on {
             self.core.ops.clear();
         }
+    }
+
+    /// The map cache's counters, when the map is cached.
+    pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
+        self.core.map.as_ref().map(|m| m.counters)
+    }
+
+    /// Cost of one host lookup in the map cache's memory, ns (an HMB round
+    /// trip; 0 without a cache or in the controller's own memory).
+    #[inline]
+    pub fn map_access_ns(&self) -> u64 {
+        self.core.map.as_ref().map_or(0, |m| m.access_ns())
     }
 
     /// The hybrid scheme's state, when the drive uses hybrid mapping.
@@ -410,18 +433,31 @@ pub struct FtlCore {
     emit_ops: bool,
     /// Counters.
     counters: FtlCounters,
+    /// Relocation journal, when a caller keeps data (see [`journal`]).
+    journal: Option<Vec<Relocation>>,
+    /// The map cache, when the map is cached in limited memory.
+    map: Option<mapcache::MapCache>,
+    /// Wear leveling by erase count.
+    wear: WearLevelingModel,
+    /// A static wear-leveling move is in progress (no nested one).
+    leveling: bool,
 }
 
 impl FtlCore {
     fn new(model: &DriveModel) -> FtlCore {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
+        let mut blocks = BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
+        let map = model.map_cache.as_ref().map(|m| {
+            let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
+            mapcache::MapCache::new(m, &geo, reserved)
+        });
         FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
-            blocks: BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die)),
+            blocks,
             streams: [
                 Stream::new(StreamId::Host, &geo),
                 Stream::new(StreamId::Gc, &geo),
@@ -439,6 +475,10 @@ impl FtlCore {
             ops: Vec::with_capacity(1024),
             emit_ops: true,
             counters: FtlCounters::default(),
+            journal: None,
+            map,
+            wear: model.wear_leveling,
+            leveling: false,
             geo,
         }
     }
@@ -520,6 +560,11 @@ impl FtlCore {
         let erase_counts = self.blocks.erase_count.clone();
         self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        if let Some(m) = &mut self.map {
+            let per_die = m.blocks().len() as u32 / self.geo.dies;
+            self.blocks.reserve_map_blocks(per_die, m.mode());
+            m.reset();
+        }
         self.mapped_lpns = 0;
         self.slc_valid_slots = 0;
         self.bg.fill(None);
@@ -528,6 +573,7 @@ impl FtlCore {
         }
         self.victims.reset();
         self.ops.clear();
+        self.journal(Relocation::Reset);
     }
 
     /// Whether `die` has fewer free blocks than the background-GC target
@@ -556,6 +602,7 @@ impl FtlCore {
     #[inline]
     pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
+        self.touch_map(lpn, old != NONE, 0);
         if old == NONE {
             return false;
         }
@@ -588,8 +635,27 @@ impl FtlCore {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
+        self.touch_map(lpn, true, (id != StreamId::Host) as usize);
         self.after_append(id, block);
         slot
+    }
+
+    /// Access `lpn`'s map entry through the map cache, if the map is
+    /// cached (`dirty`: the access changes it; `lane` 0 for the host, 1 for
+    /// GC and folding). Misses and write-backs append their NAND
+    /// operations.
+    #[inline]
+    fn touch_map(&mut self, lpn: u32, dirty: bool, lane: usize) {
+        if let Some(m) = &mut self.map {
+            m.access(lpn, dirty, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
+    }
+
+    /// A host read's lookup of `lpn`: through the map cache, then the map.
+    #[inline]
+    pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
+        self.touch_map(lpn, false, 0);
+        self.l2p[lpn as usize]
     }
 
     /// After a slot was handed out: issue the program when a unit is full,
@@ -763,8 +829,14 @@ impl BlockPool for FtlCore {
         self.bg[die as usize] = paced;
     }
     #[inline]
-    fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
-        self.blocks.take_free(die, mode)
+    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32> {
+        if self.wear.least_worn {
+            // Host data (hot) to the youngest block, moved data (cold) to
+            // the most worn.
+            self.blocks.take_free_by_wear(die, mode, stream != StreamId::Host)
+        } else {
+            self.blocks.take_free(die, mode)
+        }
     }
     #[inline]
     fn take_static(&mut self, die: u32) -> Option<u32> {

@@ -99,8 +99,10 @@ pub trait BlockPool {
     /// Set the collection in progress on `die`.
     fn set_paced(&mut self, die: u32, paced: Option<Paced>);
 
-    /// Take a free native block on `die` and open it in `mode`.
-    fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32>;
+    /// Take a free native block on `die` for `stream` and open it in
+    /// `mode` (dynamic wear leveling may choose by erase count: see
+    /// `ftl.wear_leveling`).
+    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32>;
     /// Take a block of the static SLC pool on `die` and open it.
     fn take_static(&mut self, die: u32) -> Option<u32>;
     /// The victim the GC policy picks among sealed blocks of `mode` on

@@ -111,7 +111,7 @@ pub fn take_slc_block<P: BlockPool>(pool: &mut P, die: u32) -> Option<u32> {
         return Some(b);
     }
     super::gc::reclaim_until_low(pool, die);
-    pool.take_free(die, CellMode::Slc)
+    pool.take_free(die, CellMode::Slc, super::streams::StreamId::Host)
 }
 
 /// Fold one sealed SLC block, preferring `die`, else the next die (round

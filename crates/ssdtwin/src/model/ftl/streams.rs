@@ -105,7 +105,7 @@ fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
                 super::slc::take_slc_block(pool, die)
             } else {
                 super::gc::reclaim_until_low(pool, die);
-                pool.take_free(die, CellMode::Native)
+                pool.take_free(die, CellMode::Native, stream)
             }
         }
         StreamId::Fold => {
@@ -114,9 +114,9 @@ fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
                     break;
                 }
             }
-            pool.take_free(die, CellMode::Native)
+            pool.take_free(die, CellMode::Native, stream)
         }
-        StreamId::Gc => pool.take_free(die, CellMode::Native),
+        StreamId::Gc => pool.take_free(die, CellMode::Native, stream),
     };
     let b = b.expect("the free-block reserve guarantees a block for GC and folding");
     pool.set_open_block(stream, die, b);

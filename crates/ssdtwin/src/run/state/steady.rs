@@ -62,8 +62,8 @@
 //! the replay on the small 660p of tests/states.rs, with the same share of
 //! host writes into SLC; not yet explained. `steady-exact` is exact.
 //!
-//! Leaves out: drives with hybrid mapping or version stamps, which keep
-//! the exact replay.
+//! Leaves out: drives with hybrid mapping, version stamps or wear leveling
+//! by erase count (`[ftl.wear_leveling]`), which keep the exact replay.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -71,6 +71,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::Drive;
+use crate::model::ftl::blocks::BlockState;
 use crate::model::ftl::install::{InstalledBlock, Role};
 use crate::model::ftl::pool::{BlockPool, Paced};
 use crate::model::ftl::streams::{self, StreamId as Stream};
@@ -87,7 +88,7 @@ const PHASE_SPREAD: f64 = 0.25;
 
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
-    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions()
+    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions() && !drive.model.wear_leveling.is_on()
 }
 
 /// Build the steady state of a span of `span_lpns` pages from LBA 0 on a
@@ -221,7 +222,12 @@ impl BlockSim {
         // Die 0 stands for every die: its blocks, its share of the
         // drive's capacity and SLC cache.
         let mut die = Die { open: [NONE; 3], ..Die::default() };
+        let state = &drive.ftl.blocks().state;
         for b in 0..geo.blocks_per_die {
+            if state[b as usize] != BlockState::Free {
+                // Translation blocks of a cached map hold no data.
+                continue;
+            }
             if is_static[b as usize] {
                 die.free_static.push_back(b);
             } else {
@@ -558,7 +564,7 @@ impl BlockPool for BlockSim {
     fn set_paced(&mut self, die: u32, paced: Option<Paced>) {
         self.dies[die as usize].paced = paced;
     }
-    fn take_free(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+    fn take_free(&mut self, die: u32, mode: CellMode, _stream: Stream) -> Option<u32> {
         self.take_free_block(die, mode)
     }
     fn take_static(&mut self, die: u32) -> Option<u32> {

@@ -1,0 +1,173 @@
+//! `ssdtwin serve`: the drive as a network block device (NBD) for real
+//! clients (qemu-img, nbdcopy, fio's nbd engine, nbdfuse, a VM), with the
+//! data kept through the FTL and completions paced onto the wall clock.
+//! Stops on SIGINT/SIGTERM (or with `--once` when the last client has
+//! gone), then prints the summary of `ssdtwin run` and writes its JSON.
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ssdtwin::{Drive, DriveSpec, DriveState};
+use ssdtwin_nbd::report::ServeReport;
+use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals};
+use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
+
+use crate::output::{spinner, write_atomically};
+
+/// Options of `ssdtwin serve`.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Preset name or path to a drive TOML file.
+    #[arg(long, short = 'd')]
+    pub drive: String,
+    /// Override a drive field, e.g. `--set controller.write_cache=write-through` (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Starting state: fresh, full, filled:N, steady, steady-exact (data
+    /// placed by a state reads as zeros: only the client's writes carry bytes).
+    #[arg(long, default_value = "fresh")]
+    pub state: String,
+    /// Seed for the starting state.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// TCP address to listen on (loopback unless --allow-remote).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:10809", conflicts_with = "unix")]
+    pub listen: String,
+    /// Listen on a Unix socket instead of TCP.
+    #[arg(long, value_name = "PATH")]
+    pub unix: Option<PathBuf>,
+    /// Allow listening on a non-loopback address (the export has no
+    /// authentication: anyone who can reach it can read and write it).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Wall seconds per simulated second: 1 real time, 10 ten times
+    /// slower, 0 as fast as possible.
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// Export name (clients asking for the default export "" get it too).
+    #[arg(long, default_value = "ssdtwin")]
+    pub name: String,
+    /// Stop once the last client has disconnected (after at least one
+    /// reached the transmission phase).
+    #[arg(long)]
+    pub once: bool,
+    /// Write the statistics as JSON to FILE when the server stops (`-`
+    /// for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Simulate a power cut after N requests: data written since the last
+    /// flush and not yet on flash is lost (write-back buffer without
+    /// --plp), every connection is dropped, the drive restarts and serving
+    /// goes on.
+    #[arg(long, value_name = "N")]
+    pub power_loss_after: Option<u64>,
+    /// The drive has power-loss protection (capacitors): a power cut loses
+    /// nothing acknowledged.
+    #[arg(long)]
+    pub plp: bool,
+    /// No status line, no connection log, no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Serve until stopped.
+pub fn run(args: ServeArgs) -> Result<ExitCode> {
+    if !(args.time_scale.is_finite() && args.time_scale >= 0.0) {
+        bail!("--time-scale must be a number ≥ 0 (0: as fast as possible, 1: real time), not {}", args.time_scale);
+    }
+    let listen = match &args.unix {
+        Some(p) => Listen::Unix(p.clone()),
+        None => Listen::Tcp(
+            args.listen
+                .parse::<SocketAddr>()
+                .with_context(|| format!("--listen {}: expected ADDRESS:PORT, e.g. 127.0.0.1:10809", args.listen))?,
+        ),
+    };
+    if let Some(json) = args.json.as_deref().filter(|j| *j != "-") {
+        let dir = Path::new(json).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!("--json {json}: directory {} does not exist", dir.display());
+        }
+    }
+    let spec = DriveSpec::load(&args.drive, &args.set)?;
+    let model = spec.build(&args.drive)?;
+    let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
+    let terminal = !args.quiet && std::io::stderr().is_terminal();
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        let bar = spinner(terminal, &format!("preconditioning: {state}"));
+        state.apply_fast(&mut drive, args.seed);
+        bar.finish_and_clear();
+    }
+    let opts = ServeOptions {
+        listen: listen.clone(),
+        allow_remote: args.allow_remote,
+        time_scale: args.time_scale,
+        export_name: args.name.clone(),
+        description: format!("ssdtwin: {}", spec.description),
+        once: args.once,
+        log: !args.quiet,
+        power_loss_after: args.power_loss_after,
+        plp: args.plp,
+    };
+    catch_stop_signals();
+    let twin = Twin::new(drive);
+    let size = twin.user_bytes();
+    let server = Server::bind(twin, opts).with_context(|| match &listen {
+        Listen::Tcp(a) => format!("listening on {a}"),
+        Listen::Unix(p) => format!("listening on {}", p.display()),
+    })?;
+    stop_on_signals(server.stopper());
+    if !args.quiet {
+        let url = match (&listen, server.local_addr()) {
+            (_, Some(a)) => format!("nbd://{a}/{}", args.name),
+            (Listen::Unix(p), None) => format!("nbd+unix:///{}?socket={}", args.name, p.display()),
+            _ => String::new(),
+        };
+        eprintln!(
+            "ssdtwin serve: {} ({} bytes) at {url}, time scale {}; Ctrl-C stops",
+            spec.name, size, args.time_scale
+        );
+    }
+    let mut last = Instant::now();
+    let outcome = server.run_with(|twin| {
+        if terminal && last.elapsed() >= Duration::from_millis(500) {
+            last = Instant::now();
+            let d = twin.device().drive();
+            let c = ssdtwin::run::stats::Counters::of(d);
+            eprint!(
+                "\r{:>10.3} s simulated · {} MiB written · {} MiB read · WAF {:.2} · {} outstanding   ",
+                twin.now() as f64 / 1e9,
+                d.ftl.counters().host_slots_written >> 8,
+                d.counters.host_slots_read >> 8,
+                c.waf(),
+                twin.device().outstanding(),
+            );
+            let _ = std::io::stderr().flush();
+        }
+    })?;
+    if terminal {
+        eprintln!();
+    }
+    let mut outcome = outcome;
+    let report = ServeReport::of(&mut outcome, args.time_scale);
+    let state_name = state.to_string();
+    let to_stdout = args.json.as_deref() == Some("-");
+    if !args.quiet && !to_stdout {
+        print!("{}", report.summary(&spec, &state_name, args.seed));
+    }
+    if let Some(out) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json(&spec, &state_name, args.seed))? + "\n";
+        if to_stdout {
+            print!("{text}");
+        } else {
+            write_atomically(Path::new(out), text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,124 @@
+//! `ssdtwin serve` from the command line: option errors, a client session
+//! with `--once` over a Unix socket, and a graceful stop on SIGTERM, both
+//! writing the run's JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn ssdtwin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(args).output().expect("binary runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdtwin-serve-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+const SMALL: &[&str] = &[
+    "--drive",
+    "generic-tlc-nvme",
+    "--set",
+    "geometry.channels=2",
+    "--set",
+    "geometry.dies_per_channel=2",
+    "--set",
+    "geometry.blocks_per_plane=32",
+    "--set",
+    "geometry.pages_per_block=48",
+    "--set",
+    "ftl.user_capacity_bytes=83886080",
+];
+
+fn fails_with(args: &[&str], needle: &str) {
+    let mut all: Vec<&str> = SMALL.to_vec();
+    all.extend_from_slice(args);
+    let mut cmd = vec!["serve"];
+    cmd.extend(all);
+    let o = ssdtwin(&cmd);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} should fail");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn bad_options_are_clear_errors() {
+    fails_with(&["--listen", "0.0.0.0:0"], "--allow-remote");
+    fails_with(&["--listen", "localhost"], "--listen localhost");
+    fails_with(&["--time-scale=-1"], "--time-scale");
+    fails_with(&["--time-scale", "nan"], "--time-scale");
+    fails_with(&["--state", "half"], "--state");
+    fails_with(&["--json", "/nonexistent-dir/x.json"], "does not exist");
+    fails_with(&["--listen", "127.0.0.1:1", "--unix", "/tmp/x.sock"], "cannot be used with");
+}
+
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} did not appear", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn check_json(path: &Path, sessions: u64) {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("JSON written")).unwrap();
+    assert_eq!(v["jobs"][0]["jobname"], "serve");
+    assert!(v["overall"]["waf"].is_number());
+    assert!(v["health"].is_object());
+    assert_eq!(v["serve"]["sessions"], sessions);
+}
+
+#[test]
+fn once_with_a_client_writes_the_json() {
+    if Command::new("nbdinfo").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: nbdinfo is not installed (Debian: libnbd-bin)");
+        return;
+    }
+    let sock = tmp("once.sock");
+    let json = tmp("once.json");
+    let _ = std::fs::remove_file(&sock);
+    let mut args = vec!["serve"];
+    args.extend_from_slice(SMALL);
+    let (s, j) = (sock.to_str().unwrap(), json.to_str().unwrap());
+    args.extend_from_slice(&["--unix", s, "--time-scale", "0", "--once", "--json", j, "-q"]);
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(&args).spawn().expect("serve starts");
+    wait_for(&sock);
+    let out = Command::new("nbdinfo").arg("--size").arg(format!("nbd+unix:///ssdtwin?socket={s}")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "83886080");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = server.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "--once: the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    check_json(&json, 1);
+    assert!(!sock.exists(), "socket removed");
+}
+
+#[test]
+fn sigterm_stops_gracefully_and_writes_the_json() {
+    let sock = tmp("term.sock");
+    let json = tmp("term.json");
+    let _ = std::fs::remove_file(&sock);
+    let mut args = vec!["serve"];
+    args.extend_from_slice(SMALL);
+    let (s, j) = (sock.to_str().unwrap(), json.to_str().unwrap());
+    args.extend_from_slice(&["--unix", s, "--json", j]);
+    let server = Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    wait_for(&sock);
+    let ok = Command::new("kill").arg("-TERM").arg(server.id().to_string()).status().unwrap();
+    assert!(ok.success());
+    let out = server.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("serve:"), "summary printed");
+    check_json(&json, 0);
+}

@@ -1,0 +1,35 @@
+//! `ssdtwin serve`: the twin as a network block device (NBD), so that real
+//! clients — qemu-img, nbdcopy, fio's `nbd` engine, nbdfuse with a real
+//! filesystem, a VM disk — run on the simulated SSD.
+//!
+//! ```text
+//!  client ──NBD (TCP loopback / Unix socket)──► server (one reader + one writer thread per connection)
+//!                                                 │ request at virtual time t
+//!                                                 ▼
+//!                                      Twin (behind a mutex): Device (the device core)
+//!                                                 │ + DataStore keyed by physical slot,
+//!                                                 │   following the FTL's relocation journal
+//!                                                 ▼
+//!                         reply sent when the wall clock reaches the simulated completion × scale
+//! ```
+//!
+//! - [`proto`]: the wire format (fixed newstyle handshake, simple replies);
+//! - [`store`]: client bytes by the physical 4 KiB slot the FTL chose, so
+//!   a mapping, GC, folding or merge bug returns wrong data visibly;
+//! - [`twin`]: block requests on the device core and the store;
+//! - [`server`]: sockets, threads, pacing, bad clients;
+//! - [`report`]: the run's JSON and summary at the end.
+//!
+//! Left out (see each module): structured replies, TLS, block status, and
+//! saving/loading the drive with its data.
+
+#![deny(missing_docs)]
+
+pub mod proto;
+pub mod report;
+pub mod server;
+pub mod store;
+pub mod twin;
+
+pub use server::{Listen, ServeOptions, ServeOutcome, Server};
+pub use twin::Twin;

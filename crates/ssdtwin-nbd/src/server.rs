@@ -1,0 +1,823 @@
+//! The NBD server: listening socket, one reader and one writer thread per
+//! connection, the twin shared behind a mutex, replies paced onto the
+//! wall clock.
+//!
+//! **Threads.** The accept loop waits on the listener with `poll` (waking
+//! every 50 ms to see a stop request). Each connection gets a reader
+//! thread (handshake, then requests: reads a request and its payload,
+//! takes the twin's lock, runs the command in virtual time, builds the
+//! reply) and, with a time scale above 0, a writer thread (holds replies
+//! until their wall-clock due time, sends them in due order); at time
+//! scale 0 the reader sends the replies itself, flushed whenever no
+//! further request is already buffered. A connection is one host queue; any
+//! number of commands may be outstanding on it, and any number of
+//! connections share the twin (`NBD_FLAG_CAN_MULTI_CONN`: a flush covers
+//! every connection's writes).
+//!
+//! **Time.** With time scale `s > 0`, virtual time runs `1/s` as fast as
+//! the wall clock from the server's start: a request is submitted at the
+//! virtual time its arrival maps to (or the twin's clock, if that is
+//! ahead), and its reply is sent when the wall clock reaches its
+//! simulated completion time (at once if the server is late). With
+//! `s = 0` nothing waits: a request is submitted at the completion time
+//! of the earliest reply the writer has sent on that connection and not
+//! yet matched with a request — a closed loop, as fio's: at queue depth 1
+//! the twin sees exactly the submission times `ssdtwin run` would give
+//! it; at higher depths the first requests of a burst are all submitted
+//! at once, then each new request takes the place of a completed one.
+//!
+//! **Bad clients.** A broken handshake or request magic, an option or
+//! payload above the bounds in [`crate::proto`], or a vanished client
+//! ends that connection (with a log line); a request out of range, too
+//! large or of an unknown type gets
+//! `NBD_EINVAL` and the session continues. No length field is allocated
+//! before it is checked, and a connection queues at most 64 MiB of
+//! replies (a client that does not read them waits). Other connections
+//! are not affected.
+//!
+//! Left out: TLS, structured replies, block status, several exports.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::proto::*;
+use crate::twin::Twin;
+
+/// Where to listen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A Unix socket path (created; removed when the server stops).
+    Unix(PathBuf),
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Where to listen.
+    pub listen: Listen,
+    /// Allow a TCP address other than loopback.
+    pub allow_remote: bool,
+    /// Wall seconds per simulated second (0: as fast as possible).
+    pub time_scale: f64,
+    /// The export's name (clients asking for "" get it too).
+    pub export_name: String,
+    /// The export's description (`NBD_OPT_LIST`, `NBD_INFO_DESCRIPTION`).
+    pub description: String,
+    /// Stop when the last client disconnects after at least one entered
+    /// transmission.
+    pub once: bool,
+    /// Log lines on stderr (connections, bad clients).
+    pub log: bool,
+    /// Cut the power after this many requests (see
+    /// [`Twin::power_cut`]): unflushed data not yet on flash is lost, every
+    /// connection is dropped (the N-th request gets no reply), and the
+    /// server goes on serving the restarted drive.
+    pub power_loss_after: Option<u64>,
+    /// The drive has power-loss protection: a cut loses nothing
+    /// acknowledged.
+    pub plp: bool,
+}
+
+impl ServeOptions {
+    /// Defaults: `127.0.0.1:10809`, real time, export `ssdtwin`.
+    pub fn new() -> ServeOptions {
+        ServeOptions {
+            listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 10809))),
+            allow_remote: false,
+            time_scale: 1.0,
+            export_name: "ssdtwin".into(),
+            description: "ssdtwin simulated SSD".into(),
+            once: false,
+            log: true,
+            power_loss_after: None,
+            plp: false,
+        }
+    }
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions::new()
+    }
+}
+
+/// Counters of a serving session.
+#[derive(Debug, Default)]
+pub struct ServerCounters {
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Connections that reached transmission.
+    pub sessions: AtomicU64,
+    /// Requests served (all types).
+    pub requests: AtomicU64,
+    /// Requests answered with an error.
+    pub errors: AtomicU64,
+    /// Connections ended for a protocol violation.
+    pub violations: AtomicU64,
+    /// Wall time spent holding the twin's lock (simulating and moving
+    /// bytes), ns.
+    pub twin_ns: AtomicU64,
+    /// Power cuts simulated.
+    pub power_cuts: AtomicU64,
+    /// Pages whose unflushed data a power cut lost.
+    pub lost_pages: AtomicU64,
+}
+
+/// What a stopped server hands back.
+#[derive(Debug)]
+pub struct ServeOutcome {
+    /// The twin (statistics, data).
+    pub twin: Twin,
+    /// Counters.
+    pub counters: Arc<ServerCounters>,
+    /// Wall time served.
+    pub wall: Duration,
+}
+
+/// The clock mapping between wall time and virtual time.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    origin: Instant,
+    origin_virt: u64,
+    scale: f64,
+}
+
+impl Clock {
+    /// Virtual time now (scale > 0).
+    fn virt_now(&self) -> u64 {
+        self.origin_virt + (self.origin.elapsed().as_nanos() as f64 / self.scale) as u64
+    }
+
+    /// Wall instant of virtual time `v` (scale > 0).
+    fn wall_of(&self, v: u64) -> Instant {
+        self.origin + Duration::from_nanos((v.saturating_sub(self.origin_virt) as f64 * self.scale) as u64)
+    }
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+    fn shutdown(&self, how: std::net::Shutdown) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(how),
+            Stream::Unix(s) => s.shutdown(how),
+        };
+    }
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            Stream::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+struct Shared {
+    twin: Mutex<Twin>,
+    /// Export size, bytes.
+    size: u64,
+    clock: Clock,
+    opts: ServeOptions,
+    stop: Arc<AtomicBool>,
+    counters: Arc<ServerCounters>,
+    /// Live connections (to shut them down at stop), by id.
+    live: Mutex<Vec<(u64, Stream)>>,
+}
+
+impl Shared {
+    fn log(&self, msg: std::fmt::Arguments) {
+        if self.opts.log {
+            eprintln!("ssdtwin serve: {msg}");
+        }
+    }
+
+    fn twin(&self) -> MutexGuard<'_, Twin> {
+        // A panic under the lock would be a bug; keep serving the others.
+        self.twin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn flags(&self) -> u16 {
+        TFLAG_HAS_FLAGS
+            | TFLAG_SEND_FLUSH
+            | TFLAG_SEND_FUA
+            | TFLAG_SEND_TRIM
+            | TFLAG_SEND_WRITE_ZEROES
+            | TFLAG_CAN_MULTI_CONN
+    }
+}
+
+/// A bound server, ready to [`Server::run`].
+pub struct Server {
+    listener: Listener,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Bind the listening socket. A non-loopback TCP address needs
+    /// `allow_remote`; the time scale must be finite and ≥ 0.
+    pub fn bind(mut twin: Twin, opts: ServeOptions) -> io::Result<Server> {
+        if opts.power_loss_after.is_some() {
+            twin.track_power_loss(opts.plp);
+        }
+        if !(opts.time_scale.is_finite() && opts.time_scale >= 0.0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the time scale must be a number ≥ 0"));
+        }
+        let listener = match &opts.listen {
+            Listen::Tcp(addr) => {
+                if !addr.ip().is_loopback() && !opts.allow_remote {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{addr} is not a loopback address: the export has no authentication; pass --allow-remote to listen there anyway"),
+                    ));
+                }
+                Listener::Tcp(TcpListener::bind(addr)?)
+            }
+            Listen::Unix(path) => Listener::Unix(UnixListener::bind(path)?, path.clone()),
+        };
+        match &listener {
+            Listener::Tcp(l) => l.set_nonblocking(true)?,
+            Listener::Unix(l, _) => l.set_nonblocking(true)?,
+        }
+        let origin_virt = twin.now();
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                size: twin.user_bytes(),
+                twin: Mutex::new(twin),
+                clock: Clock { origin: Instant::now(), origin_virt, scale: opts.time_scale },
+                opts,
+                stop: Arc::new(AtomicBool::new(false)),
+                counters: Arc::new(ServerCounters::default()),
+                live: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The TCP address bound (port 0 resolved), if TCP.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        match &self.listener {
+            Listener::Tcp(l) => l.local_addr().ok(),
+            Listener::Unix(..) => None,
+        }
+    }
+
+    /// A flag that stops the server when set (from any thread or a signal
+    /// handler's watcher).
+    pub fn stopper(&self) -> Arc<AtomicBool> {
+        self.shared.stop.clone()
+    }
+
+    /// Counters, readable while the server runs.
+    pub fn counters(&self) -> Arc<ServerCounters> {
+        self.shared.counters.clone()
+    }
+
+    /// Serve until stopped (the stop flag, or with `once` the last client
+    /// gone). On stop the listening socket is closed first, then every
+    /// connection's reading side; replies already computed are still sent
+    /// (for up to 2 s), then the connections are closed. Returns the twin.
+    pub fn run(self) -> io::Result<ServeOutcome> {
+        self.run_with(|_| {})
+    }
+
+    /// As [`Server::run`], calling `tick` about every 50 ms of wall time
+    /// with the twin locked (a status line).
+    pub fn run_with(self, mut tick: impl FnMut(&Twin)) -> io::Result<ServeOutcome> {
+        let Server { listener, shared } = self;
+        let mut handles: Vec<JoinHandle<()>> = Vec::new();
+        let mut next_id = 0u64;
+        let active = Arc::new(AtomicU64::new(0));
+        loop {
+            if shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if shared.opts.once
+                && shared.counters.sessions.load(Ordering::Relaxed) > 0
+                && active.load(Ordering::Acquire) == 0
+            {
+                break;
+            }
+            let accepted = match &listener {
+                Listener::Tcp(l) => l.accept().map(|(s, _)| {
+                    let _ = s.set_nodelay(true);
+                    Stream::Tcp(s)
+                }),
+                Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            };
+            match accepted {
+                Ok(stream) => {
+                    stream.set_nonblocking(false)?;
+                    let id = next_id;
+                    next_id += 1;
+                    shared.counters.connections.fetch_add(1, Ordering::Relaxed);
+                    if let Ok(c) = stream.try_clone() {
+                        shared.live.lock().unwrap_or_else(|e| e.into_inner()).push((id, c));
+                    }
+                    active.fetch_add(1, Ordering::AcqRel);
+                    let sh = shared.clone();
+                    let act = active.clone();
+                    handles.retain(|h| !h.is_finished());
+                    handles.push(thread::spawn(move || {
+                        connection(&sh, id, stream);
+                        sh.live.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
+                        act.fetch_sub(1, Ordering::AcqRel);
+                    }));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // Wait for a connection (or 50 ms, to see a stop).
+                    let fd = match &listener {
+                        Listener::Tcp(l) => l.as_raw_fd(),
+                        Listener::Unix(l, _) => l.as_raw_fd(),
+                    };
+                    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                    // SAFETY: one valid pollfd for the call's duration.
+                    unsafe { libc::poll(&mut pfd, 1, if shared.opts.once { 5 } else { 50 }) };
+                    tick(&shared.twin());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    shared.log(format_args!("accept failed: {e}"));
+                    thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        // Close the listening socket first, then the clients' reading side.
+        if let Listener::Unix(_, path) = &listener {
+            let _ = std::fs::remove_file(path);
+        }
+        drop(listener);
+        for (_, s) in shared.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            s.shutdown(std::net::Shutdown::Read);
+        }
+        // Replies under way get 2 s to go out; a client that does not read
+        // them must not keep the server from stopping.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && !handles.iter().all(|h| h.is_finished()) {
+            thread::sleep(Duration::from_millis(10));
+        }
+        for (_, s) in shared.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            s.shutdown(std::net::Shutdown::Both);
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+        let wall = shared.clock.origin.elapsed();
+        let counters = shared.counters.clone();
+        let shared = Arc::try_unwrap(shared).map_err(|_| io::Error::other("connection threads still hold the twin"))?;
+        let twin = shared.twin.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(ServeOutcome { twin, counters, wall })
+    }
+}
+
+/// One connection: handshake, then transmission.
+fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
+    let Ok(wstream) = stream.try_clone() else { return };
+    let mut r = BufReader::with_capacity(1 << 16, stream);
+    let mut w = BufWriter::with_capacity(1 << 16, wstream);
+    match handshake(sh, &mut r, &mut w) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(ProtoError::Io(e)) => {
+            if e.kind() != io::ErrorKind::UnexpectedEof {
+                sh.log(format_args!("connection {id}: handshake: {e}"));
+            }
+            return;
+        }
+        Err(e @ ProtoError::Violation(_)) => {
+            sh.counters.violations.fetch_add(1, Ordering::Relaxed);
+            sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
+            return;
+        }
+    }
+    sh.counters.sessions.fetch_add(1, Ordering::Relaxed);
+    sh.log(format_args!("connection {id}: transmission"));
+    let seen = Arc::new(Mutex::new(BinaryHeap::new()));
+    let end = if sh.clock.scale > 0.0 {
+        // Paced: a writer thread holds each reply until its due time.
+        let (tx, rx) = mpsc::channel::<Reply>();
+        let seen_w = seen.clone();
+        let queued = Arc::new(Queued::default());
+        let queued_w = queued.clone();
+        let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
+        let end = transmission(sh, &mut r, &mut Sink::Thread { tx: &tx, queued: &queued }, &seen);
+        drop(tx);
+        let _ = writer.join();
+        end
+    } else {
+        // As fast as possible: replies go out from this thread, flushed
+        // whenever no more requests are already buffered.
+        let end = transmission(sh, &mut r, &mut Sink::Direct(&mut w), &seen);
+        let _ = w.flush();
+        end
+    };
+    match end {
+        Ok(()) => sh.log(format_args!("connection {id}: closed")),
+        Err(ProtoError::Io(e)) => sh.log(format_args!("connection {id}: client gone ({e})")),
+        Err(e @ ProtoError::Violation(_)) => {
+            sh.counters.violations.fetch_add(1, Ordering::Relaxed);
+            sh.log(format_args!("connection {id}: {e}; disconnecting"));
+        }
+    }
+    r.get_ref().shutdown(std::net::Shutdown::Both);
+}
+
+/// The fixed newstyle handshake. `Ok(true)`: transmission begins.
+fn handshake(sh: &Shared, r: &mut impl Read, w: &mut impl Write) -> Result<bool, ProtoError> {
+    w.write_all(&greeting())?;
+    w.flush()?;
+    let mut cf = [0u8; 4];
+    r.read_exact(&mut cf)?;
+    let client_flags = u32::from_be_bytes(cf);
+    if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+        return Err(ProtoError::Violation(format!("unknown client flags {client_flags:#x}")));
+    }
+    let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
+    let size = sh.size;
+    let flags = sh.flags();
+    let name = sh.opts.export_name.as_str();
+    let known = |n: &[u8]| n.is_empty() || n == name.as_bytes();
+    for _ in 0..1024 {
+        let (hdr, body) = read_option(r)?;
+        let reply = |w: &mut dyn Write, kind: u32, data: &[u8]| w.write_all(&option_reply(hdr.option, kind, data));
+        match hdr.option {
+            OPT_EXPORT_NAME => {
+                if !known(&body) {
+                    return Err(ProtoError::Violation(format!(
+                        "NBD_OPT_EXPORT_NAME for unknown export {:?}",
+                        String::from_utf8_lossy(&body)
+                    )));
+                }
+                w.write_all(&export_name_reply(size, flags, no_zeroes))?;
+                w.flush()?;
+                return Ok(true);
+            }
+            OPT_ABORT => {
+                reply(w, REP_ACK, &[])?;
+                w.flush()?;
+                return Ok(false);
+            }
+            OPT_LIST => {
+                if body.is_empty() {
+                    reply(w, REP_SERVER, &rep_server(name, &sh.opts.description))?;
+                    reply(w, REP_ACK, &[])?;
+                } else {
+                    reply(w, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                }
+            }
+            OPT_INFO | OPT_GO => match parse_info_request(&body) {
+                None => reply(w, REP_ERR_INVALID, b"malformed request")?,
+                Some(req) if !known(&req.name) => reply(w, REP_ERR_UNKNOWN, b"no such export")?,
+                Some(req) if req.name.len() > MAX_NAME_LEN as usize => reply(w, REP_ERR_TOO_BIG, &[])?,
+                Some(req) => {
+                    if sh.stop.load(Ordering::Relaxed) {
+                        reply(w, REP_ERR_SHUTDOWN, b"server shutting down")?;
+                        w.flush()?;
+                        continue;
+                    }
+                    reply(w, REP_INFO, &info_export(size, flags))?;
+                    // Always sent: the constraints differ from the defaults.
+                    reply(w, REP_INFO, &info_block_size(MIN_BLOCK, PREFERRED_BLOCK, MAX_PAYLOAD))?;
+                    if req.requests.contains(&INFO_NAME) {
+                        reply(w, REP_INFO, &info_string(INFO_NAME, name))?;
+                    }
+                    if req.requests.contains(&INFO_DESCRIPTION) {
+                        reply(w, REP_INFO, &info_string(INFO_DESCRIPTION, &sh.opts.description))?;
+                    }
+                    reply(w, REP_ACK, &[])?;
+                    if hdr.option == OPT_GO {
+                        w.flush()?;
+                        return Ok(true);
+                    }
+                }
+            },
+            OPT_STARTTLS => reply(w, REP_ERR_POLICY, b"TLS is not supported")?,
+            OPT_STRUCTURED_REPLY => reply(w, REP_ERR_UNSUP, b"structured replies are not supported")?,
+            _ => reply(w, REP_ERR_UNSUP, &[])?,
+        }
+        w.flush()?;
+    }
+    Err(ProtoError::Violation("more than 1024 options".into()))
+}
+
+/// A reply waiting for its wall-clock time.
+struct Reply {
+    /// Virtual completion time.
+    done: u64,
+    /// Wall time to send it (`None`: at once).
+    due: Option<Instant>,
+    /// Order received (ties).
+    seq: u64,
+    bytes: Vec<u8>,
+}
+
+impl PartialEq for Reply {
+    fn eq(&self, o: &Reply) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl Eq for Reply {}
+impl PartialOrd for Reply {
+    fn partial_cmp(&self, o: &Reply) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Reply {
+    fn cmp(&self, o: &Reply) -> std::cmp::Ordering {
+        // Min-heap by (due, seq) through Reverse in the heap.
+        (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+type Seen = Arc<Mutex<BinaryHeap<Reverse<u64>>>>;
+
+/// Reply bytes a connection may have queued for its writer; a client that
+/// asks for more without reading its replies waits (back-pressure), so
+/// that memory stays bounded.
+const MAX_QUEUED: u64 = 64 << 20;
+
+/// Bytes queued for a connection's writer, with a condition variable the
+/// reader waits on.
+#[derive(Default)]
+struct Queued {
+    bytes: Mutex<u64>,
+    drained: Condvar,
+}
+
+impl Queued {
+    fn add(&self, n: u64) {
+        let mut q = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        while *q > 0 && *q + n > MAX_QUEUED {
+            q = self.drained.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+        *q += n;
+    }
+    fn sub(&self, n: u64) {
+        let mut q = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        *q -= n;
+        self.drained.notify_all();
+    }
+}
+
+/// How long before a reply's due time the writer stops sleeping and spins.
+const SPIN: Duration = Duration::from_micros(60);
+
+/// The writer: sends each reply at its due time, in due order.
+fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, queued: Arc<Queued>) {
+    // Wake-ups as close to the due time as the kernel gives (the default
+    // timer slack is 50 µs, as long as a NAND read).
+    // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let mut heap: BinaryHeap<Reverse<Reply>> = BinaryHeap::new();
+    let mut open = true;
+    let mut failed = false;
+    loop {
+        // Take what has arrived.
+        while let Ok(r) = rx.try_recv() {
+            heap.push(Reverse(r));
+        }
+        let Some(Reverse(first)) = heap.peek() else {
+            if !open {
+                break;
+            }
+            let _ = w.flush();
+            match rx.recv() {
+                Ok(r) => heap.push(Reverse(r)),
+                Err(_) => open = false,
+            }
+            continue;
+        };
+        let now = Instant::now();
+        if let Some(due) = first.due.filter(|&d| d > now) {
+            let _ = w.flush();
+            if due - now <= SPIN {
+                // The last stretch: spin, a sleep would overshoot it.
+                while Instant::now() < due {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
+            if open {
+                match rx.recv_timeout(due - now - SPIN) {
+                    Ok(r) => heap.push(Reverse(r)),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => open = false,
+                }
+            } else {
+                thread::sleep(due - now - SPIN);
+            }
+            continue;
+        }
+        let Reverse(r) = heap.pop().expect("peeked");
+        // Counted as seen before the client can have it (time scale 0).
+        seen.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(r.done));
+        if !failed && w.write_all(&r.bytes).is_err() {
+            failed = true;
+        }
+        queued.sub(r.bytes.len() as u64);
+    }
+    let _ = w.flush();
+}
+
+/// The transmission phase: requests until `NBD_CMD_DISC` or the end.
+/// Where replies go: a paced writer thread, or straight to the socket.
+enum Sink<'a> {
+    Thread { tx: &'a mpsc::Sender<Reply>, queued: &'a Queued },
+    Direct(&'a mut BufWriter<Stream>),
+}
+
+fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &Seen) -> Result<(), ProtoError> {
+    let mut seq = 0u64;
+    let mut payload: Vec<u8> = Vec::new();
+    loop {
+        if let Sink::Direct(w) = sink {
+            if r.buffer().is_empty() {
+                w.flush()?;
+            }
+        }
+        let mut h = [0u8; REQUEST_LEN];
+        match r.read_exact(&mut h) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(ProtoError::Io(io::Error::new(e.kind(), "closed without NBD_CMD_DISC")));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let req = parse_request(&h)?;
+        if req.kind == CMD_DISC {
+            return Ok(());
+        }
+        if req.kind == CMD_WRITE {
+            if req.len > MAX_PAYLOAD {
+                return Err(ProtoError::Violation(format!("write payload of {} bytes", req.len)));
+            }
+            payload.resize(req.len as usize, 0);
+            r.read_exact(&mut payload)?;
+        }
+        let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        let (error, mut bytes, done) = execute(sh, &req, &payload, seen, seq == 0);
+        if sh.opts.power_loss_after == Some(n) {
+            let cut = sh.twin().power_cut();
+            sh.counters.power_cuts.fetch_add(1, Ordering::Relaxed);
+            sh.counters.lost_pages.fetch_add(cut.lost_pages, Ordering::Relaxed);
+            sh.log(format_args!(
+                "power cut after {n} requests: {} of {} pages written since the last flush lost; dropping every connection",
+                cut.lost_pages, cut.unflushed_pages
+            ));
+            for (_, s) in sh.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                s.shutdown(std::net::Shutdown::Both);
+            }
+            return Err(ProtoError::Io(io::Error::other("power cut")));
+        }
+        if error != 0 {
+            sh.counters.errors.fetch_add(1, Ordering::Relaxed);
+            bytes.truncate(16);
+        }
+        bytes[..16].copy_from_slice(&simple_reply(error, req.cookie));
+        let due = (sh.clock.scale > 0.0).then(|| sh.clock.wall_of(done));
+        seq += 1;
+        match sink {
+            Sink::Thread { tx, queued } => {
+                queued.add(bytes.len() as u64);
+                if tx.send(Reply { done, due, seq, bytes }).is_err() {
+                    return Err(ProtoError::Io(io::Error::other("writer ended")));
+                }
+            }
+            Sink::Direct(w) => {
+                // Counted as seen before the client can have it.
+                seen.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(done));
+                w.write_all(&bytes)?;
+            }
+        }
+    }
+}
+
+/// Check and run one request. Returns (error, the reply's bytes with room
+/// for its 16-byte header first, virtual completion time).
+fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool) -> (u32, Vec<u8>, u64) {
+    let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= sh.size);
+    let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES);
+    let fua = req.flags & CMD_FLAG_FUA != 0;
+    let started = Instant::now();
+    let mut twin = sh.twin();
+    // The submission time: wall clock mapped, or the closed loop.
+    let t = if sh.clock.scale > 0.0 {
+        sh.clock.virt_now()
+    } else if first {
+        // A new client comes after everything it could have seen.
+        twin.last_done()
+    } else {
+        seen.lock().unwrap_or_else(|e| e.into_inner()).pop().map_or(0, |Reverse(v)| v)
+    };
+    let t = t.max(twin.now());
+    let header = || vec![0u8; 16];
+    let invalid = !known || (req.kind != CMD_FLUSH && !in_range) || (req.kind == CMD_READ && req.len > MAX_PAYLOAD);
+    let result = if invalid {
+        (EINVAL, header(), t)
+    } else {
+        match req.kind {
+            CMD_READ => {
+                let mut buf = vec![0u8; 16 + req.len as usize];
+                let done = twin.read(t, req.offset, &mut buf[16..]);
+                (0, buf, done)
+            }
+            CMD_WRITE => (0, header(), twin.write(t, req.offset, payload, fua)),
+            CMD_FLUSH => (0, header(), twin.flush(t)),
+            CMD_TRIM => {
+                let mut done = twin.trim(t, req.offset, req.len as u64);
+                if fua {
+                    done = done.max(twin.flush(t));
+                }
+                (0, header(), done)
+            }
+            CMD_WRITE_ZEROES => {
+                let no_hole = req.flags & CMD_FLAG_NO_HOLE != 0;
+                (0, header(), twin.write_zeroes(t, req.offset, req.len as u64, no_hole, fua))
+            }
+            _ => unreachable!("checked above"),
+        }
+    };
+    drop(twin);
+    sh.counters.twin_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    result
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// Catch SIGINT and SIGTERM from now on (they no longer kill the
+/// process): call it early, before the socket exists, so that a signal
+/// sent as soon as the server is reachable stops it gracefully.
+pub fn catch_stop_signals() {
+    // SAFETY: the handler only stores to an atomic, which is
+    // async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+/// Set `stop` when the process gets (or has got, since
+/// [`catch_stop_signals`]) SIGINT or SIGTERM: a watcher thread polls a flag
+/// the signal handler sets.
+pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+    catch_stop_signals();
+    thread::spawn(move || loop {
+        if SIGNALLED.load(Ordering::SeqCst) {
+            stop.store(true, Ordering::SeqCst);
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    });
+}

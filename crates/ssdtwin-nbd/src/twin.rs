@@ -1,0 +1,404 @@
+//! The served twin: the device core ([`Device`]) plus the data store,
+//! answering block requests at given virtual times.
+//!
+//! Each request is one command to the device core at a virtual time the
+//! caller chooses (the server maps wall time or completions to it, see
+//! [`crate::server`]); the twin returns the command's simulated
+//! completion time and moves the bytes:
+//! - **write**: the command goes to the drive; the FTL's relocation
+//!   journal is replayed into the store (GC or a merge triggered by this
+//!   very write may already have moved its pages); then each 4 KiB page
+//!   is stored at the slot the map now gives. A write that covers only
+//!   part of a 4 KiB page is a read-modify-write on the data side (the
+//!   old page's bytes, read before the command, merged with the new); the
+//!   drive is timed for the whole pages it programs, without the read.
+//! - **read**: the command goes to the drive; each page comes from the
+//!   slot the map gives, zeros when unmapped (never written, trimmed).
+//! - **trim**: whole 4 KiB pages are deallocated (read as zeros after);
+//!   partial pages at the ends keep their data, as the spec allows.
+//! - **write zeroes**: whole pages are deallocated (a trim, like a drive
+//!   whose deallocated pages read as zeros) unless the client forbids
+//!   holes (`NBD_CMD_FLAG_NO_HOLE`), then a write of zeros; partial pages
+//!   at the ends are written with zeros.
+//! - **flush** and **FUA**: [`Device::flush`]: the drive programs what its
+//!   write buffer holds and completes when every acknowledged write is on
+//!   flash. A FUA write is a write followed by a flush at the same time.
+//!
+//! Background work the device core runs between commands (idle GC,
+//! folding) is journalled too and replayed before the next request.
+//!
+//! **Power loss** ([`Twin::track_power_loss`], [`Twin::power_cut`]): with
+//! a write-back buffer and no power-loss protection, what was written after
+//! the last flush and is not on flash when the power goes is lost. The twin
+//! keeps the previous contents of every page changed since the last flush
+//! (its pre-image, only while tracking is on); at a cut, a page whose new
+//! data is still in the controller (its program not issued) or whose block
+//! has a program still running is restored to its pre-image (written back
+//! through the drive, as the drive's recovery would leave it), everything
+//! else stays. Flushed and FUA data always survive; on a write-through
+//! drive or with power-loss protection nothing acknowledged is lost. A
+//! trim is kept (deallocation is treated as durable at once).
+//!
+//! Left out: saving the twin (drive state and data) to continue later.
+
+use std::collections::HashMap;
+
+use ssdtwin::model::ftl::journal::Relocation;
+use ssdtwin::model::nand::NONE;
+use ssdtwin::run::device::Device;
+use ssdtwin::run::sim::PhaseResult;
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::{Command, Drive, IoKind};
+
+use crate::store::{DataStore, PAGE, ZERO_PAGE};
+
+const PAGE64: u64 = PAGE as u64;
+
+/// A drive, its clock and statistics, and the client's data.
+#[derive(Debug)]
+pub struct Twin {
+    device: Device,
+    store: DataStore,
+    relocs: Vec<Relocation>,
+    user_bytes: u64,
+    start_ns: u64,
+    last_done: u64,
+    /// Flushes served.
+    pub flushes: u64,
+    /// Pre-images of pages changed since the last flush (power-loss
+    /// tracking on): `None` when the page was unmapped.
+    preimages: Option<HashMap<u64, Option<Box<[u8; PAGE]>>>>,
+}
+
+/// What a power cut did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PowerCut {
+    /// Pages changed since the last flush.
+    pub unflushed_pages: u64,
+    /// Of those, pages whose new data was lost (restored to the previous
+    /// contents).
+    pub lost_pages: u64,
+}
+
+impl Twin {
+    /// Serve `drive` (in whatever state it is): its relocation journal is
+    /// turned on and a statistics window opens at its current time.
+    pub fn new(drive: Drive) -> Twin {
+        let mut device = Device::new(drive);
+        let store = DataStore::new(&device.drive().model.geometry);
+        device.drive_mut().ftl.journal_relocations(true);
+        let start_ns = device.now();
+        device.begin_window(start_ns);
+        let user_bytes = device.drive().user_bytes();
+        Twin {
+            device,
+            store,
+            relocs: Vec::new(),
+            user_bytes,
+            start_ns,
+            last_done: start_ns,
+            flushes: 0,
+            preimages: None,
+        }
+    }
+
+    /// Keep what a power cut needs ([`Twin::power_cut`]): on a drive with a
+    /// write-back buffer and without power-loss protection (`plp`), the
+    /// pre-images of pages written since the last flush. Otherwise nothing
+    /// acknowledged can be lost and nothing is kept.
+    pub fn track_power_loss(&mut self, plp: bool) {
+        let volatile = !plp && !self.device.drive().model.write_through;
+        self.preimages = volatile.then(HashMap::new);
+    }
+
+    fn keep_preimages(&mut self, offset: u64, len: u64) {
+        if self.preimages.is_none() || len == 0 {
+            return;
+        }
+        for lpn in offset / PAGE64..(offset + len).div_ceil(PAGE64) {
+            if self.preimages.as_ref().is_some_and(|p| p.contains_key(&lpn)) {
+                continue;
+            }
+            let slot = self.lookup(lpn);
+            let pre = (slot != NONE).then(|| Box::new(*self.page(lpn)));
+            self.preimages.as_mut().expect("tracking").insert(lpn, pre);
+        }
+    }
+
+    fn flushed(&mut self) {
+        if let Some(p) = &mut self.preimages {
+            p.clear();
+        }
+    }
+
+    /// Cut the power now (see the module docs): unflushed data that is not
+    /// on flash yet is lost, the rest survives; the drive then carries on
+    /// as after a restart. Returns what happened.
+    pub fn power_cut(&mut self) -> PowerCut {
+        let t = self.advance_to(self.device.now());
+        let Some(pre) = self.preimages.take() else { return PowerCut::default() };
+        let mut cut = PowerCut { unflushed_pages: pre.len() as u64, lost_pages: 0 };
+        let mut lost: Vec<(u64, Option<Box<[u8; PAGE]>>)> = Vec::new();
+        {
+            let d = self.device.drive();
+            let geo = &d.model.geometry;
+            for (lpn, old) in pre {
+                let slot = d.ftl.lookup(lpn as u32);
+                if slot == NONE {
+                    continue;
+                }
+                let block = geo.block_of(slot) as usize;
+                if d.ftl.is_unprogrammed(slot) || d.flash.block_prog_done[block] > t {
+                    lost.push((lpn, old));
+                }
+            }
+        }
+        lost.sort_by_key(|(lpn, _)| *lpn);
+        cut.lost_pages = lost.len() as u64;
+        for (lpn, old) in lost {
+            match old {
+                Some(page) => {
+                    self.write(t, lpn * PAGE64, &page[..], false);
+                }
+                None => {
+                    self.trim(t, lpn * PAGE64, PAGE64);
+                }
+            }
+        }
+        // The recovery's own writes are flushed before the host returns.
+        let done = self.device.flush();
+        self.sync();
+        self.note(done);
+        self.preimages = Some(HashMap::new());
+        cut
+    }
+
+    /// The device core.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The data store.
+    pub fn store(&self) -> &DataStore {
+        &self.store
+    }
+
+    /// Capacity the client sees, bytes.
+    pub fn user_bytes(&self) -> u64 {
+        self.user_bytes
+    }
+
+    /// The latest completion time of any command so far, ns.
+    pub fn last_done(&self) -> u64 {
+        self.last_done
+    }
+
+    /// Current virtual time, ns.
+    pub fn now(&self) -> u64 {
+        self.device.now()
+    }
+
+    /// Replay the FTL's journal into the store.
+    fn sync(&mut self) {
+        self.device.drive_mut().ftl.drain_relocations(&mut self.relocs);
+        for r in self.relocs.drain(..) {
+            self.store.apply(r);
+        }
+    }
+
+    /// Move the clock to `t` (not back), delivering the completions due
+    /// on the way (they enter the statistics) and running background work
+    /// the idle policy wants. Returns the time reached.
+    pub fn advance_to(&mut self, t: u64) -> u64 {
+        let t = t.max(self.device.now());
+        while self.device.advance_until(t).is_some() {}
+        self.sync();
+        t
+    }
+
+    fn note(&mut self, done: u64) -> u64 {
+        self.last_done = self.last_done.max(done);
+        done
+    }
+
+    fn lookup(&self, lpn: u64) -> u32 {
+        self.device.drive().ftl.lookup(lpn as u32)
+    }
+
+    /// The current contents of logical page `lpn`.
+    fn page(&self, lpn: u64) -> &[u8; PAGE] {
+        self.store.get(self.lookup(lpn)).unwrap_or(&ZERO_PAGE)
+    }
+
+    fn check(&self, offset: u64, len: u64) {
+        assert!(offset.checked_add(len).is_some_and(|e| e <= self.user_bytes), "request beyond the export");
+    }
+
+    /// Read `out.len()` bytes at `offset` at virtual time `t` (≥ now).
+    /// Returns the completion time.
+    ///
+    /// # Panics
+    /// If the range is beyond the export (the server checks first).
+    pub fn read(&mut self, t: u64, offset: u64, out: &mut [u8]) -> u64 {
+        self.check(offset, out.len() as u64);
+        self.advance_to(t);
+        if out.is_empty() {
+            return self.device.now();
+        }
+        let done = self.device.submit(Command { kind: IoKind::Read, offset, len: out.len() as u32 }, 0);
+        self.copy_out(offset, out);
+        self.note(done)
+    }
+
+    /// Copy the current data of `[offset, offset + out.len())` into `out`
+    /// (no command: what a read returns).
+    pub fn copy_out(&self, offset: u64, out: &mut [u8]) {
+        let mut pos = 0usize;
+        while pos < out.len() {
+            let at = offset + pos as u64;
+            let in_page = (at % PAGE64) as usize;
+            let n = (PAGE - in_page).min(out.len() - pos);
+            out[pos..pos + n].copy_from_slice(&self.page(at / PAGE64)[in_page..in_page + n]);
+            pos += n;
+        }
+    }
+
+    /// Write `data` at `offset` at virtual time `t`; with `fua` the write
+    /// completes once durable. Returns the completion time.
+    ///
+    /// # Panics
+    /// If the range is beyond the export or longer than 4 GiB.
+    pub fn write(&mut self, t: u64, offset: u64, data: &[u8], fua: bool) -> u64 {
+        self.check(offset, data.len() as u64);
+        self.advance_to(t);
+        if data.is_empty() {
+            return self.device.now();
+        }
+        if !fua {
+            self.keep_preimages(offset, data.len() as u64);
+        }
+        let end = offset + data.len() as u64;
+        let (first, last) = (offset / PAGE64, (end - 1) / PAGE64);
+        // Read-modify-write of partial pages: their old bytes, before the
+        // command remaps them.
+        let head = (offset % PAGE64 != 0 || end < (first + 1) * PAGE64).then(|| *self.page(first));
+        let tail = (last != first && end % PAGE64 != 0).then(|| *self.page(last));
+        let mut done = self.device.submit(Command { kind: IoKind::Write, offset, len: data.len() as u32 }, 0);
+        self.sync();
+        let mut buf = [0u8; PAGE];
+        for lpn in first..=last {
+            let page_start = lpn * PAGE64;
+            let from = offset.max(page_start);
+            let to = end.min(page_start + PAGE64);
+            let src = &data[(from - offset) as usize..(to - offset) as usize];
+            let slot = self.lookup(lpn);
+            if src.len() == PAGE {
+                self.store.put(slot, src);
+            } else {
+                let old = if lpn == first { head.as_ref() } else { tail.as_ref() };
+                buf.copy_from_slice(old.unwrap_or(&ZERO_PAGE));
+                let o = (from - page_start) as usize;
+                buf[o..o + src.len()].copy_from_slice(src);
+                self.store.put(slot, &buf);
+            }
+        }
+        if fua {
+            done = done.max(self.device.flush());
+            self.sync();
+            self.flushed();
+        }
+        self.note(done)
+    }
+
+    /// Deallocate `[offset, offset + len)` at `t` (whole pages). Returns
+    /// the completion time.
+    pub fn trim(&mut self, t: u64, offset: u64, len: u64) -> u64 {
+        self.check(offset, len);
+        self.advance_to(t);
+        let mut done = self.device.now();
+        let mut at = offset;
+        while at < offset + len {
+            let n = (offset + len - at).min(1 << 30);
+            done = done.max(self.device.submit(Command { kind: IoKind::Trim, offset: at, len: n as u32 }, 0));
+            at += n;
+        }
+        self.sync();
+        self.note(done)
+    }
+
+    /// Make `[offset, offset + len)` read as zeros at `t`: whole pages
+    /// deallocated, or written with zeros when `no_hole`; partial end
+    /// pages written. With `fua` it completes once durable.
+    pub fn write_zeroes(&mut self, t: u64, offset: u64, len: u64, no_hole: bool, fua: bool) -> u64 {
+        self.check(offset, len);
+        let t = self.advance_to(t);
+        if len == 0 {
+            return t;
+        }
+        let end = offset + len;
+        let whole_start = offset.div_ceil(PAGE64) * PAGE64;
+        let whole_end = (end / PAGE64) * PAGE64;
+        let mut done = t;
+        if whole_start >= whole_end {
+            // Within one page, or across one page boundary.
+            let zeros = vec![0u8; len as usize];
+            return self.write(t, offset, &zeros, fua);
+        }
+        if offset < whole_start {
+            done = done.max(self.write(t, offset, &ZERO_PAGE[..(whole_start - offset) as usize], false));
+        }
+        let chunk = 1u64 << 24;
+        let mut at = whole_start;
+        while at < whole_end {
+            let n = (whole_end - at).min(chunk);
+            done =
+                done.max(if no_hole { self.write(t, at, &vec![0u8; n as usize], false) } else { self.trim(t, at, n) });
+            at += n;
+        }
+        if end > whole_end {
+            done = done.max(self.write(t, whole_end, &ZERO_PAGE[..(end - whole_end) as usize], false));
+        }
+        if fua {
+            done = done.max(self.device.flush());
+            self.sync();
+            self.flushed();
+        }
+        self.note(done)
+    }
+
+    /// Flush at `t`; returns when everything written before is durable.
+    pub fn flush(&mut self, t: u64) -> u64 {
+        self.advance_to(t);
+        let done = self.device.flush();
+        self.sync();
+        self.flushed();
+        self.flushes += 1;
+        self.note(done)
+    }
+
+    /// Deliver every outstanding completion, close the statistics window
+    /// at the last completion, and return it as one phase named `serve`.
+    /// The twin keeps serving afterwards (a new window opens).
+    pub fn finish(&mut self) -> PhaseResult {
+        let end = self.last_done.max(self.device.now());
+        self.advance_to(end);
+        let w = self.device.end_window(end);
+        let mut spec = IoSpec::new("serve", RwPattern::RandRw);
+        spec.offset = 0;
+        let result = PhaseResult {
+            phase: Phase::Io(spec),
+            start_ns: self.start_ns,
+            end_ns: end,
+            measured_ns: end - self.start_ns,
+            dirs: w.dirs,
+            series: w.series,
+            counters: w.counters,
+            bursts: 0,
+            busy_ns: w.busy_ns,
+            energy_j: w.energy_j,
+        };
+        self.start_ns = end;
+        self.device.begin_window(end);
+        result
+    }
+}

@@ -1,0 +1,238 @@
+//! The map cached in limited memory (`[ftl.map_cache]`, `ftl::mapcache`):
+//! what a miss costs, what sequential access gains, what write-backs add
+//! to write amplification, and that data stays intact through a cache far
+//! smaller than the map.
+
+use proptest::prelude::*;
+use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
+use ssdtwin::{Drive, DriveState, IoKind, PhaseResult, Simulator};
+
+use crate::common::small_model;
+
+/// Every page type reads in the same time, so that a read's cost does not
+/// depend on where its data or its translation page lies.
+const FLAT_TR: &str = "nand.native.tr_ns=[60000, 60000, 60000]";
+
+/// A cache of `pages` translation pages of 512 bytes (128 entries, 512 KiB
+/// of user data each: 600 pages map the 300 MiB drive, so that its
+/// translation log programs whole units as a large drive's does).
+fn cached(pages: u64) -> [String; 3] {
+    [
+        format!("controller.dram_bytes={}", pages * 512),
+        "ftl.map_cache.dram_share=1.0".to_string(),
+        "ftl.map_cache.page_bytes=512".to_string(),
+    ]
+}
+
+fn drive(extra: &[String]) -> Drive {
+    let mut set: Vec<&str> = vec![FLAT_TR];
+    set.extend(extra.iter().map(String::as_str));
+    Drive::new(small_model(300, &set))
+}
+
+fn reads(pattern: RwPattern, bs: u32, span: u64, io_size: u64, seed: u64) -> Phase {
+    let mut s = IoSpec::new("reads", pattern);
+    s.bs = bs;
+    s.iodepth = 1;
+    s.size = Some(span);
+    s.io_size = Some(io_size);
+    s.randseed = seed;
+    Phase::Io(s)
+}
+
+fn run(d: Drive, phases: &[Phase]) -> (Vec<PhaseResult>, Drive) {
+    let mut sim = Simulator::new(d);
+    let n = phases.len();
+    let r = phases.iter().enumerate().map(|(i, p)| sim.run_phase(p, i, n)).collect();
+    (r, sim.into_drive())
+}
+
+/// QD1 random reads over the whole drive with a cache of 8 translation
+/// pages (of the map's 600): the reads are those of the drive without a
+/// cache, each miss adding one translation-page read — the array read, its
+/// transfer over the channel and its decode — and nothing else (a miss on
+/// a page whose write-back still waits for its program unit is served by
+/// the controller).
+#[test]
+fn a_map_miss_costs_one_translation_page_read() {
+    let plain = drive(&[]);
+    let small = drive(&cached(8));
+    let cap = plain.user_bytes();
+    let m = small.model.clone();
+    let per_miss =
+        60_000 + m.channel_fs_per_byte * m.channel_bytes_per_slot / 1_000_000 + m.spec.controller.ecc_decode_ns;
+    let phases = [
+        // Warm-up: evicts (and writes back) the pages the fill left dirty.
+        reads(RwPattern::RandRead, 4096, cap, 2 << 20, 7),
+        reads(RwPattern::RandRead, 4096, cap, 8 << 20, 8),
+    ];
+    let mut results = Vec::new();
+    for d in [plain, small] {
+        let mut d = d;
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        results.push(run(d, &phases).0);
+    }
+    let (a, b) = (&results[0][1], &results[1][1]);
+    let ios = b.dirs[IoKind::Read as usize].ios as f64;
+    assert_eq!(a.dirs[IoKind::Read as usize].ios as f64, ios);
+    let c = &b.counters;
+    assert_eq!(c.map_pages_programmed, 0, "the measured phase wrote translation pages back");
+    let miss_rate = c.map_misses as f64 / ios;
+    assert!(miss_rate > 0.9, "miss rate {miss_rate}");
+    assert!(c.map_pages_read <= c.map_misses && c.map_pages_read as f64 > 0.9 * c.map_misses as f64);
+    let extra = b.dirs[0].mean_ns() - a.dirs[0].mean_ns();
+    let expected = c.map_pages_read as f64 / ios * per_miss as f64;
+    assert!((extra / expected - 1.0).abs() < 0.01, "{extra:.0} ns extra per read, expected {expected:.0}");
+    assert_eq!(a.counters.map_hits + a.counters.map_misses, 0, "no cache, no lookups counted");
+}
+
+/// A span whose map fits in the cache reads as fast as the drive without
+/// a cache once the cache is warm; a span far larger does not.
+#[test]
+fn a_span_that_fits_the_cache_reads_at_full_speed() {
+    let span_fits = 2u64 << 20; // 4 translation pages
+    let phases = |span: u64| {
+        [reads(RwPattern::RandRead, 4096, span, 1 << 20, 3), reads(RwPattern::RandRead, 4096, span, 4 << 20, 4)]
+    };
+    let measure = |extra: &[String], span: u64| {
+        let mut d = drive(extra);
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        let (r, _) = run(d, &phases(span));
+        (r[1].iops(IoKind::Read), r[1].counters.map_hit_rate())
+    };
+    let (plain, none) = measure(&[], span_fits);
+    assert_eq!(none, None);
+    let (fits, rate) = measure(&cached(8), span_fits);
+    assert_eq!(rate, Some(1.0), "the small span's map stays cached");
+    assert!((fits / plain - 1.0).abs() < 0.01, "{fits:.0} vs {plain:.0} IOPS");
+    let (beyond, rate) = measure(&cached(8), 300 << 20);
+    assert!(rate.unwrap() < 0.2 && beyond < 0.8 * plain, "{beyond:.0} IOPS, hit rate {rate:?}");
+}
+
+/// Sequential 128 KiB reads (QD1) with 4 KiB translation pages touch a
+/// new page once per 4 MiB: the cache costs them almost nothing (within
+/// 2%), though it holds 8 of the map's 75 pages.
+#[test]
+fn sequential_reads_are_unaffected() {
+    let mut rates = Vec::new();
+    let four_kib_pages = ["controller.dram_bytes=32768".to_string(), "ftl.map_cache.dram_share=1.0".to_string()];
+    for extra in [vec![], four_kib_pages.to_vec()] {
+        let mut d = drive(&extra);
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        let cap = d.user_bytes();
+        let (r, _) = run(
+            d,
+            &[reads(RwPattern::Read, 128 << 10, cap, cap / 2, 1), reads(RwPattern::Read, 128 << 10, cap, cap, 2)],
+        );
+        rates.push(r[1].bw_bytes(IoKind::Read));
+    }
+    assert!((rates[1] / rates[0] - 1.0).abs() < 0.02, "sequential read {:.0} vs {:.0} B/s", rates[1], rates[0]);
+}
+
+/// Random writes over the whole drive through a small cache dirty a
+/// translation page per write; its write-back shows in the write
+/// amplification, page for page.
+#[test]
+fn map_write_backs_show_in_write_amplification() {
+    let mut wafs = Vec::new();
+    for extra in [vec![], cached(8).to_vec()] {
+        let mut d = drive(&extra);
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        let cap = d.user_bytes();
+        let mut w = IoSpec::new("randwrite", RwPattern::RandWrite);
+        w.iodepth = 8;
+        w.io_size = Some(cap / 4 / 4096 * 4096);
+        let (r, _) = run(d, &[Phase::Io(w)]);
+        wafs.push((r[0].counters.waf(), r[0].counters));
+    }
+    let ((plain, _), (cached_waf, c)) = (wafs[0], wafs[1]);
+    let map_share = c.map_pages_programmed as f64 / c.host_slots_written as f64;
+    assert!(map_share > 0.5, "translation pages programmed per host write: {map_share}");
+    assert!(cached_waf > plain + 0.5 * map_share, "WAF {cached_waf:.2} with the cache vs {plain:.2}");
+}
+
+fn check_integrity(ops: &[(u32, u32)]) -> Result<(), TestCaseError> {
+    // 600 translation pages, 4 cached: almost every map access misses.
+    let mut set = vec!["ftl.version_stamps=true".to_string()];
+    set.extend(cached(4));
+    let mut d = drive(&set);
+    let n = d.user_lpns();
+    let mut last = vec![0u32; n as usize];
+    let mut t = 0;
+    for &(lpn, pages) in ops {
+        let lpn = lpn % n;
+        let pages = pages.min(n - lpn);
+        t = d.submit(ssdtwin::Command { kind: IoKind::Write, offset: lpn as u64 * 4096, len: pages * 4096 }, t);
+        // Each write of a page makes its next version.
+        for l in lpn..lpn + pages {
+            last[l as usize] += 1;
+            prop_assert_eq!(d.ftl.read_version(l), last[l as usize], "lpn {} right after its write", l);
+        }
+    }
+    d.ftl.check_consistency().map_err(TestCaseError::fail)?;
+    for l in 0..n {
+        if last[l as usize] != 0 {
+            prop_assert_eq!(d.ftl.read_version(l), last[l as usize], "lpn {}", l);
+        }
+    }
+    prop_assert!(d.ftl.map_counters().unwrap().pages_programmed > 0);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+
+    /// Every read returns the last write through GC, with a cache far
+    /// smaller than the map.
+    #[test]
+    fn a_small_map_cache_keeps_every_last_write(ops in prop::collection::vec((0u32..76_800, 1u32..33), 4000..8000)) {
+        check_integrity(&ops)?;
+    }
+}
+
+/// A DRAM-less drive caches its map in the host memory buffer: every read
+/// pays one PCIe round trip for its lookup, and reads beyond the buffer's
+/// reach also pay a translation-page read; without a buffer the map is
+/// cached in the controller's SRAM.
+#[test]
+fn dram_less_drives_cache_the_map_in_hmb_or_sram() {
+    let hmb = [
+        "controller.dram_bytes=0".to_string(),
+        "host.hmb_bytes=4096".to_string(), // 8 pages of 512 bytes
+        "host.hmb_access_ns=2000".to_string(),
+        "ftl.map_cache.dram_share=1.0".to_string(),
+        "ftl.map_cache.page_bytes=512".to_string(),
+    ];
+    let measure = |extra: &[String], span: u64| {
+        let mut d = drive(extra);
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        let (r, _) = run(
+            d,
+            &[reads(RwPattern::RandRead, 4096, span, 1 << 20, 3), reads(RwPattern::RandRead, 4096, span, 4 << 20, 4)],
+        );
+        (r[1].dirs[0].mean_ns(), r[1].counters.map_hit_rate())
+    };
+    let (plain, _) = measure(&[], 2 << 20);
+    let (within, rate) = measure(&hmb, 2 << 20);
+    assert_eq!(rate, Some(1.0));
+    assert!((within - plain - 2000.0).abs() < 1.0, "{within:.0} ns in reach of the HMB vs {plain:.0} without a cache");
+    let (beyond, rate) = measure(&hmb, 300 << 20);
+    assert!(rate.unwrap() < 0.1 && beyond > within + 50_000.0, "{beyond:.0} ns beyond the HMB's reach");
+    // Without a host memory buffer: the controller's SRAM, no round trip.
+    let mut sram = hmb.to_vec();
+    sram[1] = "host.hmb_bytes=0".into();
+    sram.push("controller.sram_bytes=4096".into());
+    let (in_sram, rate) = measure(&sram, 2 << 20);
+    assert_eq!(rate, Some(1.0));
+    assert!((in_sram - plain).abs() < 1.0, "{in_sram:.0} vs {plain:.0} ns");
+    // DRAM-less with neither: a clear error naming the field.
+    let mut neither = hmb.to_vec();
+    neither[1] = "host.hmb_bytes=0".into();
+    let set: Vec<&str> = neither.iter().map(String::as_str).collect();
+    let err = ssdtwin::DriveSpec::load("generic-tlc-nvme", &set.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        .unwrap()
+        .build("t")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("controller.sram_bytes"), "{err}");
+}
