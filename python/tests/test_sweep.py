@@ -109,3 +109,17 @@ def test_ray_equals_local_bit_for_bit():
         ray.shutdown()
     local = ssdtwin.sweep(small_grid(), backend="local", max_workers=2, progress=False)
     pd.testing.assert_frame_equal(on_ray, local, check_exact=True)
+
+
+def test_grid_file_command(tmp_path):
+    """`python -m ssdtwin sweep GRID.toml` (what `ssdtwin sweep` runs)."""
+    pytest.importorskip("tomllib" if __import__("sys").version_info >= (3, 11) else "tomli")
+    grid = tmp_path / "grid.toml"
+    lines = ['drive = "generic-tlc-nvme"', 'state = "full"', "seed = [1, 2]"]
+    lines += ['"%s" = %d' % (k, v) for k, v in SMALL_SET.items()]
+    lines += ["[[job]]", 'rw = "randwrite"', 'bs = "4k"', "iodepth = 8", 'io_size = "16m"']
+    grid.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    assert sw._main([str(grid), "--backend", "serial", "--out", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert len(df) == 2 and df["seed"].tolist() == [1, 2] and df["error"].isna().all()
