@@ -22,6 +22,8 @@ use clap::{Parser, Subcommand};
     ssdtwin show generic-tlc-nvme\n  \
     ssdtwin run --drive generic-tlc-nvme --state full --rw randread --bs 4k --iodepth 32 --runtime 10s\n  \
     ssdtwin run --drive my-drive.toml --set ftl.gc_policy=fifo --job-file steady.fio --json out.json\n  \
+    ssdtwin run --drive intel-660p-1tb --state full --trace web.blkparse.gz --replay capped-idle:25\n  \
+    ssdtwin trace stats msr-hm_0.csv.gz\n  \
     ssdtwin bench\n  \
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
@@ -64,6 +66,10 @@ enum Command {
     /// the SLC cache and folding) on a full main drive. The output format
     /// is stable, for comparing builds.
     Bench(cmd::bench::BenchArgs),
+    /// Block traces: statistics (`trace stats FILE`) and conversion between
+    /// formats (`trace convert IN OUT --to FORMAT`). Replay one with
+    /// `ssdtwin run --drive D --trace FILE`.
+    Trace(cmd::trace::TraceCmdArgs),
     /// Serve a drive as a network block device (NBD) to real clients.
     ///
     /// qemu-img, nbdcopy, fio (ioengine=nbd), nbdfuse with a filesystem or
@@ -99,6 +105,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => cmd::suite::review(*args),
         Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Trace(args) => cmd::trace::run(args),
         Command::Serve(args) => cmd::serve::run(*args),
         Command::Sweep(args) => cmd::sweep::run(args),
     }

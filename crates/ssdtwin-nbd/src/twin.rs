@@ -396,6 +396,7 @@ impl Twin {
             bursts: 0,
             busy_ns: w.busy_ns,
             energy_j: w.energy_j,
+            trace: None,
         };
         self.start_ns = end;
         self.device.begin_window(end);

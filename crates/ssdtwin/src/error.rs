@@ -98,6 +98,71 @@ pub enum JobError {
     },
 }
 
+/// A block trace could not be read, is malformed, or does not fit the
+/// drive (see [`crate::run::trace`]). Every message names the file and,
+/// for a request, its line.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// The file could not be opened or read (or decompressed).
+    #[error("{file}: {message}")]
+    Io {
+        /// Trace file.
+        file: String,
+        /// The system's (or decompressor's) message.
+        message: String,
+    },
+    /// The format could not be told from the content.
+    #[error("{file}: cannot tell the trace format: {reason} (give --trace-format: {known})")]
+    UnknownFormat {
+        /// Trace file.
+        file: String,
+        /// What was seen.
+        reason: String,
+        /// Format names.
+        known: String,
+    },
+    /// A line of the trace is malformed.
+    #[error("{file}:{line}: field `{field}`: {reason}")]
+    Parse {
+        /// Trace file.
+        file: String,
+        /// Line number (1-based).
+        line: u64,
+        /// The field's name in the format's description.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A request lies beyond the drive's capacity (the default; see
+    /// `--lba-wrap` and `--lba-scale`).
+    #[error(
+        "{file}:{line}: request at byte {offset} + {len} bytes ends beyond the drive's {capacity} bytes \
+         (use --lba-wrap or --lba-scale, or --trace-offset to move it)"
+    )]
+    OutOfRange {
+        /// Trace file.
+        file: String,
+        /// Line number (1-based).
+        line: u64,
+        /// Byte offset after sector size and offset were applied (may be
+        /// negative after a negative offset).
+        offset: i128,
+        /// Length, bytes.
+        len: u64,
+        /// The drive's user capacity, bytes.
+        capacity: u64,
+    },
+    /// A replay option has a value that cannot be used.
+    #[error("{option}: {reason}")]
+    Option {
+        /// The option as written, e.g. `--replay`.
+        option: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
 /// Any error of the library.
 #[derive(Debug, ThisError)]
 #[non_exhaustive]
@@ -111,4 +176,7 @@ pub enum Error {
     /// Suite file error.
     #[error(transparent)]
     Suite(#[from] crate::study::suite::SuiteError),
+    /// Trace error.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
 }

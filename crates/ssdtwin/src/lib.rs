@@ -10,7 +10,8 @@
 //!         ──► ftl (mapping, allocation, SLC cache, GC) ──► flash (scheduler) ──► nand
 //!         plus power and health
 //! run/    device (the device core: clock, idle policy, statistics) fed by drivers:
-//!         sim (closed-loop fio-style jobs); states (fresh, full, steady); workloads
+//!         sim (closed-loop fio-style jobs), trace (block-trace replay);
+//!         states (fresh, full, steady); workloads
 //! study/  suites and reviews, figures (validate), bench, reports, analytic models
 //! ```
 //!
@@ -69,7 +70,7 @@ pub mod run;
 pub mod spec;
 pub mod study;
 
-pub use error::{Error, JobError, SpecError};
+pub use error::{Error, JobError, SpecError, TraceError};
 pub use model::drive::{Command, Drive, IoKind};
 pub use run::sim::{PhaseResult, Simulator};
 pub use run::state::DriveState;

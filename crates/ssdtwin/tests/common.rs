@@ -58,6 +58,10 @@ pub fn small_hybrid_model(association: &str, extra: &[&str]) -> DriveModel {
         format!("ftl.user_capacity_bytes={}", 28u64 << 20),
         "ftl.hybrid.log_blocks=8".into(),
         format!("ftl.hybrid.association={association}"),
+        // The JMF602's merges in one go and whole-block rewrites are
+        // tested on the full preset; these tests time single merges.
+        "ftl.hybrid.merge_batch=1".into(),
+        "ftl.hybrid.whole_block_merge=false".into(),
     ];
     set.extend(extra.iter().map(|s| s.to_string()));
     let spec = DriveSpec::load("ocz-core-64gb", &set).expect("test drive parses");

@@ -34,20 +34,21 @@ fn run(model: DriveModel, prep: u64, spec: IoSpec) -> PhaseResult {
 fn sequential_writes_only_switch_merge_and_stay_fast() {
     let model = preset("ocz-core-64gb", &[]);
     let mut seq = IoSpec::new("seq", RwPattern::Write);
-    seq.size = Some(64 << 20);
+    seq.size = Some(256 << 20);
     let s = run(model.clone(), 0, seq);
     let c = &s.counters;
-    assert!(c.switch_merges >= 60, "64 MiB fill 64 logical blocks of 1 MiB: {c:?}");
+    assert!(c.switch_merges >= 250, "256 MiB fill 256 logical blocks of 1 MiB: {c:?}");
     assert_eq!((c.partial_merges, c.full_merges, c.merge_slots_copied), (0, 0, 0), "{c:?}");
     let seq_lat = s.dirs[IoKind::Write as usize].mean_ns();
     assert!(seq_lat < 200_000.0, "sequential 4 KiB writes at QD1: mean {seq_lat:.0} ns");
 
-    // The same writes at random offsets over the written span: full merges.
+    // The same writes at random offsets over the written span (4 times
+    // the 64 log blocks): full merges.
     let mut rnd = IoSpec::new("random", RwPattern::RandWrite);
-    rnd.size = Some(64 << 20);
+    rnd.size = Some(256 << 20);
     rnd.runtime_ns = Some(5_000_000_000);
     rnd.time_based = true;
-    let r = run(model, 64 << 20, rnd);
+    let r = run(model, 256 << 20, rnd);
     let c = &r.counters;
     assert!(c.full_merges > 0 && c.merge_slots_copied > 0, "{c:?}");
     assert!(
@@ -175,8 +176,9 @@ fn x25m_figures_within_tolerance() {
     let preset_name = "intel-x25m-80gb";
     let set = ssdtwin::study::figures::figures_for(preset_name).unwrap().unwrap();
     let model = preset(preset_name, &[]);
-    assert_eq!(set.figures.len(), 4);
-    for fig in &set.figures {
+    assert_eq!(set.figures.len(), 5);
+    // The rare 94 ms outlier is not modelled (its note says so).
+    for fig in set.figures.iter().filter(|f| f.metric != "write_max_lat_ms") {
         let v = ssdtwin::study::figures::measure(&model, fig, true).unwrap();
         assert!(v.pass, "{}: simulated {} vs {}", fig.name, v.simulated, fig.published);
     }
@@ -192,4 +194,138 @@ fn hybrid_spec_errors_name_their_field() {
     assert!(err(&["ftl.hybrid.log_blocks=16", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
     assert!(err(&["ftl.mapping=page"]).contains("ftl.hybrid"));
     assert!(err(&["ftl.hybrid.log_blocks=8192"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["ftl.hybrid.merge_batch=0"]).contains("ftl.hybrid.merge_batch"));
+    assert!(err(&["ftl.hybrid.merge_page_bytes=3000"]).contains("ftl.hybrid.merge_page_bytes"));
+}
+
+/// QD1 4 KiB random writes on a fresh drive, one command after another:
+/// per command its latency and the NAND operations (reads, programs,
+/// erases) and full merges it started. Offsets: a fixed LCG over 8 GB.
+fn qd1_commands(drive: &mut Drive, n: usize) -> Vec<(u64, [u64; 4])> {
+    let span_pages = (8u64 << 30) / 4096;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut t = 0;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let page = (x >> 33) % span_pages;
+        let f = drive.flash.counters;
+        let merges = drive.ftl.counters().full_merges;
+        let done = drive.submit(Command { kind: IoKind::Write, offset: page * 4096, len: 4096 }, t);
+        let g = drive.flash.counters;
+        out.push((
+            done - t,
+            [
+                g.reads[0] - f.reads[0],
+                g.programs[0] - f.programs[0],
+                g.erases[0] - f.erases[0],
+                drive.ftl.counters().full_merges - merges,
+            ],
+        ));
+        t = done;
+    }
+    out
+}
+
+/// Sum of one whole-block merge's reads and programs on `model`: every
+/// program unit read (tR, bus, ECC) and programmed (bus, tPROG).
+fn whole_block_copy_ns(model: &DriveModel) -> u64 {
+    let n = &model.native;
+    let geo = model.geometry;
+    let unit = geo.unit_slots(ssdtwin::model::nand::CellMode::Native) as u64;
+    let xfer = ssdtwin::model::nand::transfer_ns(unit * model.channel_bytes_per_slot, model.channel_fs_per_byte);
+    let rows = geo.slots_per_block / unit as u32;
+    (0..rows).map(|row| n.tr(row) + xfer + model.spec.controller.ecc_decode_ns + xfer + n.tprog(row)).sum()
+}
+
+#[test]
+fn ocz_core_random_write_latency_is_its_whole_block_merges() {
+    let model = preset("ocz-core-64gb", &[]);
+    let h = model.hybrid.as_ref().unwrap();
+    assert!(h.whole_block_merge && h.merge_batch == 4 && h.merge_holds_core);
+    let mut drive = Drive::new(model.clone());
+    let n = 400;
+    let cmds = qd1_commands(&mut drive, n);
+    let rows = (model.geometry.slots_per_block / 2) as u64;
+    let copy = whole_block_copy_ns(&model);
+    let tbers = model.native.tbers_ns;
+    let host = model.spec.controller.cmd_overhead_ns + ssdtwin::model::nand::transfer_ns(4096, model.link_fs_per_byte);
+    // Merges per write: a die's pool of 4 log blocks is merged in one go
+    // when a write finds it used up, so writes start 0 or 4 merges, and
+    // after the first 4 writes of each die every write costs one merge.
+    let merges: u64 = cmds.iter().map(|c| c.1[3]).sum();
+    assert!(cmds.iter().all(|c| c.1[3] == 0 || c.1[3] == 4), "merges per command: 0 or 4");
+    let dies = model.geometry.dies as u64;
+    assert!(merges + 4 * dies >= n as u64 && merges <= n as u64, "{merges} merges for {n} writes");
+    // Each merge reads and programs the whole 1 MB block (fresh drive or
+    // not) and erases the log block (and the old data block if any).
+    // (A unit holding the page from the log is read in two operations.)
+    for c in &cmds {
+        let [reads, programs, _, k] = c.1;
+        assert!(reads >= k * rows && reads <= k * (rows + 2), "{:?}", c.1);
+        assert!(programs >= k * rows && programs <= k * rows + 1, "{:?}", c.1);
+    }
+    // Latency: the command waits for the core, which ran the previous
+    // command's merges; then its own core time and host transfer.
+    let mut stalls = 0;
+    for w in cmds.windows(2) {
+        let (prev, cur) = (w[0].1, w[1].0);
+        let expected = prev[3] * copy + prev[2] * tbers + host;
+        let err = (cur as f64 - expected as f64).abs();
+        assert!(err < 0.01 * expected as f64 + 3_000_000.0, "latency {cur} ns, merges' NAND time + host {expected} ns");
+        if prev[3] > 0 {
+            stalls += 1;
+        }
+    }
+    assert!(stalls > 0);
+    let mean = cmds.iter().map(|c| c.0).sum::<u64>() as f64 / n as f64;
+    let max = cmds.iter().map(|c| c.0).max().unwrap();
+    // One merge per write: the mean is one merge's NAND time; the longest
+    // wait is four of them (the published 244 ms and 991 ms).
+    assert!((mean / (copy + tbers) as f64 - 1.0).abs() < 0.15, "mean {mean:.0} ns, merge {copy} ns");
+    assert!(max >= 4 * copy && max < 4 * (copy + 2 * tbers) + 3_000_000, "max {max} ns");
+}
+
+#[test]
+fn ocz_slc_random_write_latency_is_its_merges_over_the_dies() {
+    let model = preset("ocz-slc-64gb", &[]);
+    let h = model.hybrid.as_ref().unwrap();
+    assert!(h.whole_block_merge && h.merge_batch == 1 && !h.merge_holds_core && h.merge_parts == 2);
+    let mut drive = Drive::new(model.clone());
+    // Beyond the 16 MB buffer (4096 writes) and the 128 free log blocks.
+    let n = 12_000;
+    let cmds = qd1_commands(&mut drive, n);
+    let geo = model.geometry;
+    let rows = geo.slots_per_block as u64;
+    // Nearly every write needs a log block of its own (a few land in a
+    // logical block that has one, or start a logical block: a partial
+    // merge of the rest of it).
+    let merges: u64 = cmds.iter().map(|c| c.1[3]).sum();
+    let c = drive.ftl.counters();
+    let all = c.full_merges + c.partial_merges;
+    assert_eq!(merges, c.full_merges);
+    assert!(all as f64 >= 0.95 * n as f64 && all <= n as u64, "one merge per write: {all} for {n}");
+    // A full merge reads the whole block, each 4 KB row as two 2 KB pages,
+    // and programs it likewise.
+    let reads: u64 = cmds.iter().map(|c| c.1[0]).sum();
+    assert!(reads >= 2 * merges * rows && reads <= 2 * all * (rows + 1), "{reads} reads for {merges} full merges");
+    // One merge's NAND time on its die: per row, two page reads (tR and
+    // 2 KB over the bus), ECC, two page programs (bus, tPROG); then the
+    // erases of the log and the old data block.
+    let n_ = &model.native;
+    let half = ssdtwin::model::nand::transfer_ns(model.channel_bytes_per_slot / 2, model.channel_fs_per_byte);
+    let ecc = model.spec.controller.ecc_decode_ns;
+    let merge: u64 =
+        (0..rows as u32).map(|r| 2 * (n_.tr(r) + half) + ecc + 2 * (half + n_.tprog(r))).sum::<u64>() + 2 * n_.tbers_ns;
+    // Steady state: a write waits for buffer space, freed as merges end;
+    // the 8 dies merge at once, so a write costs a merge's time / 8, and
+    // up to a quarter more: two dies share each channel, so a page's bus
+    // transfer may wait for the other die's.
+    let tail = &cmds[n - 4000..];
+    let mean = tail.iter().map(|c| c.0).sum::<u64>() as f64 / tail.len() as f64;
+    let expected = merge as f64 / geo.dies as f64;
+    assert!(mean > expected && mean < 1.25 * expected, "mean {mean:.0} ns, merge {merge} ns / {} dies", geo.dies);
+    // The longest wait is about one merge: no stutter.
+    let max = cmds.iter().map(|c| c.0).max().unwrap();
+    assert!(max < 2 * merge, "max {max} ns, merge {merge} ns");
 }

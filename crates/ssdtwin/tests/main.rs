@@ -11,5 +11,7 @@ mod slc;
 mod states;
 mod suites;
 mod timing;
+mod trace_formats;
+mod trace_replay;
 mod waf;
 mod wear;

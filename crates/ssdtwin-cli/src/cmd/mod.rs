@@ -8,4 +8,5 @@ pub mod serve;
 pub mod show;
 pub mod suite;
 pub mod sweep;
+pub mod trace;
 pub mod validate;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use ssdtwin::run::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::run::workload::{parse_job_file, Job, JobOptions, Phase};
 use ssdtwin::study::report::RunReport;
 use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
 
@@ -44,6 +44,8 @@ pub struct RunArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub job: FioArgs,
+    #[command(flatten)]
+    pub trace: crate::cmd::trace::TraceArgs,
 }
 
 /// fio options for a single-phase job (same meaning as in fio).
@@ -161,10 +163,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             defaults.push("randseed", &args.seed.to_string(), "command line (--seed)");
             parse_job_file(&text, &path.display().to_string(), capacity, &defaults)?
         }
+        None if args.trace.trace.is_some() => {
+            let spec = args.trace.spec(args.job.name.as_deref().unwrap_or("trace"))?.expect("--trace given");
+            Job { phases: vec![Phase::Trace(spec)] }
+        }
         None => {
             let opts = args.job.options(args.seed);
             if args.job.rw.is_none() && args.job.idle.is_none() {
-                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, or --job-file FILE");
+                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
             }
             Job { phases: vec![opts.to_phase(args.job.name.as_deref().unwrap_or("job"), capacity)?] }
         }
@@ -197,8 +203,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             b2.set_position((f * 1000.0) as u64);
         }
     });
-    let results = sim.run_job(&job);
+    let record = args.trace.record_format()?;
+    if record.is_some() {
+        sim.device().log_commands(true);
+    }
+    let results = sim.try_run_job(&job);
     bar.finish_and_clear();
+    let results = results?;
+    if let Some((file, format)) = &record {
+        crate::cmd::trace::write_recording(&mut sim, file, *format)?;
+    }
     let health = ssdtwin::model::health::Health::of(sim.drive());
     let report =
         RunReport { drive: &spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };

@@ -82,6 +82,9 @@ pub struct Drive {
     submits: u32,
     /// Completion of the latest merge operation scheduled (hybrid mapping).
     merge_done: u64,
+    /// Single-plane pages a merge reads and programs per program unit, one
+    /// after another (hybrid mapping; 1: the whole unit at once).
+    merge_parts: u32,
 }
 
 impl Drive {
@@ -109,6 +112,7 @@ impl Drive {
             gc_ready: vec![0; geo.dies as usize],
             submits: 0,
             merge_done: 0,
+            merge_parts: model.hybrid.as_ref().map_or(1, |h| h.merge_parts),
             model,
         }
     }
@@ -395,7 +399,11 @@ impl Drive {
                     // Merges copy page by page: each read waits for the
                     // merge's previous operation on the die.
                     let earliest = if purpose == Purpose::Merge { t.max(self.gc_ready[die as usize]) } else { t };
-                    let ready = self.flash.read(earliest, die, tr, slots, mode) + ecc;
+                    let ready = if purpose == Purpose::Merge && self.merge_parts > 1 {
+                        self.flash.read_parts(earliest, die, tr, slots, self.merge_parts, mode) + ecc
+                    } else {
+                        self.flash.read(earliest, die, tr, slots, mode) + ecc
+                    };
                     last_read = last_read.max(ready);
                     let g = &mut self.gc_ready[die as usize];
                     *g = (*g).max(ready);
@@ -406,13 +414,22 @@ impl Drive {
                     let tprog = self.timings[mode as usize].tprog(row);
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
                     let earliest = match purpose {
+                        // Hybrid mapping: the log block a host write goes to
+                        // is the one its merges free, so it waits for them.
+                        Purpose::HostWrite if self.model.hybrid.is_some() => {
+                            data_ready.max(self.gc_ready[die as usize])
+                        }
                         Purpose::HostWrite => data_ready,
                         Purpose::Gc | Purpose::Fold | Purpose::Merge | Purpose::MapStore => {
                             t.max(self.gc_ready[die as usize])
                         }
                         Purpose::MapLoad => t,
                     };
-                    let done = self.flash.program(earliest, die, block, tprog, slots, mode);
+                    let done = if purpose == Purpose::Merge && self.merge_parts > 1 {
+                        self.flash.program_parts(earliest, die, block, tprog, (slots, self.merge_parts), mode)
+                    } else {
+                        self.flash.program(earliest, die, block, tprog, slots, mode)
+                    };
                     if purpose == Purpose::HostWrite {
                         let release = match self.model.spec.controller.buffer_release {
                             BufferRelease::ProgramDone => done,

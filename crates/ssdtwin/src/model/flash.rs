@@ -136,6 +136,55 @@ impl Flash {
         xs + xfer
     }
 
+    /// [`Flash::read`] of a unit done as `parts` single-plane page reads one
+    /// after another (each `tr`, then its share of the bytes over the
+    /// bus), as firmware that copies page by page does. Returns the time
+    /// the last part is in the controller.
+    pub fn read_parts(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, parts: u32, mode: CellMode) -> u64 {
+        let d = die as usize;
+        let ch = self.channel_of_die[d] as usize;
+        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot / parts as u64, self.channel_fs_per_byte);
+        let mut t = earliest;
+        for _ in 0..parts {
+            let start = self.dies[d].reserve(t, tr);
+            let xs = self.channels[ch].reserve(start + tr, xfer);
+            t = xs + xfer;
+            self.counters.reads[mode as usize] += 1;
+            self.counters.array_ns[0] += tr;
+        }
+        self.counters.slots_read[mode as usize] += slots as u64;
+        t
+    }
+
+    /// [`Flash::program`] of a unit done as `parts` single-plane page
+    /// programs one after another (each: its share of the bytes over the
+    /// bus, then `tprog`). Returns the completion of the last.
+    /// `(slots, parts)`: the unit's slots and the operations it is split into.
+    pub fn program_parts(
+        &mut self,
+        earliest: u64,
+        die: u32,
+        block: u32,
+        tprog: u64,
+        (slots, parts): (u32, u32),
+        mode: CellMode,
+    ) -> u64 {
+        let b = block as usize;
+        let ch = self.channel_of_die[die as usize] as usize;
+        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot / parts as u64, self.channel_fs_per_byte);
+        let mut t = earliest;
+        for _ in 0..parts {
+            let xs = self.channels[ch].reserve(t, xfer);
+            let start = (xs + xfer).max(self.block_erased[b]).max(self.block_prog_done[b]);
+            t = self.occupy_die(start, die as usize, tprog);
+            self.block_prog_done[b] = t;
+            self.counters.programs[mode as usize] += 1;
+            self.counters.array_ns[1] += tprog;
+        }
+        self.counters.slots_programmed[mode as usize] += slots as u64;
+        t
+    }
+
     /// A program or erase of `dur` ns on `die` from `earliest`, paying any
     /// time owed to suspending reads.
     #[inline]

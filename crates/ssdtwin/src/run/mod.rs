@@ -6,11 +6,13 @@
 //! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
 //! - [`workload`]: fio job files and the command generators;
 //! - [`state`]: the states a drive starts a run in (fresh, full, steady);
-//! - [`stats`]: latency histograms, counters and per-second series.
+//! - [`stats`]: latency histograms, counters and per-second series;
+//! - [`trace`]: block-trace formats and their replay on the device core.
 
 pub mod device;
 pub mod engine;
 pub mod sim;
 pub mod state;
 pub mod stats;
+pub mod trace;
 pub mod workload;

@@ -11,6 +11,7 @@
 use crate::model::drive::{Drive, IoKind};
 use crate::run::device::{Device, Event, Window};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
+use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, Job, Phase};
 
@@ -37,6 +38,8 @@ pub struct PhaseResult {
     pub busy_ns: u64,
     /// Energy drawn from start to end, J (`None`: no power model).
     pub energy_j: Option<f64>,
+    /// Trace phases: what the replay did and the trace's statistics.
+    pub trace: Option<Box<TraceSummary>>,
 }
 
 impl PhaseResult {
@@ -156,13 +159,33 @@ impl Simulator {
     }
 
     /// Run every phase of a job in order.
+    ///
+    /// # Panics
+    /// If a trace phase fails (its file cannot be read, is malformed or
+    /// does not fit the drive); [`Simulator::try_run_job`] returns the
+    /// error instead.
     pub fn run_job(&mut self, job: &Job) -> Vec<PhaseResult> {
+        self.try_run_job(job).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Run every phase of a job in order; stops at the first trace phase
+    /// that fails.
+    pub fn try_run_job(&mut self, job: &Job) -> Result<Vec<PhaseResult>, crate::Error> {
         let n = job.phases.len();
-        job.phases.iter().enumerate().map(|(i, p)| self.run_phase(p, i, n)).collect()
+        job.phases.iter().enumerate().map(|(i, p)| self.try_run_phase(p, i, n)).collect()
     }
 
     /// Run one phase.
+    ///
+    /// # Panics
+    /// If a trace phase fails; see [`Simulator::try_run_phase`].
     pub fn run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> PhaseResult {
+        self.try_run_phase(phase, index, phases).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Run one phase; a trace phase's error (file, line, field) is
+    /// returned. The other kinds of phase cannot fail.
+    pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
         let mut bursts = 0;
         let (end_ns, record_from) = match phase {
@@ -180,6 +203,7 @@ impl Simulator {
                 self.device.idle_until(done);
                 (self.now(), start)
             }
+            Phase::Trace(spec) => return self.replay_trace(spec, index, phases),
             Phase::Io(spec) => {
                 let ramp_end = start + spec.ramp_time_ns;
                 self.device.begin_window(ramp_end);
@@ -188,13 +212,13 @@ impl Simulator {
                 (end, ramp_end)
             }
         };
-        let idle_like = !matches!(phase, Phase::Io(_));
+        let idle_like = matches!(phase, Phase::Idle { .. } | Phase::SecureErase { .. });
         if idle_like {
             self.device.touch_series((end_ns - start).saturating_sub(1));
         }
         let w: Window = self.device.end_window(end_ns);
         let measured_ns = end_ns.saturating_sub(record_from);
-        PhaseResult {
+        Ok(PhaseResult {
             phase: phase.clone(),
             start_ns: start,
             end_ns,
@@ -205,7 +229,19 @@ impl Simulator {
             bursts,
             busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
             energy_j: w.energy_j,
-        }
+            trace: None,
+        })
+    }
+
+    /// A trace phase: the replay on the device core, reporting progress.
+    fn replay_trace(&mut self, spec: &TraceSpec, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
+        let progress = &mut self.progress;
+        let mut report = |phase_ns: u64| {
+            if let Some(cb) = progress.as_mut() {
+                cb(&Progress { phase: spec.name.clone(), phase_index: index, phases, phase_ns, fraction: None });
+            }
+        };
+        Ok(crate::run::trace::replay(&mut self.device, spec, &mut report)?)
     }
 
     /// Let virtual time pass with no host I/O until `until`, doing

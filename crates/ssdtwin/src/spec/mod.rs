@@ -452,6 +452,37 @@ pub struct HybridSpec {
     /// false: merges only occupy the flash).
     #[serde(default)]
     pub merge_holds_core: bool,
+    /// Whether a merge rewrites the whole logical block (block-level
+    /// firmware that keeps no per-page validity: every logical block has a
+    /// data block from the format on, so a full or partial merge reads
+    /// every page it does not take from the log and programs every page of
+    /// the new block, written by the host or not). Default false: a merge
+    /// copies the pages the host has written and programs padding only up
+    /// to the last of them.
+    #[serde(default)]
+    pub whole_block_merge: bool,
+    /// Log blocks the firmware merges in one go when a die needs a log
+    /// block and has none left (the least recently used / oldest first),
+    /// instead of one at a time: the write that finds the pool exhausted
+    /// waits for all of them, the next ones find free log blocks. At least
+    /// 1 (the default: one merge per exhausted pool); a die with fewer log
+    /// blocks (with full association: random logs) merges all it has.
+    #[serde(default = "one")]
+    pub merge_batch: u32,
+    /// Bytes of the physical page a merge copies at a time (0, the
+    /// default: a whole row, all planes of a multi-plane page, per read and
+    /// per program). Smaller — the chips' page per plane, for firmware
+    /// that copies without multi-plane operations — splits each of the
+    /// merge's reads and programs into `row bytes / merge_page_bytes`
+    /// single-plane operations, each paying `tR` or `tPROG`, one after
+    /// another. Must divide the row (`page_bytes × planes_per_die`) and be
+    /// at least 512.
+    #[serde(default)]
+    pub merge_page_bytes: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// How log blocks are associated with logical blocks.

@@ -80,6 +80,14 @@ pub struct HybridModel {
     pub merge_policy: MergePolicy,
     /// Merges hold the command's core.
     pub merge_holds_core: bool,
+    /// Merges rewrite the whole logical block.
+    pub whole_block_merge: bool,
+    /// Log blocks merged in one go when a die's pool is exhausted (at
+    /// most the die's log blocks, random logs with full association).
+    pub merge_batch: u32,
+    /// Single-plane operations per program unit in a merge's reads and
+    /// programs (1: the whole unit at once).
+    pub merge_parts: u32,
     /// Logical blocks per die.
     pub logical_blocks_per_die: u32,
 }
@@ -456,6 +464,26 @@ impl DriveSpec {
                         ),
                     ));
                 }
+                if hs.merge_batch == 0 {
+                    return Err(bad("ftl.hybrid.merge_batch", "must be at least 1".into()));
+                }
+                // A die merges at most the log blocks it has.
+                let batch_limit = match hs.association {
+                    LogAssociation::Block => per_die,
+                    LogAssociation::Full => per_die - 1,
+                };
+                let merge_batch = hs.merge_batch.min(batch_limit);
+                let unit_bytes = g.page_bytes as u64 * g.planes_per_die as u64;
+                let merge_parts = match hs.merge_page_bytes {
+                    0 => 1,
+                    b if b >= 512 && unit_bytes % b as u64 == 0 => (unit_bytes / b as u64) as u32,
+                    b => {
+                        return Err(bad(
+                            "ftl.hybrid.merge_page_bytes",
+                            format!("{b} is not 0 or at least 512 and a divisor of the {unit_bytes}-byte row (page_bytes × planes_per_die)"),
+                        ))
+                    }
+                };
                 let lbs_per_die = user_slots.div_ceil(dies as u64 * slots_per_block as u64) as u32;
                 // Data blocks, log blocks and one block to merge into.
                 let needed = lbs_per_die as u64 + per_die as u64 + 1;
@@ -474,6 +502,9 @@ impl DriveSpec {
                     association: hs.association,
                     merge_policy: hs.merge_policy,
                     merge_holds_core: hs.merge_holds_core,
+                    whole_block_merge: hs.whole_block_merge,
+                    merge_batch,
+                    merge_parts,
                     logical_blocks_per_die: lbs_per_die,
                 })
             }

@@ -127,6 +127,46 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     (sim.into_drive(), row)
 }
 
+/// Replay `n` random 4 KiB reads at QD32 from an MQSim trace file written
+/// to the temporary directory first (not timed): the trace reader, the
+/// address mapping and the replay loop on top of the same device core.
+fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
+    use std::io::Write;
+    // The replay's clock starts at 0: forget the previous row's timing.
+    drive.reset_time();
+    let pages = drive.user_bytes() / 4096;
+    let path = std::env::temp_dir().join(format!("ssdtwin-bench-{}.mqsim", std::process::id()));
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("temporary trace file"));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            writeln!(f, "{} 0 {} 8 1", i * 1000, (x % pages) * 8).expect("temporary trace file");
+        }
+    }
+    let mut spec = crate::run::trace::TraceSpec::new("4k randread qd32, trace replay", &path.display().to_string());
+    spec.mode = Some(crate::run::trace::ReplayMode::Closed { depth: 32 });
+    let mut sim = Simulator::new(drive);
+    let t = Instant::now();
+    let r = sim.try_run_phase(&Phase::Trace(spec.clone()), 0, 1).expect("the generated trace replays");
+    let wall_s = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    let row = BenchRow {
+        name: spec.name,
+        drive: String::new(),
+        ios: r.dirs.iter().map(|d| d.ios).sum(),
+        bytes: r.dirs.iter().map(|d| d.bytes).sum(),
+        wall_s,
+        sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
+        peak_rss: peak_rss_bytes(),
+        waf: r.counters.waf(),
+        huge_page_bytes: huge_page_bytes(),
+    };
+    (sim.into_drive(), row)
+}
+
 /// The drives of the benchmark set: a large one for preconditioning,
 /// memory and steady-state writes, the main one for reads and the SLC
 /// write path.
@@ -150,9 +190,11 @@ pub struct BenchDrives {
 /// 3. `4k randwrite qd32, steady state` on it (GC active);
 /// 4. `precondition full (fast path)` on the main drive;
 /// 5. `4k randread qd32, full drive` on it;
-/// 6. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
+/// 6. `4k randread qd32, trace replay`: the same kind of reads from an
+///    MQSim trace file replayed `closed:32` (parsing included);
+/// 7. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
 ///    writes go through the cache and force folding;
-/// 7. and 8., when the large drive caches its map (and `large_steady`):
+/// 8. and 9., when the large drive caches its map (and `large_steady`):
 ///    `precondition steady, cached map` and `4k randwrite, cached map`
 ///    (a tenth of row 3's writes).
 pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
@@ -187,6 +229,8 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
     rr.iodepth = 32;
     rr.io_size = Some(n(2_000_000.0) * 4096);
     let (drive, row) = timed_run(drive, rr);
+    push(row, main_name, &mut rows);
+    let (drive, row) = timed_trace(drive, n(2_000_000.0));
     push(row, main_name, &mut rows);
     let mut sw = IoSpec::new("128k seqwrite qd32, full drive", RwPattern::Write);
     sw.bs = 128 * 1024;

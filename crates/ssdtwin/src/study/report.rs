@@ -69,10 +69,16 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
+        Phase::Trace(t) => serde_json::to_value(t).expect("TraceSpec serialises"),
     };
-    json!({
+    let mut v = json!({
         "jobname": r.phase.name(),
-        "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase" },
+        "type": match r.phase {
+            Phase::Io(_) => "io",
+            Phase::Idle { .. } => "idle",
+            Phase::SecureErase { .. } => "secure_erase",
+            Phase::Trace(_) => "trace",
+        },
         "job options": options,
         "start_ns": r.start_ns,
         "elapsed_ns": r.end_ns - r.start_ns,
@@ -90,7 +96,11 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         "energy_j": r.energy_j,
         "power_w": r.power_w(),
         "time_series": r.series.seconds,
-    })
+    });
+    if let Some(t) = &r.trace {
+        v["trace"] = t.to_json();
+    }
+    v
 }
 
 /// A run's phases added up.
@@ -112,7 +122,7 @@ impl RunReport<'_> {
             Totals { counters: Counters::default(), dirs: Default::default(), measured: 0, elapsed: 0, energy: None };
         for p in self.phases {
             t.counters = t.counters.plus(&p.counters);
-            if let Phase::Io(_) = p.phase {
+            if let Phase::Io(_) | Phase::Trace(_) = p.phase {
                 for (a, b) in t.dirs.iter_mut().zip(&p.dirs) {
                     a.merge(b);
                 }
@@ -284,50 +294,75 @@ pub fn phase_summary(p: &PhaseResult) -> String {
                 if s.numjobs > 1 { format!(" numjobs={}", s.numjobs) } else { String::new() },
                 secs
             ));
-            for (kind, label) in [(IoKind::Read, "read"), (IoKind::Write, "write"), (IoKind::Trim, "trim")] {
-                let d = &p.dirs[kind as usize];
-                if d.ios == 0 {
-                    continue;
-                }
-                out.push_str(&format!(
-                    "  {label:>5}: IOPS={:.0}, BW={:.1} MB/s ({:.1} MiB/s), {} I/Os\n",
-                    p.iops(kind),
-                    p.bw_bytes(kind) / 1e6,
-                    p.bw_bytes(kind) / 1048576.0,
-                    d.ios
-                ));
-                out.push_str(&format!(
-                    "         lat: mean={} p50={} p99={} p99.9={} max={}\n",
-                    fmt_ns(d.mean_ns()),
-                    fmt_ns(d.percentile_ns(50.0) as f64),
-                    fmt_ns(d.percentile_ns(99.0) as f64),
-                    fmt_ns(d.percentile_ns(99.9) as f64),
-                    fmt_ns(d.lat_max_ns as f64)
-                ));
-            }
-            let c = &p.counters;
-            out.push_str(&flash_line(c));
-            if c.switch_merges + c.partial_merges + c.full_merges > 0 {
-                out.push_str(&format!(
-                    "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
-                    c.switch_merges, c.partial_merges, c.full_merges, c.merge_slots_copied
-                ));
-            }
-            if c.buffer_blocked_ns > 0 {
-                out.push_str(&format!(
-                    "  writes waited for write-buffer space: {} (summed over commands)\n",
-                    fmt_ns(c.buffer_blocked_ns as f64)
-                ));
-            }
-            if let (Some(e), Some(w)) = (p.energy_j, p.power_w()) {
-                let mb = (p.dirs[0].bytes + p.dirs[1].bytes) as f64 / 1e6;
-                out.push_str(&format!("  power: {w:.2} W mean, {e:.1} J"));
-                if mb > 0.0 && e > 0.0 {
-                    out.push_str(&format!(", {:.0} MB/s per W", mb / e));
-                }
-                out.push('\n');
+            out.push_str(&io_lines(p));
+        }
+        Phase::Trace(t) => {
+            out.push_str(&format!(
+                "\n[{}] trace {} — {:.3} s simulated\n",
+                t.name,
+                p.trace.as_ref().map_or(String::new(), |s| format!(
+                    "{} ({}, {})",
+                    t.file,
+                    s.replay.format.name(),
+                    s.replay.mode.name()
+                )),
+                secs
+            ));
+            out.push_str(&io_lines(p));
+            if let Some(summary) = &p.trace {
+                out.push_str(&summary.summary_lines(p));
             }
         }
+    }
+    out
+}
+
+/// An I/O phase's lines: each direction's rates and latency, the flash
+/// work, merges, write-buffer waits and power.
+fn io_lines(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    for (kind, label) in [(IoKind::Read, "read"), (IoKind::Write, "write"), (IoKind::Trim, "trim")] {
+        let d = &p.dirs[kind as usize];
+        if d.ios == 0 {
+            continue;
+        }
+        out.push_str(&format!(
+            "  {label:>5}: IOPS={:.0}, BW={:.1} MB/s ({:.1} MiB/s), {} I/Os\n",
+            p.iops(kind),
+            p.bw_bytes(kind) / 1e6,
+            p.bw_bytes(kind) / 1048576.0,
+            d.ios
+        ));
+        out.push_str(&format!(
+            "         lat: mean={} p50={} p99={} p99.9={} max={}\n",
+            fmt_ns(d.mean_ns()),
+            fmt_ns(d.percentile_ns(50.0) as f64),
+            fmt_ns(d.percentile_ns(99.0) as f64),
+            fmt_ns(d.percentile_ns(99.9) as f64),
+            fmt_ns(d.lat_max_ns as f64)
+        ));
+    }
+    let c = &p.counters;
+    out.push_str(&flash_line(c));
+    if c.switch_merges + c.partial_merges + c.full_merges > 0 {
+        out.push_str(&format!(
+            "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
+            c.switch_merges, c.partial_merges, c.full_merges, c.merge_slots_copied
+        ));
+    }
+    if c.buffer_blocked_ns > 0 {
+        out.push_str(&format!(
+            "  writes waited for write-buffer space: {} (summed over commands)\n",
+            fmt_ns(c.buffer_blocked_ns as f64)
+        ));
+    }
+    if let (Some(e), Some(w)) = (p.energy_j, p.power_w()) {
+        let mb = (p.dirs[0].bytes + p.dirs[1].bytes) as f64 / 1e6;
+        out.push_str(&format!("  power: {w:.2} W mean, {e:.1} J"));
+        if mb > 0.0 && e > 0.0 {
+            out.push_str(&format!(", {:.0} MB/s per W", mb / e));
+        }
+        out.push('\n');
     }
     out
 }

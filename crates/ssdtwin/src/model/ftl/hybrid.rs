@@ -27,6 +27,13 @@
 //!   it is and programmed in order into a free block; the old data block and
 //!   (BAST) the log block are erased.
 //!
+//! With `whole_block_merge` (block-level firmware that keeps no per-page
+//! validity), full and partial merges read and program every page of the
+//! logical block, written or not, and erase the old data block, which a
+//! logical block never merged is taken to have from the format on (a free
+//! block of its die, erased). With `merge_batch` > 1 a die that runs out of
+//! log blocks merges that many victims in one go.
+//!
 //! The merge's cost is only the NAND operations it appends to
 //! the FTL's operations (with [`Purpose::Merge`], which the drive schedules
 //! one after another on the die, as firmware that copies page by page
@@ -224,10 +231,15 @@ impl Hybrid {
             LogAssociation::Full => self.model.log_blocks_per_die - 1,
         };
         if self.logs[die as usize].len() as u32 >= limit {
-            let victim = self.logs[die as usize][0];
-            match self.model.association {
-                LogAssociation::Block => self.merge_lb(c, self.owner[victim as usize]),
-                LogAssociation::Full => self.merge_random_log(c, die, victim),
+            // The pool is exhausted: merge `merge_batch` victims in one go.
+            for _ in 0..self.model.merge_batch {
+                let Some(&victim) = self.logs[die as usize].front() else {
+                    break;
+                };
+                match self.model.association {
+                    LogAssociation::Block => self.merge_lb(c, self.owner[victim as usize]),
+                    LogAssociation::Full => self.merge_random_log(c, die, victim),
+                }
             }
         }
         let b = self.take_block(c, die);
@@ -330,6 +342,19 @@ impl Hybrid {
         c.blocks.release(block);
     }
 
+    /// Erase the data block `old` that a merge of `lb` replaced. With
+    /// `whole_block_merge`, a logical block without one (never merged) had
+    /// one from the format on in the firmware's view: a block of its die
+    /// that the model keeps in the free pool, erased now.
+    fn erase_old_data(&mut self, c: &mut FtlCore, lb: u32, old: u32) {
+        if old != NONE {
+            self.erase_block(c, old);
+        } else if self.model.whole_block_merge {
+            let b = self.take_block(c, self.lb_die(lb));
+            self.erase_block(c, b);
+        }
+    }
+
     /// Whether slots `0..end` of `block` hold offsets `0..end` of `lb`, all
     /// valid.
     fn holds_in_order(&self, c: &FtlCore, block: u32, lb: u32, end: u32) -> bool {
@@ -377,9 +402,7 @@ impl Hybrid {
                 }
                 let old = std::mem::replace(&mut self.data[lb as usize], log);
                 self.owner[log as usize] = NONE;
-                if old != NONE {
-                    self.erase_block(c, old);
-                }
+                self.erase_old_data(c, lb, old);
             }
             MergeKind::Full => {
                 self.full_merge(c, lb);
@@ -400,9 +423,7 @@ impl Hybrid {
         self.fill_block(c, lb, new, 0);
         c.counters.full_merges += 1;
         let old = std::mem::replace(&mut self.data[lb as usize], new);
-        if old != NONE {
-            self.erase_block(c, old);
-        }
+        self.erase_old_data(c, lb, old);
         let sw = self.seq_log[die as usize];
         if sw != NONE && self.owner[sw as usize] == lb {
             self.seq_log[die as usize] = NONE;
@@ -412,34 +433,53 @@ impl Hybrid {
 
     /// Program offsets `from..` of `lb` into `dest` (whose write pointer is
     /// `from`, unit aligned), copying each mapped page from where it is and
-    /// padding unmapped offsets, up to the unit of the last mapped page.
+    /// padding unmapped offsets, up to the unit of the last mapped page —
+    /// or, with `whole_block_merge`, up to the end of the block, reading
+    /// the unmapped offsets too (from the data block; a logical block that
+    /// has none yet reads its erased pages from the die, whose block the
+    /// model does not track).
     fn fill_block(&mut self, c: &mut FtlCore, lb: u32, dest: u32, from: u32) {
         let spb = self.geo.slots_per_block;
         let unit = self.geo.unit_slots(CellMode::Native);
         debug_assert_eq!(from % unit, 0);
         let user = c.l2p.len() as u64;
+        let whole = self.model.whole_block_merge;
         let mapped = |off: u32| {
             let lpn = self.lpn_at(lb, off);
             lpn < user && c.l2p[lpn as usize] != NONE
         };
-        let Some(last) = (from..spb).rev().find(|&off| mapped(off)) else {
-            return;
+        let end = if whole {
+            if from >= spb {
+                return;
+            }
+            spb
+        } else {
+            let Some(last) = (from..spb).rev().find(|&off| mapped(off)) else {
+                return;
+            };
+            (last / unit + 1) * unit
         };
-        let end = (last / unit + 1) * unit;
+        // Where unmapped offsets are read from (whole-block merges).
+        let old_data = match self.data[lb as usize] {
+            NONE => dest,
+            b => b,
+        };
         let dest_first = self.geo.first_slot(dest);
         let mut copied = 0u64;
         for start in (from..end).step_by(unit as usize) {
             let (mut rblock, mut rrow, mut rslots) = (NONE, NONE, 0u32);
             for off in start..start + unit {
                 let lpn = self.lpn_at(lb, off);
-                if lpn >= user || c.l2p[lpn as usize] == NONE {
+                let src = if lpn < user { c.l2p[lpn as usize] } else { NONE };
+                let (sb, row) = if src == NONE {
                     c.counters.padding_slots += 1;
-                    continue;
-                }
-                let lpn = lpn as u32;
-                let src = c.l2p[lpn as usize];
-                let sb = self.geo.block_of(src);
-                let row = self.geo.row_of(self.geo.offset_in_block(src));
+                    if !whole {
+                        continue;
+                    }
+                    (old_data, self.geo.row_of(off))
+                } else {
+                    (self.geo.block_of(src), self.geo.row_of(self.geo.offset_in_block(src)))
+                };
                 if (sb, row) != (rblock, rrow) {
                     if rslots > 0 && c.emit_ops {
                         c.ops.push(NandOp::Read { purpose: Purpose::Merge, block: rblock, row: rrow, slots: rslots });
@@ -447,6 +487,10 @@ impl Hybrid {
                     (rblock, rrow, rslots) = (sb, row, 0);
                 }
                 rslots += 1;
+                if src == NONE {
+                    continue;
+                }
+                let lpn = lpn as u32;
                 // Move the page.
                 c.p2l[src as usize] = NONE;
                 c.blocks.invalidate(sb);

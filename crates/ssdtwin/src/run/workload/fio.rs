@@ -41,6 +41,7 @@ pub const KNOWN: &[&str] = &[
     "idle",
     "apst",
     "secure_erase",
+    "trace",
 ];
 
 /// fio options accepted for compatibility that do not change a simulation.
@@ -175,6 +176,9 @@ fn invalid(origin: &str, option: &str, reason: impl Into<String>) -> JobError {
 }
 
 fn build_phase(default_name: &str, entries: &[(String, String, String)], capacity: u64) -> Result<Phase, JobError> {
+    if entries.iter().any(|(k, _, _)| k == "trace") {
+        return crate::run::trace::options::job_phase(default_name, entries);
+    }
     // kb_base first: it changes how every size is read.
     let mut kb_base = 1024u64;
     for (k, v, at) in entries {

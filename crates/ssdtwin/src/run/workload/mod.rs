@@ -10,7 +10,9 @@
 //! many bytes, then idle so that the drive is busy that fraction of the
 //! time), an idle phase (`idle=60s`: no I/O, background work may run) and
 //! `apst=1` (the host enables autonomous power state transitions for the
-//! phase and the idle phases after it; see [`crate::model::power`]).
+//! phase and the idle phases after it; see [`crate::model::power`]). A
+//! section with `trace=FILE` replays a block trace instead
+//! ([`crate::run::trace::options`]).
 
 pub mod fio;
 pub mod generator;
@@ -199,6 +201,8 @@ pub enum Phase {
         /// Phase name.
         name: String,
     },
+    /// A block trace replayed (see [`crate::run::trace`]).
+    Trace(crate::run::trace::TraceSpec),
 }
 
 impl Phase {
@@ -206,6 +210,7 @@ impl Phase {
     pub fn name(&self) -> &str {
         match self {
             Phase::Io(s) => &s.name,
+            Phase::Trace(t) => &t.name,
             Phase::Idle { name, .. } | Phase::SecureErase { name } => name,
         }
     }

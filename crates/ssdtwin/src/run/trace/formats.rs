@@ -1,0 +1,368 @@
+//! The line syntax of each trace format: detection from a first line,
+//! and parsing one line into a request without allocating.
+//!
+//! Each parser returns `Ok(None)` for a line that is valid but not a
+//! request (fio's file actions, blkparse events other than the replayed
+//! one, a CSV header), and `Err((field, reason))` for a malformed line;
+//! the reader adds the file and line number.
+
+use super::{TraceFormat, TraceOp};
+
+/// A request as one line gives it, before times are made relative.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Raw {
+    /// Time in the format's ticks (see [`ns_per_tick`]); for fio v2 the
+    /// µs of `wait`s so far.
+    pub ticks: u64,
+    pub op: TraceOp,
+    pub address: u64,
+    pub len: u64,
+    pub len_bytes: u64,
+    pub device: u64,
+    pub response_ns: Option<u64>,
+}
+
+/// What a malformed line is told with: the field and what is wrong.
+pub(super) type LineError = (&'static str, String);
+
+/// State carried from line to line.
+#[derive(Debug, Default)]
+pub(super) struct LineState {
+    /// fio v2: µs of `wait` actions so far.
+    pub fio_wait_us: u64,
+    /// blkparse: the summary after the events has begun.
+    pub blkparse_summary: bool,
+    /// blkparse: replay `D` (dispatch) events instead of `Q`.
+    pub blkparse_dispatch: bool,
+    /// A request line was seen (a CSV header is allowed only before).
+    pub seen_request: bool,
+}
+
+/// Nanoseconds per time tick of a format.
+pub(super) fn ns_per_tick(format: TraceFormat) -> u64 {
+    match format {
+        TraceFormat::Msr => 100,
+        TraceFormat::FioV3 | TraceFormat::FioV2 => 1000,
+        TraceFormat::Mqsim | TraceFormat::Blkparse | TraceFormat::Spc => 1,
+    }
+}
+
+/// The format of a trace whose first meaningful line is `line`.
+pub(super) fn detect(line: &str) -> Option<TraceFormat> {
+    let t = line.trim();
+    if t.starts_with("fio version 2 iolog") {
+        return Some(TraceFormat::FioV2);
+    }
+    if t.starts_with("fio version 3 iolog") {
+        return Some(TraceFormat::FioV3);
+    }
+    let mut ws = t.split_ascii_whitespace();
+    let first = ws.next()?;
+    let ws_fields = 1 + ws.count();
+    if is_dev_pair(first) && ws_fields >= 6 {
+        return Some(TraceFormat::Blkparse);
+    }
+    if t.contains(',') {
+        let f: Vec<&str> = t.split(',').map(str::trim).collect();
+        if f.len() >= 7
+            && ((is_uint(f[0]) && is_read_write(f[3]))
+                || (f[0].eq_ignore_ascii_case("timestamp") && f[3].eq_ignore_ascii_case("type")))
+        {
+            return Some(TraceFormat::Msr);
+        }
+        if f.len() >= 5
+            && is_uint(f[0])
+            && is_uint(f[1])
+            && is_uint(f[2])
+            && matches!(f[3], "r" | "R" | "w" | "W")
+            && parse_seconds(f[4]).is_ok()
+        {
+            return Some(TraceFormat::Spc);
+        }
+        return None;
+    }
+    let f: Vec<&str> = t.split_ascii_whitespace().collect();
+    if f.len() == 5 && f.iter().all(|x| is_uint(x)) && matches!(f[4], "0" | "1") {
+        return Some(TraceFormat::Mqsim);
+    }
+    None
+}
+
+fn is_uint(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_dev_pair(s: &str) -> bool {
+    s.split_once(',').is_some_and(|(a, b)| is_uint(a) && is_uint(b))
+}
+
+fn is_read_write(s: &str) -> bool {
+    s.eq_ignore_ascii_case("read") || s.eq_ignore_ascii_case("write")
+}
+
+#[inline]
+fn uint(field: &'static str, s: Option<&str>) -> Result<u64, LineError> {
+    let s = s.ok_or_else(|| (field, "missing".to_string()))?;
+    let bad = || (field, format!("expected a whole number, found `{}`", shorten(s)));
+    if s.is_empty() || s.len() > 20 {
+        return Err(bad());
+    }
+    let mut n = 0u64;
+    for b in s.bytes() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad());
+        }
+        n = n.checked_mul(10).and_then(|n| n.checked_add(d as u64)).ok_or_else(bad)?;
+    }
+    Ok(n)
+}
+
+fn shorten(s: &str) -> &str {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// `S[.fraction]` seconds, exactly, in ns (digits past the ninth are
+/// dropped).
+pub(super) fn parse_seconds(s: &str) -> Result<u64, String> {
+    let bad = || format!("expected seconds like 12.345678, found `{}`", shorten(s));
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if (int.is_empty() && frac.is_empty()) || !int.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
+    let mut ns = 0u64;
+    for i in 0..9 {
+        ns = ns * 10 + frac.as_bytes().get(i).map_or(0, |b| (b - b'0') as u64);
+    }
+    secs.checked_mul(1_000_000_000)
+        .and_then(|x| x.checked_add(ns))
+        .ok_or_else(|| format!("`{}` seconds is too large", shorten(s)))
+}
+
+fn too_many(field: &'static str, extra: Option<&str>) -> Result<(), LineError> {
+    match extra {
+        Some(x) => Err((field, format!("unexpected text `{}` after the last field", shorten(x)))),
+        None => Ok(()),
+    }
+}
+
+/// Parse one line (already known not to be blank or a `#` comment).
+pub(super) fn parse_line(format: TraceFormat, line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
+    let r = match format {
+        TraceFormat::Mqsim => mqsim(line).map(Some),
+        TraceFormat::Msr => msr(line, st.seen_request),
+        TraceFormat::Blkparse => blkparse(line, st),
+        TraceFormat::FioV2 | TraceFormat::FioV3 => fio(line, format, st),
+        TraceFormat::Spc => spc(line, st.seen_request),
+    }?;
+    if r.is_some() {
+        st.seen_request = true;
+    }
+    Ok(r)
+}
+
+/// `arrival_ns device lba size_in_sectors type` (type 0 write, 1 read).
+fn mqsim(line: &str) -> Result<Raw, LineError> {
+    let mut f = line.split_ascii_whitespace();
+    let ticks = uint("arrival time", f.next())?;
+    let device = uint("device", f.next())?;
+    let address = uint("start sector", f.next())?;
+    let len = uint("size in sectors", f.next())?;
+    let op = match f.next() {
+        Some("0") => TraceOp::Write,
+        Some("1") => TraceOp::Read,
+        Some(x) => return Err(("type", format!("expected 0 (write) or 1 (read), found `{}`", shorten(x)))),
+        None => return Err(("type", "missing".into())),
+    };
+    too_many("type", f.next())?;
+    Ok(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None })
+}
+
+/// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+fn msr(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
+    let mut f = line.split(',').map(str::trim);
+    let first = f.next().unwrap_or("");
+    if !seen_request && first.eq_ignore_ascii_case("timestamp") {
+        return Ok(None); // header
+    }
+    let ticks = uint("Timestamp", Some(first))?;
+    f.next().ok_or_else(|| ("Hostname", "missing".to_string()))?;
+    let device = uint("DiskNumber", f.next())?;
+    let op = match f.next() {
+        Some(t) if t.eq_ignore_ascii_case("read") => TraceOp::Read,
+        Some(t) if t.eq_ignore_ascii_case("write") => TraceOp::Write,
+        Some(t) => return Err(("Type", format!("expected Read or Write, found `{}`", shorten(t)))),
+        None => return Err(("Type", "missing".into())),
+    };
+    let address = uint("Offset", f.next())?;
+    let len = uint("Size", f.next())?;
+    let response = uint("ResponseTime", f.next())?;
+    too_many("ResponseTime", f.next())?;
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: Some(response.saturating_mul(100)) }))
+}
+
+/// `ASU,LBA,Size,Opcode,Timestamp[,...]` (UMass traces may carry more
+/// fields, which are ignored).
+fn spc(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
+    let mut f = line.split(',').map(str::trim);
+    let first = f.next().unwrap_or("");
+    if !seen_request && first.eq_ignore_ascii_case("asu") {
+        return Ok(None); // header
+    }
+    let device = uint("ASU", Some(first))?;
+    let address = uint("LBA", f.next())?;
+    let len = uint("Size", f.next())?;
+    let op = match f.next() {
+        Some("r" | "R") => TraceOp::Read,
+        Some("w" | "W") => TraceOp::Write,
+        Some(x) => return Err(("Opcode", format!("expected r or w, found `{}`", shorten(x)))),
+        None => return Err(("Opcode", "missing".into())),
+    };
+    let ticks =
+        parse_seconds(f.next().ok_or_else(|| ("Timestamp", "missing".to_string()))?).map_err(|e| ("Timestamp", e))?;
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: None }))
+}
+
+/// blkparse's default output: `maj,min cpu seq secs.ns pid action rwbs
+/// [sector + count] [process]`; the summary after the events (from a
+/// line starting `CPU` or `Total`) is skipped.
+fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
+    if st.blkparse_summary {
+        return Ok(None);
+    }
+    let mut f = line.split_ascii_whitespace();
+    let dev = f.next().unwrap_or("");
+    let Some((maj, min)) = dev.split_once(',') else {
+        if dev.starts_with("CPU") || dev.starts_with("Total") {
+            st.blkparse_summary = true;
+            return Ok(None);
+        }
+        return Err(("device", format!("expected major,minor such as 8,0, found `{}`", shorten(dev))));
+    };
+    let maj = uint("device", Some(maj))?;
+    let min = uint("device", Some(min))?;
+    uint("cpu", f.next())?;
+    uint("sequence", f.next())?;
+    let ticks = parse_seconds(f.next().ok_or_else(|| ("time", "missing".to_string()))?).map_err(|e| ("time", e))?;
+    uint("pid", f.next())?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_string()))?;
+    let wanted = if st.blkparse_dispatch { "D" } else { "Q" };
+    if action != wanted {
+        return Ok(None);
+    }
+    let rwbs = f.next().ok_or_else(|| ("rwbs", "missing".to_string()))?;
+    if !rwbs.bytes().all(|b| b"RWDFSMANBE".contains(&b)) {
+        return Err(("rwbs", format!("expected letters of RWDFSMANBE, found `{}`", shorten(rwbs))));
+    }
+    let device = (maj << 20) | min;
+    let (address, len) = match f.next() {
+        // A flush carries no sector: `Q FWS [kworker]`.
+        None => (0, 0),
+        Some(s) if s.starts_with('[') => (0, 0),
+        Some(s) => {
+            let address = uint("sector", Some(s))?;
+            match f.next() {
+                Some("+") => {}
+                Some(x) => return Err(("+", format!("expected `+` between sector and count, found `{}`", shorten(x)))),
+                None => return Err(("+", "missing".into())),
+            }
+            (address, uint("count", f.next())?)
+        }
+    };
+    let op = if rwbs.contains('D') {
+        TraceOp::Trim
+    } else if len == 0 && rwbs.contains('F') {
+        // A flush without data (`FWS`): a write with a preflush and data
+        // is replayed as the write.
+        TraceOp::Flush
+    } else if rwbs.contains('W') {
+        TraceOp::Write
+    } else if rwbs.contains('R') {
+        TraceOp::Read
+    } else {
+        return Ok(None); // N: no data
+    };
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None }))
+}
+
+/// fio iolog v2 `filename action [offset length]` or v3 `timestamp
+/// filename action [offset length]`.
+fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw>, LineError> {
+    let mut f = line.split_ascii_whitespace();
+    let v3 = format == TraceFormat::FioV3;
+    let ticks = if v3 { uint("timestamp", f.next())? } else { st.fio_wait_us };
+    f.next().ok_or_else(|| ("filename", "missing".to_string()))?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_string()))?;
+    let op = match action {
+        "add" | "open" | "close" => {
+            too_many("action", f.next())?;
+            return Ok(None);
+        }
+        "read" => TraceOp::Read,
+        "write" => TraceOp::Write,
+        "trim" => TraceOp::Trim,
+        "sync" | "datasync" | "sync_file_range" => TraceOp::Flush,
+        "wait" if !v3 => {
+            let us = uint("offset", f.next())?;
+            // fio: "Everything below 100 is discarded."
+            if us >= 100 {
+                st.fio_wait_us += us;
+            }
+            return Ok(None);
+        }
+        x => {
+            return Err((
+                "action",
+                format!(
+                    "expected add, open, close, read, write, trim, sync, datasync{}, found `{}`",
+                    if v3 { "" } else { " or wait" },
+                    shorten(x)
+                ),
+            ))
+        }
+    };
+    let address = uint("offset", f.next())?;
+    let len = uint("length", f.next())?;
+    too_many("length", f.next())?;
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device: 0, response_ns: None }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_exact() {
+        assert_eq!(parse_seconds("0.000000001"), Ok(1));
+        assert_eq!(parse_seconds("12.5"), Ok(12_500_000_000));
+        assert_eq!(parse_seconds("3"), Ok(3_000_000_000));
+        assert_eq!(parse_seconds(".25"), Ok(250_000_000));
+        assert_eq!(parse_seconds("1.0000000019"), Ok(1_000_000_001));
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("1e3").is_err());
+        assert!(parse_seconds(".").is_err());
+    }
+
+    #[test]
+    fn detection() {
+        assert_eq!(detect("fio version 2 iolog"), Some(TraceFormat::FioV2));
+        assert_eq!(detect("fio version 3 iolog"), Some(TraceFormat::FioV3));
+        assert_eq!(detect("0 1 2048 8 1"), Some(TraceFormat::Mqsim));
+        assert_eq!(detect("128166372003061629,hm,1,Read,7014609920,24576,41286"), Some(TraceFormat::Msr));
+        assert_eq!(detect("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), Some(TraceFormat::Msr));
+        assert_eq!(detect("0,20941264,8192,W,0.551706"), Some(TraceFormat::Spc));
+        assert_eq!(
+            detect("  8,0    3        1     0.000000000  4162  Q  WS 3417048 + 8 [jbd2/sda3-8]"),
+            Some(TraceFormat::Blkparse)
+        );
+        assert_eq!(detect("hello world"), None);
+        assert_eq!(detect("1 2 3"), None);
+    }
+}

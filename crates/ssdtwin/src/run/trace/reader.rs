@@ -1,0 +1,209 @@
+//! Reading a trace lazily: decompression told from the first bytes,
+//! format told from the first request line, one reused line buffer.
+//!
+//! Memory is the decompressor's window plus one line: it does not grow
+//! with the trace. Lines that are not valid UTF-8, too long (over 64 KiB)
+//! or malformed are errors naming the file and line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+
+use super::formats::{self, LineState};
+use super::{TraceFormat, TraceRequest};
+use crate::error::TraceError;
+
+/// Longest line accepted, bytes.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Read buffer of the file and of the decompressed stream.
+const BUF_BYTES: usize = 256 * 1024;
+
+/// A trace being read, one request at a time.
+pub struct TraceReader {
+    file: String,
+    input: Box<dyn BufRead + Send>,
+    line: Vec<u8>,
+    line_no: u64,
+    format: TraceFormat,
+    /// The line in `line` (read while detecting) has not been parsed yet.
+    pending: bool,
+    state: LineState,
+    /// Time of the first request, in the format's ticks.
+    first_ticks: Option<u64>,
+    ns_per_tick: u64,
+    compression: &'static str,
+}
+
+impl std::fmt::Debug for TraceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceReader").field("file", &self.file).field("format", &self.format).finish()
+    }
+}
+
+impl TraceReader {
+    /// Open `path` (plain, gzip or zstd, told from its first bytes) and
+    /// tell its format from the content unless `format` is given.
+    pub fn open(path: &str, format: Option<TraceFormat>) -> Result<TraceReader, TraceError> {
+        let io = |e: std::io::Error| TraceError::Io { file: path.to_string(), message: e.to_string() };
+        let file = File::open(path).map_err(io)?;
+        let mut raw = BufReader::with_capacity(BUF_BYTES, file);
+        let magic = raw.fill_buf().map_err(io)?;
+        let (input, compression): (Box<dyn BufRead + Send>, &'static str) = if magic.starts_with(&[0x1f, 0x8b]) {
+            (Box::new(BufReader::with_capacity(BUF_BYTES, flate2::bufread::MultiGzDecoder::new(raw))), "gzip")
+        } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            let dec = zstd::stream::read::Decoder::with_buffer(raw).map_err(io)?;
+            (Box::new(BufReader::with_capacity(BUF_BYTES, dec)), "zstd")
+        } else {
+            (Box::new(raw), "none")
+        };
+        let mut r = TraceReader::from_reader(path, input, format)?;
+        r.compression = compression;
+        Ok(r)
+    }
+
+    /// Read a trace from any buffered reader; `name` is used in messages.
+    pub fn from_reader(
+        name: &str,
+        input: Box<dyn BufRead + Send>,
+        format: Option<TraceFormat>,
+    ) -> Result<TraceReader, TraceError> {
+        let mut r = TraceReader {
+            file: name.to_string(),
+            input,
+            line: Vec::with_capacity(256),
+            line_no: 0,
+            format: format.unwrap_or(TraceFormat::Mqsim),
+            pending: false,
+            state: LineState::default(),
+            first_ticks: None,
+            ns_per_tick: 1,
+            compression: "none",
+        };
+        // The first meaningful line tells the format (and for fio, its
+        // version).
+        let mut found = false;
+        while r.read_line()? {
+            if !is_blank(r.text()?) {
+                found = true;
+                break;
+            }
+        }
+        let detected = if found { formats::detect(r.text()?) } else { None };
+        let fmt = match (format, detected) {
+            // fio's header gives the version.
+            (Some(TraceFormat::FioV2 | TraceFormat::FioV3), Some(d @ (TraceFormat::FioV2 | TraceFormat::FioV3))) => d,
+            (Some(f @ (TraceFormat::FioV2 | TraceFormat::FioV3)), _) if found => {
+                let reason = format!(
+                    "expected `fio version 2 iolog` or `fio version 3 iolog` as the first line of a {} trace",
+                    f.name()
+                );
+                return Err(r.parse_err("header", reason));
+            }
+            (Some(f), _) => f,
+            (None, Some(d)) => d,
+            (None, None) => {
+                let reason = if found {
+                    format!("line {} is `{}`", r.line_no, r.text()?.trim().chars().take(80).collect::<String>())
+                } else {
+                    "the file holds no request".to_string()
+                };
+                return Err(TraceError::UnknownFormat { file: r.file.clone(), reason, known: TraceFormat::known() });
+            }
+        };
+        r.format = fmt;
+        r.ns_per_tick = formats::ns_per_tick(fmt);
+        // fio's header is not a request; any other first line is.
+        r.pending = found && !matches!(fmt, TraceFormat::FioV2 | TraceFormat::FioV3);
+        Ok(r)
+    }
+
+    /// The trace's format.
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// The file name given.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// `gzip`, `zstd` or `none`.
+    pub fn compression(&self) -> &'static str {
+        self.compression
+    }
+
+    /// blkparse: replay dispatch (`D`) events instead of queue (`Q`)
+    /// events.
+    pub fn set_blkparse_dispatch(&mut self, on: bool) {
+        self.state.blkparse_dispatch = on;
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The next request, `None` at the end of the trace.
+    pub fn next_request(&mut self) -> Result<Option<TraceRequest>, TraceError> {
+        loop {
+            if self.pending {
+                self.pending = false;
+            } else if !self.read_line()? {
+                return Ok(None);
+            }
+            let Ok(text) = std::str::from_utf8(&self.line) else {
+                return Err(self.parse_err("line", "not valid UTF-8 text".into()));
+            };
+            if is_blank(text) {
+                continue;
+            }
+            let raw = match formats::parse_line(self.format, text, &mut self.state) {
+                Ok(Some(raw)) => raw,
+                Ok(None) => continue,
+                Err((field, reason)) => return Err(self.parse_err(field, reason)),
+            };
+            let first = *self.first_ticks.get_or_insert(raw.ticks);
+            let time_ns = raw.ticks.saturating_sub(first).saturating_mul(self.ns_per_tick);
+            return Ok(Some(TraceRequest {
+                time_ns,
+                op: raw.op,
+                address: raw.address,
+                len: raw.len,
+                len_bytes: raw.len_bytes,
+                device: raw.device,
+                response_ns: raw.response_ns,
+                line: self.line_no,
+            }));
+        }
+    }
+
+    /// Read the next line into the buffer; false at the end.
+    fn read_line(&mut self) -> Result<bool, TraceError> {
+        self.line.clear();
+        let n = (&mut self.input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut self.line).map_err(|e| {
+            TraceError::Io { file: self.file.clone(), message: format!("line {}: {e}", self.line_no + 1) }
+        })?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.line_no += 1;
+        if self.line.len() > MAX_LINE {
+            return Err(self.parse_err("line", format!("longer than {MAX_LINE} bytes")));
+        }
+        Ok(true)
+    }
+
+    fn text(&self) -> Result<&str, TraceError> {
+        std::str::from_utf8(&self.line).map_err(|_| self.parse_err("line", "not valid UTF-8 text".into()))
+    }
+
+    fn parse_err(&self, field: &'static str, reason: String) -> TraceError {
+        TraceError::Parse { file: self.file.clone(), line: self.line_no, field, reason }
+    }
+}
+
+/// Blank or a `#` comment.
+fn is_blank(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}

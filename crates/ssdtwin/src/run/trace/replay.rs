@@ -1,0 +1,450 @@
+//! Replaying a trace on the device core: each request becomes a
+//! [`Command`] submitted to a [`Device`] at its recorded time (open loop)
+//! or when a slot frees (closed loop); the device's statistics window
+//! gives the same [`PhaseResult`] as a closed-loop fio-style phase, plus
+//! the trace's own statistics ([`TraceSummary`]).
+//!
+//! The loop allocates nothing per request: the reader reuses one line
+//! buffer, the device its in-flight slots. The clock never goes back: a
+//! request whose recorded time is earlier than the previous one's (out
+//! of order) is issued at once.
+//!
+//! Left out: host-side queue limits (in open loop, every request is
+//! submitted at its time however many are outstanding; the drive's host
+//! interface makes the excess wait, and that wait counts in latency, as
+//! a trace replayer such as fio's `read_iolog` with a deep queue sees it).
+
+use serde::Serialize;
+
+use super::{
+    AddressMap, OutOfRange, ReplayMode, TraceFormat, TraceOp, TraceReader, TraceRequest, TraceSpec, TraceStats,
+};
+use crate::error::TraceError;
+use crate::model::drive::{Command, IoKind};
+use crate::run::device::{Device, Event};
+use crate::run::sim::PhaseResult;
+use crate::run::workload::generator::LOOKAHEAD;
+use crate::run::workload::Phase;
+
+/// What a replay did, beyond the drive's statistics.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayCounts {
+    /// Trace file.
+    pub file: String,
+    /// Its format.
+    pub format: TraceFormat,
+    /// `gzip`, `zstd` or `none`.
+    pub compression: &'static str,
+    /// Timing used.
+    pub mode: ReplayMode,
+    /// Recorded times were multiplied by this.
+    pub time_scale: f64,
+    /// Commands submitted to the drive.
+    pub submitted: u64,
+    /// Idle time removed by `capped-idle`, ns.
+    pub idle_removed_ns: u64,
+    /// Most commands outstanding at once.
+    pub max_outstanding: u32,
+    /// Recorded duration times the time scale (first to last request),
+    /// ns (0 in closed loop).
+    pub scheduled_ns: u64,
+    /// Simulated duration (first submission to last completion), ns.
+    pub simulated_ns: u64,
+    /// `--lba-scale`: the factor capacity / span applied to addresses
+    /// (`None`: addresses as recorded).
+    pub address_scale: Option<f64>,
+    /// Lines of the file read.
+    pub lines: u64,
+}
+
+/// A replayed trace: what the replay did and the trace's statistics (in
+/// drive byte addresses, after mapping).
+#[derive(Debug, Clone)]
+pub struct TraceSummary {
+    /// Replay counts.
+    pub replay: ReplayCounts,
+    /// Trace statistics.
+    pub stats: TraceStats,
+}
+
+impl TraceSummary {
+    /// As JSON: the replay counts and the statistics.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.replay).expect("counts serialise");
+        v["stats"] = self.stats.to_json();
+        v
+    }
+
+    /// The lines the run summary adds for the trace phase `p` (whose
+    /// summary this is).
+    pub fn summary_lines(&self, p: &PhaseResult) -> String {
+        let r = &self.replay;
+        let lat_sum: u128 = p.dirs.iter().map(|d| d.lat_sum_ns).sum();
+        let mean_qd = if r.simulated_ns > 0 { lat_sum as f64 / r.simulated_ns as f64 } else { 0.0 };
+        let s = &self.stats;
+        let mut out = format!(
+            "  trace: {} requests ({} reads, {} writes, {} trims), {:.1}% sequential, footprint {}\n",
+            s.requests,
+            s.ios[0],
+            s.ios[1],
+            s.ios[2],
+            100.0 * s.sequential_fraction(),
+            super::stats::gb(s.footprint_bytes)
+        );
+        out.push_str(&format!(
+            "         recorded {:.3} s{}, simulated {:.3} s, max {} outstanding, mean QD {:.2}\n",
+            s.recorded_ns as f64 / 1e9,
+            if r.time_scale != 1.0 {
+                format!(" (×{} = {:.3} s)", r.time_scale, r.scheduled_ns as f64 / 1e9)
+            } else {
+                String::new()
+            },
+            r.simulated_ns as f64 / 1e9,
+            r.max_outstanding,
+            mean_qd
+        ));
+        if r.idle_removed_ns > 0 {
+            out.push_str(&format!("         idle removed by the cap: {:.3} s\n", r.idle_removed_ns as f64 / 1e9));
+        }
+        let k = &s.skipped;
+        if k.flush + k.zero_length + k.other_device > 0 {
+            out.push_str(&format!(
+                "         skipped: {} flushes/syncs (not modelled), {} zero-length, {} of other devices\n",
+                k.flush, k.zero_length, k.other_device
+            ));
+        }
+        if s.out_of_order > 0 {
+            out.push_str(&format!("         {} requests out of time order (issued at once)\n", s.out_of_order));
+        }
+        out
+    }
+}
+
+/// Replay `spec` on `device` from its current time, as one statistics
+/// window. `progress` is called about once per simulated second with the
+/// time since the start, ns.
+pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u64)) -> Result<PhaseResult, TraceError> {
+    if !(spec.time_scale.is_finite() && spec.time_scale > 0.0) {
+        return Err(TraceError::Option {
+            option: format!("--time-scale {}", spec.time_scale),
+            reason: "must be a number above 0".into(),
+        });
+    }
+    let mut reader = TraceReader::open(&spec.file, spec.format)?;
+    reader.set_blkparse_dispatch(spec.blkparse_dispatch);
+    let format = reader.format();
+    let mode = spec.mode_for(format);
+    let capacity = device.drive().user_bytes();
+    let mapper = Mapper::new(spec, format, capacity)?;
+    let mut src = Source::new(reader, mapper, spec);
+
+    let start = device.now();
+    device.begin_window(start);
+    let mut max_outstanding = 0u32;
+    let mut submitted = 0u64;
+    let mut idle_removed = 0u64;
+    let mut scheduled_ns = 0u64;
+    let mut next_progress = start + 1_000_000_000;
+    let mut tick = |now: u64| {
+        if now >= next_progress {
+            next_progress = now + 1_000_000_000;
+            progress(now - start);
+        }
+    };
+    match mode {
+        ReplayMode::Closed { depth } => loop {
+            while device.outstanding() < depth {
+                let Some((cmd, _)) = src.next(device)? else { break };
+                device.submit(cmd, submitted as u32);
+                submitted += 1;
+            }
+            max_outstanding = max_outstanding.max(device.outstanding());
+            if device.outstanding() == 0 {
+                break;
+            }
+            device.next_event();
+            tick(device.now());
+        },
+        ReplayMode::AsRecorded | ReplayMode::CappedIdle { .. } => {
+            let cap = match mode {
+                ReplayMode::CappedIdle { max_idle_ns } => Some(max_idle_ns),
+                _ => None,
+            };
+            let scale = spec.time_scale;
+            // Time removed by the cap so far, and when the drive last had
+            // nothing outstanding.
+            let mut shift = 0u64;
+            let mut idle_from = start;
+            while let Some((cmd, recorded)) = src.next(device)? {
+                let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
+                scheduled_ns = scheduled_ns.max(scaled);
+                let at = (start + scaled.saturating_sub(shift)).max(device.now());
+                loop {
+                    let target = match cap {
+                        Some(c) if device.outstanding() == 0 => at.min(idle_from + c).max(device.now()),
+                        _ => at,
+                    };
+                    match device.advance_until(target) {
+                        Some(Event::Completion(c)) => {
+                            if device.outstanding() == 0 {
+                                idle_from = c.done_ns;
+                            }
+                        }
+                        Some(Event::Timer(_)) => {}
+                        None => {
+                            shift += at - target;
+                            idle_removed += at - target;
+                            break;
+                        }
+                    }
+                }
+                device.submit(cmd, submitted as u32);
+                submitted += 1;
+                max_outstanding = max_outstanding.max(device.outstanding());
+                tick(device.now());
+            }
+        }
+    }
+    while device.outstanding() > 0 {
+        device.next_event();
+    }
+    let end = device.now();
+    let w = device.end_window(end);
+    src.stats.finish();
+    let lines = src.reader.lines();
+    let compression = src.reader.compression();
+    let replay = ReplayCounts {
+        file: spec.file.clone(),
+        format,
+        compression,
+        mode,
+        time_scale: spec.time_scale,
+        submitted,
+        idle_removed_ns: idle_removed,
+        max_outstanding,
+        scheduled_ns,
+        simulated_ns: end - start,
+        address_scale: src.mapper.scale.map(|(n, d)| n as f64 / d as f64),
+        lines,
+    };
+    Ok(PhaseResult {
+        phase: Phase::Trace(spec.clone()),
+        start_ns: start,
+        end_ns: end,
+        measured_ns: end - start,
+        dirs: w.dirs,
+        series: w.series,
+        counters: w.counters,
+        bursts: 0,
+        busy_ns: w.busy_ns,
+        energy_j: w.energy_j,
+        trace: Some(Box::new(TraceSummary { replay, stats: src.stats })),
+    })
+}
+
+/// The trace's requests as drive commands, skipped ones counted, read
+/// [`LOOKAHEAD`] commands ahead so that the map entries they will touch
+/// can be requested from memory before they are needed (as the
+/// closed-loop driver does): same commands, same order.
+struct Source<'a> {
+    reader: TraceReader,
+    mapper: Mapper,
+    spec: &'a TraceSpec,
+    stats: TraceStats,
+    taken: u64,
+    ring: [(Command, u64); LOOKAHEAD],
+    head: usize,
+    len: usize,
+    exhausted: bool,
+}
+
+impl<'a> Source<'a> {
+    fn new(reader: TraceReader, mapper: Mapper, spec: &'a TraceSpec) -> Source<'a> {
+        let none = (Command { kind: IoKind::Read, offset: 0, len: 0 }, 0);
+        Source {
+            reader,
+            mapper,
+            spec,
+            stats: TraceStats::default(),
+            taken: 0,
+            ring: [none; LOOKAHEAD],
+            head: 0,
+            len: 0,
+            exhausted: false,
+        }
+    }
+
+    /// The next command to replay and its recorded time, ns; hints the
+    /// drive about the commands that follow.
+    #[inline]
+    fn next(&mut self, device: &Device) -> Result<Option<(Command, u64)>, TraceError> {
+        while self.len < LOOKAHEAD && !self.exhausted {
+            match self.read()? {
+                Some(c) => {
+                    self.ring[(self.head + self.len) % LOOKAHEAD] = c;
+                    self.len += 1;
+                }
+                None => self.exhausted = true,
+            }
+        }
+        if self.len == 0 {
+            return Ok(None);
+        }
+        let c = self.ring[self.head];
+        self.head = (self.head + 1) % LOOKAHEAD;
+        self.len -= 1;
+        if self.len > 0 {
+            let drive = device.drive();
+            drive.prefetch_map(self.ring[(self.head + self.len - 1) % LOOKAHEAD].0);
+            drive.prefetch_update(self.ring[(self.head + (self.len - 1) / 2) % LOOKAHEAD].0);
+        }
+        Ok(Some(c))
+    }
+
+    /// The next command of the file.
+    #[inline]
+    fn read(&mut self) -> Result<Option<(Command, u64)>, TraceError> {
+        loop {
+            if self.spec.max_requests.is_some_and(|m| self.taken >= m) {
+                return Ok(None);
+            }
+            let Some(req) = self.reader.next_request()? else { return Ok(None) };
+            if self.spec.device.is_some_and(|d| d != req.device) {
+                self.stats.skipped.other_device += 1;
+                continue;
+            }
+            let kind = match req.op {
+                TraceOp::Read => IoKind::Read,
+                TraceOp::Write => IoKind::Write,
+                TraceOp::Trim => IoKind::Trim,
+                TraceOp::Flush => {
+                    self.stats.record(TraceOp::Flush, 0, 0, req.time_ns, None);
+                    continue;
+                }
+            };
+            let len = self.mapper.len_bytes(&req);
+            if len == 0 {
+                self.stats.record(req.op, 0, 0, req.time_ns, None);
+                continue;
+            }
+            let offset = self.mapper.map(&req, len, self.reader.file())?;
+            self.stats.record(req.op, offset, len, req.time_ns, req.response_ns);
+            self.taken += 1;
+            return Ok(Some((Command { kind, offset, len: len as u32 }, req.time_ns)));
+        }
+    }
+}
+
+/// Trace addresses to drive byte offsets.
+struct Mapper {
+    sector: u64,
+    /// The format gives lengths in sectors (else bytes).
+    len_in_sectors: bool,
+    offset: i64,
+    policy: OutOfRange,
+    capacity: u64,
+    /// `--lba-scale`: (capacity, span) when the span exceeds the capacity.
+    scale: Option<(u64, u64)>,
+}
+
+impl Mapper {
+    fn new(spec: &TraceSpec, format: TraceFormat, capacity: u64) -> Result<Mapper, TraceError> {
+        let AddressMap { sector_bytes, offset, out_of_range } = spec.address;
+        let sector = sector_bytes.unwrap_or(format.default_sector_bytes());
+        if sector == 0 {
+            return Err(TraceError::Option {
+                option: "--sector-size 0".into(),
+                reason: "must be at least 1 byte".into(),
+            });
+        }
+        let mut m = Mapper {
+            sector,
+            len_in_sectors: matches!(format, TraceFormat::Mqsim | TraceFormat::Blkparse),
+            offset,
+            policy: out_of_range,
+            capacity,
+            scale: None,
+        };
+        if out_of_range == OutOfRange::Scale {
+            // A first pass over the file finds the highest address.
+            let mut r = TraceReader::open(&spec.file, Some(format))?;
+            r.set_blkparse_dispatch(spec.blkparse_dispatch);
+            let mut span = 0u64;
+            let mut n = 0u64;
+            while let Some(req) = r.next_request()? {
+                if spec.device.is_some_and(|d| d != req.device) || req.op == TraceOp::Flush {
+                    continue;
+                }
+                if spec.max_requests.is_some_and(|max| n >= max) {
+                    break;
+                }
+                n += 1;
+                let end = m.byte(&req).max(0) as u128 + m.len_bytes(&req) as u128;
+                span = span.max(end.min(u64::MAX as u128) as u64);
+            }
+            if span > capacity {
+                m.scale = Some((capacity, span));
+            }
+        }
+        Ok(m)
+    }
+
+    #[inline]
+    fn len_bytes(&self, req: &TraceRequest) -> u64 {
+        if self.len_in_sectors {
+            req.len.saturating_mul(self.sector)
+        } else {
+            req.len
+        }
+    }
+
+    #[inline]
+    fn byte(&self, req: &TraceRequest) -> i128 {
+        req.address as i128 * self.sector as i128 + self.offset as i128
+    }
+
+    #[inline]
+    fn map(&self, req: &TraceRequest, len: u64, file: &str) -> Result<u64, TraceError> {
+        let cap = self.capacity as i128;
+        let out = |offset: i128| TraceError::OutOfRange {
+            file: file.to_string(),
+            line: req.line,
+            offset,
+            len,
+            capacity: self.capacity,
+        };
+        if len > u32::MAX as u64 {
+            return Err(TraceError::Parse {
+                file: file.to_string(),
+                line: req.line,
+                field: "size",
+                reason: format!("{len} bytes: requests of 4 GiB or more are not supported"),
+            });
+        }
+        let byte = self.byte(req);
+        let len_i = len as i128;
+        let fit = |b: i128| -> Result<u64, TraceError> {
+            if len_i > cap {
+                return Err(out(b));
+            }
+            Ok(if b + len_i > cap { (cap - len_i) as u64 } else { b as u64 })
+        };
+        match self.policy {
+            OutOfRange::Error => {
+                if byte < 0 || byte + len_i > cap {
+                    return Err(out(byte));
+                }
+                Ok(byte as u64)
+            }
+            OutOfRange::Wrap => fit(byte.rem_euclid(cap)),
+            OutOfRange::Scale => {
+                let b = byte.max(0);
+                let b = match self.scale {
+                    Some((num, den)) => (b * num as i128 / den as i128) / 512 * 512,
+                    None => b,
+                };
+                fit(b)
+            }
+        }
+    }
+}
