@@ -29,7 +29,8 @@ use clap::{Parser, Subcommand};
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
     ssdtwin report results/client-2015.json\n  \
-    ssdtwin serve --drive intel-660p-1tb --state filled:50 --time-scale 0")]
+    ssdtwin serve --drive intel-660p-1tb --state filled:50 --time-scale 0\n  \
+    ssdtwin sweep grid.toml --backend ray --out results.parquet")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,6 +78,10 @@ enum Command {
     /// --time-scale). Stops on Ctrl-C / SIGTERM (or --once) and prints
     /// the statistics of `ssdtwin run`.
     Serve(Box<cmd::serve::ServeArgs>),
+    /// Run a parameter sweep from a grid file (drives × overrides × states ×
+    /// jobs × seeds) on every local core or a Ray cluster, through the
+    /// Python package (`python3 -m ssdtwin sweep`).
+    Sweep(cmd::sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,5 +107,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Serve(args) => cmd::serve::run(*args),
+        Command::Sweep(args) => cmd::sweep::run(args),
     }
 }

@@ -8,5 +8,6 @@ pub mod run;
 pub mod serve;
 pub mod show;
 pub mod suite;
+pub mod sweep;
 pub mod trace;
 pub mod validate;

@@ -1,0 +1,229 @@
+//! Everything the Python package asks of the library, as plain Rust
+//! returning JSON text: the one place that knows the library's API (drive
+//! loading, job parsing, drive states, suites, figures, reports). The
+//! PyO3 layer (`lib.rs`) only converts arguments and errors; the Python
+//! side builds its DataFrames from the JSON, so a change of the library's
+//! job semantics or JSON layout is absorbed here and in
+//! `python/ssdtwin/_frames.py`.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use ssdtwin::model::health::Health;
+use ssdtwin::run::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::study::report::RunReport;
+use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
+use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
+
+/// Where a drive comes from: a preset name or file path, or TOML text.
+#[derive(Debug, Clone)]
+pub struct DriveSource {
+    /// Preset name, file path, or the TOML text itself.
+    pub source: String,
+    /// Whether `source` is TOML text.
+    pub is_text: bool,
+    /// `path=value` overrides, as `--set` takes them.
+    pub set: Vec<String>,
+}
+
+impl DriveSource {
+    /// The name the library uses for this drive in messages and results.
+    pub fn origin(&self) -> &str {
+        if self.is_text {
+            "<drive TOML>"
+        } else {
+            &self.source
+        }
+    }
+
+    /// Load and validate: the resolved spec and the model's user capacity.
+    pub fn load(&self) -> Result<DriveUnderTest> {
+        let spec = if self.is_text {
+            DriveSpec::from_toml_with_overrides(&self.source, self.origin(), &self.set)?
+        } else {
+            DriveSpec::load(&self.source, &self.set)?
+        };
+        let model = spec.build(self.origin())?;
+        // A drive given as text is known by its `name` field.
+        let name = if self.is_text { model.spec.name.clone() } else { self.source.clone() };
+        Ok(DriveUnderTest { name, overrides: self.set.clone(), model })
+    }
+}
+
+/// A workload: single phases from fio options, or a job file's text.
+#[derive(Debug, Clone)]
+pub enum JobSource {
+    /// One phase per entry, each a list of fio `(option, value)` pairs,
+    /// as `ssdtwin run --rw ... --bs ...` builds one phase.
+    Phases(Vec<Vec<(String, String)>>),
+    /// A fio job file: its text and where it came from (for messages).
+    File {
+        /// The file's text.
+        text: String,
+        /// Its path, or a label for text given directly.
+        origin: String,
+    },
+}
+
+/// The resolved drive: `(name, TOML, spec as JSON)`.
+pub fn resolve_drive(d: &DriveSource) -> Result<(String, String, String)> {
+    let dut = d.load()?;
+    let spec = &dut.model.spec;
+    Ok((spec.name.clone(), spec.to_toml(), serde_json::to_string(spec)?))
+}
+
+/// Parse `job` for a drive of `capacity` bytes, with `seed` as the default
+/// `randseed` (as the CLI's `--seed`).
+fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<Job> {
+    Ok(match job {
+        JobSource::File { text, origin } => {
+            let mut defaults = JobOptions::new();
+            defaults.push("randseed", &seed.to_string(), "seed argument");
+            parse_job_file(text, origin, capacity, &defaults)?
+        }
+        JobSource::Phases(phases) => {
+            if phases.is_empty() {
+                bail!("the job has no phase");
+            }
+            let mut out = Vec::new();
+            for (i, opts) in phases.iter().enumerate() {
+                let mut o = JobOptions::new();
+                if !opts.iter().any(|(k, _)| k == "randseed") {
+                    o.push("randseed", &seed.to_string(), "seed argument");
+                }
+                let mut name = None;
+                for (k, v) in opts {
+                    o.push(k, v, &format!("job option `{k}`"));
+                    if k == "name" {
+                        name = Some(v.clone());
+                    }
+                }
+                if !opts.iter().any(|(k, _)| k == "rw" || k == "idle" || k == "secure_erase") {
+                    bail!("job phase {}: give `rw` (with bs, iodepth, ...), `idle` or `secure_erase`", i + 1);
+                }
+                let default_name = if phases.len() == 1 { "job".to_string() } else { format!("job{}", i + 1) };
+                out.push(o.to_phase(name.as_deref().unwrap_or(&default_name), capacity)?);
+            }
+            Job { phases: out }
+        }
+    })
+}
+
+/// Run `job` on the drive from `state`: the JSON document `ssdtwin run
+/// --json` writes, byte for byte.
+pub fn run(drive: &DriveSource, state: &str, seed: u64, job: &JobSource) -> Result<String> {
+    let dut = drive.load()?;
+    let st: DriveState = state.parse().map_err(|e: String| anyhow::anyhow!("state {e}"))?;
+    let job = build_job(job, dut.capacity(), seed)?;
+    let spec = dut.model.spec.clone();
+    let mut d = Drive::new(dut.model);
+    if st != DriveState::Fresh {
+        st.apply_fast(&mut d, seed);
+    }
+    let mut sim = Simulator::new(d);
+    let results = sim.run_job(&job);
+    let health = Health::of(sim.drive());
+    let report = RunReport { drive: &spec, state: st.to_string(), seed, phases: &results, health: &health };
+    Ok(serde_json::to_string_pretty(&report.to_json())? + "\n")
+}
+
+/// Options of a suite run.
+#[derive(Debug, Clone)]
+pub struct SuiteArgs {
+    /// Suite name or file.
+    pub suite: String,
+    /// Drives (each with its own overrides).
+    pub drives: Vec<DriveSource>,
+    /// Start every test from this state instead of the suite's passes.
+    pub state: Option<String>,
+    /// Seed.
+    pub seed: u64,
+    /// Size scale.
+    pub scale: f64,
+    /// Time scale (default: `scale`).
+    pub time_scale: Option<f64>,
+    /// Only these tests.
+    pub only: Vec<String>,
+    /// Runs simulated at once.
+    pub threads: usize,
+    /// Directory for the JSON and the HTML report (none: not written).
+    pub out: Option<String>,
+}
+
+/// Run a suite: the JSON document `ssdtwin suite` writes, and the report
+/// page's path when `out` is given.
+pub fn run_suite(a: &SuiteArgs) -> Result<(String, Option<String>)> {
+    if !(a.scale > 0.0 && a.time_scale.unwrap_or(1.0) > 0.0) {
+        bail!("scale and time_scale must be positive");
+    }
+    let s = suite::load(&a.suite)?;
+    let drives = a.drives.iter().map(DriveSource::load).collect::<Result<Vec<_>>>()?;
+    let state =
+        a.state.as_deref().map(|st| st.parse().map_err(|e: String| anyhow::anyhow!("state {e}"))).transpose()?;
+    let opts = SuiteOptions {
+        scale: a.scale,
+        time_scale: a.time_scale.unwrap_or(a.scale),
+        seed: a.seed,
+        only: a.only.clone(),
+        state,
+        threads: a.threads.max(1),
+    };
+    let result = suite::run_suite(&s, &drives, &opts, None)?;
+    let text = serde_json::to_string_pretty(&suite::json::suite_json(&result))? + "\n";
+    let page = match &a.out {
+        None => None,
+        Some(dir) => {
+            let dir = Path::new(dir);
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            ssdtwin_report::write_atomically(&dir.join(format!("{}.json", s.def.name)), text.as_bytes())?;
+            // Rendered from the text as written, as the CLI does.
+            let report = ssdtwin_report::render(&serde_json::from_str(&text)?)?;
+            Some(report.write(dir)?.display().to_string())
+        }
+    };
+    Ok((text, page))
+}
+
+/// Measure a preset's published figures: a JSON list, one object per figure.
+pub fn validate(preset: &str, quick: bool) -> Result<String> {
+    use ssdtwin::study::figures;
+    let set = figures::figures_for(preset).with_context(|| {
+        let have: Vec<_> = figures::FIGURES.iter().map(|(n, _)| *n).collect();
+        format!("no published figures for `{preset}` (presets with figures: {})", have.join(", "))
+    })??;
+    let spec = DriveSpec::load(&set.drive, &[])?;
+    let model = spec.build(&set.drive)?;
+    let mut out = Vec::new();
+    for fig in &set.figures {
+        let v = figures::measure(&model, fig, quick)?;
+        out.push(json!({
+            "drive": set.drive,
+            "figure": v.figure.name,
+            "metric": v.figure.metric,
+            "published": v.figure.published.to_string(),
+            "unit": v.figure.unit,
+            "simulated": v.simulated,
+            "error": v.error,
+            "tolerance": v.figure.tolerance,
+            "pass": v.pass,
+            "source": v.figure.source,
+        }));
+    }
+    Ok(serde_json::to_string(&Value::Array(out))?)
+}
+
+/// Presets shipped in the library.
+pub fn presets() -> Vec<String> {
+    ssdtwin::spec::preset_names().into_iter().map(String::from).collect()
+}
+
+/// Built-in suites.
+pub fn suites() -> Vec<String> {
+    suite::builtin_names().into_iter().map(String::from).collect()
+}
+
+/// Presets with published figures.
+pub fn figure_presets() -> Vec<String> {
+    ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect()
+}

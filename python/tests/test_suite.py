@@ -1,0 +1,51 @@
+"""Suites, reviews and published figures."""
+
+import json
+import os
+import subprocess
+
+import ssdtwin
+from conftest import SMALL_SET
+
+QUICK = dict(scale=0.001, only=["burst-random-read", "burst-seq-write"])
+
+
+def test_suite_scores_match_cli(small, cli, tmp_path):
+    r = ssdtwin.suite("client-2018", drives=[small], out=tmp_path / "py", **QUICK)
+    assert r.report is not None and os.path.exists(r.report)
+    s = r.scores
+    assert list(s.columns) == ["test", "title", "label", "unit", "drive", "pass", "value"]
+    assert set(s["test"]) == {"burst-random-read", "burst-seq-write"}
+    assert set(s["pass"]) == {"standard", "full"} and s["value"].dtype == "float64"
+    assert (s["value"] > 0).all()
+    assert len(r.steps) >= 4 and "mbps" in r.steps.columns
+    assert r.table().shape[1] == 2
+    args = [cli, "suite", "client-2018", "--drive", "generic-tlc-nvme", "--quiet", "--out", str(tmp_path / "cli")]
+    args += ["--scale", "0.001", "--only", "burst-random-read", "--only", "burst-seq-write"]
+    for k, v in SMALL_SET.items():
+        args += ["--set", "%s=%s" % (k, v)]
+    subprocess.run(args, check=True)
+    assert (tmp_path / "cli" / "client-2018.json").read_text() == r.json_text
+    assert (tmp_path / "py" / "client-2018.json").read_text() == r.json_text
+
+
+def test_review_writes_the_report(small, tmp_path):
+    r = ssdtwin.review([small], out=tmp_path, **QUICK)
+    assert r.report == str(tmp_path / "report.html") and os.path.exists(r.report)
+    assert json.loads((tmp_path / "client-2018.json").read_text())["suite"]["name"] == "client-2018"
+
+
+def test_suite_errors():
+    import pytest
+
+    with pytest.raises(ssdtwin.SsdtwinError, match="no suite.*client-2018"):
+        ssdtwin.suite("client-1999")
+    with pytest.raises(ssdtwin.SsdtwinError, match="no-such-test"):
+        ssdtwin.suite("client-2018", only=["no-such-test"], scale=0.001)
+
+
+def test_validate_figures_frame():
+    v = ssdtwin.validate("intel-x25m-80gb", quick=True)
+    assert list(v.columns[:6]) == ["drive", "figure", "metric", "published", "unit", "simulated"]
+    assert len(v) >= 3 and v["simulated"].dtype == "float64" and v["pass"].dtype == bool
+    assert (v["drive"] == "intel-x25m-80gb").all()

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Every test: the Rust workspace, then the Python package (README's test
+# command; CI runs it after fmt and clippy).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace
+bash scripts/test-python.sh
