@@ -80,7 +80,7 @@ fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<Job> {
         JobSource::File { text, origin } => {
             let mut defaults = JobOptions::new();
             defaults.push("randseed", &seed.to_string(), "seed argument");
-            parse_job_file(text, origin, capacity, &defaults)?
+            parse_job_file(text, origin, capacity, &defaults)?.to_job()
         }
         JobSource::Phases(phases) => {
             if phases.is_empty() {
