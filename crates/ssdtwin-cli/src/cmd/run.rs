@@ -124,12 +124,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return run_sequential(&args, &spec, model, state, file.to_job());
     }
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let mut drive = Drive::new(model);
-    if state != DriveState::Fresh {
-        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
-        state.apply_fast(&mut drive, args.seed);
-        bar.finish_and_clear();
-    }
+    let drive = prepared_drive(model, state, args.seed, show_progress);
     let mut device = Device::new(drive);
     let bar = spinner(show_progress, &format!("running {} job(s)", file.jobs.len()));
     let results = run_jobs(&mut device, &file);
@@ -174,12 +169,7 @@ fn run_sequential(
     job: Job,
 ) -> Result<ExitCode> {
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let mut drive = Drive::new(model);
-    if state != DriveState::Fresh {
-        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
-        state.apply_fast(&mut drive, args.seed);
-        bar.finish_and_clear();
-    }
+    let drive = prepared_drive(model, state, args.seed, show_progress);
     let mut sim = Simulator::new(drive);
     let bar = if show_progress {
         let b = ProgressBar::new(1000);
@@ -227,4 +217,16 @@ fn run_sequential(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A drive brought to its starting state (fast path), with a spinner
+/// while it is prepared when `show_progress`.
+fn prepared_drive(model: ssdtwin::DriveModel, state: DriveState, seed: u64, show_progress: bool) -> Drive {
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        let bar = spinner(show_progress, &format!("preconditioning: {state}"));
+        state.apply_fast(&mut drive, seed);
+        bar.finish_and_clear();
+    }
+    drive
 }
