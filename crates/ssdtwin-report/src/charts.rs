@@ -10,9 +10,9 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use ssdtwin::study::record::StepRecord;
 
-use crate::model::{latency_us, s, scores, steps, Doc, Test};
+use crate::model::{latency_us, Doc, Test};
 use crate::svg::{
     c, colour, esc, legend, legend_height, log_ticks, num, open, tick_labels, ticks, us_label, Frame, YScale,
 };
@@ -67,7 +67,7 @@ pub fn style(doc: &Doc, i: usize) -> (&'static str, &'static str, &'static str) 
 pub fn test_charts(doc: &Doc, k: usize) -> Vec<Chart> {
     let t = &doc.tests[k];
     let mut out = Vec::new();
-    let steady = t.def.and_then(|d| d.pointer("/score/kind")).and_then(Value::as_str) == Some("steady-state");
+    let steady = t.def.is_some_and(|d| d.score.kind == "steady-state");
     out.extend(score_bars(doc, t));
     out.extend(sweep_curves(doc, t));
     if steady {
@@ -87,9 +87,9 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
     let runs = runs_with(doc, &t.name);
     let mut labels: Vec<(String, String)> = Vec::new();
     for &i in &runs {
-        for sc in scores(doc.runs[i].test(&t.name)?) {
-            if !labels.iter().any(|(l, _)| l == s(sc, "label")) {
-                labels.push((s(sc, "label").to_string(), s(sc, "unit").to_string()));
+        for sc in &doc.runs[i].test(&t.name)?.scores {
+            if !labels.iter().any(|(l, _)| *l == sc.label) {
+                labels.push((sc.label.clone(), sc.unit.clone()));
             }
         }
     }
@@ -98,9 +98,7 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
     let unit0 = labels.first()?.1.clone();
     labels.retain(|l| l.1 == unit0);
     let value = |i: usize, label: &str| {
-        doc.runs[i]
-            .test(&t.name)
-            .and_then(|x| scores(x).iter().find(|sc| s(sc, "label") == label)?.get("value")?.as_f64())
+        doc.runs[i].test(&t.name).and_then(|x| x.scores.iter().find(|sc| sc.label == label)?.value)
     };
     let max = runs.iter().flat_map(|&i| labels.iter().filter_map(move |(l, _)| value(i, l))).fold(0.0, f64::max);
     let xt = ticks(0.0, if max > 0.0 { max * 1.08 } else { 1.0 }, 6);
@@ -190,11 +188,11 @@ fn score_bars(doc: &Doc, t: &Test) -> Option<Chart> {
 fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     let runs = runs_with(doc, &t.name);
     let first = doc.runs[*runs.first()?].test(&t.name)?;
-    let keys: Vec<String> = steps(first).first()?.get("sweep")?.as_object()?.keys().cloned().collect();
+    let keys: Vec<String> = first.steps.first()?.sweep.keys().cloned().collect();
     let distinct = |k: &str| {
         let mut v: Vec<String> = Vec::new();
-        for st in steps(first) {
-            let x = st.pointer(&format!("/sweep/{k}")).map(|x| x.to_string().trim_matches('"').to_string());
+        for st in &first.steps {
+            let x = st.sweep.get(k).map(|x| x.to_string());
             if let Some(x) = x.filter(|x| !v.contains(x)) {
                 v.push(x);
             }
@@ -206,28 +204,26 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     if cats.len() < 2 {
         return None;
     }
-    let metric = t.def.and_then(|d| d.pointer("/score/metric")).and_then(Value::as_str).unwrap_or("mbps");
-    let (field, unit) = if metric == "iops" { ("iops", "IOPS") } else { ("mbps", "MB/s") };
-    let sweep_val = |st: &Value, k: &str| st.pointer(&format!("/sweep/{k}")).map_or(String::new(), |x| x.to_string());
+    let metric = t.def.and_then(|d| d.score.metric.as_deref()).unwrap_or("mbps");
+    let iops = metric == "iops";
+    let unit = if iops { "IOPS" } else { "MB/s" };
+    let sweep_val = |st: &StepRecord, k: &str| st.sweep.get(k).map_or(String::new(), |x| x.to_string());
     // A step list that alternates directions (e.g. write then read at
     // every transfer size) draws one line per direction.
-    let rw_of = |st: &Value| st.pointer("/result/job options/rw").and_then(Value::as_str).unwrap_or("").to_string();
-    let rw_varies = steps(first).iter().any(|st| rw_of(st) != rw_of(&steps(first)[0]));
+    let rw_of = |st: &StepRecord| st.result.io_spec().map_or("", |s| s.rw.name()).to_string();
+    let rw_varies = first.steps.iter().any(|st| rw_of(st) != rw_of(&first.steps[0]));
     // Series: run × the values of the other swept fields (× direction).
     let mut series: Vec<SweepSeries> = Vec::new();
     for &i in &runs {
-        for st in steps(doc.runs[i].test(&t.name)?) {
-            let mut rest: Vec<String> = keys
-                .iter()
-                .filter(|k| **k != key)
-                .map(|k| format!("{k}={}", sweep_val(st, k).trim_matches('"')))
-                .collect();
+        for st in &doc.runs[i].test(&t.name)?.steps {
+            let mut rest: Vec<String> =
+                keys.iter().filter(|k| **k != key).map(|k| format!("{k}={}", sweep_val(st, k))).collect();
             if rw_varies {
                 rest.push(rw_of(st));
             }
             let rest = rest.join(" ");
-            let x = cats.iter().position(|cv| *cv == sweep_val(st, &key).trim_matches('"'))?;
-            let y = st.pointer(&format!("/metrics/{field}")).and_then(Value::as_f64).unwrap_or(0.0);
+            let x = cats.iter().position(|cv| *cv == sweep_val(st, &key))?;
+            let y = if iops { st.metrics.iops } else { st.metrics.mbps }.unwrap_or(0.0);
             match series.iter_mut().find(|(r, rs, _)| *r == i && *rs == rest) {
                 Some(sr) => sr.2.push((x, y)),
                 None => series.push((i, rest, vec![(x, y)])),
@@ -313,10 +309,9 @@ fn latency(doc: &Doc, t: &Test) -> Option<Chart> {
     let mut vals: Vec<(usize, [f64; 4])> = Vec::new();
     for &i in &runs {
         let mut v = [0.0f64; 4];
-        for st in steps(doc.runs[i].test(&t.name)?) {
-            let Some(res) = st.get("result") else { continue };
+        for st in &doc.runs[i].test(&t.name)?.steps {
             for (k, (key, _)) in KEYS.iter().enumerate() {
-                v[k] = v[k].max(latency_us(res, key));
+                v[k] = v[k].max(latency_us(&st.result, key));
             }
         }
         vals.push((i, v));

@@ -4,9 +4,7 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
-use crate::model::{f, latency_us, s, scores, steps, timeline, Doc};
+use crate::model::{latency_us, timeline, Doc};
 
 fn field(x: &str) -> String {
     if x.contains([',', '"', '\n', '\r']) {
@@ -21,8 +19,8 @@ fn row(out: &mut String, cells: &[String]) {
     let _ = writeln!(out, "{}", line.join(","));
 }
 
-fn opt(v: Option<&Value>) -> String {
-    v.and_then(Value::as_f64).map_or(String::new(), |x| x.to_string())
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
 }
 
 /// `scores.csv`: test, label, unit, drive, pass, value.
@@ -30,17 +28,17 @@ pub fn scores_csv(doc: &Doc) -> String {
     let mut out = String::from("test,title,label,unit,drive,pass,value\n");
     for t in &doc.tests {
         for r in &doc.runs {
-            for sc in r.test(&t.name).map_or(&[][..], scores) {
+            for sc in r.test(&t.name).map_or(&[][..], |x| &x.scores) {
                 row(
                     &mut out,
                     &[
                         t.name.clone(),
                         t.title.clone(),
-                        s(sc, "label").into(),
-                        s(sc, "unit").into(),
+                        sc.label.clone(),
+                        sc.unit.clone(),
                         doc.drives[r.drive].clone(),
                         doc.passes[r.pass].clone(),
-                        opt(sc.get("value")),
+                        opt(sc.value),
                     ],
                 );
             }
@@ -56,27 +54,27 @@ pub fn steps_csv(doc: &Doc) -> String {
     );
     for t in &doc.tests {
         for r in &doc.runs {
-            for st in r.test(&t.name).map_or(&[][..], steps) {
-                let res = st.get("result").unwrap_or(&Value::Null);
-                let sweep = st.get("sweep").map_or(String::new(), |x| x.to_string());
-                let m = |k: &str| opt(st.pointer(&format!("/metrics/{k}")));
+            for st in r.test(&t.name).map_or(&[][..], |x| &x.steps) {
+                let res = &st.result;
+                let sweep = serde_json::to_string(&st.sweep).expect("a map of numbers serialises");
+                let m = &st.metrics;
                 row(
                     &mut out,
                     &[
                         t.name.clone(),
                         doc.drives[r.drive].clone(),
                         doc.passes[r.pass].clone(),
-                        s(st, "step").into(),
+                        st.step.clone(),
                         sweep,
-                        m("iops"),
-                        m("mbps"),
-                        m("mean_lat_us"),
+                        opt(m.iops),
+                        opt(m.mbps),
+                        opt(m.mean_lat_us),
                         latency_us(res, "50.000000").to_string(),
                         latency_us(res, "99.000000").to_string(),
                         latency_us(res, "99.900000").to_string(),
                         latency_us(res, "max").to_string(),
-                        opt(res.get("waf")),
-                        m("duty_cycle_with_idle"),
+                        res.waf.to_string(),
+                        m.duty_cycle_with_idle.to_string(),
                     ],
                 );
             }
@@ -98,6 +96,19 @@ pub fn timeseries_csv(doc: &Doc) -> String {
         "slc_used_bytes",
         "fold_backlog_bytes",
     ];
+    let values = |v: &ssdtwin::run::stats::Second| {
+        [
+            v.read_ios as u64,
+            v.write_ios as u64,
+            v.read_bytes,
+            v.write_bytes,
+            v.mean_lat_ns,
+            v.max_lat_ns,
+            v.slc_cache_bytes,
+            v.slc_used_bytes,
+            v.fold_backlog_bytes,
+        ]
+    };
     let mut out = format!("test,drive,pass,t_s,{}\n", COLS.join(","));
     for t in &doc.tests {
         for r in &doc.runs {
@@ -105,7 +116,7 @@ pub fn timeseries_csv(doc: &Doc) -> String {
             for sec in timeline(res) {
                 let mut cells = vec![t.name.clone(), doc.drives[r.drive].clone(), doc.passes[r.pass].clone()];
                 cells.push(format!("{:.3}", sec.t));
-                cells.extend(COLS.iter().map(|k| f(sec.v, k).to_string()));
+                cells.extend(values(sec.v).iter().map(|x| x.to_string()));
                 row(&mut out, &cells);
             }
         }

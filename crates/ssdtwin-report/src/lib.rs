@@ -3,7 +3,7 @@
 //! every chart again as its own SVG file, and the numbers as CSV.
 //!
 //! Everything is rendered from the suite-run JSON that `ssdtwin suite`
-//! and `ssdtwin review` write (`ssdtwin::study::suite::json::suite_json`), so a
+//! and `ssdtwin review` write (`ssdtwin::study::record::SuiteRecord`), so a
 //! saved JSON renders the same report again, byte for byte: no clock,
 //! no random numbers, no hash-map order.
 //!
@@ -32,7 +32,9 @@ pub mod timecharts;
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::Value;
+use ssdtwin::study::record::SuiteRecord;
 use thiserror::Error as ThisError;
 
 /// The report could not be rendered or written.
@@ -66,9 +68,21 @@ pub struct Report {
 /// Name of the page in the output directory.
 pub const HTML_NAME: &str = "report.html";
 
-/// Render the report of a suite-run document.
+/// Render the report of a suite-run document (the JSON as read from a
+/// file): it must read as a [`SuiteRecord`].
 pub fn render(doc: &Value) -> Result<Report, ReportError> {
-    let d = model::Doc::new(doc)?;
+    if doc.get("runs").is_none() || doc.get("suite").is_none() {
+        return Err(ReportError::NotASuiteRun(
+            "no `suite` or `runs` (is this the JSON of `ssdtwin suite` or `ssdtwin review`?)".into(),
+        ));
+    }
+    let record = SuiteRecord::deserialize(doc).map_err(|e| ReportError::NotASuiteRun(e.to_string()))?;
+    render_record(&record)
+}
+
+/// Render the report of a suite run's record.
+pub fn render_record(record: &SuiteRecord) -> Result<Report, ReportError> {
+    let d = model::Doc::new(record)?;
     let charts: Vec<Vec<charts::Chart>> = (0..d.tests.len()).map(|k| charts::test_charts(&d, k)).collect();
     let html = page::render(&d, &charts)?;
     let mut files: Vec<(String, String)> =

@@ -1,9 +1,12 @@
-//! A read-only view of the suite-run JSON (`ssdtwin::study::suite::json`): the
-//! drives, the passes, the runs (drive × pass) and the tests in suite
-//! order, with helpers to reach a test's steps, metrics, latency
-//! percentiles and per-second time series.
+//! A read-only view of a suite run's record
+//! ([`ssdtwin::study::record::SuiteRecord`], the document `ssdtwin suite`
+//! and `ssdtwin review` write): the drives, the passes, the runs (drive ×
+//! pass) and the tests in suite order, with helpers to reach a test's
+//! steps, latency percentiles and per-second time series.
 
-use serde_json::Value;
+use ssdtwin::run::stats::Second as SecondRecord;
+use ssdtwin::study::record::{PhaseRecord, SuiteRecord, TestRecord};
+use ssdtwin::study::suite::def::TestDef;
 
 use crate::ReportError;
 
@@ -13,8 +16,8 @@ pub struct Run<'a> {
     pub drive: usize,
     /// Index into [`Doc::passes`].
     pub pass: usize,
-    /// The run's tests as written.
-    pub tests: &'a [Value],
+    /// The run's tests.
+    pub tests: &'a [TestRecord],
 }
 
 /// One test of the suite.
@@ -24,13 +27,13 @@ pub struct Test<'a> {
     /// Test title.
     pub title: String,
     /// The test as the suite file wrote it (for the score rule).
-    pub def: Option<&'a Value>,
+    pub def: Option<&'a TestDef>,
 }
 
 /// The suite-run document.
 pub struct Doc<'a> {
-    /// The whole document.
-    pub root: &'a Value,
+    /// The whole record.
+    pub root: &'a SuiteRecord,
     /// Drive names in run order.
     pub drives: Vec<String>,
     /// Pass names in suite order.
@@ -41,43 +44,26 @@ pub struct Doc<'a> {
     pub tests: Vec<Test<'a>>,
 }
 
-/// A string field, or "".
-pub fn s<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A number field, or 0.
-pub fn f(v: &Value, k: &str) -> f64 {
-    v.get(k).and_then(Value::as_f64).unwrap_or(0.0)
-}
-
-fn arr<'a>(v: &'a Value, k: &str) -> &'a [Value] {
-    v.get(k).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
 impl<'a> Doc<'a> {
-    /// Read the document; fails if it is not a suite run.
-    pub fn new(root: &'a Value) -> Result<Doc<'a>, ReportError> {
+    /// Index the record; fails if a run names a drive or pass the record
+    /// does not list.
+    pub fn new(root: &'a SuiteRecord) -> Result<Doc<'a>, ReportError> {
         let bad = |what: &str| ReportError::NotASuiteRun(what.to_string());
-        if root.get("runs").and_then(Value::as_array).is_none() || root.get("suite").is_none() {
-            return Err(bad("no `suite` or `runs` (is this the JSON of `ssdtwin suite` or `ssdtwin review`?)"));
-        }
-        let drives: Vec<String> = arr(root, "drives").iter().map(|d| s(d, "name").to_string()).collect();
-        let passes: Vec<String> = arr(root, "passes").iter().map(|p| s(p, "name").to_string()).collect();
-        let defs = root.pointer("/suite/definition/test").and_then(Value::as_array);
+        let drives: Vec<String> = root.drives.iter().map(|d| d.name.clone()).collect();
+        let passes: Vec<String> = root.passes.iter().map(|p| p.name.clone()).collect();
+        let defs = &root.suite.definition.tests;
         let mut runs = Vec::new();
         let mut tests: Vec<Test> = Vec::new();
-        for r in arr(root, "runs") {
-            let drive = drives.iter().position(|d| d == s(r, "drive")).ok_or_else(|| bad("run of an unknown drive"))?;
-            let pass = passes.iter().position(|p| p == s(r, "pass")).ok_or_else(|| bad("run of an unknown pass"))?;
-            for t in arr(r, "tests") {
-                let name = s(t, "name");
-                if !tests.iter().any(|x| x.name == name) {
-                    let def = defs.and_then(|d| d.iter().find(|x| s(x, "name") == name));
-                    tests.push(Test { name: name.to_string(), title: s(t, "title").to_string(), def });
+        for r in &root.runs {
+            let drive = drives.iter().position(|d| *d == r.drive).ok_or_else(|| bad("run of an unknown drive"))?;
+            let pass = passes.iter().position(|p| *p == r.pass).ok_or_else(|| bad("run of an unknown pass"))?;
+            for t in &r.tests {
+                if !tests.iter().any(|x| x.name == t.name) {
+                    let def = defs.iter().find(|x| x.name == t.name);
+                    tests.push(Test { name: t.name.clone(), title: t.title.clone(), def });
                 }
             }
-            runs.push(Run { drive, pass, tests: arr(r, "tests") });
+            runs.push(Run { drive, pass, tests: &r.tests });
         }
         Ok(Doc { root, drives, passes, runs, tests })
     }
@@ -94,41 +80,20 @@ impl<'a> Doc<'a> {
 
 impl<'a> Run<'a> {
     /// This run's result of test `name`.
-    pub fn test(&self, name: &str) -> Option<&'a Value> {
-        self.tests.iter().find(|t| s(t, "name") == name)
-    }
-}
-
-/// The steps of a test result.
-pub fn steps(t: &Value) -> &[Value] {
-    arr(t, "steps")
-}
-
-/// The scores of a test result.
-pub fn scores(t: &Value) -> &[Value] {
-    arr(t, "scores")
-}
-
-/// The direction (`read` or `write`) with more I/Os in a step's result.
-pub fn main_dir(result: &Value) -> &'static str {
-    let ios = |d: &str| result.pointer(&format!("/{d}/total_ios")).and_then(Value::as_u64).unwrap_or(0);
-    if ios("write") > ios("read") {
-        "write"
-    } else {
-        "read"
+    pub fn test(&self, name: &str) -> Option<&'a TestRecord> {
+        self.tests.iter().find(|t| t.name == name)
     }
 }
 
 /// Completion-latency percentile (fio key such as `99.900000`) in µs of
 /// the main direction of a step, or the maximum for `max`.
-pub fn latency_us(result: &Value, key: &str) -> f64 {
-    let d = main_dir(result);
-    let ns = if key == "max" {
-        result.pointer(&format!("/{d}/clat_ns/max"))
+pub fn latency_us(result: &PhaseRecord, key: &str) -> f64 {
+    let d = result.main_dir();
+    if key == "max" {
+        d.clat_ns.max as f64 / 1e3
     } else {
-        result.pointer(&format!("/{d}/clat_ns/percentile/{key}"))
-    };
-    ns.and_then(Value::as_f64).unwrap_or(0.0) / 1e3
+        d.percentile_us(key)
+    }
 }
 
 /// One second of a test's time line.
@@ -137,23 +102,22 @@ pub struct Second<'a> {
     pub t: f64,
     /// Length of this second in s (the last second of a phase is partial).
     pub dur: f64,
-    /// The second as the JSON wrote it.
-    pub v: &'a Value,
+    /// The second as recorded.
+    pub v: &'a SecondRecord,
 }
 
 /// Every second of a test (steps and the idle after them) on one time
 /// line starting at the first step.
-pub fn timeline(t: &Value) -> Vec<Second<'_>> {
+pub fn timeline(t: &TestRecord) -> Vec<Second<'_>> {
     let mut out = Vec::new();
-    let first = steps(t).first().and_then(|st| st.pointer("/result/start_ns")).and_then(Value::as_f64);
-    let Some(first) = first else { return out };
-    for st in steps(t) {
-        for ph in [st.get("result"), st.get("idle")].into_iter().flatten().filter(|p| !p.is_null()) {
-            let start = (f(ph, "start_ns") - first) / 1e9;
-            let elapsed = f(ph, "elapsed_ns") / 1e9;
-            for sec in arr(ph, "time_series") {
-                let dur = (elapsed - f(sec, "t_s")).clamp(1e-3, 1.0);
-                out.push(Second { t: start + f(sec, "t_s"), dur, v: sec });
+    let Some(first) = t.steps.first().map(|st| st.result.start_ns as f64) else { return out };
+    for st in &t.steps {
+        for ph in std::iter::once(&st.result).chain(st.idle.as_ref()) {
+            let start = (ph.start_ns as f64 - first) / 1e9;
+            let elapsed = ph.elapsed_ns as f64 / 1e9;
+            for sec in &ph.time_series {
+                let dur = (elapsed - sec.t_s as f64).clamp(1e-3, 1.0);
+                out.push(Second { t: start + sec.t_s as f64, dur, v: sec });
             }
         }
     }
@@ -161,11 +125,12 @@ pub fn timeline(t: &Value) -> Vec<Second<'_>> {
 }
 
 /// Seconds of the step result `result` alone, from its start.
-pub fn step_seconds(result: &Value) -> Vec<Second<'_>> {
-    let elapsed = f(result, "elapsed_ns") / 1e9;
-    arr(result, "time_series")
+pub fn step_seconds(result: &PhaseRecord) -> Vec<Second<'_>> {
+    let elapsed = result.elapsed_ns as f64 / 1e9;
+    result
+        .time_series
         .iter()
-        .map(|v| Second { t: f(v, "t_s"), dur: (elapsed - f(v, "t_s")).clamp(1e-3, 1.0), v })
+        .map(|v| Second { t: v.t_s as f64, dur: (elapsed - v.t_s as f64).clamp(1e-3, 1.0), v })
         .collect()
 }
 

@@ -4,10 +4,10 @@
 //! (which escapes every value; only the SVGs are inserted as they are).
 
 use serde::Serialize;
-use serde_json::Value;
+use ssdtwin::study::record::DriveRecord;
 
 use crate::charts::Chart;
-use crate::model::{f, s, scores, Doc};
+use crate::model::Doc;
 use crate::svg::colour;
 use crate::ReportError;
 
@@ -79,74 +79,73 @@ pub fn state_words(st: &str, actual: Option<f64>) -> String {
     }
 }
 
+/// An enum's name as the drive file spells it.
+fn spelled<T: Serialize>(x: &T) -> String {
+    serde_json::to_value(x).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 fn spec_rows(doc: &Doc) -> Vec<SpecRow> {
-    let drives: Vec<&Value> = doc.root.get("drives").and_then(Value::as_array).map_or(vec![], |v| v.iter().collect());
-    let p = |d: &Value, path: &str| d.pointer(&format!("/spec{path}")).and_then(Value::as_f64).unwrap_or(0.0);
-    let row = |name: &'static str, get: &dyn Fn(&Value) -> String| SpecRow {
+    let drives: Vec<&DriveRecord> = doc.root.drives.iter().collect();
+    let row = |name: &'static str, get: &dyn Fn(&DriveRecord) -> String| SpecRow {
         name,
         values: drives.iter().map(|d| get(d)).collect(),
     };
+    let num = |x: Option<u32>| x.map_or("0".to_string(), |v| v.to_string());
     vec![
-        row("Description", &|d| d.pointer("/spec/description").and_then(Value::as_str).unwrap_or("").to_string()),
-        row("Capacity", &|d| gb(f(d, "user_capacity_bytes"))),
+        row("Description", &|d| d.spec.description.clone()),
+        row("Capacity", &|d| gb(d.user_capacity_bytes as f64)),
         row("Interface", &|d| {
-            let h = d.pointer("/spec/host").unwrap_or(&Value::Null);
-            if s(h, "interface") == "nvme" {
-                format!("NVMe, PCIe {}.0 ×{}", f(h, "pcie_gen"), f(h, "pcie_lanes"))
+            let h = &d.spec.host;
+            let interface = spelled(&h.interface);
+            if interface == "nvme" {
+                format!("NVMe, PCIe {}.0 ×{}", num(h.pcie_gen), num(h.pcie_lanes))
             } else {
-                s(h, "interface").to_uppercase()
+                interface.to_uppercase()
             }
         }),
         row("Controller", &|d| {
-            let model = d.pointer("/spec/controller/model").and_then(Value::as_str).unwrap_or("not stated");
-            format!("{model}, {} cores", p(d, "/controller/cores"))
+            let c = &d.spec.controller;
+            format!("{}, {} cores", c.model.as_deref().unwrap_or("not stated"), c.cores)
         }),
         row("NAND", &|d| {
-            let bits = p(d, "/geometry/bits_per_cell") as u32;
+            let bits = d.spec.geometry.bits_per_cell;
             let cell = ["", "SLC", "MLC", "TLC", "QLC"].get(bits as usize).copied().unwrap_or("?");
-            let part = d.pointer("/spec/nand/part").and_then(Value::as_str);
-            let part = part.map_or(String::new(), |x| format!("{x}; "));
-            format!("{part}{cell} ({bits} bit/cell), {} MT/s bus", p(d, "/nand/channel_mts"))
+            let part = d.spec.nand.part.as_ref().map_or(String::new(), |x| format!("{x}; "));
+            format!("{part}{cell} ({bits} bit/cell), {} MT/s bus", d.spec.nand.channel_mts)
         }),
-        row("Channels", &|d| format!("{}", p(d, "/geometry/channels"))),
+        row("Channels", &|d| format!("{}", d.spec.geometry.channels)),
         row("Dies", &|d| {
-            let dies = p(d, "/geometry/channels") * p(d, "/geometry/dies_per_channel");
-            format!("{dies} ({} planes each)", p(d, "/geometry/planes_per_die"))
+            let g = &d.spec.geometry;
+            format!("{} ({} planes each)", g.channels * g.dies_per_channel, g.planes_per_die)
         }),
-        row("DRAM", &|d| match d.pointer("/spec/controller/dram_bytes").and_then(Value::as_f64) {
+        row("DRAM", &|d| match d.spec.controller.dram_bytes {
             None => "not stated".into(),
-            Some(0.0) => "none (DRAM-less)".into(),
-            Some(b) if b >= 1e9 => format!("{:.0} GB", b / 1073741824.0),
-            Some(b) => format!("{:.0} MB", b / 1048576.0),
+            Some(0) => "none (DRAM-less)".into(),
+            Some(b) if b as f64 >= 1e9 => format!("{:.0} GB", b as f64 / 1073741824.0),
+            Some(b) => format!("{:.0} MB", b as f64 / 1048576.0),
         }),
         row("Write buffer", &|d| {
-            let bytes = p(d, "/controller/write_buffer_bytes");
+            let bytes = d.spec.controller.write_buffer_bytes as f64;
             let size = if bytes >= 1048576.0 {
                 format!("{:.0} MiB", bytes / 1048576.0)
             } else {
                 format!("{:.0} KiB", bytes / 1024.0)
             };
-            format!("{size}, {}", d.pointer("/spec/controller/write_cache").and_then(Value::as_str).unwrap_or(""))
+            format!("{size}, {}", spelled(&d.spec.controller.write_cache))
         }),
-        row("SLC cache", &|d| match d.pointer("/spec/slc_cache") {
-            None | Some(Value::Null) => "none".into(),
+        row("SLC cache", &|d| match &d.spec.slc_cache {
+            None => "none".into(),
             Some(c) => {
-                let curve = c.get("capacity_curve").and_then(Value::as_array);
-                let max = curve.map_or(0.0, |v| v.iter().filter_map(|p| p.get(1)?.as_f64()).fold(0.0, f64::max));
-                format!("{} static, up to {} when empty; {}", gb(f(c, "static_bytes")), gb(max), s(c, "write_policy"))
+                let max = c.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max);
+                format!(
+                    "{} static, up to {} when empty; {}",
+                    gb(c.static_bytes as f64),
+                    gb(max),
+                    spelled(&c.write_policy)
+                )
             }
         }),
-        row("Overrides", &|d| {
-            let o: Vec<&str> = d
-                .get("overrides")
-                .and_then(Value::as_array)
-                .map_or(vec![], |v| v.iter().filter_map(Value::as_str).collect());
-            if o.is_empty() {
-                "none".into()
-            } else {
-                o.join(", ")
-            }
-        }),
+        row("Overrides", &|d| if d.overrides.is_empty() { "none".into() } else { d.overrides.join(", ") }),
     ]
 }
 
@@ -157,40 +156,35 @@ fn value_text(v: Option<f64>, unit: &str) -> String {
 /// Render the page; `charts[k]` are the charts of test `k`.
 pub fn render(doc: &Doc, charts: &[Vec<Chart>]) -> Result<String, ReportError> {
     let root = doc.root;
-    let opts = root.get("options").unwrap_or(&Value::Null);
-    let suite = root.get("suite").unwrap_or(&Value::Null);
-    let passes: Vec<PassRow> = root
-        .get("passes")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .map(|p| PassRow { name: s(p, "name").into(), description: s(p, "description").into() })
-        .collect();
+    let opts = &root.options;
+    let suite = &root.suite;
+    let passes: Vec<PassRow> =
+        root.passes.iter().map(|p| PassRow { name: p.name.clone(), description: p.description.clone() }).collect();
     let mut tests = Vec::new();
     for (t, chs) in doc.tests.iter().zip(charts) {
         let mut rows = Vec::new();
         let mut states: Vec<String> = Vec::new();
         for r in &doc.runs {
             let Some(res) = r.test(&t.name) else { continue };
-            let prepared = res.pointer("/prep/0/size").and_then(Value::as_f64);
-            let base = root.pointer(&format!("/passes/{}/base", r.pass)).and_then(Value::as_str);
+            let prepared = res.prep.first().and_then(|p| p.size).map(|b| b as f64);
+            let base = root.passes.get(r.pass).and_then(|p| p.base.as_deref());
             // A pass with a base state (the full drive) starts from it, not from the test's own data.
             let st = match base {
                 Some(b) => format!("{} pass: {}", doc.passes[r.pass], state_words(b, None)),
-                None => state_words(s(res, "state"), prepared),
+                None => state_words(&res.state, prepared),
             };
             let st =
                 if doc.passes.len() > 1 && base.is_none() { format!("{} pass: {st}", doc.passes[r.pass]) } else { st };
             if !states.contains(&st) {
                 states.push(st);
             }
-            for sc in scores(res) {
+            for sc in &res.scores {
                 rows.push(ScoreRow {
                     drive: doc.drives[r.drive].clone(),
                     colour: colour(r.drive),
                     pass: doc.passes[r.pass].clone(),
-                    label: s(sc, "label").into(),
-                    value: value_text(sc.get("value").and_then(Value::as_f64), s(sc, "unit")),
+                    label: sc.label.clone(),
+                    value: value_text(sc.value, &sc.unit),
                 });
             }
         }
@@ -206,21 +200,18 @@ pub fn render(doc: &Doc, charts: &[Vec<Chart>]) -> Result<String, ReportError> {
             .collect();
         tests.push(TestView { name: &t.name, title: &t.title, state: states.join("; "), score_rows: rows, charts });
     }
-    let scale = f(opts, "scale");
-    let time_scale = f(opts, "time_scale");
-    let only: Vec<&str> =
-        opts.get("only").and_then(Value::as_array).map_or(vec![], |v| v.iter().filter_map(Value::as_str).collect());
+    let (scale, time_scale) = (opts.scale, opts.time_scale);
     let ctx = minijinja::context! {
-        version => s(root, "ssdtwin_version"),
-        suite => minijinja::context! { name => s(suite, "name"), title => s(suite, "title"), source => s(suite, "source") },
+        version => &root.ssdtwin_version,
+        suite => minijinja::context! { name => &suite.name, title => &suite.title, source => &suite.source },
         drive_names => doc.drives.join(", "),
         options => minijinja::context! {
-            seed => opts.get("seed").map_or(String::new(), |v| v.to_string()),
+            seed => opts.seed.to_string(),
             scale => scale,
             time_scale => time_scale,
             scaled => scale != 1.0 || time_scale != 1.0,
-            only => only.join(", "),
-            state => opts.get("state").and_then(Value::as_str).map(|st| state_words(st, None)),
+            only => opts.only.join(", "),
+            state => opts.state.as_deref().map(|st| state_words(st, None)),
         },
         passes => passes,
         drives => doc.drives.iter().enumerate().map(|(i, n)| DriveCol { name: n.clone(), colour: colour(i) }).collect::<Vec<_>>(),

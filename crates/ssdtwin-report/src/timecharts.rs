@@ -7,10 +7,8 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use crate::charts::{entries, runs_with, style, Chart, Entry};
-use crate::model::{f, parse_secs, step_seconds, steps, timeline, Doc, Test};
+use crate::model::{parse_secs, step_seconds, timeline, Doc, Test};
 use crate::svg::{c, legend, legend_height, open, tick_labels, ticks, Frame, YScale};
 
 /// Points of one run over time: (run, (s, value), drawn thin and dotted).
@@ -91,21 +89,20 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
         let Some(res) = doc.runs[i].test(&t.name) else { continue };
         let secs = timeline(res);
         long |= secs.len() >= 4;
-        wr += secs.iter().map(|x| f(x.v, "write_bytes")).sum::<f64>();
-        rd += secs.iter().map(|x| f(x.v, "read_bytes")).sum::<f64>();
-        has_slc |= secs.iter().any(|x| f(x.v, "slc_cache_bytes") > 0.0);
+        wr += secs.iter().map(|x| x.v.write_bytes as f64).sum::<f64>();
+        rd += secs.iter().map(|x| x.v.read_bytes as f64).sum::<f64>();
+        has_slc |= secs.iter().any(|x| x.v.slc_cache_bytes > 0);
         // Throughput as stairs: each second's rate over its own length.
         let stairs = secs.iter().flat_map(|x| {
-            let rate = (f(x.v, "write_bytes") + f(x.v, "read_bytes")) / 1e6 / x.dur;
+            let rate = (x.v.write_bytes + x.v.read_bytes) as f64 / 1e6 / x.dur;
             [(x.t, rate), (x.t + x.dur, rate)]
         });
         tp.push((i, stairs.collect(), false));
         // Occupancy is a state at the end of each second.
-        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_used_bytes") / 1e9)).collect(), false));
-        slc.push((i, secs.iter().map(|x| (x.t + x.dur, f(x.v, "slc_cache_bytes") / 1e9)).collect(), true));
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, x.v.slc_used_bytes as f64 / 1e9)).collect(), false));
+        slc.push((i, secs.iter().map(|x| (x.t + x.dur, x.v.slc_cache_bytes as f64 / 1e9)).collect(), true));
         // Temperature is sampled when each second begins.
-        let pts: Vec<(f64, f64)> =
-            secs.iter().filter_map(|x| x.v.get("temp_c").and_then(Value::as_f64).map(|c| (x.t, c))).collect();
+        let pts: Vec<(f64, f64)> = secs.iter().filter_map(|x| x.v.temp_c.map(|c| (x.t, c))).collect();
         if !pts.is_empty() {
             temp.push((i, pts, false));
         }
@@ -180,17 +177,17 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
 /// IOPS per second of a steady-state test: the whole run, or the window.
 pub fn consistency(doc: &Doc, t: &Test, window: bool) -> Option<Chart> {
     let runs = runs_with(doc, &t.name);
-    let time_scale = doc.root.pointer("/options/time_scale").and_then(Value::as_f64).unwrap_or(1.0);
-    let win = t.def.and_then(|d| d.pointer("/score/window")).and_then(Value::as_str).and_then(parse_secs);
+    let time_scale = doc.root.options.time_scale;
+    let win = t.def.and_then(|d| d.score.window.as_deref()).and_then(parse_secs);
     let win = (win.unwrap_or(400.0) * time_scale).round().max(1.0) as usize;
     let mut series = Vec::new();
     for &i in &runs {
-        let res = steps(doc.runs[i].test(&t.name)?).first()?.get("result")?;
-        let whole = (f(res, "elapsed_ns") / 1e9).floor();
+        let res = &doc.runs[i].test(&t.name)?.steps.first()?.result;
+        let whole = (res.elapsed_ns as f64 / 1e9).floor();
         let secs: Vec<(f64, f64)> = step_seconds(res)
             .iter()
             .filter(|x| x.t < whole)
-            .map(|x| (x.t, f(x.v, "read_ios") + f(x.v, "write_ios")))
+            .map(|x| (x.t, (x.v.read_ios + x.v.write_ios) as f64))
             .collect();
         let pts = if window { secs[secs.len().saturating_sub(win)..].to_vec() } else { secs };
         series.push((i, pts, false));

@@ -33,3 +33,19 @@ fn same_seed_gives_identical_json() {
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert!(v["overall"]["counters"]["gc_slots_moved"].as_u64().unwrap() > 0);
 }
+
+/// A run's JSON reads back into [`RunRecord`] (I/O, idle and burst phases)
+/// and writes out byte-identically.
+#[test]
+fn run_json_reads_back_into_its_record() {
+    use ssdtwin::study::record::{self, JobOptions as Options, PhaseKind, RunRecord};
+    let text = "[global]\nsize=200m\n\n[w]\nrw=randwrite\nbs=4k\niodepth=4\nio_size=8m\n\n[rest]\nidle=100ms\n";
+    let job = parse_job_file(text, "test.fio", 300 << 20, &JobOptions::new()).unwrap().to_job();
+    let json = run_once(&job, 5);
+    let back: RunRecord = serde_json::from_str(&json).unwrap();
+    assert_eq!(serde_json::to_string_pretty(&record::to_json(&back)).unwrap(), json);
+    assert_eq!(back.jobs.len(), 2);
+    assert_eq!(back.jobs[0].kind, PhaseKind::Io);
+    assert!(matches!(back.jobs[1].job_options, Options::Idle { idle_ns: 100_000_000, .. }));
+    assert_eq!(back.jobs[0].write.io_bytes, 8 << 20);
+}

@@ -366,3 +366,20 @@ fn client_2015_consistency_on_the_sm2260_shows_burst_and_steady_state() {
     let max_lat = step.dirs.iter().map(|d| d.lat_max_ns).max().unwrap();
     assert!(max_lat < 2_000_000_000, "a write waited {} ms", max_lat / 1_000_000);
 }
+
+/// The suite document is one typed schema: every shipped suite's JSON reads
+/// back into [`SuiteRecord`] and writes out again unchanged, so the writer
+/// and the readers (the report, Python) cannot disagree about a key.
+#[test]
+fn suite_json_reads_back_into_its_record() {
+    use ssdtwin::study::record::{self, SuiteRecord};
+    for (r, j) in results() {
+        let name = &r.suite.def.name;
+        let back: SuiteRecord = serde_json::from_value(j.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(&record::to_json(&back), j, "{name}: the record does not round-trip");
+        assert_eq!(back.runs.len(), r.runs.len());
+        let first = &back.runs[0].tests[0].steps[0].result;
+        let dirs = &r.runs[0].tests[0].steps[0].io.dirs;
+        assert_eq!(first.main_dir().total_ios, dirs[0].ios.max(dirs[1].ios));
+    }
+}

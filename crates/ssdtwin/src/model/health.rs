@@ -14,13 +14,13 @@
 //! thresholds ([`crate::model::thermal`]). Not modelled: bad blocks and the spare that replaces them, so
 //! no "available spare"; read disturb and retention.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::drive::Drive;
 use crate::model::nand::CellMode;
 
 /// What the drive reports about its life so far (preconditioning included).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Health {
     /// NVMe data units read: thousands of 512-byte units, rounded up.
     pub data_units_read: u64,

@@ -45,7 +45,7 @@
 //! (see the power model), so within a poll period heat may arrive up to a
 //! few milliseconds early.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::spec::{PowerSpec, ThermalSpec};
 
@@ -163,7 +163,7 @@ impl ThermalModel {
 
 /// What the thermal model counts (the health log's temperature fields
 /// and the throttle's work), since the clock began.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThermalCounters {
     /// Time with the composite at or above the warning threshold and below
     /// the critical one, ns.
@@ -195,7 +195,7 @@ impl ThermalCounters {
 }
 
 /// Temperatures of a drive at a moment.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Temperatures {
     /// Composite temperature (the hotter node), °C.
     pub composite_c: f64,

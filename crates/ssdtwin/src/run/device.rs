@@ -115,7 +115,7 @@ pub struct Window {
 }
 
 /// What the thermal model saw over a window.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThermalWindow {
     /// At the window's start.
     pub start: Temperatures,

@@ -8,7 +8,7 @@
 //! exact.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::drive::Drive;
 
@@ -84,7 +84,7 @@ impl DirStats {
 }
 
 /// One second of a phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Second {
     /// Seconds since the phase started.
     pub t_s: u32,
@@ -230,7 +230,7 @@ impl TimeSeries {
 macro_rules! counters {
     ($($(#[doc = $doc:literal])* $field:ident),* $(,)?) => {
         /// Everything the drive counts, as one snapshot.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
         pub struct Counters {
             $($(#[doc = $doc])* pub $field: u64,)*
         }

@@ -10,7 +10,7 @@
 //! be reproduced. Nothing in the JSON depends on wall-clock time, so the
 //! same inputs give byte-identical output.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::model::drive::IoKind;
 use crate::model::health::Health;
@@ -18,6 +18,9 @@ use crate::run::sim::PhaseResult;
 use crate::run::stats::{Counters, DirStats};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
+use crate::study::record::{
+    self, DirRecord, JobOptions, LatencyRecord, OverallRecord, PhaseKind, PhaseRecord, RunRecord, SeriesPoint,
+};
 
 /// fio's default completion-latency percentiles.
 pub const PERCENTILES: &[f64] =
@@ -37,74 +40,67 @@ pub struct RunReport<'a> {
     pub health: &'a Health,
 }
 
-fn dir_json(d: &DirStats, measured_ns: u64) -> Value {
+/// The record of one direction over `measured_ns`.
+pub fn dir_record(d: &DirStats, measured_ns: u64) -> DirRecord {
     let secs = measured_ns as f64 / 1e9;
     let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-    let mut pct = Map::new();
-    for &p in PERCENTILES {
-        pct.insert(format!("{p:.6}"), json!(d.percentile_ns(p)));
-    }
-    json!({
-        "io_bytes": d.bytes,
-        "io_kbytes": d.bytes / 1024,
-        "bw_bytes": rate(d.bytes as f64).round() as u64,
-        "bw": (rate(d.bytes as f64) / 1024.0).round() as u64,
-        "iops": rate(d.ios as f64),
-        "runtime": measured_ns / 1_000_000,
-        "total_ios": d.ios,
-        "clat_ns": {
-            "min": if d.ios == 0 { 0 } else { d.lat_min_ns },
-            "max": d.lat_max_ns,
-            "mean": d.mean_ns(),
-            "stddev": if d.ios == 0 { 0.0 } else { d.hist.stdev() },
-            "N": d.ios,
-            "percentile": pct,
+    DirRecord {
+        io_bytes: d.bytes,
+        io_kbytes: d.bytes / 1024,
+        bw_bytes: rate(d.bytes as f64).round() as u64,
+        bw: (rate(d.bytes as f64) / 1024.0).round() as u64,
+        iops: rate(d.ios as f64),
+        runtime: measured_ns / 1_000_000,
+        total_ios: d.ios,
+        clat_ns: LatencyRecord {
+            min: if d.ios == 0 { 0 } else { d.lat_min_ns },
+            max: d.lat_max_ns,
+            mean: d.mean_ns(),
+            stddev: if d.ios == 0 { 0.0 } else { d.hist.stdev() },
+            n: d.ios,
+            percentile: PERCENTILES.iter().map(|&p| (format!("{p:.6}"), d.percentile_ns(p))).collect(),
         },
-    })
+    }
 }
 
-/// JSON of one phase.
-pub fn phase_json(r: &PhaseResult) -> Value {
-    let options = match &r.phase {
-        Phase::Io(s) => serde_json::to_value(s).expect("IoSpec serialises"),
-        Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
-        Phase::SecureErase { .. } => json!({ "secure_erase": true }),
-        Phase::Trace(t) => serde_json::to_value(t).expect("TraceSpec serialises"),
+/// The record of one phase.
+pub fn phase_record(r: &PhaseResult) -> PhaseRecord {
+    let (kind, job_options) = match &r.phase {
+        Phase::Io(s) => (PhaseKind::Io, JobOptions::Io(s.clone())),
+        Phase::Idle { duration_ns, apst, .. } => {
+            (PhaseKind::Idle, JobOptions::Idle { idle_ns: *duration_ns, apst: *apst })
+        }
+        Phase::SecureErase { .. } => (PhaseKind::SecureErase, JobOptions::SecureErase { secure_erase: true }),
+        Phase::Trace(t) => (PhaseKind::Trace, JobOptions::Trace(t.clone())),
     };
-    let mut v = json!({
-        "jobname": r.phase.name(),
-        "type": match r.phase {
-            Phase::Io(_) => "io",
-            Phase::Idle { .. } => "idle",
-            Phase::SecureErase { .. } => "secure_erase",
-            Phase::Trace(_) => "trace",
-        },
-        "job options": options,
-        "start_ns": r.start_ns,
-        "elapsed_ns": r.end_ns - r.start_ns,
-        "measured_ns": r.measured_ns,
-        "job_runtime": (r.end_ns - r.start_ns) / 1_000_000,
-        "bursts": r.bursts,
-        "busy_ns": r.busy_ns,
-        "duty_cycle": r.duty_cycle(),
-        "read": dir_json(&r.dirs[IoKind::Read as usize], r.measured_ns),
-        "write": dir_json(&r.dirs[IoKind::Write as usize], r.measured_ns),
-        "trim": dir_json(&r.dirs[IoKind::Trim as usize], r.measured_ns),
-        "counters": r.counters,
-        "waf": r.counters.waf(),
-        "map_hit_rate": r.counters.map_hit_rate(),
-        "energy_j": r.energy_j,
-        "power_w": r.power_w(),
-        "time_series": r.series.seconds,
-    });
-    if let Some(t) = &r.trace {
-        v["trace"] = t.to_json();
+    PhaseRecord {
+        jobname: r.phase.name().to_string(),
+        kind,
+        job_options,
+        start_ns: r.start_ns,
+        elapsed_ns: r.end_ns - r.start_ns,
+        measured_ns: r.measured_ns,
+        job_runtime: (r.end_ns - r.start_ns) / 1_000_000,
+        bursts: r.bursts,
+        busy_ns: r.busy_ns,
+        duty_cycle: r.duty_cycle(),
+        read: dir_record(&r.dirs[IoKind::Read as usize], r.measured_ns),
+        write: dir_record(&r.dirs[IoKind::Write as usize], r.measured_ns),
+        trim: dir_record(&r.dirs[IoKind::Trim as usize], r.measured_ns),
+        counters: r.counters,
+        waf: r.counters.waf(),
+        map_hit_rate: r.counters.map_hit_rate(),
+        energy_j: r.energy_j,
+        power_w: r.power_w(),
+        time_series: r.series.seconds.clone(),
+        trace: r.trace.as_ref().map(|t| t.to_json()),
+        thermal: r.thermal,
     }
-    if let Some(th) = &r.thermal {
-        // Only drives with a thermal model carry the key.
-        v["thermal"] = serde_json::to_value(th).expect("thermal window serialises");
-    }
-    v
+}
+
+/// JSON of one phase (its record, keys sorted).
+pub fn phase_json(r: &PhaseResult) -> Value {
+    record::to_json(&phase_record(r))
 }
 
 /// A run's phases added up.
@@ -138,44 +134,48 @@ impl RunReport<'_> {
         t
     }
 
-    /// The whole run as JSON.
-    pub fn to_json(&self) -> Value {
+    /// The whole run as its record.
+    pub fn record(&self) -> RunRecord {
         let Totals { counters: total, dirs, measured, elapsed, energy } = self.totals();
         let run_start = self.phases.first().map_or(0, |p| p.start_ns);
         // Every phase's seconds in one series, on the run's clock.
-        let series: Vec<Value> = self
+        let time_series = self
             .phases
             .iter()
             .flat_map(|p| {
-                p.series.seconds.iter().map(move |sec| {
-                    let mut v = serde_json::to_value(sec).expect("a second serialises");
-                    v["phase"] = json!(p.phase.name());
-                    v["run_t_s"] = json!((p.start_ns - run_start) as f64 / 1e9 + sec.t_s as f64);
-                    v
+                p.series.seconds.iter().map(move |sec| SeriesPoint {
+                    second: *sec,
+                    phase: p.phase.name().to_string(),
+                    run_t_s: (p.start_ns - run_start) as f64 / 1e9 + sec.t_s as f64,
                 })
             })
             .collect();
-        json!({
-            "fio version": "ssdtwin-compatible",
-            "ssdtwin_version": env!("CARGO_PKG_VERSION"),
-            "drive": serde_json::to_value(self.drive).expect("spec serialises"),
-            "state": self.state,
-            "seed": self.seed,
-            "jobs": self.phases.iter().map(phase_json).collect::<Vec<_>>(),
-            "health": self.health,
-            "overall": {
-                "read": dir_json(&dirs[0], measured),
-                "write": dir_json(&dirs[1], measured),
-                "trim": dir_json(&dirs[2], measured),
-                "counters": total,
-                "waf": total.waf(),
-                "elapsed_ns": elapsed,
-                "measured_ns": measured,
-                "energy_j": energy,
-                "power_w": energy.filter(|_| elapsed > 0).map(|e| e / (elapsed as f64 / 1e9)),
-                "time_series": series,
+        RunRecord {
+            fio_version: "ssdtwin-compatible".into(),
+            ssdtwin_version: env!("CARGO_PKG_VERSION").into(),
+            drive: self.drive.clone(),
+            state: self.state.clone(),
+            seed: self.seed,
+            jobs: self.phases.iter().map(phase_record).collect(),
+            health: self.health.clone(),
+            overall: OverallRecord {
+                read: dir_record(&dirs[0], measured),
+                write: dir_record(&dirs[1], measured),
+                trim: dir_record(&dirs[2], measured),
+                counters: total,
+                waf: total.waf(),
+                elapsed_ns: elapsed,
+                measured_ns: measured,
+                energy_j: energy,
+                power_w: energy.filter(|_| elapsed > 0).map(|e| e / (elapsed as f64 / 1e9)),
+                time_series,
             },
-        })
+        }
+    }
+
+    /// The whole run as JSON (its record, keys sorted).
+    pub fn to_json(&self) -> Value {
+        record::to_json(&self.record())
     }
 
     /// A summary in the spirit of fio's terminal output.

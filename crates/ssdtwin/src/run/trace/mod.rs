@@ -52,12 +52,12 @@ pub use replay::{replay, ReplayCounts, TraceSummary};
 pub use stats::TraceStats;
 pub use writer::TraceWriter;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::TraceError;
 
 /// The trace formats understood.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceFormat {
     /// MQSim's ASCII trace: `arrival_ns device lba size_in_sectors type`
@@ -216,7 +216,7 @@ pub fn convert(spec: &TraceSpec, out: &str, to: TraceFormat) -> Result<(TraceFor
 }
 
 /// What a trace request does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceOp {
     /// Read.
@@ -254,7 +254,7 @@ pub struct TraceRequest {
 }
 
 /// How requests are timed during replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
 pub enum ReplayMode {
     /// Open loop: each request at its recorded time (times `time_scale`).
@@ -310,7 +310,7 @@ impl ReplayMode {
 }
 
 /// What to do with a request beyond the drive's capacity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutOfRange {
     /// Stop with [`TraceError::OutOfRange`].
@@ -326,7 +326,7 @@ pub enum OutOfRange {
 }
 
 /// How trace addresses become byte offsets on the drive.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AddressMap {
     /// Bytes per address unit (`None`: the format's, 512 or 1).
     pub sector_bytes: Option<u64>,
@@ -344,7 +344,7 @@ impl Default for AddressMap {
 }
 
 /// A trace phase: which file, how to read it and how to replay it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceSpec {
     /// Phase name.
     pub name: String,

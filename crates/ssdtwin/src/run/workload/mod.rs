@@ -23,10 +23,10 @@ pub mod generator;
 pub use fio::{parse_job_file, JobOptions};
 pub use generator::IoGenerator;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// fio's `rw` patterns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwPattern {
     /// Sequential reads.
@@ -90,7 +90,7 @@ impl RwPattern {
 }
 
 /// Bursts separated by idle time (ssdtwin extension).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Burst {
     /// Bytes per burst.
     pub bytes: u64,
@@ -101,7 +101,7 @@ pub struct Burst {
 
 /// Block sizes of one direction: a fixed size, or fio's `bsrange` /
 /// `bssplit` choices drawn per command.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeChoice {
     /// (size in bytes, weight in percent); one entry = a fixed size. For a
     /// `bsrange`, every multiple of the smallest size in the range with
@@ -110,7 +110,7 @@ pub struct SizeChoice {
 }
 
 /// Where random offsets land (fio's `random_distribution`).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
     /// Uniform (fio's `random`, the default).
@@ -133,7 +133,7 @@ pub enum Distribution {
 
 /// How the offset modifier of `rw=...:N` changes offsets (fio's
 /// `rw_sequencer`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sequencer {
     /// Random patterns draw a new offset every N commands and continue
@@ -147,7 +147,7 @@ pub enum Sequencer {
 /// Rate limits (fio's `rate`, `rate_iops`, `rate_process`): commands are
 /// issued no faster than the rate, as fio's rate limiter does, and never
 /// more than `iodepth` at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Bytes per second per direction (read, write, trim); 0 = no limit.
     pub bytes_per_s: [u64; 3],
@@ -159,7 +159,7 @@ pub struct Rate {
 }
 
 /// One closed-loop I/O phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IoSpec {
     /// Phase name (fio's section name).
     pub name: String,
@@ -198,13 +198,13 @@ pub struct IoSpec {
     /// offset (fio's `percentage_random`); the others continue
     /// sequentially from the previous command of the same direction.
     /// 100 (the default) is fully random.
-    #[serde(skip_serializing_if = "is_hundred")]
+    #[serde(default = "hundred", skip_serializing_if = "is_hundred")]
     pub percentage_random: u32,
     /// Bursts with a duty cycle.
     pub burst: Option<Burst>,
     /// The host enables APST during this phase (and the idle phases that
     /// follow it).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub apst: bool,
     /// Block sizes per direction (read, write, trim) when they differ from
     /// a single fixed `bs` (fio's `bs=r,w,t`, `bsrange`, `bssplit`).
@@ -215,7 +215,7 @@ pub struct IoSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blockalign: Option<u32>,
     /// Where random offsets land.
-    #[serde(skip_serializing_if = "is_uniform")]
+    #[serde(default, skip_serializing_if = "is_uniform")]
     pub distribution: Distribution,
     /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
     /// for sequential ones) and how it applies.
@@ -226,13 +226,13 @@ pub struct IoSpec {
     pub rate: Option<Rate>,
     /// Think only after every this many commands (fio's
     /// `thinktime_blocks`; 1 = after each).
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub thinktime_blocks: u32,
     /// Stop after this many commands (fio's `number_ios`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub number_ios: Option<u64>,
     /// Repeat the job's bytes this many times (fio's `loops`).
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub loops: u32,
     /// End the job with an error when a command takes longer, ns (fio's
     /// `max_latency`).
@@ -297,6 +297,14 @@ impl IoSpec {
     }
 }
 
+fn hundred() -> u32 {
+    100
+}
+
+fn one() -> u32 {
+    1
+}
+
 fn is_hundred(p: &u32) -> bool {
     *p == 100
 }
@@ -310,7 +318,7 @@ fn is_uniform(d: &Distribution) -> bool {
 }
 
 /// One phase of a job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 #[allow(clippy::large_enum_variant)] // few phases; an IoSpec is built once per phase
 pub enum Phase {
@@ -351,7 +359,7 @@ impl Phase {
 }
 
 /// A sequence of phases.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     /// Phases in order.
     pub phases: Vec<Phase>,

@@ -5,7 +5,7 @@
 //! definition), the options (seed, scale, selected tests, state), every
 //! drive as resolved (overrides applied), and per run (drive × pass), per
 //! test, per step: the step as run (fio options), its limits, its metrics,
-//! the fio-shaped phase result ([`crate::study::report::phase_json`], with the
+//! the fio-shaped phase result ([`crate::study::record::PhaseRecord`], with the
 //! per-second time series) and the idle after it. A flat `scores` list
 //! (test, label, unit, drive, pass, value) is what the HTML report draws
 //! as bars. No wall-clock time and no thread count appear, so the same
@@ -13,12 +13,16 @@
 //!
 //! Leaves out: HTML (the report issue builds it from this document).
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::plan::{IdleRule, Metric, Prep};
 use super::run::SuiteResult;
 use super::score::{active_ns, step_metric};
-use crate::study::report::phase_json;
+use crate::study::record::{
+    self, DriveRecord, IdleRuleRecord, PassRecord, ScoreRow, StepLimits, StepMetrics, StepRecord, SuiteInfo,
+    SuiteOptionsRecord, SuiteRecord, SuiteRunRecord, TestRecord,
+};
+use crate::study::report::phase_record;
 
 fn prep_name(p: &Prep) -> String {
     let size = |s: &Option<u64>| s.map_or(String::new(), |b| format!(":{b}"));
@@ -30,32 +34,28 @@ fn prep_name(p: &Prep) -> String {
     }
 }
 
-/// The whole suite run as JSON.
-pub fn suite_json(r: &SuiteResult) -> Value {
+/// The whole suite run as its record.
+pub fn suite_record(r: &SuiteResult) -> SuiteRecord {
     let s = &r.suite;
     let o = &r.options;
-    let drives: Vec<Value> = r
+    let drives = r
         .drives
         .iter()
-        .map(|d| {
-            json!({
-                "name": d.name,
-                "overrides": d.overrides,
-                "user_capacity_bytes": d.capacity(),
-                "spec": serde_json::to_value(&d.model.spec).expect("spec serialises"),
-            })
+        .map(|d| DriveRecord {
+            name: d.name.clone(),
+            overrides: d.overrides.clone(),
+            user_capacity_bytes: d.capacity(),
+            spec: d.model.spec.clone(),
         })
         .collect();
-    let passes: Vec<Value> = r
+    let passes = r
         .passes
         .iter()
-        .map(|p| {
-            json!({
-                "name": p.name,
-                "description": p.description,
-                "base": p.base.map(|b| b.to_string()),
-                "prep_idle_ns": p.prep_idle_ns,
-            })
+        .map(|p| PassRecord {
+            name: p.name.clone(),
+            description: p.description.clone(),
+            base: p.base.map(|b| b.to_string()),
+            prep_idle_ns: p.prep_idle_ns,
         })
         .collect();
     let mut flat = Vec::new();
@@ -67,86 +67,90 @@ pub fn suite_json(r: &SuiteResult) -> Value {
         for t in &run.tests {
             let plan = &s.tests[t.setup.test];
             for v in &t.scores {
-                flat.push(json!({
-                    "test": plan.name,
-                    "title": plan.title,
-                    "label": v.label,
-                    "unit": v.unit,
-                    "drive": drive,
-                    "pass": pass,
-                    "value": v.value,
-                }));
+                flat.push(ScoreRow {
+                    test: plan.name.clone(),
+                    title: plan.title.clone(),
+                    label: v.label.clone(),
+                    unit: v.unit.clone(),
+                    drive: drive.clone(),
+                    pass: pass.clone(),
+                    value: v.value,
+                });
             }
-            let steps: Vec<Value> = t
+            let steps = t
                 .steps
                 .iter()
                 .zip(&plan.steps)
                 .zip(&t.setup.steps)
                 .map(|((res, sp), io)| {
-                    let sweep: Map<String, Value> = sp.sweep.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
                     let total =
                         res.io.end_ns - res.io.start_ns + res.idle.as_ref().map_or(0, |i| i.end_ns - i.start_ns);
-                    json!({
-                        "step": sp.name,
-                        "sweep": sweep,
-                        "limits": { "io_size": io.io_size, "runtime_ns": io.runtime_ns },
-                        "metrics": {
-                            "iops": step_metric(res, Metric::Iops),
-                            "mbps": step_metric(res, Metric::Mbps),
-                            "mean_lat_us": step_metric(res, Metric::MeanLat),
-                            "max_lat_us": step_metric(res, Metric::MaxLat),
-                            "power_w": step_metric(res, Metric::Power),
-                            "mb_per_s_per_w": step_metric(res, Metric::Efficiency),
-                            "idle_power_mw": step_metric(res, Metric::IdlePower),
-                            "active_ns": active_ns(&res.io),
-                            "duty_cycle_with_idle": if total == 0 { 0.0 } else { res.io.busy_ns as f64 / total as f64 },
+                    StepRecord {
+                        step: sp.name.clone(),
+                        sweep: sp.sweep.iter().cloned().collect(),
+                        limits: StepLimits { io_size: io.io_size, runtime_ns: io.runtime_ns },
+                        metrics: StepMetrics {
+                            iops: step_metric(res, Metric::Iops),
+                            mbps: step_metric(res, Metric::Mbps),
+                            mean_lat_us: step_metric(res, Metric::MeanLat),
+                            max_lat_us: step_metric(res, Metric::MaxLat),
+                            power_w: step_metric(res, Metric::Power),
+                            mb_per_s_per_w: step_metric(res, Metric::Efficiency),
+                            idle_power_mw: step_metric(res, Metric::IdlePower),
+                            active_ns: active_ns(&res.io),
+                            duty_cycle_with_idle: if total == 0 { 0.0 } else { res.io.busy_ns as f64 / total as f64 },
                         },
-                        "result": phase_json(&res.io),
-                        "idle": res.idle.as_ref().map(phase_json),
-                    })
+                        result: phase_record(&res.io),
+                        idle: res.idle.as_ref().map(phase_record),
+                    }
                 })
                 .collect();
-            tests.push(json!({
-                "name": plan.name,
-                "title": plan.title,
-                "state": prep_name(&plan.prep),
-                "extra_op": plan.extra_op,
-                "capacity_bytes": t.setup.capacity,
-                "prep": t.setup.prep,
-                "prep_idle": t.prep_idle.as_ref().map(phase_json),
-                "idle_rule": match plan.idle {
-                    IdleRule::None => json!(null),
-                    IdleRule::Fixed(ns) => json!({ "idle_ns": ns }),
-                    IdleRule::DutyCycle(d) => json!({ "duty_cycle": d }),
+            tests.push(TestRecord {
+                name: plan.name.clone(),
+                title: plan.title.clone(),
+                state: prep_name(&plan.prep),
+                extra_op: plan.extra_op,
+                capacity_bytes: t.setup.capacity,
+                prep: t.setup.prep.clone(),
+                prep_idle: t.prep_idle.as_ref().map(phase_record),
+                idle_rule: match plan.idle {
+                    IdleRule::None => None,
+                    IdleRule::Fixed(ns) => Some(IdleRuleRecord::Fixed { idle_ns: ns }),
+                    IdleRule::DutyCycle(d) => Some(IdleRuleRecord::DutyCycle { duty_cycle: d }),
                 },
-                "scores": t.scores,
-                "steps": steps,
-            }));
+                scores: t.scores.clone(),
+                steps,
+            });
         }
-        runs.push(json!({ "drive": drive, "pass": pass, "tests": tests }));
+        runs.push(SuiteRunRecord { drive: drive.clone(), pass: pass.clone(), tests });
     }
-    json!({
-        "ssdtwin_version": env!("CARGO_PKG_VERSION"),
-        "suite": {
-            "name": s.def.name,
-            "title": s.def.title,
-            "source": s.def.source,
-            "origin": s.origin,
-            "definition": serde_json::to_value(&s.def).expect("suite serialises"),
-            "toml": s.source,
+    SuiteRecord {
+        ssdtwin_version: env!("CARGO_PKG_VERSION").into(),
+        suite: SuiteInfo {
+            name: s.def.name.clone(),
+            title: s.def.title.clone(),
+            source: s.def.source.clone(),
+            origin: s.origin.clone(),
+            definition: s.def.clone(),
+            toml: s.source.clone(),
         },
-        "options": {
-            "seed": o.seed,
-            "scale": o.scale,
-            "time_scale": o.time_scale,
-            "only": o.only,
-            "state": o.state.map(|st| st.to_string()),
+        options: SuiteOptionsRecord {
+            seed: o.seed,
+            scale: o.scale,
+            time_scale: o.time_scale,
+            only: o.only.clone(),
+            state: o.state.map(|st| st.to_string()),
         },
-        "drives": drives,
-        "passes": passes,
-        "runs": runs,
-        "scores": flat,
-    })
+        drives,
+        passes,
+        runs,
+        scores: flat,
+    }
+}
+
+/// The whole suite run as JSON (its record, keys sorted).
+pub fn suite_json(r: &SuiteResult) -> Value {
+    record::to_json(&suite_record(r))
 }
 
 fn fmt_value(v: Option<f64>) -> String {

@@ -18,7 +18,7 @@
 //! after the step (the state the drive settled in); with APST on, that is
 //! the deepest state it reached.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::plan::{Metric, ScoreRule, StepPlan};
 use super::run::StepResult;
@@ -27,7 +27,7 @@ use crate::run::sim::PhaseResult;
 use crate::run::workload::Phase;
 
 /// One reported figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreValue {
     /// What it is, e.g. `QD1–4`, `qd32`, `consistency`.
     pub label: String,
