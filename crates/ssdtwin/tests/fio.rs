@@ -282,3 +282,58 @@ fn fio_jsonplus_clat2csv_reads_our_output() {
         assert_eq!(csv.lines().count() - 1, bins, "job {j}: one row per bin");
     }
 }
+
+fn terse(text: &str) -> String {
+    let (results, dev, file) = run(text);
+    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let health = Health::of(dev.drive());
+    FioReport { drive: &spec, state: "fresh".into(), seed: 1, global: &file.global, jobs: &results, health: &health }
+        .terse()
+}
+
+/// fio's terse output (version 3): the same lines and fields as real
+/// fio's for the same job file, each field of the same kind.
+#[test]
+fn terse_fields_match_real_fio() {
+    if !fio_available() {
+        return;
+    }
+    let text = "[global]\nioengine=null\nsize=16m\n[a]\nrw=randrw\nbs=4k\n[b]\nrw=read\nbs=64k\nstonewall\n";
+    let dir = std::env::temp_dir().join(format!("ssdtwin-terse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("t.fio");
+    std::fs::write(&job, text).unwrap();
+    let out = Process::new("fio").arg("--output-format=terse").arg(&job).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let theirs = String::from_utf8(out.stdout).unwrap();
+    let ours = terse(text);
+    assert_eq!(theirs.lines().count(), ours.lines().count(), "{theirs}\n{ours}");
+    // The kind of a field: a percentile label, a percentage, a float, an
+    // integer or text.
+    let kind = |f: &str| -> String {
+        if let Some((p, _)) = f.split_once('=') {
+            format!("pct {p}")
+        } else if f.ends_with('%') {
+            "percent".into()
+        } else if f.parse::<u64>().is_ok() {
+            "int".into()
+        } else if f.parse::<f64>().is_ok() {
+            "float".into()
+        } else {
+            f.to_string()
+        }
+    };
+    for (a, b) in theirs.lines().zip(ours.lines()) {
+        let fa: Vec<&str> = a.split(';').collect();
+        let fb: Vec<&str> = b.split(';').collect();
+        assert_eq!(fa.len(), fb.len(), "\n{a}\n{b}");
+        assert_eq!(fa[..5], fb[..5]);
+        for (i, (x, y)) in fa.iter().zip(&fb).enumerate() {
+            assert_eq!(kind(x), kind(y), "field {i}: fio `{x}`, ssdtwin `{y}`");
+        }
+    }
+    // io_kbytes of reads and writes are the job's.
+    let first: Vec<&str> = ours.lines().next().unwrap().split(';').collect();
+    let (kib_r, kib_w): (u64, u64) = (first[5].parse().unwrap(), first[5 + 48].parse().unwrap());
+    assert_eq!(kib_r + kib_w, 16 * 1024);
+}

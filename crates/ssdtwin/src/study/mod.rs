@@ -6,5 +6,6 @@ pub mod analytic;
 pub mod bench;
 pub mod figures;
 pub mod fio_out;
+pub mod fio_terse;
 pub mod report;
 pub mod suite;

@@ -20,9 +20,9 @@
 //! listed in [`JobFile::ignored`]; any other unknown option is an error
 //! naming file, line and option.
 //!
-//! Left out (errors naming the option): `latency_target`, steady-state
-//! detection (`ss`), fio's log files, per-direction `random_distribution`,
-//! `fsync`/`fdatasync` and verification.
+//! The latency target, steady-state detection and log options are read
+//! by [`super::fio_jobctl`]. Left out (errors naming the option):
+//! `fsync`/`fdatasync`, verification, zoned block devices.
 
 use super::{Burst, Distribution, IoSpec, Job, Phase, Rate, RwPattern, Sequencer, SizeChoice};
 use crate::error::JobError;
@@ -84,6 +84,25 @@ pub const KNOWN: &[&str] = &[
     "apst",
     "secure_erase",
     "trace",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "ss",
+    "steadystate",
+    "ss_dur",
+    "steadystate_duration",
+    "ss_ramp",
+    "steadystate_ramp_time",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "per_job_logs",
+    "log_offset",
 ];
 
 /// Options that decide when a job runs or how it is reported, handled by
@@ -182,23 +201,6 @@ pub const HOST_ONLY: &[&str] = &[
 /// fio options that change the workload and that ssdtwin does not model
 /// yet: an error that names them.
 const NOT_SUPPORTED: &[&str] = &[
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "latency_run",
-    "ss",
-    "steadystate",
-    "ss_dur",
-    "steadystate_duration",
-    "ss_ramp",
-    "steadystate_ramp_time",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "per_job_logs",
     "fsync",
     "fdatasync",
     "write_barrier",
@@ -211,7 +213,7 @@ pub fn is_host_only(key: &str) -> bool {
 }
 
 /// One option: (key, value, where it was written).
-type Entry = (String, String, String);
+pub(super) type Entry = (String, String, String);
 
 /// Options in the order given, each with where it came from.
 #[derive(Debug, Clone, Default)]
@@ -545,7 +547,9 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut modifier: Option<u64> = None;
     let mut sequencer = Sequencer::Sequential;
     let mut zoned_abs: Option<(Vec<(f64, u64)>, String)> = None;
-    for (k, v, at) in entries {
+    let mut control = super::fio_jobctl::Control::default();
+    for entry in entries {
+        let (k, v, at) = entry;
         let key = k.as_str();
         if is_host_only(key) || SCHEDULE.contains(&key) {
             continue;
@@ -792,6 +796,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                     secure_erase = Some(at.clone());
                 }
             }
+            k if super::fio_jobctl::OPTIONS.contains(&k) => control.apply(entry)?,
             _ => unreachable!("every known option is handled"),
         }
     }
@@ -831,6 +836,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     if rate_given {
         spec.rate = Some(rate);
     }
+    control.finish(&mut spec);
     spec.modifier = modifier.filter(|&m| m > 0 || sequencer == Sequencer::Sequential).map(|m| (m, sequencer));
     if let Some((z, at)) = zoned_abs {
         let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset)).max(1);

@@ -18,6 +18,7 @@
 //! ([`crate::run::trace::options`]).
 
 pub mod fio;
+pub mod fio_jobctl;
 pub mod generator;
 
 pub use fio::{parse_job_file, JobOptions};
@@ -238,6 +239,15 @@ pub struct IoSpec {
     /// `max_latency`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_latency_ns: Option<u64>,
+    /// fio's queue-depth search for a latency target (`latency_target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::run::control::LatencyTarget>,
+    /// fio's steady-state detection (`ss`, `ss_dur`, `ss_ramp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<crate::run::control::SteadyState>,
+    /// fio's log files (`write_bw_log`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<crate::run::logs::LogSpec>,
 }
 
 impl IoSpec {
@@ -271,6 +281,9 @@ impl IoSpec {
             number_ios: None,
             loops: 1,
             max_latency_ns: None,
+            latency_target: None,
+            steadystate: None,
+            logs: None,
         }
     }
 
