@@ -334,6 +334,6 @@ fn terse_fields_match_real_fio() {
     }
     // io_kbytes of reads and writes are the job's.
     let first: Vec<&str> = ours.lines().next().unwrap().split(';').collect();
-    let (kib_r, kib_w): (u64, u64) = (first[5].parse().unwrap(), first[5 + 48].parse().unwrap());
+    let (kib_r, kib_w): (u64, u64) = (first[5].parse().unwrap(), first[5 + 41].parse().unwrap());
     assert_eq!(kib_r + kib_w, 16 * 1024);
 }

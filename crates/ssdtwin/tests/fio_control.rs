@@ -140,7 +140,15 @@ fn logs_have_fios_format_and_names() {
     names.sort();
     assert_eq!(
         names,
-        ["j_bw.1.log", "j_clat.1.log", "j_clat_hist.1.log", "j_iops.1.log", "j_lat.1.log", "j_slat.1.log", "jb_iops.log"]
+        [
+            "j_bw.1.log",
+            "j_clat.1.log",
+            "j_clat_hist.1.log",
+            "j_iops.1.log",
+            "j_lat.1.log",
+            "j_slat.1.log",
+            "jb_iops.log"
+        ]
     );
     let st = r[0].stats.as_ref().unwrap();
     let ios = st.dirs[0].ios + st.dirs[1].ios;
@@ -211,7 +219,14 @@ fn fios_log_tools_read_our_logs() {
     match &parser {
         None => eprintln!("skipped fiologparser.py: not found (Debian's fio package ships it)"),
         Some(script) => {
-            let out = Process::new("python3").arg(script).arg("-i").arg("1").arg("-a").arg(dir.join("t_clat.1.log")).output().unwrap();
+            let out = Process::new("python3")
+                .arg(script)
+                .arg("-i")
+                .arg("1")
+                .arg("-a")
+                .arg(dir.join("t_clat.1.log"))
+                .output()
+                .unwrap();
             if out.status.success() {
                 let text = String::from_utf8_lossy(&out.stdout);
                 assert!(text.lines().count() >= 2, "{text}");
@@ -220,12 +235,15 @@ fn fios_log_tools_read_our_logs() {
                 // (its priority column), so it fails on fio's own logs too.
                 let err = String::from_utf8_lossy(&out.stderr);
                 assert!(err.contains("too many values to unpack"), "{err}");
-                eprintln!("fiologparser.py reads only 4-column logs (fio < 3.22); fio 3.33's own logs fail the same way");
+                eprintln!(
+                    "fiologparser.py reads only 4-column logs (fio < 3.22); fio 3.33's own logs fail the same way"
+                );
             }
         }
     }
     let hist = tool_script("fiologparser_hist.py");
-    let pandas = Process::new("python3").args(["-c", "import numpy, pandas"]).output().is_ok_and(|o| o.status.success());
+    let pandas =
+        Process::new("python3").args(["-c", "import numpy, pandas"]).output().is_ok_and(|o| o.status.success());
     match (&hist, pandas) {
         (None, _) => eprintln!("skipped fiologparser_hist.py: not found (Debian's fio package ships it)"),
         (_, false) => eprintln!("skipped fiologparser_hist.py: python3 lacks numpy/pandas (pip install numpy pandas)"),

@@ -351,8 +351,7 @@ impl SsTracker {
             let sum_xy: u64 = ys.iter().enumerate().map(|(i, &y)| i as u64 * y).sum();
             self.slope = (sum_xy as f64 - sum_x as f64 * sum_y as f64 / dur as f64)
                 / (sum_x_sq as f64 - sum_x as f64 * sum_x as f64 / dur as f64);
-            self.criterion =
-                if self.spec.percent { 100.0 * self.slope / (sum_y / dur) as f64 } else { self.slope };
+            self.criterion = if self.spec.percent { 100.0 * self.slope / (sum_y / dur) as f64 } else { self.slope };
             self.criterion.abs() < self.spec.limit
         } else {
             let mean = sum_y as f64 / dur as f64;
@@ -412,7 +411,7 @@ mod tests {
         // The last window: 110, 121, 133, 146 (the sixth second never
         // closes): slope 12 / s over an integer mean of 127.
         assert!((t.criterion - 1200.0 / 127.0).abs() < 1e-9, "{}", t.criterion);
-        assert_eq!(t.fio_name(), "iops_slope:5.000000%");
+        assert_eq!(t.spec.fio_name(), "iops_slope:5.000000%");
     }
 
     #[test]

@@ -173,9 +173,10 @@ impl JobLogs {
             let file = File::create(&tmp).map_err(|e| log_error(&tmp, e))?;
             files.push(LogFile { kind, path, tmp, out: BufWriter::new(file), windows: Default::default() });
         }
-        let hist = spec.hist.as_ref().map(|_| {
-            std::array::from_fn(|_| HistDir { now: vec![0; PLAT_NR], before: vec![0; PLAT_NR], last_ms: 0 })
-        });
+        let hist = spec
+            .hist
+            .as_ref()
+            .map(|_| std::array::from_fn(|_| HistDir { now: vec![0; PLAT_NR], before: vec![0; PLAT_NR], last_ms: 0 }));
         Ok(JobLogs {
             spec: spec.clone(),
             files,

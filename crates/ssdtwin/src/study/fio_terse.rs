@@ -59,11 +59,8 @@ impl FioReport<'_> {
 fn dir_fields(e: &Entry, k: usize, group_bw: f64) -> String {
     let d = &e.dirs[k];
     let runtime_ms = if d.ios > 0 { e.measured_ns / 1_000_000 } else { 0 };
-    let (bw, iops) = if runtime_ms > 0 {
-        (1000 * d.bytes / runtime_ms / 1024, 1000 * d.ios / runtime_ms)
-    } else {
-        (0, 0)
-    };
+    let bw = (1000 * d.bytes).checked_div(runtime_ms).map_or(0, |b| b / 1024);
+    let iops = (1000 * d.ios).checked_div(runtime_ms).unwrap_or(0);
     let mut s = format!(";{};{bw};{iops};{runtime_ms}", d.bytes >> 10);
     let lat = |s: &mut String| {
         if d.ios == 0 {

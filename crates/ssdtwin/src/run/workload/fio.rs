@@ -200,12 +200,7 @@ pub const HOST_ONLY: &[&str] = &[
 
 /// fio options that change the workload and that ssdtwin does not model
 /// yet: an error that names them.
-const NOT_SUPPORTED: &[&str] = &[
-    "fsync",
-    "fdatasync",
-    "write_barrier",
-    "zonemode",
-];
+const NOT_SUPPORTED: &[&str] = &["fsync", "fdatasync", "write_barrier", "zonemode"];
 
 /// Whether `key` only describes the host.
 pub fn is_host_only(key: &str) -> bool {

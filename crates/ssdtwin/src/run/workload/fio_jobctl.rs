@@ -88,14 +88,16 @@ impl Control {
                     "iops_slope" => (SsMetric::Iops, true),
                     "bw" => (SsMetric::Bw, false),
                     "bw_slope" => (SsMetric::Bw, true),
-                    _ => return Err(invalid(at, key, format!("`{name}` is not one of iops, iops_slope, bw, bw_slope"))),
+                    _ => {
+                        return Err(invalid(at, key, format!("`{name}` is not one of iops, iops_slope, bw, bw_slope")))
+                    }
                 };
                 let (num, percent) = match limit.trim().strip_suffix('%') {
                     Some(n) => (n, true),
                     None => (limit.trim(), false),
                 };
                 let limit: f64 = num.parse().map_err(|_| invalid(at, key, format!("`{limit}` is not a number")))?;
-                if !(limit >= 0.0) {
+                if limit.is_nan() || limit < 0.0 {
                     return Err(invalid(at, key, "the limit must not be negative"));
                 }
                 self.ss = Some((metric, slope, limit, percent));
