@@ -215,9 +215,13 @@ pub struct IoSpec {
     /// smallest block size).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blockalign: Option<u32>,
-    /// Where random offsets land.
+    /// Where random offsets land (of reads, when the directions differ).
     #[serde(skip_serializing_if = "is_uniform")]
     pub distribution: Distribution,
+    /// Where random offsets land per direction (read, write, trim), when
+    /// they differ (fio's `random_distribution=zipf:1.2,random`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distributions: Option<[Distribution; 3]>,
     /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
     /// for sequential ones) and how it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -275,6 +279,7 @@ impl IoSpec {
             sizes: None,
             blockalign: None,
             distribution: Distribution::Random,
+            distributions: None,
             modifier: None,
             rate: None,
             thinktime_blocks: 1,
@@ -293,6 +298,14 @@ impl IoSpec {
         match &self.sizes {
             None => self.bs,
             Some(s) => s[kind].choices.iter().map(|c| c.0).max().unwrap_or(self.bs),
+        }
+    }
+
+    /// Where random offsets of direction `kind` land.
+    pub fn distribution_of(&self, kind: usize) -> &Distribution {
+        match &self.distributions {
+            Some(d) => &d[kind],
+            None => &self.distribution,
         }
     }
 
