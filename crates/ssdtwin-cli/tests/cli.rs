@@ -385,3 +385,45 @@ fn suite_source(name: &str) -> String {
     assert!(o.status.success());
     String::from_utf8(o.stdout).unwrap()
 }
+
+/// fio's command-line spelling of the log and steady-state options, and
+/// `--output-format=terse`: one fio v3 line per job; the logs land where
+/// fio puts them (the job's name as prefix when none is given, in the
+/// working directory).
+#[test]
+fn terse_output_and_logs_from_fio_flags() {
+    let drive = tmp("terse.toml", &small_drive_toml());
+    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--drive",
+            drive.to_str().unwrap(),
+            "--name=lg",
+            "--rw=randwrite",
+            "--size=64m",
+            "--rate_iops=2000",
+            "--time_based",
+            "--runtime=30",
+            "--ss=iops:2%",
+            "--ss_dur=2",
+            "--write_bw_log",
+            "--log_avg_msec=500",
+            "--output-format=terse",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let fields: Vec<&str> = text.trim_end().split(';').collect();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert_eq!(fields[..5], ["3", "fio-3.33", "lg", "0", "0"]);
+    // Steady state ended the job after about 2 s: its write runtime.
+    let runtime_ms: u64 = fields[5 + 41 + 3].parse().unwrap();
+    assert!((1900..2200).contains(&runtime_ms), "{runtime_ms}");
+    let log = std::fs::read_to_string(dir.join("lg_bw.1.log")).unwrap();
+    assert_eq!(log.lines().next(), Some("500, 8000, 1, 4096, 0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

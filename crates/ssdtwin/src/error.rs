@@ -179,4 +179,13 @@ pub enum Error {
     /// Trace error.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A fio log file (`write_bw_log`, ...) could not be written.
+    #[error("writing log {path}: {source}")]
+    Log {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }

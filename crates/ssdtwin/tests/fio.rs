@@ -120,7 +120,9 @@ fn zipf_concentrates_accesses_as_the_distribution_says() {
 
 #[test]
 fn bssplit_proportions_hold_within_one_percent() {
-    let spec = spec_of("[s]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=64m\n");
+    // Without the random map (which shortens commands that run into
+    // written units), the sizes are drawn as split.
+    let spec = spec_of("[s]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=64m\nnorandommap\n");
     let mut g = IoGenerator::new(&spec, CAP);
     let n = 100_000;
     let mut by = std::collections::BTreeMap::new();
@@ -281,4 +283,102 @@ fn fio_jsonplus_clat2csv_reads_our_output() {
         let csv = std::fs::read_to_string(dir.join(format!("lat_job{j}.csv"))).unwrap();
         assert_eq!(csv.lines().count() - 1, bins, "job {j}: one row per bin");
     }
+}
+
+fn terse(text: &str) -> String {
+    let (results, dev, file) = run(text);
+    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let health = Health::of(dev.drive());
+    FioReport { drive: &spec, state: "fresh".into(), seed: 1, global: &file.global, jobs: &results, health: &health }
+        .terse()
+}
+
+/// fio's terse output (version 3): the same lines and fields as real
+/// fio's for the same job file, each field of the same kind.
+#[test]
+fn terse_fields_match_real_fio() {
+    if !fio_available() {
+        return;
+    }
+    let text = "[global]\nioengine=null\nsize=16m\n[a]\nrw=randrw\nbs=4k\n[b]\nrw=read\nbs=64k\nstonewall\n";
+    let dir = std::env::temp_dir().join(format!("ssdtwin-terse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("t.fio");
+    std::fs::write(&job, text).unwrap();
+    let out = Process::new("fio").arg("--output-format=terse").arg(&job).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let theirs = String::from_utf8(out.stdout).unwrap();
+    let ours = terse(text);
+    assert_eq!(theirs.lines().count(), ours.lines().count(), "{theirs}\n{ours}");
+    // The kind of a field: a percentile label, a percentage, a float, an
+    // integer or text.
+    let kind = |f: &str| -> String {
+        if let Some((p, _)) = f.split_once('=') {
+            format!("pct {p}")
+        } else if f.ends_with('%') {
+            "percent".into()
+        } else if f.parse::<u64>().is_ok() {
+            "int".into()
+        } else if f.parse::<f64>().is_ok() {
+            "float".into()
+        } else {
+            f.to_string()
+        }
+    };
+    for (a, b) in theirs.lines().zip(ours.lines()) {
+        let fa: Vec<&str> = a.split(';').collect();
+        let fb: Vec<&str> = b.split(';').collect();
+        assert_eq!(fa.len(), fb.len(), "\n{a}\n{b}");
+        assert_eq!(fa[..5], fb[..5]);
+        for (i, (x, y)) in fa.iter().zip(&fb).enumerate() {
+            assert_eq!(kind(x), kind(y), "field {i}: fio `{x}`, ssdtwin `{y}`");
+        }
+    }
+    // io_kbytes of reads and writes are the job's.
+    let first: Vec<&str> = ours.lines().next().unwrap().split(';').collect();
+    let (kib_r, kib_w): (u64, u64) = (first[5].parse().unwrap(), first[5 + 41].parse().unwrap());
+    assert_eq!(kib_r + kib_w, 16 * 1024);
+}
+
+/// fio's random map with variable block sizes: one pass covers every 4 KiB
+/// of the span exactly once; per-direction distributions apply to their
+/// direction only.
+#[test]
+fn random_map_covers_each_unit_once_with_bssplit() {
+    let spec = spec_of("[s]\nrw=randwrite\nbssplit=4k/50:16k/30:64k/20\nsize=16m\n");
+    let mut g = IoGenerator::new(&spec, CAP);
+    let units = (16 << 20) / 4096;
+    let mut seen = vec![0u8; units];
+    let mut bytes = 0u64;
+    while bytes < 16 << 20 {
+        let c = g.next_command();
+        assert!(c.len % 4096 == 0 && c.len > 0 && c.offset + c.len as u64 <= 16 << 20);
+        for u in c.offset / 4096..(c.offset + c.len as u64) / 4096 {
+            seen[u as usize] += 1;
+        }
+        bytes += c.len as u64;
+    }
+    assert_eq!(bytes, 16 << 20);
+    assert!(seen.iter().all(|&n| n == 1), "every unit once");
+    // The next pass starts over.
+    let c = g.next_command();
+    assert!(c.len > 0);
+    // zipf for reads, uniform for writes.
+    let spec = spec_of("[s]\nrw=randrw\nsize=4000k\nrandom_distribution=zipf:1.2,random\n");
+    let mut g = IoGenerator::new(&spec, CAP);
+    let mut reads = vec![0u64; 1000];
+    let mut writes = vec![0u64; 1000];
+    for _ in 0..100_000 {
+        let c = g.next_command();
+        let v = if c.kind == IoKind::Read { &mut reads } else { &mut writes };
+        v[(c.offset / 4096) as usize] += 1;
+    }
+    let top = |v: &mut Vec<u64>| {
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        v[0] as f64 / v.iter().sum::<u64>() as f64
+    };
+    // Zipf 1.2 over 1000 ranks: the first has 1 / H(1000, 1.2) ≈ 23 %;
+    // uniform writes: about 0.1 % each (at most a few times that).
+    let (r, w) = (top(&mut reads), top(&mut writes));
+    assert!((r - 0.23).abs() < 0.02 && w < 0.004, "top read {r}, top write {w}");
 }

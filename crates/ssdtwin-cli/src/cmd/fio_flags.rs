@@ -31,6 +31,10 @@ const SWITCHES: &[&str] = &[
     "secure_erase",
 ];
 
+/// fio options whose value may be left out (`--write_bw_log` alone: the
+/// job's name is the prefix).
+const OPTIONAL_VALUE: &[&str] = &["write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log"];
+
 /// Rewrite the command line of `ssdtwin run` so that fio's options reach
 /// [`RunArgs::fio`] in order; other commands are left alone.
 pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
@@ -73,6 +77,13 @@ pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
         let value = match value {
             Some(v) => v,
             None if SWITCHES.contains(&key.as_str()) => "1".to_string(),
+            None if OPTIONAL_VALUE.contains(&key.as_str()) => match args.get(i).and_then(|a| a.to_str()) {
+                Some(next) if !next.starts_with('-') => {
+                    i += 1;
+                    next.to_string()
+                }
+                _ => String::new(),
+            },
             None => match args.get(i).and_then(|a| a.to_str()) {
                 Some(next) if !next.starts_with('-') => {
                     i += 1;

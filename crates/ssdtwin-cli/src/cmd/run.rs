@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ssdtwin::run::device::Device;
-use ssdtwin::run::jobs::run_jobs;
+use ssdtwin::run::jobs::try_run_jobs;
 use ssdtwin::run::workload::fio::{is_host_only, parse_command_line};
 use ssdtwin::run::workload::{parse_job_file, Job, JobOptions, Phase};
 use ssdtwin::study::fio_out::FioReport;
@@ -47,7 +47,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub job_file: Option<PathBuf>,
     /// Output format: normal (fio's layout, then ssdtwin's summary), json
-    /// or json+ (fio's JSON; json+ adds latency bins).
+    /// or json+ (fio's JSON; json+ adds latency bins), terse (fio's
+    /// semicolon-separated version 3).
     #[arg(long = "output-format", default_value = "normal")]
     pub output_format: String,
     /// Write the output to FILE instead of standard output.
@@ -73,12 +74,18 @@ pub fn is_fio_spelling(key: &str) -> bool {
 
 /// Run the command.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let plus = match args.output_format.as_str() {
-        "normal" => None,
-        "json" => Some(false),
-        "json+" => Some(true),
-        "terse" => bail!("--output-format=terse is not supported; use json (fio's JSON) or normal"),
-        other => bail!("--output-format `{other}` is not one of normal, json, json+"),
+    #[derive(PartialEq)]
+    enum Format {
+        Normal,
+        Json(bool),
+        Terse,
+    }
+    let format = match args.output_format.as_str() {
+        "normal" => Format::Normal,
+        "json" => Format::Json(false),
+        "json+" => Format::Json(true),
+        "terse" => Format::Terse,
+        other => bail!("--output-format `{other}` is not one of normal, json, json+, terse"),
     };
     let spec = DriveSpec::load(&args.drive, &args.set)?;
     let model = spec.build(&args.drive)?;
@@ -127,8 +134,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let drive = prepared_drive(model, state, args.seed, show_progress);
     let mut device = Device::new(drive);
     let bar = spinner(show_progress, &format!("running {} job(s)", file.jobs.len()));
-    let results = run_jobs(&mut device, &file);
+    let results = try_run_jobs(&mut device, &file);
     bar.finish_and_clear();
+    let results = results?;
     let health = ssdtwin::model::health::Health::of(device.drive());
     let report = FioReport {
         drive: &spec,
@@ -138,9 +146,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         jobs: &results,
         health: &health,
     };
-    let text = match plus {
-        None => report.normal(),
-        Some(p) => serde_json::to_string_pretty(&report.to_json(p))? + "\n",
+    let text = match format {
+        Format::Normal => report.normal(),
+        Format::Json(plus) => serde_json::to_string_pretty(&report.to_json(plus))? + "\n",
+        Format::Terse => report.terse(),
     };
     let json_to_stdout = args.json.as_deref() == Some("-");
     match &args.output {

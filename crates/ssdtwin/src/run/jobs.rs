@@ -19,11 +19,18 @@
 //! submitted at, a per-second series); the drive's counters and energy are
 //! reported over each job's lifetime, so jobs that overlap share them.
 //!
+//! Jobs with `latency_target` or `ss` steer themselves
+//! ([`crate::run::control`]); jobs with log options write fio's log files
+//! ([`crate::run::logs`]), installed under their names once every job has
+//! finished.
+//!
 //! Left out: fio's `rate_min` and `rate_cycle` enforcement (the rate
 //! reached is reported) and per-job CPU figures (there is no host CPU).
 
 use crate::model::drive::IoKind;
+use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::Device;
+use crate::run::logs::{install, FinishedLog, JobLogs};
 use crate::run::sim::{drive_sources, run_quiet, Action, Hooked, JobStats, PhaseResult, Source};
 use crate::run::stats::Counters;
 use crate::run::workload::fio::JobFile;
@@ -48,10 +55,26 @@ pub struct JobResult {
     pub options: Vec<(String, String)>,
     /// Whether the job asked for `group_reporting`.
     pub group_reporting: bool,
+    /// The queue depth the job ended at (fio's `latency_depth`: the depth
+    /// the latency search reached, else `iodepth`).
+    pub latency_depth: u32,
+    /// The latency target, if the job had one.
+    pub latency_target: Option<LatencyTarget>,
+    /// Steady-state detection, if the job had it: the window and verdict.
+    pub steadystate: Option<SsTracker>,
 }
 
 /// Run every job of `file` on `dev`, in fio's order; results in file order.
+///
+/// # Panics
+/// If a log file cannot be written; [`try_run_jobs`] returns the error.
 pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
+    try_run_jobs(dev, file).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run every job of `file` on `dev`, in fio's order; results in file
+/// order, or the first log file that could not be written.
+pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, crate::Error> {
     let n = file.jobs.len();
     let capacity = dev.drive().user_bytes();
     // Sources for the I/O jobs; `src[i]` is job i's.
@@ -60,9 +83,20 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
     for (i, j) in file.jobs.iter().enumerate() {
         if let Phase::Io(spec) = &j.phase {
             src_of[i] = sources.len();
-            sources.push(Source::new(spec.clone(), capacity, 0, true));
+            let mut src = Source::new(spec.clone(), capacity, 0, true);
+            if let Some(logs) = &spec.logs {
+                let fixed: [u64; 3] = std::array::from_fn(|k| match &spec.sizes {
+                    None => spec.bs as u64,
+                    Some(s) if s[k].choices.len() == 1 => s[k].choices[0].0 as u64,
+                    Some(_) => 0,
+                });
+                src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
+            }
+            sources.push(src);
         }
     }
+    let mut finished_logs: Vec<(usize, FinishedLog)> = Vec::new();
+    let mut log_error: Option<crate::Error> = None;
     // Dependencies: a stonewall waits for every job before it, and so do
     // the jobs after it up to the next stonewall.
     let mut wall = 0;
@@ -122,6 +156,14 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
                 st.series.finish(dev.drive(), end);
                 let (c0, e0) = before[i].take().expect("started");
                 let e1 = dev.drive().energy_j(end);
+                if let Some(logs) = src.logs.take() {
+                    match logs.finish(end.saturating_sub(src.ramp_end)) {
+                        Ok(done) => finished_logs.extend(done.into_iter().map(|l| (i, l))),
+                        Err(e) => {
+                            log_error.get_or_insert(e);
+                        }
+                    }
+                }
                 results[i] = Some(PhaseResult {
                     phase: Phase::Io(src.spec.clone()),
                     start_ns: src.start,
@@ -182,15 +224,33 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
         action
     };
     drive_sources(dev, &mut sources, None, &mut hook);
+    if let Some(e) = log_error {
+        for (_, l) in &finished_logs {
+            let _ = std::fs::remove_file(&l.tmp);
+        }
+        return Err(e);
+    }
+    // Shared files (`per_job_logs=0`) join their parts in job order.
+    finished_logs.sort_by_key(|(i, _)| *i);
+    install(finished_logs.into_iter().map(|(_, l)| l).collect())?;
 
-    file.jobs
+    Ok(file
+        .jobs
         .iter()
         .enumerate()
         .map(|(i, j)| {
             let result = results[i].take().unwrap_or_else(|| panic!("job {} never ran", j.phase.name()));
-            let (stats, error) = match src_of[i] {
-                usize::MAX => (None, 0),
-                s => (sources[s].stats.take().map(|b| *b), sources[s].error),
+            let (stats, error, latency_depth, steadystate) = match src_of[i] {
+                usize::MAX => (None, 0, 1, None),
+                s => {
+                    let src = &mut sources[s];
+                    let depth = src.lat.as_ref().map_or(src.spec.outstanding(), |l| l.depth());
+                    (src.stats.take().map(|b| *b), src.error, depth, src.ss.take())
+                }
+            };
+            let latency_target = match &j.phase {
+                Phase::Io(spec) => spec.latency_target,
+                _ => None,
             };
             JobResult {
                 name: j.phase.name().to_string(),
@@ -200,9 +260,12 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
                 error,
                 options: j.options.clone(),
                 group_reporting: j.group_reporting,
+                latency_depth,
+                latency_target,
+                steadystate,
             }
         })
-        .collect()
+        .collect())
 }
 
 impl JobResult {

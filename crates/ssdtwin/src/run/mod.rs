@@ -4,6 +4,9 @@
 //! - [`device`]: the device core — one drive, its clock, its idle policy
 //!   and its statistics, fed one command at a time by any workload source;
 //! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
+//! - [`control`]: fio's latency-target depth search and steady-state
+//!   detection inside a job;
+//! - [`logs`]: fio's log files (bandwidth, IOPS, latency, histograms);
 //! - [`jobs`]: concurrent fio jobs (sources interleaving on one device) in
 //!   fio's order (`stonewall`, `wait_for`, `startdelay`);
 //! - [`workload`]: fio job files and the command generators;
@@ -11,9 +14,11 @@
 //! - [`stats`]: latency histograms, counters and per-second series;
 //! - [`trace`]: block-trace formats and their replay on the device core.
 
+pub mod control;
 pub mod device;
 pub mod engine;
 pub mod jobs;
+pub mod logs;
 pub mod sim;
 pub mod state;
 pub mod stats;

@@ -12,7 +12,9 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::{Drive, IoKind};
+use crate::run::control::{LatAction, LatSearch, SsTracker};
 use crate::run::device::{Completion, Device, Event, Window};
+use crate::run::logs::JobLogs;
 use crate::run::stats::{Counters, DirStats, TimeSeries};
 use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::generator::LOOKAHEAD;
@@ -350,6 +352,14 @@ pub(crate) struct Source {
     /// fio's error number (110 = ETIMEDOUT after `max_latency`).
     pub(crate) error: i32,
     pub(crate) stats: Option<Box<JobStats>>,
+    /// Issue no more commands (steady state reached, latency search done).
+    stop: bool,
+    /// The latency-target depth search (`latency_target`).
+    pub(crate) lat: Option<LatSearch>,
+    /// Steady-state detection (`ss`).
+    pub(crate) ss: Option<SsTracker>,
+    /// fio's log files, when the job writes any.
+    pub(crate) logs: Option<JobLogs>,
 }
 
 impl Source {
@@ -389,6 +399,10 @@ impl Source {
             end_ns: start,
             finished: true,
             error: 0,
+            stop: false,
+            lat: None,
+            ss: None,
+            logs: None,
             stats: own_stats.then(|| {
                 Box::new(JobStats {
                     dirs: Default::default(),
@@ -415,11 +429,48 @@ impl Source {
         if let Some(st) = &mut self.stats {
             st.series.start_ns = now;
         }
+        self.lat = self.spec.latency_target.map(|t| LatSearch::new(t, self.depth, now));
+        self.ss = self.spec.steadystate.map(SsTracker::new);
+    }
+
+    /// Commands the job may have outstanding now: its depth, or the
+    /// latency search's (0 while a ramp-down drains).
+    #[inline]
+    fn limit(&self) -> u32 {
+        match &self.lat {
+            None => self.depth,
+            Some(l) => l.depth_limit().min(self.depth),
+        }
+    }
+
+    #[inline]
+    fn draining(&self) -> bool {
+        self.lat.as_ref().is_some_and(|l| l.draining())
+    }
+
+    /// A drain the latency search asked for is over: start its next
+    /// window (restarting the statistics for the final run) and fill the
+    /// queue to the new depth.
+    fn drain_over(&mut self, dev: &mut Device, me: u32) {
+        let now = dev.now();
+        if let Some(l) = &mut self.lat {
+            if l.drained(now, self.completions) {
+                // fio's reset_all_stats: the report covers the final run.
+                self.ramp_end = now;
+                if let Some(st) = &mut self.stats {
+                    st.dirs = Default::default();
+                    st.samples.clear();
+                    st.depth_levels = [0; 7];
+                }
+            }
+        }
+        self.fill(dev, me);
     }
 
     #[inline]
     fn can_issue(&self, now: u64) -> bool {
         self.error == 0
+            && !self.stop
             && self.issued < self.byte_limit
             && self.issued_ios < self.ios_limit
             && self.deadline.is_none_or(|d| now < d)
@@ -486,34 +537,44 @@ impl Source {
         }
     }
 
-    /// Fill the queue at the start of a burst (or of the job).
+    /// Fill the queue to the job's depth (at the start of a burst or of
+    /// the job, or when the latency search raises the depth).
     fn fill(&mut self, dev: &mut Device, me: u32) {
         let now = dev.now();
-        for _ in 0..self.depth {
-            if !self.can_issue(now) {
-                break;
-            }
+        while self.outstanding + self.pending < self.limit() && self.can_issue(now) {
             self.issue_or_wait(dev, me, false);
         }
     }
 
-    /// Record a completion in the job's own statistics.
+    /// Record a completion in the job's own statistics, its steady-state
+    /// detection and its logs (after the ramp).
     #[inline]
     fn record(&mut self, c: &Completion, drive: &Drive) {
+        if c.submitted_ns < self.ramp_end {
+            return;
+        }
+        let lat = c.latency_ns();
+        let k = c.cmd.kind as usize;
+        let bytes = c.cmd.len as u64;
+        let rel = c.done_ns - self.ramp_end;
         if let Some(st) = &mut self.stats {
-            if c.submitted_ns >= self.ramp_end {
-                let lat = c.latency_ns();
-                let k = c.cmd.kind as usize;
-                let bytes = c.cmd.len as u64;
-                st.dirs[k].record(bytes, lat);
-                st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
-                let i = ((c.done_ns - self.ramp_end) / SAMPLE_NS) as usize;
-                if st.samples.len() <= i {
-                    st.samples.resize(i + 1, [(0, 0); 3]);
-                }
-                st.samples[i][k].0 += bytes;
-                st.samples[i][k].1 += 1;
+            st.dirs[k].record(bytes, lat);
+            st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
+            let i = (rel / SAMPLE_NS) as usize;
+            if st.samples.len() <= i {
+                st.samples.resize(i + 1, [(0, 0); 3]);
             }
+            st.samples[i][k].0 += bytes;
+            st.samples[i][k].1 += 1;
+        }
+        if let Some(ss) = &mut self.ss {
+            if ss.on_completion(rel, bytes) {
+                // Steady state: fio terminates the job.
+                self.stop = true;
+            }
+        }
+        if let Some(logs) = &mut self.logs {
+            logs.record(rel, k, bytes, c.cmd.offset, lat);
         }
     }
 }
@@ -626,9 +687,24 @@ pub(crate) fn drive_sources(
                 if s.spec.max_latency_ns.is_some_and(|m| c.latency_ns() > m) {
                     s.error = 110;
                 }
-                if s.can_issue(now) {
+                let mut raised = false;
+                if let Some(l) = &mut s.lat {
+                    match l.on_completion(c.latency_ns(), now, s.completions, c.submitted_ns >= s.ramp_end) {
+                        LatAction::Go => raised = true,
+                        LatAction::Drain => {}
+                        LatAction::Fatal => s.error = 110,
+                        LatAction::Done => s.stop = true,
+                    }
+                }
+                if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
                     let think = s.spec.thinktime_ns > 0 && s.completions % s.spec.thinktime_blocks as u64 == 0;
                     s.issue_or_wait(dev, i as u32, think);
+                }
+                if raised {
+                    s.fill(dev, i as u32);
+                }
+                if s.outstanding == 0 && s.pending == 0 && s.draining() {
+                    s.drain_over(dev, i as u32);
                 }
                 if s.outstanding == 0 {
                     s.end_ns = now;
@@ -646,10 +722,15 @@ pub(crate) fn drive_sources(
                     TIMER_SUBMIT => {
                         let s = &mut sources[i];
                         s.pending -= 1;
-                        if s.can_issue(now) {
+                        if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
                             s.submit(dev, i as u32);
                         } else if s.outstanding == 0 && s.pending == 0 {
-                            ended = Some(i);
+                            if s.draining() {
+                                s.drain_over(dev, i as u32);
+                            }
+                            if s.outstanding == 0 && s.pending == 0 {
+                                ended = Some(i);
+                            }
                         }
                     }
                     TIMER_BURST => {
@@ -724,7 +805,7 @@ pub(crate) fn drive_sources(
 /// finished) when its limits are reached.
 fn restart_burst(dev: &mut Device, s: &mut Source, me: usize) -> bool {
     let t = dev.now();
-    if s.issued >= s.byte_limit || s.issued_ios >= s.ios_limit || s.deadline.is_some_and(|dl| t >= dl) {
+    if s.stop || s.issued >= s.byte_limit || s.issued_ios >= s.ios_limit || s.deadline.is_some_and(|dl| t >= dl) {
         s.finished = true;
         return false;
     }

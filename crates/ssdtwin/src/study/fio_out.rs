@@ -1,5 +1,6 @@
 //! Results of a job file in fio's output formats: `json`, `json+` and
-//! `normal` (the terminal layout).
+//! `normal` (the terminal layout); `terse` is in
+//! [`crate::study::fio_terse`].
 //!
 //! The JSON has fio's structure and field names (fio 3.33): at the top
 //! `fio version`, `timestamp`, `timestamp_ms`, `time`, `global options`
@@ -24,6 +25,7 @@ use serde_json::{json, Map, Value};
 
 use crate::model::drive::IoKind;
 use crate::model::health::Health;
+use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::jobs::JobResult;
 use crate::run::sim::{JobStats, PhaseResult, SAMPLE_NS};
 use crate::run::stats::DirStats;
@@ -51,23 +53,26 @@ pub struct FioReport<'a> {
 }
 
 /// One reported entry: a job, or a group merged by `group_reporting`.
-struct Entry {
-    name: String,
-    groupid: u32,
-    error: i32,
-    options: Vec<(String, String)>,
-    dirs: [DirStats; 3],
-    samples: Vec<[(u64, u64); 3]>,
-    depth_levels: [u64; 7],
-    measured_ns: u64,
-    elapsed_ns: u64,
-    jobs: usize,
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) groupid: u32,
+    pub(crate) error: i32,
+    pub(crate) options: Vec<(String, String)>,
+    pub(crate) dirs: [DirStats; 3],
+    pub(crate) samples: Vec<[(u64, u64); 3]>,
+    pub(crate) depth_levels: [u64; 7],
+    pub(crate) measured_ns: u64,
+    pub(crate) elapsed_ns: u64,
+    pub(crate) jobs: usize,
     /// The first job's result (ssdtwin additions).
-    first: PhaseResult,
+    pub(crate) first: PhaseResult,
+    pub(crate) latency_depth: u32,
+    pub(crate) latency_target: Option<LatencyTarget>,
+    pub(crate) steadystate: Option<SsTracker>,
 }
 
 impl FioReport<'_> {
-    fn entries(&self) -> Vec<Entry> {
+    pub(crate) fn entries(&self) -> Vec<Entry> {
         let mut out: Vec<Entry> = Vec::new();
         for j in self.jobs {
             let merge = self.jobs.iter().any(|o| o.groupid == j.groupid && o.group_reporting);
@@ -101,6 +106,10 @@ impl FioReport<'_> {
                     e.elapsed_ns = e.elapsed_ns.max(r.end_ns - r.start_ns);
                     e.error = e.error.max(j.error);
                     e.jobs += 1;
+                    // fio keeps a group's steady-state data in its last job.
+                    if j.steadystate.is_some() {
+                        e.steadystate = j.steadystate.clone();
+                    }
                     continue;
                 }
             }
@@ -116,6 +125,9 @@ impl FioReport<'_> {
                 elapsed_ns: r.end_ns - r.start_ns,
                 jobs: 1,
                 first: r.clone(),
+                latency_depth: j.latency_depth,
+                latency_target: j.latency_target,
+                steadystate: j.steadystate.clone(),
             });
         }
         out
@@ -215,7 +227,7 @@ impl FioReport<'_> {
     }
 }
 
-fn rate(x: f64, ns: u64) -> f64 {
+pub(crate) fn rate(x: f64, ns: u64) -> f64 {
     if ns == 0 {
         0.0
     } else {
@@ -232,7 +244,7 @@ fn options_json(opts: &[(String, String)]) -> Value {
 }
 
 /// (min, max, mean, stddev) of samples.
-fn sample_stats(xs: &[f64]) -> (f64, f64, f64, f64) {
+pub(crate) fn sample_stats(xs: &[f64]) -> (f64, f64, f64, f64) {
     if xs.is_empty() {
         return (0.0, 0.0, 0.0, 0.0);
     }
@@ -318,9 +330,9 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
     })
 }
 
-/// fio's latency buckets: share (%) of commands in each range.
-fn latency_buckets(all: &Histogram<u64>, total: u64) -> (Value, Value, Value) {
-    let edges = [2u64, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+/// fio's latency buckets: share (%) of commands in each range, in fio's
+/// order: ns (2 … 1000), µs (2 … 1000), ms (2 … 2000, ≥ 2000).
+pub(crate) fn latency_shares(all: &Histogram<u64>, total: u64) -> ([f64; 10], [f64; 10], [f64; 12]) {
     let share = |lo: u64, hi: u64| -> f64 {
         if total == 0 || hi <= lo {
             return 0.0;
@@ -332,26 +344,40 @@ fn latency_buckets(all: &Histogram<u64>, total: u64) -> (Value, Value, Value) {
             .sum();
         c as f64 * 100.0 / total as f64
     };
-    let mut ns = Map::new();
-    let mut us = Map::new();
-    let mut ms = Map::new();
+    let mut ns = [0.0; 10];
+    let mut us = [0.0; 10];
+    let mut ms = [0.0; 12];
     let mut prev = 0;
-    for &e in &edges {
-        ns.insert(e.to_string(), json!(share(prev, e)));
+    for (i, &e) in LAT_EDGES.iter().enumerate() {
+        ns[i] = share(prev, e);
         prev = e;
     }
     prev = 1000;
-    for &e in &edges {
-        us.insert(e.to_string(), json!(share(prev, e * 1000)));
+    for (i, &e) in LAT_EDGES.iter().enumerate() {
+        us[i] = share(prev, e * 1000);
         prev = e * 1000;
     }
     prev = 1_000_000;
-    for &e in edges.iter().chain(&[2000]) {
-        ms.insert(e.to_string(), json!(share(prev, e * 1_000_000)));
+    for (i, &e) in LAT_EDGES.iter().chain(&[2000]).enumerate() {
+        ms[i] = share(prev, e * 1_000_000);
         prev = e * 1_000_000;
     }
-    ms.insert(">=2000".into(), json!(share(2_000_000_000, u64::MAX)));
-    (Value::Object(ns), Value::Object(us), Value::Object(ms))
+    ms[11] = share(2_000_000_000, u64::MAX);
+    (ns, us, ms)
+}
+
+/// Upper edges of fio's latency buckets within a unit.
+const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+fn latency_buckets(all: &Histogram<u64>, total: u64) -> (Value, Value, Value) {
+    let (ns, us, ms) = latency_shares(all, total);
+    let keys: Vec<String> = LAT_EDGES.iter().map(|e| e.to_string()).collect();
+    let map = |keys: &[String], xs: &[f64]| -> Value {
+        Value::Object(keys.iter().zip(xs).map(|(k, x)| (k.clone(), json!(x))).collect())
+    };
+    let mut ms_keys = keys.clone();
+    ms_keys.extend(["2000".to_string(), ">=2000".to_string()]);
+    (map(&keys, &ns), map(&keys, &us), map(&ms_keys, &ms))
 }
 
 fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
@@ -388,7 +414,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
         Phase::Trace(_) => json!({ "trace": true }),
     };
-    json!({
+    let mut job = json!({
         "jobname": e.name,
         "groupid": e.groupid,
         "error": e.error,
@@ -411,10 +437,10 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "latency_ns": lat_ns,
         "latency_us": lat_us,
         "latency_ms": lat_ms,
-        "latency_depth": match &r.phase { Phase::Io(s) => s.iodepth, _ => 1 },
-        "latency_target": 0,
-        "latency_percentile": 100.0,
-        "latency_window": 0,
+        "latency_depth": e.latency_depth,
+        "latency_target": e.latency_target.map_or(0, |t| t.target_ns),
+        "latency_percentile": e.latency_target.map_or(100.0, |t| t.percentile),
+        "latency_window": e.latency_target.map_or(0, |t| t.window_ns / 1000),
         "ssdtwin": {
             "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase", Phase::Trace(_) => "trace" },
             "jobs": e.jobs,
@@ -429,6 +455,30 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
             "energy_j": r.energy_j,
             "power_w": r.power_w(),
             "time_series": r.series.seconds,
+        },
+    });
+    if let Some(ss) = &e.steadystate {
+        job["steadystate"] = steadystate_json(ss);
+    }
+    job
+}
+
+/// fio's `steadystate` object.
+fn steadystate_json(ss: &SsTracker) -> Value {
+    let (bw, iops) = ss.window();
+    let n = bw.len().max(1) as u64;
+    json!({
+        "ss": ss.spec.fio_name(),
+        "duration": ss.spec.duration_s,
+        "attained": i32::from(ss.attained),
+        "criterion": format!("{:.6}{}", ss.criterion as f32, if ss.spec.percent { "%" } else { "" }),
+        "max_deviation": ss.deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": bw.iter().sum::<u64>() / n,
+            "iops_mean": iops.iter().sum::<u64>() / n,
+            "iops": iops,
+            "bw": bw,
         },
     })
 }
@@ -557,6 +607,34 @@ fn entry_text(e: &Entry) -> String {
         out.push_str(&format!(
             "   iops        : min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
             iops.len()
+        ));
+    }
+    if let Some(t) = e.latency_target {
+        out.push_str(&format!(
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
+            t.target_ns,
+            t.window_ns / 1000,
+            t.percentile,
+            e.latency_depth
+        ));
+    }
+    if let Some(ss) = &e.steadystate {
+        let (bw, iops) = ss.window();
+        let n = bw.len().max(1) as f64;
+        let bw_mean = bw.iter().sum::<u64>() as f64 / n;
+        out.push_str(&format!(
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}\n",
+            if ss.attained { "yes" } else { "no" },
+            bin_rate(bw_mean),
+            si_rate(bw_mean),
+            si_count(iops.iter().sum::<u64>() as f64 / n),
+            match ss.spec.metric {
+                crate::run::control::SsMetric::Iops => "iops",
+                crate::run::control::SsMetric::Bw => "bw",
+            },
+            if ss.spec.slope { " slope" } else { " mean dev" },
+            ss.criterion,
+            if ss.spec.percent { "%" } else { "" }
         ));
     }
     let submits: u64 = e.depth_levels.iter().sum();

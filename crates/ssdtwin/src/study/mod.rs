@@ -6,6 +6,7 @@ pub mod analytic;
 pub mod bench;
 pub mod figures;
 pub mod fio_out;
+pub mod fio_terse;
 pub mod record;
 pub mod report;
 pub mod suite;

@@ -20,9 +20,9 @@
 //! listed in [`JobFile::ignored`]; any other unknown option is an error
 //! naming file, line and option.
 //!
-//! Left out (errors naming the option): `latency_target`, steady-state
-//! detection (`ss`), fio's log files, per-direction `random_distribution`,
-//! `fsync`/`fdatasync` and verification.
+//! The latency target, steady-state detection and log options are read
+//! by [`super::fio_jobctl`]. Left out (errors naming the option):
+//! `fsync`/`fdatasync`, verification, zoned block devices.
 
 use super::{Burst, Distribution, IoSpec, Job, Phase, Rate, RwPattern, Sequencer, SizeChoice};
 use crate::error::JobError;
@@ -84,6 +84,25 @@ pub const KNOWN: &[&str] = &[
     "apst",
     "secure_erase",
     "trace",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "ss",
+    "steadystate",
+    "ss_dur",
+    "steadystate_duration",
+    "ss_ramp",
+    "steadystate_ramp_time",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "per_job_logs",
+    "log_offset",
 ];
 
 /// Options that decide when a job runs or how it is reported, handled by
@@ -181,29 +200,7 @@ pub const HOST_ONLY: &[&str] = &[
 
 /// fio options that change the workload and that ssdtwin does not model
 /// yet: an error that names them.
-const NOT_SUPPORTED: &[&str] = &[
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "latency_run",
-    "ss",
-    "steadystate",
-    "ss_dur",
-    "steadystate_duration",
-    "ss_ramp",
-    "steadystate_ramp_time",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "per_job_logs",
-    "fsync",
-    "fdatasync",
-    "write_barrier",
-    "zonemode",
-];
+const NOT_SUPPORTED: &[&str] = &["fsync", "fdatasync", "write_barrier", "zonemode"];
 
 /// Whether `key` only describes the host.
 pub fn is_host_only(key: &str) -> bool {
@@ -211,7 +208,7 @@ pub fn is_host_only(key: &str) -> bool {
 }
 
 /// One option: (key, value, where it was written).
-type Entry = (String, String, String);
+pub(super) type Entry = (String, String, String);
 
 /// Options in the order given, each with where it came from.
 #[derive(Debug, Clone, Default)]
@@ -544,8 +541,10 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut rate_given = false;
     let mut modifier: Option<u64> = None;
     let mut sequencer = Sequencer::Sequential;
-    let mut zoned_abs: Option<(Vec<(f64, u64)>, String)> = None;
-    for (k, v, at) in entries {
+    let mut zoned_abs: Option<(Vec<Option<Vec<(f64, u64)>>>, String)> = None;
+    let mut control = super::fio_jobctl::Control::default();
+    for entry in entries {
+        let (k, v, at) = entry;
         let key = k.as_str();
         if is_host_only(key) || SCHEDULE.contains(&key) {
             continue;
@@ -627,75 +626,21 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
             }
             "bs_unaligned" => bs_unaligned = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "random_distribution" => {
-                let parts: Vec<&str> = v.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
-                if parts.windows(2).any(|w| w[0] != w[1]) {
-                    return Err(invalid(at, key, "a different distribution per direction is not supported"));
+                // fio's per-direction list: one value for all, or
+                // `read,write[,trim]`.
+                let mut dirs: [(Distribution, Option<Vec<(f64, u64)>>); 3] = Default::default();
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
                 }
-                let d = parts.first().copied().unwrap_or("random");
-                let (name, arg) = d.split_once(':').unwrap_or((d, ""));
-                let num = |what: &str| -> Result<f64, JobError> {
-                    let x: f64 = arg
-                        .split(':')
-                        .next()
-                        .unwrap_or("")
-                        .parse()
-                        .map_err(|_| invalid(at, key, format!("`{d}` needs a number ({what})")))?;
-                    Ok(x)
-                };
-                spec.distribution = match name {
-                    "random" => Distribution::Random,
-                    "zipf" => {
-                        let t = num("theta")?;
-                        if t <= 0.0 || t.is_nan() || t == 1.0 {
-                            return Err(invalid(at, key, "zipf theta must be > 0 and not 1"));
-                        }
-                        Distribution::Zipf(t)
-                    }
-                    "pareto" => {
-                        let h = num("power")?;
-                        if !(h > 0.0 && h < 1.0) {
-                            return Err(invalid(at, key, "pareto power must be between 0 and 1"));
-                        }
-                        Distribution::Pareto(h)
-                    }
-                    "normal" => {
-                        let sd = num("standard deviation, %")?;
-                        if !(sd > 0.0 && sd <= 100.0) {
-                            return Err(invalid(at, key, "normal standard deviation must be in (0, 100] %"));
-                        }
-                        Distribution::Normal(sd)
-                    }
-                    "zoned" => Distribution::Zoned(
-                        zones(arg)
-                            .map_err(|r| invalid(at, key, r))?
-                            .into_iter()
-                            .map(|(a, z)| -> Result<(f64, f64), JobError> {
-                                let z: f64 = z
-                                    .trim_end_matches('%')
-                                    .parse()
-                                    .map_err(|_| invalid(at, key, format!("`{z}` is not a percentage of the span")))?;
-                                Ok((a, z / 100.0))
-                            })
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    "zoned_abs" => {
-                        let z = zones(arg)
-                            .map_err(|r| invalid(at, key, r))?
-                            .into_iter()
-                            .map(|(a, z)| parse_size(z, kb_base, capacity).map(|b| (a, b)))
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|r| invalid(at, key, r))?;
-                        zoned_abs = Some((z, at.clone()));
-                        Distribution::Random
-                    }
-                    _ => {
-                        return Err(invalid(
-                            at,
-                            key,
-                            format!("`{d}` is not one of random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:..."),
-                        ))
-                    }
-                };
+                zoned_abs = Some((dirs.iter().map(|d| d.1.clone()).collect(), at.clone()));
+                let [r, w, t] = dirs.map(|d| d.0);
+                if r == w && w == t {
+                    spec.distribution = r;
+                    spec.distributions = None;
+                } else {
+                    spec.distribution = r.clone();
+                    spec.distributions = Some([r, w, t]);
+                }
             }
             "rate" | "rate_iops" => {
                 for (i, part) in per_direction(v).into_iter().enumerate() {
@@ -792,6 +737,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                     secure_erase = Some(at.clone());
                 }
             }
+            k if super::fio_jobctl::OPTIONS.contains(&k) => control.apply(entry)?,
             _ => unreachable!("every known option is handled"),
         }
     }
@@ -831,13 +777,25 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     if rate_given {
         spec.rate = Some(rate);
     }
+    control.finish(&mut spec);
     spec.modifier = modifier.filter(|&m| m > 0 || sequencer == Sequencer::Sequential).map(|m| (m, sequencer));
-    if let Some((z, at)) = zoned_abs {
+    if let Some((zones, at)) = zoned_abs {
+        // zoned_abs: zones in bytes become fractions of the span.
         let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset)).max(1);
-        spec.distribution = Distribution::Zoned(z.into_iter().map(|(a, b)| (a, b as f64 / span as f64)).collect());
-        if let Distribution::Zoned(z) = &spec.distribution {
-            if z.iter().map(|x| x.1).sum::<f64>() > 1.0 + 1e-9 {
+        for (k, z) in zones.into_iter().enumerate() {
+            let Some(z) = z else { continue };
+            if z.iter().map(|x| x.1).sum::<u64>() > span {
                 return Err(invalid(&at, "random_distribution", "the zones are larger than the span"));
+            }
+            let d = Distribution::Zoned(z.into_iter().map(|(a, b)| (a, b as f64 / span as f64)).collect());
+            match &mut spec.distributions {
+                Some(dirs) => {
+                    if k == 0 {
+                        spec.distribution = d.clone();
+                    }
+                    dirs[k] = d;
+                }
+                None => spec.distribution = d,
             }
         }
     }
@@ -882,6 +840,79 @@ fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)
         return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
     }
     Ok(())
+}
+
+/// One direction's `random_distribution`; `zoned_abs` zones are given
+/// back in bytes (the span is known only once the job is read).
+fn distribution(
+    d: &str,
+    at: &str,
+    kb_base: u64,
+    capacity: u64,
+) -> Result<(Distribution, Option<Vec<(f64, u64)>>), JobError> {
+    let key = "random_distribution";
+    let (name, arg) = d.split_once(':').unwrap_or((d, ""));
+    let num = |what: &str| -> Result<f64, JobError> {
+        arg.split(':')
+            .next()
+            .unwrap_or("")
+            .parse()
+            .map_err(|_| invalid(at, key, format!("`{d}` needs a number ({what})")))
+    };
+    Ok(match name {
+        "random" => (Distribution::Random, None),
+        "zipf" => {
+            let t = num("theta")?;
+            if t <= 0.0 || t.is_nan() || t == 1.0 {
+                return Err(invalid(at, key, "zipf theta must be > 0 and not 1"));
+            }
+            (Distribution::Zipf(t), None)
+        }
+        "pareto" => {
+            let h = num("power")?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err(invalid(at, key, "pareto power must be between 0 and 1"));
+            }
+            (Distribution::Pareto(h), None)
+        }
+        "normal" => {
+            let sd = num("standard deviation, %")?;
+            if !(sd > 0.0 && sd <= 100.0) {
+                return Err(invalid(at, key, "normal standard deviation must be in (0, 100] %"));
+            }
+            (Distribution::Normal(sd), None)
+        }
+        "zoned" => {
+            let z = zones(arg)
+                .map_err(|r| invalid(at, key, r))?
+                .into_iter()
+                .map(|(a, z)| -> Result<(f64, f64), JobError> {
+                    let z: f64 = z
+                        .trim_end_matches('%')
+                        .parse()
+                        .map_err(|_| invalid(at, key, format!("`{z}` is not a percentage of the span")))?;
+                    Ok((a, z / 100.0))
+                })
+                .collect::<Result<_, _>>()?;
+            (Distribution::Zoned(z), None)
+        }
+        "zoned_abs" => {
+            let z = zones(arg)
+                .map_err(|r| invalid(at, key, r))?
+                .into_iter()
+                .map(|(a, z)| parse_size(z, kb_base, capacity).map(|b| (a, b)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|r| invalid(at, key, r))?;
+            (Distribution::Random, Some(z))
+        }
+        _ => {
+            return Err(invalid(
+                at,
+                key,
+                format!("`{d}` is not one of random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:..."),
+            ))
+        }
+    })
 }
 
 /// fio's per-direction list `read,write,trim`: one value applies to all,

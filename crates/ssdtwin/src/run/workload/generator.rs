@@ -19,9 +19,12 @@
 //! rejection-inversion, exact for any θ; Pareto and normal as fio draws
 //! them; skewed ranks scattered over the span through the same seeded
 //! bijection; zones positional), `rw=...:N` offset modifiers and
-//! `trimwrite` pairs. Variable sizes draw random offsets with replacement
-//! (fio keeps its random map at the smallest block size; here only
-//! fixed-size jobs visit every block once per pass).
+//! `trimwrite` pairs, a distribution per direction. With variable sizes,
+//! uniform random offsets follow fio's random map at the smallest block
+//! size: a drawn unit already written moves to the next free one, and a
+//! command that would run into a written unit is shortened to the free
+//! ones, so every unit is covered once per pass (then the map starts
+//! over).
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -149,6 +152,91 @@ impl Zipf {
     }
 }
 
+/// fio's random map: one bit per unit of the span, with a summary bit per
+/// 64 units that are all taken, to find the next free unit quickly.
+#[derive(Debug, Clone)]
+struct RandomMap {
+    bits: Vec<u64>,
+    full_words: Vec<u64>,
+    units: u64,
+    taken: u64,
+}
+
+impl RandomMap {
+    fn new(units: u64) -> RandomMap {
+        let words = units.div_ceil(64) as usize;
+        RandomMap { bits: vec![0; words], full_words: vec![0; words.div_ceil(64)], units, taken: 0 }
+    }
+
+    fn full(&self) -> bool {
+        self.taken >= self.units
+    }
+
+    fn reset(&mut self) {
+        self.bits.fill(0);
+        self.full_words.fill(0);
+        self.taken = 0;
+    }
+
+    #[inline]
+    fn is_free(&self, u: u64) -> bool {
+        self.bits[(u / 64) as usize] & (1 << (u % 64)) == 0
+    }
+
+    /// The first free unit at or after `u`, wrapping to the start (the
+    /// map is not full).
+    fn next_free(&self, u: u64) -> u64 {
+        if self.is_free(u) {
+            return u;
+        }
+        let words = self.bits.len();
+        let start = (u / 64) as usize;
+        // The rest of u's word, then whole words that are not full.
+        let first = self.bits[start] | ((1u64 << (u % 64)) - 1) | (1u64 << (u % 64));
+        if first != u64::MAX {
+            let f = start as u64 * 64 + (!first).trailing_zeros() as u64;
+            if f < self.units {
+                return f;
+            }
+        }
+        let mut w = (start + 1) % words;
+        loop {
+            // Skip 64 full words at a time through the summary.
+            if w % 64 == 0 && self.full_words[w / 64] == u64::MAX {
+                w = (w + 64) % words.max(1);
+                if w >= words {
+                    w = 0;
+                }
+                continue;
+            }
+            if self.bits[w] != u64::MAX {
+                let f = w as u64 * 64 + (!self.bits[w]).trailing_zeros() as u64;
+                if f < self.units {
+                    return f;
+                }
+            }
+            w = (w + 1) % words;
+        }
+    }
+
+    /// Take up to `n` consecutive free units from `u` (free); stops at a
+    /// taken one. Returns how many were taken.
+    fn take(&mut self, u: u64, n: u64) -> u64 {
+        let mut got = 0;
+        while got < n && self.is_free(u + got) {
+            let x = u + got;
+            let w = (x / 64) as usize;
+            self.bits[w] |= 1 << (x % 64);
+            if self.bits[w] == u64::MAX {
+                self.full_words[w / 64] |= 1 << (w % 64);
+            }
+            got += 1;
+        }
+        self.taken += got;
+        got
+    }
+}
+
 /// A distribution made ready for drawing.
 #[derive(Debug, Clone)]
 enum Draw {
@@ -203,7 +291,10 @@ struct Ext {
     /// Units per direction.
     units: [u64; 3],
     sizes: [Sizes; 3],
-    draw: Draw,
+    /// Distribution per direction.
+    draw: [Draw; 3],
+    /// fio's random map when block sizes vary (each unit once per pass).
+    map: Option<RandomMap>,
     modifier: Option<(u64, Sequencer)>,
     /// Commands left in the current run of the offset modifier.
     run_left: [u64; 3],
@@ -224,8 +315,10 @@ impl IoGenerator {
         let plain = spec.sizes.is_none()
             && spec.blockalign.is_none()
             && spec.distribution == Distribution::Random
+            && spec.distributions.is_none()
             && spec.modifier.is_none()
             && spec.rw != RwPattern::TrimWrite;
+        let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
         let (unit, units, perm) = if plain {
             let perm = [
                 Permutation::new(blocks, &mut rng),
@@ -234,7 +327,6 @@ impl IoGenerator {
             ];
             ([spec.bs as u64; 3], [blocks; 3], perm)
         } else {
-            let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
             let unit: [u64; 3] = std::array::from_fn(|k| {
                 let u = match (spec.blockalign, fixed) {
                     (Some(a), _) => a,
@@ -264,7 +356,7 @@ impl IoGenerator {
                 Sizes { table, total: acc.max(1) }
             });
             let n = units[1].max(units[0]);
-            let draw = match &spec.distribution {
+            let draw = std::array::from_fn(|k| match spec.distribution_of(k) {
                 Distribution::Random => Draw::Uniform,
                 Distribution::Zipf(t) => Draw::Zipf(Zipf::new(n, *t)),
                 Distribution::Pareto(h) => Draw::Pareto((*h).ln() / (1.0 - *h).ln()),
@@ -285,13 +377,18 @@ impl IoGenerator {
                             .collect(),
                     )
                 }
-            };
+            });
+            // fio's random map for variable block sizes: one bit per unit
+            // of the span, shared by the directions.
+            let map =
+                (spec.rw.is_random() && !spec.norandommap && !fixed).then(|| RandomMap::new(units[0].max(units[1])));
             Box::new(Ext {
                 span,
                 unit,
                 units,
                 sizes,
                 draw,
+                map,
                 modifier: spec.modifier,
                 run_left: [0; 3],
                 pos: [0; 3],
@@ -395,7 +492,7 @@ impl IoGenerator {
     /// A unit index in `0..n` drawn from the distribution.
     fn draw_unit(&mut self, k: usize, n: u64) -> u64 {
         let ext = self.ext.as_ref().expect("extended generator");
-        let rank = match &ext.draw {
+        let rank = match &ext.draw[k] {
             Draw::Uniform => {
                 return if self.norandommap || n != ext.units[k] {
                     self.rng.random_range(0..n)
@@ -431,7 +528,7 @@ impl IoGenerator {
         }
         let kind = self.kind();
         let k = kind as usize;
-        let len = {
+        let mut len = {
             let s = &self.ext.as_ref().expect("ext").sizes[k];
             if s.table.len() == 1 {
                 s.table[0].1
@@ -475,6 +572,21 @@ impl IoGenerator {
                 } else {
                     next
                 }
+            } else if let Some(map) =
+                self.ext.as_mut().and_then(|e| matches!(e.draw[k], Draw::Uniform).then_some(()).and(e.map.as_mut()))
+            {
+                // A free unit (the next one after a taken draw), then as
+                // many free units as the command covers: fio shortens a
+                // command that runs into a taken unit.
+                if map.full() {
+                    map.reset();
+                }
+                let drawn = self.rng.random_range(0..map.units);
+                let b = map.next_free(drawn);
+                let want = (len as u64).div_ceil(unit).min(map.units - b);
+                let got = map.take(b, want);
+                len = (got * unit) as u32;
+                b * unit
             } else {
                 self.draw_unit(k, fit) * unit
             }

@@ -18,6 +18,7 @@
 //! ([`crate::run::trace::options`]).
 
 pub mod fio;
+pub mod fio_jobctl;
 pub mod generator;
 
 pub use fio::{parse_job_file, JobOptions};
@@ -214,9 +215,13 @@ pub struct IoSpec {
     /// smallest block size).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blockalign: Option<u32>,
-    /// Where random offsets land.
+    /// Where random offsets land (of reads, when the directions differ).
     #[serde(default, skip_serializing_if = "is_uniform")]
     pub distribution: Distribution,
+    /// Where random offsets land per direction (read, write, trim), when
+    /// they differ (fio's `random_distribution=zipf:1.2,random`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distributions: Option<[Distribution; 3]>,
     /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
     /// for sequential ones) and how it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -238,6 +243,15 @@ pub struct IoSpec {
     /// `max_latency`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_latency_ns: Option<u64>,
+    /// fio's queue-depth search for a latency target (`latency_target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::run::control::LatencyTarget>,
+    /// fio's steady-state detection (`ss`, `ss_dur`, `ss_ramp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<crate::run::control::SteadyState>,
+    /// fio's log files (`write_bw_log`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<crate::run::logs::LogSpec>,
 }
 
 impl IoSpec {
@@ -265,12 +279,16 @@ impl IoSpec {
             sizes: None,
             blockalign: None,
             distribution: Distribution::Random,
+            distributions: None,
             modifier: None,
             rate: None,
             thinktime_blocks: 1,
             number_ios: None,
             loops: 1,
             max_latency_ns: None,
+            latency_target: None,
+            steadystate: None,
+            logs: None,
         }
     }
 
@@ -280,6 +298,14 @@ impl IoSpec {
         match &self.sizes {
             None => self.bs,
             Some(s) => s[kind].choices.iter().map(|c| c.0).max().unwrap_or(self.bs),
+        }
+    }
+
+    /// Where random offsets of direction `kind` land.
+    pub fn distribution_of(&self, kind: usize) -> &Distribution {
+        match &self.distributions {
+            Some(d) => &d[kind],
+            None => &self.distribution,
         }
     }
 

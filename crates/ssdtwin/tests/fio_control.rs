@@ -1,0 +1,276 @@
+//! fio's in-job controllers and logs: the latency-target depth search
+//! finds the depth a drive can take, `ss` ends a job at steady state, and
+//! the log files have fio's format and read with fio's own tools.
+
+use std::path::Path;
+use std::process::Command as Process;
+
+use serde_json::Value;
+use ssdtwin::model::health::Health;
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::{run_jobs, JobResult};
+use ssdtwin::run::workload::fio::JobFile;
+use ssdtwin::run::workload::{parse_job_file, JobOptions};
+use ssdtwin::study::fio_out::FioReport;
+use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
+
+use crate::common::{small_drive, small_model};
+
+fn run_on(drive: Drive, text: &str) -> (Vec<JobResult>, Device, JobFile) {
+    let file = parse_job_file(text, "t.fio", drive.user_bytes(), &JobOptions::new()).unwrap();
+    let mut dev = Device::new(drive);
+    let r = run_jobs(&mut dev, &file);
+    (r, dev, file)
+}
+
+fn fio_json(results: &[JobResult], dev: &Device, file: &JobFile) -> Value {
+    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let health = Health::of(dev.drive());
+    FioReport { drive: &spec, state: "full".into(), seed: 1, global: &file.global, jobs: results, health: &health }
+        .to_json(false)
+}
+
+/// One die, full, its map held whole: random reads queue on the die, so
+/// a read's latency grows by one read time per command ahead of it.
+fn one_die() -> Drive {
+    let model = small_model(48, &["geometry.channels=1", "geometry.dies_per_channel=1", "ftl.map_cache="]);
+    let mut drive = Drive::new(model);
+    DriveState::Filled(100.0).apply_fast(&mut drive, 3);
+    drive
+}
+
+/// 95th percentile of read latency at a fixed queue depth, ns (one
+/// second after a second's ramp).
+fn p95_at(qd: u32) -> u64 {
+    let (r, _, _) = run_on(one_die(), &format!("[r]\nrw=randread\niodepth={qd}\nramp_time=1\nruntime=1\ntime_based\n"));
+    r[0].stats.as_ref().unwrap().dirs[0].percentile_ns(95.0)
+}
+
+#[test]
+fn latency_target_finds_the_largest_depth_within_target() {
+    // The relation, measured at fixed depths: latency rises with depth.
+    let p: Vec<u64> = (1..=12).map(p95_at).collect();
+    assert!(p.windows(2).all(|w| w[1] > w[0]), "{p:?}");
+    // A target between the 95th percentiles at depths 6 and 7: depth 6 is
+    // the largest that meets it.
+    let target = (p[5] + p[6]) / 2;
+    let text = format!(
+        "[r]\nrw=randread\niodepth=32\nlatency_target={}ns\nlatency_window=200ms\nlatency_percentile=95\n\
+         runtime=60s\ntime_based\n",
+        target
+    );
+    let (r, dev, file) = run_on(one_die(), &text);
+    assert_eq!(r[0].latency_depth, 6, "p95 by depth {p:?}, target {target}");
+    // It ended after its final window, not at the runtime.
+    assert!(r[0].result.end_ns - r[0].result.start_ns < 10_000_000_000);
+    // The statistics cover the final run at the depth found: within target.
+    let d = &r[0].stats.as_ref().unwrap().dirs[0];
+    assert!(d.percentile_ns(95.0) <= target, "{} > {target}", d.percentile_ns(95.0));
+    let v = fio_json(&r, &dev, &file);
+    let j = &v["jobs"][0];
+    assert_eq!(j["latency_depth"], 6);
+    assert_eq!(j["latency_target"], target);
+    assert_eq!(j["latency_percentile"], 95.0);
+    assert_eq!(j["latency_window"], 200_000);
+    // A target below what depth 1 reaches ends the job with ETIMEDOUT.
+    let (r, _, _) = run_on(one_die(), "[r]\nrw=randread\niodepth=8\nlatency_target=1us\nnumber_ios=1000\n");
+    assert_eq!((r[0].error, r[0].latency_depth), (110, 1));
+}
+
+#[test]
+fn steady_state_ends_the_job() {
+    // At a fixed rate the IOPS are steady from the first second: fio
+    // ends the job once `ss_dur` seconds are in (plus the check's second).
+    let job = "[w]\nrw=randwrite\nsize=64m\nrate_iops=2000\ntime_based\nruntime=60\nss_dur=3\n";
+    let (r, dev, file) = run_on(small_drive(256, &[]), &format!("{job}ss=iops:2%\n"));
+    let secs = (r[0].result.end_ns - r[0].result.start_ns) as f64 / 1e9;
+    assert!((3.0..3.1).contains(&secs), "{secs}");
+    let ss = r[0].steadystate.as_ref().unwrap();
+    assert!(ss.attained);
+    assert!(ss.iops.iter().all(|&x| (1990..=2010).contains(&x)), "{:?}", ss.iops);
+    let v = fio_json(&r, &dev, &file);
+    let s = &v["jobs"][0]["steadystate"];
+    assert_eq!(s["ss"], "iops:2.000000%");
+    assert_eq!((s["duration"].as_u64(), s["attained"].as_u64()), (Some(3), Some(1)));
+    assert_eq!(s["data"]["bw"][0].as_u64().unwrap(), s["data"]["iops"][0].as_u64().unwrap() * 4096);
+    assert!(s["criterion"].as_str().unwrap().ends_with('%'));
+    // ss_ramp: the first seconds are not judged.
+    let (r, _, _) = run_on(small_drive(256, &[]), &format!("{job}ss=iops_slope:1%\nss_ramp=2\n"));
+    let secs = (r[0].result.end_ns - r[0].result.start_ns) as f64 / 1e9;
+    assert!((5.0..5.1).contains(&secs), "{secs}");
+    // A limit that cannot be met: the job runs to its runtime.
+    let (r, _, _) = run_on(small_drive(256, &[]), &format!("{job}ss=bw:0\n"));
+    let secs = (r[0].result.end_ns - r[0].result.start_ns) as f64 / 1e9;
+    assert!(secs > 59.9, "{secs}");
+    assert!(!r[0].steadystate.as_ref().unwrap().attained);
+}
+
+fn tmpdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdtwin-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// (time ms, value, direction, bs) of each line.
+fn read_log(path: &Path) -> Vec<(u64, u64, u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+            assert_eq!(f.len(), 5, "{l}");
+            (f[0], f[1], f[2], f[3])
+        })
+        .collect()
+}
+
+#[test]
+fn logs_have_fios_format_and_names() {
+    let dir = tmpdir("logs");
+    let p = dir.join("j").display().to_string();
+    let text = format!(
+        "[global]\nsize=64m\niodepth=4\n[a]\nrw=randrw\nnumber_ios=20000\nwrite_bw_log={p}\nwrite_iops_log={p}\n\
+         write_lat_log={p}\nwrite_hist_log={p}\nlog_hist_msec=20\n[b]\nrw=randread\nnumber_ios=5000\n\
+         write_iops_log\nlog_avg_msec=10\nper_job_logs=0\n"
+    );
+    let (r, _, _) = run_on(small_drive(256, &[]), &text.replace("write_iops_log\n", &format!("write_iops_log={p}b\n")));
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "j_bw.1.log",
+            "j_clat.1.log",
+            "j_clat_hist.1.log",
+            "j_iops.1.log",
+            "j_lat.1.log",
+            "j_slat.1.log",
+            "jb_iops.log"
+        ]
+    );
+    let st = r[0].stats.as_ref().unwrap();
+    let ios = st.dirs[0].ios + st.dirs[1].ios;
+    let clat = read_log(&dir.join("j_clat.1.log"));
+    assert_eq!(clat.len() as u64, ios);
+    assert!(clat.windows(2).all(|w| w[0].0 <= w[1].0), "time runs forward");
+    // The log's latencies are the job's: same mean per direction.
+    for k in [0usize, 1] {
+        let xs: Vec<u64> = clat.iter().filter(|l| l.2 == k as u64).map(|l| l.1).collect();
+        let mean = xs.iter().sum::<u64>() as f64 / xs.len() as f64;
+        assert!((mean - st.dirs[k].mean_ns()).abs() < 1e-6 * mean, "{mean} vs {}", st.dirs[k].mean_ns());
+    }
+    let bw = read_log(&dir.join("j_bw.1.log"));
+    assert_eq!(bw.len() as u64, ios);
+    assert!(bw.iter().zip(&clat).all(|(b, c)| b.1 == 4096 * 1_000_000 / c.1 && b.3 == 4096));
+    // Averaged IOPS over 10 ms windows add up to the job's commands (the
+    // last partial window is left out, as fio does).
+    let iops = read_log(&dir.join("jb_iops.log"));
+    let counted: u64 = iops.iter().map(|l| l.1 / 100).sum();
+    let busiest = iops.iter().map(|l| l.1 / 100).max().unwrap();
+    let total = r[1].stats.as_ref().unwrap().dirs[0].ios;
+    assert!(counted <= total && counted + busiest >= total, "{counted} of {total}");
+    assert!(iops.iter().all(|l| l.0 % 10 == 0 && l.2 == 0 && l.3 == 4096));
+    // Histogram lines: time, direction, bs and fio's 1856 bins; the bins
+    // of a direction add up to its commands (but those after its last line).
+    let hist = std::fs::read_to_string(dir.join("j_clat_hist.1.log")).unwrap();
+    let mut binned = [0u64; 3];
+    for line in hist.lines() {
+        let f: Vec<u64> = line.split(", ").map(|x| x.parse().unwrap()).collect();
+        assert_eq!(f.len(), 3 + 1856);
+        binned[f[1] as usize] += f[3..].iter().sum::<u64>();
+    }
+    assert!(binned[0] <= st.dirs[0].ios && binned[0] > st.dirs[0].ios / 2, "{binned:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// fio's own log tools read the logs: `fio2gnuplot` (its min, max and
+/// mean are the log's), `fiologparser.py` and `fiologparser_hist.py`
+/// (Debian's fio package ships them; skipped with a message when absent).
+#[test]
+fn fios_log_tools_read_our_logs() {
+    let dir = tmpdir("logtools");
+    let p = dir.join("t").display().to_string();
+    let text = format!(
+        "[t]\nrw=randwrite\nsize=64m\niodepth=8\nruntime=3\ntime_based\nwrite_bw_log={p}\nlog_avg_msec=100\n\
+         write_lat_log={p}\nwrite_hist_log={p}\nlog_hist_msec=500\n"
+    );
+    let (r, _, _) = run_on(small_drive(256, &[]), &text);
+    assert!(r[0].iops(IoKind::Write) > 0.0);
+    let bw = read_log(&dir.join("t_bw.1.log"));
+    assert!(bw.len() >= 29, "{}", bw.len());
+    if Process::new("fio2gnuplot").arg("-h").output().is_err() {
+        eprintln!("skipped fio2gnuplot: not installed (apt-get install fio)");
+    } else {
+        let out = Process::new("fio2gnuplot").arg("-b").current_dir(&dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let global = std::fs::read_to_string(dir.join("result.global")).unwrap();
+        // fio2gnuplot skips lines at time 0.
+        let xs: Vec<f64> = bw.iter().filter(|l| l.0 > 0).map(|l| l.1 as f64).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().cloned().fold(0.0, f64::max);
+        let lines: Vec<&str> = global.lines().collect();
+        assert_eq!(lines[..3], [format!("min={min:.2}"), format!("max={max:.2}"), format!("avg={mean:.2}")]);
+        assert!(lines.contains(&format!("values_count={}", xs.len()).as_str()), "{global}");
+    }
+    let parser = tool_script("fiologparser.py");
+    match &parser {
+        None => eprintln!("skipped fiologparser.py: not found (Debian's fio package ships it)"),
+        Some(script) => {
+            let out = Process::new("python3")
+                .arg(script)
+                .arg("-i")
+                .arg("1")
+                .arg("-a")
+                .arg(dir.join("t_clat.1.log"))
+                .output()
+                .unwrap();
+            if out.status.success() {
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(text.lines().count() >= 2, "{text}");
+            } else {
+                // The script unpacks four columns; fio 3.33 writes five
+                // (its priority column), so it fails on fio's own logs too.
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(err.contains("too many values to unpack"), "{err}");
+                eprintln!(
+                    "fiologparser.py reads only 4-column logs (fio < 3.22); fio 3.33's own logs fail the same way"
+                );
+            }
+        }
+    }
+    let hist = tool_script("fiologparser_hist.py");
+    let pandas =
+        Process::new("python3").args(["-c", "import numpy, pandas"]).output().is_ok_and(|o| o.status.success());
+    match (&hist, pandas) {
+        (None, _) => eprintln!("skipped fiologparser_hist.py: not found (Debian's fio package ships it)"),
+        (_, false) => eprintln!("skipped fiologparser_hist.py: python3 lacks numpy/pandas (pip install numpy pandas)"),
+        (Some(script), true) => {
+            let out = Process::new("python3").arg(script).arg(dir.join("t_clat_hist.1.log")).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8_lossy(&out.stdout);
+            // A header, then one row per interval with percentiles.
+            assert!(text.lines().count() >= 3, "{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A script from Debian's fio package (gzipped under /usr/share/doc/fio),
+/// unpacked to a temporary file.
+fn tool_script(name: &str) -> Option<std::path::PathBuf> {
+    let gz = Path::new("/usr/share/doc/fio").join(format!("{name}.gz"));
+    let plain = Path::new("/usr/share/doc/fio").join(name);
+    if plain.exists() {
+        return Some(plain);
+    }
+    if !gz.exists() {
+        return None;
+    }
+    let out = Process::new("gzip").arg("-dc").arg(&gz).output().ok()?;
+    let dest = std::env::temp_dir().join(format!("ssdtwin-{}-{name}", std::process::id()));
+    std::fs::write(&dest, out.stdout).ok()?;
+    Some(dest)
+}
