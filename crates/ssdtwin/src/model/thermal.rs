@@ -50,7 +50,7 @@ use serde::Serialize;
 use crate::spec::{PowerSpec, ThermalSpec};
 
 /// The validated thermal network and throttle policy of a drive.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThermalModel {
     /// Ambient air temperature, °C.
     pub ambient_c: f64,
@@ -163,7 +163,7 @@ impl ThermalModel {
 
 /// What the thermal model counts (the health log's temperature fields
 /// and the throttle's work), since the clock began.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct ThermalCounters {
     /// Time with the composite at or above the warning threshold and below
     /// the critical one, ns.
@@ -195,7 +195,7 @@ impl ThermalCounters {
 }
 
 /// Temperatures of a drive at a moment.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Temperatures {
     /// Composite temperature (the hotter node), °C.
     pub composite_c: f64,
@@ -210,7 +210,7 @@ pub struct Temperatures {
 /// The thermal state of one drive (see the module doc). The drive feeds
 /// it its cumulative energy; it keeps temperatures, the throttle level
 /// and the counters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Thermal {
     /// The model.
     pub model: ThermalModel,
