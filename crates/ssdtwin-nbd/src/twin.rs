@@ -448,8 +448,7 @@ impl Twin {
         };
         let mut spec = IoSpec::new("serve", rw);
         let ios = r.ios + wr.ios;
-        if ios > 0 {
-            let mean = (r.bytes + wr.bytes) / ios;
+        if let Some(mean) = (r.bytes + wr.bytes).checked_div(ios) {
             spec.bs = (mean.div_ceil(512) * 512).clamp(512, u32::MAX as u64) as u32;
         }
         spec.iodepth = t.peak_outstanding.max(1);

@@ -128,7 +128,7 @@ fn a_damaged_or_foreign_image_is_refused_with_its_name_and_what_is_wrong() {
     assert!(e.contains("missing.img"), "{e}");
     // A failed save leaves no file behind and names the target.
     let bad = PathBuf::from("/nonexistent-dir/x.img");
-    let e = image::save(&mut twin, &spec, "test drive", &bad).err().expect("no directory").to_string();
+    let e = image::save(&mut twin, &spec, "test drive", &bad).expect_err("no directory").to_string();
     assert!(e.contains("/nonexistent-dir/x.img"), "{e}");
     std::fs::remove_file(&path).unwrap();
 }
