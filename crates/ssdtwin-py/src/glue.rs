@@ -100,7 +100,7 @@ fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<JobFile> {
                 let name = opts.iter().find(|(k, _)| k == "name").map_or(default_name, |(_, v)| v.clone());
                 pairs.push(("name".into(), name));
                 if i > 0 {
-                    pairs.push(("stonewall".into(), String::new()));
+                    pairs.push(("stonewall".into(), "1".into()));
                 }
                 pairs.extend(opts.iter().filter(|(k, _)| k != "name").cloned());
             }
