@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests on a fresh machine: a virtual environment with
-# maturin, pytest, pandas, pyarrow, tqdm (and Ray when it installs), the
+# maturin, pytest, pandas, pyarrow, tqdm, nbclient, ipykernel, matplotlib
+# (and Ray when it installs), the
 # extension built in release mode into it, the `ssdtwin` binary for the
 # tests that compare with the CLI's JSON, then pytest.
 #
@@ -19,7 +20,8 @@ fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 python --version
-python -m pip install -q --disable-pip-version-check maturin pytest pandas pyarrow tqdm
+python -m pip install -q --disable-pip-version-check maturin pytest pandas pyarrow tqdm \
+    nbclient nbformat ipykernel matplotlib
 if [ "${SSDTWIN_SKIP_RAY:-0}" != 1 ] && ! python -c 'import ray' 2>/dev/null; then
     python -m pip install -q --disable-pip-version-check ray \
         || echo "note: ray did not install; the Ray test will be skipped"

@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._lazy import pd
@@ -15,7 +16,8 @@ SsdtwinError = _native.SsdtwinError
 #: What may stand for a drive: a :class:`Drive`, a preset name, a drive file path.
 DriveLike = Union["Drive", str, "os.PathLike[str]"]
 #: What may stand for a job: fio options as a dict (one phase), a list of
-#: such dicts (phases one after another), a fio job file path, or job-file text.
+#: such dicts (phases one after another), a fio job file path, job-file text,
+#: or a block trace's path (replayed as ``ssdtwin run --trace`` does).
 JobLike = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], str, "os.PathLike[str]"]
 
 
@@ -135,14 +137,32 @@ def _phase_pairs(opts: Mapping[str, Any]) -> List[tuple]:
     return pairs
 
 
+_SECTION = re.compile(r"^\s*\[[^\]]+\]\s*$", re.M)
+
+
+def _job_file_text(path: str) -> Optional[str]:
+    """The text of a fio job file, or ``None`` when ``path`` is something
+    else (a block trace: binary, compressed, or text without a ``[section]``)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if _SECTION.search(text) else None
+
+
 def _job_args(job: JobLike) -> Dict[str, Any]:
     """Keyword arguments of the native ``run`` for a job."""
     if isinstance(job, Mapping):
         return {"phases": [_phase_pairs(job)]}
     if isinstance(job, os.PathLike) or (isinstance(job, str) and "\n" not in job and os.path.exists(job)):
         path = os.fspath(job)
-        with open(path, encoding="utf-8") as f:
-            return {"job_text": f.read(), "job_origin": path}
+        text = _job_file_text(path)
+        if text is None:
+            # A block trace: one section that replays it (as `--trace FILE`).
+            return {"job_text": "[trace]\ntrace=%s\n" % os.path.abspath(path), "job_origin": path}
+        return {"job_text": text, "job_origin": path}
     if isinstance(job, str):
         if "[" not in job:
             raise SsdtwinError(
@@ -217,21 +237,40 @@ class Result:
             )
 
 
-def run(drive: DriveLike, job: JobLike, state: str = "fresh", seed: int = 1) -> Result:
-    """Run a workload on a drive from a state, as ``ssdtwin run`` does.
+def run(drive: DriveLike, job: JobLike, state: str = "fresh", seed: int = 1, progress: bool = False) -> Result:
+    """Run a workload on a drive from a state, by the same code path as
+    ``ssdtwin run`` for the same inputs: identical numbers, and ``.json``
+    is the text ``ssdtwin run --json`` writes (fio's JSON, jobs of a file
+    running concurrently with fio's semantics; a trace replay gives
+    ssdtwin's run document, as the CLI does).
 
-    ``job``: fio options as a dict (one phase, like ``ssdtwin run --rw ...``;
+    ``job``: fio options as a dict (one job, like ``ssdtwin run --rw ...``;
     values may be numbers or strings with fio's suffixes), a list of dicts
-    (phases one after another), a fio job file path, or job-file text.
+    (jobs one after another: each after the first is a ``stonewall``), a
+    fio job file path, job-file text, or a block trace's path (replayed
+    with its own timing, as ``ssdtwin run --trace FILE``).
     ``state``: ``fresh``, ``full``, ``filled:N``, ``steady``, ``steady-exact``.
-    ``seed`` seeds the state and is every phase's default ``randseed``.
-    The simulation runs without the GIL.
+    ``seed`` seeds the state and is every job's default ``randseed``.
+    The simulation runs without the GIL (other Python threads go on);
+    ``progress=True`` shows a tqdm bar during a trace replay.
 
     >>> r = run("generic-tlc-nvme", {"rw": "randread", "bs": "4k", "iodepth": 32, "runtime": "1s"}, state="full")
     >>> r.summary[["direction", "iops", "lat_p99_us"]]  # doctest: +SKIP
     """
     d = as_drive(drive)
-    text = _native.run(d.source, d.is_text, d.set, str(state), int(seed), **_job_args(job))
+    args = _job_args(job)
+    if not progress:
+        text = _native.run(d.source, d.is_text, d.set, str(state), int(seed), **args)
+        return Result(text, d)
+    from tqdm.auto import tqdm
+
+    with tqdm(total=1000, desc="ssdtwin run", unit="‰") as bar:
+
+        def advance(fraction: float) -> None:
+            bar.update(max(0, int(fraction * 1000) - bar.n))
+
+        text = _native.run(d.source, d.is_text, d.set, str(state), int(seed), progress=advance, **args)
+        bar.update(1000 - bar.n)
     return Result(text, d)
 
 

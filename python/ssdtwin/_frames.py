@@ -1,7 +1,8 @@
 """JSON documents of the library → pandas DataFrames.
 
 The one place on the Python side that knows the layout of the JSON that
-``ssdtwin run --json`` and ``ssdtwin suite`` write (the Rust side of the
+``ssdtwin run --json`` (fio's JSON with an ``ssdtwin`` object per job, or
+for a trace replay ssdtwin's run document) and ``ssdtwin suite`` write (the Rust side of the
 binding returns exactly that text). If the layout changes, adapt here.
 """
 
@@ -50,23 +51,31 @@ def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
 
 
+def _extra(job: Dict[str, Any]) -> Dict[str, Any]:
+    """ssdtwin's figures of a job: under ``ssdtwin`` in fio's JSON (what
+    ``ssdtwin run --json`` writes for fio jobs), at the job's top level in
+    the run document (trace replays)."""
+    return job.get("ssdtwin") or job
+
+
 def summary_records(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
     """One record per phase × direction with I/O (a phase without I/O —
     idle, secure erase — gives one record with direction ``None``)."""
     rows = []
     for i, job in enumerate(doc.get("jobs", [])):
+        x = _extra(job)
         base = {
             "phase_index": i,
             "phase": job.get("jobname"),
-            "type": job.get("type"),
+            "type": x.get("type"),
         }
         tail = {
-            "measured_s": job.get("measured_ns", 0) / 1e9,
-            "elapsed_s": job.get("elapsed_ns", 0) / 1e9,
-            "waf": _num(job.get("waf")),
-            "energy_j": _num(job.get("energy_j")),
-            "power_w": _num(job.get("power_w")),
-            "gc_slots_moved": (job.get("counters") or {}).get("gc_slots_moved"),
+            "measured_s": x.get("measured_ns", 0) / 1e9,
+            "elapsed_s": x.get("elapsed_ns", 0) / 1e9,
+            "waf": _num(x.get("waf")),
+            "energy_j": _num(x.get("energy_j")),
+            "power_w": _num(x.get("power_w")),
+            "gc_slots_moved": (x.get("counters") or {}).get("gc_slots_moved"),
         }
         dirs = [d for d in DIRECTIONS if (job.get(d) or {}).get("total_ios", 0) > 0]
         if not dirs:

@@ -64,7 +64,7 @@ def test_run_dict_job_frames_match_json(small):
     assert row["mb_s"] == job["read"]["bw_bytes"] / 1e6
     assert row["lat_mean_us"] == job["read"]["clat_ns"]["mean"] / 1e3
     assert row["lat_p99_us"] == job["read"]["clat_ns"]["percentile"]["99.000000"] / 1e3
-    assert row["energy_j"] == job["energy_j"]
+    assert row["energy_j"] == job["ssdtwin"]["energy_j"]
     # Latency table: fio's 17 percentiles.
     lat = r.latency
     assert len(lat) == 17 and lat["percentile"].tolist()[6] == 50.0
@@ -79,48 +79,109 @@ def test_run_dict_job_frames_match_json(small):
     assert "Result(" in repr(r)
 
 
-def _io_totals(doc):
-    """I/O counts and bytes per direction summed over a document's jobs
-    (the CLI writes fio's JSON, the binding ssdtwin's run document; both
-    use fio's field names for the directions)."""
-    out = {}
-    for j in doc["jobs"]:
-        for d in ("read", "write", "trim"):
-            x = j.get(d) or {}
-            ios, b = out.get(d, (0, 0))
-            out[d] = (ios + x.get("total_ios", 0), b + x.get("io_bytes", 0))
-    return out
+def _cli_json(cli, extra, state, seed=None):
+    args = [cli, "run", "--drive", "generic-tlc-nvme", "--state", state, "--quiet", "--json", "-"]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    for k, v in SMALL_SET.items():
+        args += ["--set", "%s=%s" % (k, v)]
+    return subprocess.run(args + extra, check=True, capture_output=True, text=True).stdout
 
 
 def test_run_equals_cli_json(small, cli, tmp_path):
-    """The same inputs give the CLI's results: the same I/O, direction by
-    direction (the CLI writes fio's JSON layout; `run` returns ssdtwin's run
-    document and runs a file's sections in order)."""
+    """The same inputs give the CLI's JSON, byte for byte: `run` takes the
+    CLI's code path (fio's semantics and JSON)."""
     r = ssdtwin.run(small, dict(WRITE_JOB, rw="randrw", rwmixread=30), state="filled:50", seed=7)
-    args = [cli, "run", "--drive", "generic-tlc-nvme", "--state", "filled:50", "--seed", "7", "--quiet", "--json", "-"]
-    for k, v in SMALL_SET.items():
-        args += ["--set", "%s=%s" % (k, v)]
-    args += ["--rw", "randrw", "--rwmixread", "30", "--bs", "4k", "--iodepth", "8", "--io_size", "16m"]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    assert _io_totals(json.loads(out)) == _io_totals(r.json)
+    out = _cli_json(
+        cli,
+        ["--rw", "randrw", "--rwmixread", "30", "--bs", "4k", "--iodepth", "8", "--io_size", "16m"],
+        "filled:50",
+        seed=7,
+    )
+    assert out == r.json_text
     s = r.summary
     assert s["direction"].tolist() == ["read", "write"]
+    job = r.json["jobs"][0]
+    assert s["ios"].tolist() == [job["read"]["total_ios"], job["write"]["total_ios"]]
+    assert s["waf"].iloc[0] == job["ssdtwin"]["waf"]
 
-    # A job file, given as a path and as text.
+    # A job file, given as a path and as text: its jobs run concurrently,
+    # as fio (and the CLI) run them.
     jf = tmp_path / "two.fio"
-    jf.write_text("[global]\nbs=4k\niodepth=4\n\n[w]\nrw=randwrite\nio_size=8m\n\n[rest]\nidle=200ms\n\n[r]\nrw=randread\nio_size=4m\n")
+    jf.write_text(
+        "[global]\nbs=4k\niodepth=4\n\n[w]\nrw=randwrite\nio_size=8m\n\n"
+        "[rest]\nstonewall\nidle=200ms\n\n[r]\nrw=randread\nio_size=4m\n"
+    )
     by_path = ssdtwin.run(small, jf, state="full")
     by_text = ssdtwin.run(small, jf.read_text(), state="full")
     assert by_path.json_text == by_text.json_text
-    args = [cli, "run", "--drive", "generic-tlc-nvme", "--state", "full", "--quiet", "--json", "-", "--job-file", str(jf)]
-    for k, v in SMALL_SET.items():
-        args += ["--set", "%s=%s" % (k, v)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    assert _io_totals(json.loads(out)) == _io_totals(by_path.json)
+    assert _cli_json(cli, ["--job-file", str(jf)], "full") == by_path.json_text
     s = by_path.summary
     assert s["phase"].tolist() == ["w", "rest", "r"]
     assert s["direction"].tolist() == ["write", None, "read"]
     assert s["type"].tolist() == ["io", "idle", "io"]
+    # `rest` waits for `w` (its stonewall), as in fio.
+    x = {j["jobname"]: j["ssdtwin"] for j in by_path.json["jobs"]}
+    assert x["rest"]["start_ns"] >= x["w"]["start_ns"] + x["w"]["elapsed_ns"]
+
+    # A list of dicts: jobs one after another, as `--name a ... --name b --stonewall ...`.
+    seq = ssdtwin.run(small, [dict(WRITE_JOB, name="fill"), dict(READ_JOB, name="check")], state="fresh")
+    args = ["--name", "fill"] + sum((["--" + k, str(v)] for k, v in WRITE_JOB.items()), [])
+    args += ["--name", "check", "--stonewall"] + sum((["--" + k, str(v)] for k, v in READ_JOB.items()), [])
+    assert _cli_json(cli, args, "fresh") == seq.json_text
+
+
+def _iolog(path, n=3000):
+    """A fio v3 iolog: `n` 4 KiB writes 50 µs apart over the first 8 MiB,
+    then reads of the same."""
+    lines = ["fio version 3 iolog", "0 /dev/x add", "0 /dev/x open"]
+    t = 0
+    for i in range(n):
+        t += 50_000
+        lines.append("%d /dev/x write %d 4096" % (t, (i * 7919 % 2048) * 4096))
+    for i in range(n // 2):
+        t += 50_000
+        lines.append("%d /dev/x read %d 4096" % (t, (i * 104729 % 2048) * 4096))
+    lines.append("%d /dev/x close" % t)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_trace_as_job_equals_cli_and_shows_progress(small, cli, tmp_path, capsys):
+    trace = tmp_path / "app.iolog"
+    _iolog(trace)
+    r = ssdtwin.run(small, trace, state="full", progress=True)
+    assert _cli_json(cli, ["--trace", str(trace)], "full") == r.json_text
+    s = r.summary
+    assert s["type"].tolist() == ["trace", "trace"] and s["direction"].tolist() == ["read", "write"]
+    assert s["ios"].tolist() == [1500, 3000]
+    assert "ssdtwin run" in capsys.readouterr().err  # the tqdm bar
+
+
+def test_run_releases_the_gil(small):
+    """Two runs on two Python threads overlap (each releases the GIL)."""
+    import threading
+    import time
+
+    job = dict(WRITE_JOB, io_size="1g")
+    t0 = time.perf_counter()
+    ssdtwin.run(small, job)
+    one = time.perf_counter() - t0
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    th = threading.Thread(target=count)
+    th.start()
+    ssdtwin.run(small, job)
+    stop.set()
+    th.join()
+    # The counting thread ran during the simulation: held, the GIL would
+    # have let it tick a handful of times at most.
+    assert len(ticks) > 0.2 * one / 0.001, (len(ticks), one)
 
 
 def test_phases_as_list_of_dicts(small):

@@ -18,13 +18,14 @@
 //!   a mapping, GC, folding or merge bug returns wrong data visibly;
 //! - [`twin`]: block requests on the device core and the store;
 //! - [`server`]: sockets, threads, pacing, bad clients;
-//! - [`report`]: the run's JSON and summary at the end.
+//! - [`report`]: the run's JSON and summary at the end;
+//! - [`image`]: saving the drive with its data and loading it again.
 //!
-//! Left out (see each module): structured replies, TLS, block status, and
-//! saving/loading the drive with its data.
+//! Left out (see each module): structured replies, TLS, block status.
 
 #![deny(missing_docs)]
 
+pub mod image;
 pub mod proto;
 pub mod report;
 pub mod server;

@@ -27,7 +27,8 @@ pub struct ServeReport {
 impl ServeReport {
     /// Close the twin's statistics window and gather the results.
     pub fn of(outcome: &mut ServeOutcome, time_scale: f64) -> ServeReport {
-        let phase = outcome.twin.finish();
+        let sessions = outcome.counters.sessions.load(Ordering::Relaxed);
+        let phase = outcome.twin.finish(sessions.min(u32::MAX as u64) as u32);
         let health = Health::of(outcome.twin.device().drive());
         let c = &outcome.counters;
         let requests = c.requests.load(Ordering::Relaxed);

@@ -677,6 +677,8 @@ enum Sink<'a> {
 fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &Seen) -> Result<(), ProtoError> {
     let mut seq = 0u64;
     let mut payload: Vec<u8> = Vec::new();
+    // The reply buffer, reused while replies go straight to the socket.
+    let mut bytes: Vec<u8> = Vec::new();
     loop {
         if let Sink::Direct(w) = sink {
             if r.buffer().is_empty() {
@@ -703,7 +705,7 @@ fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &
             r.read_exact(&mut payload)?;
         }
         let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        let (error, mut bytes, done) = execute(sh, &req, &payload, seen, seq == 0);
+        let (error, done) = execute(sh, &req, &payload, seen, seq == 0, &mut bytes);
         if sh.opts.power_loss_after == Some(n) {
             let cut = sh.twin().power_cut();
             sh.counters.power_cuts.fetch_add(1, Ordering::Relaxed);
@@ -727,6 +729,8 @@ fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &
         match sink {
             Sink::Thread { tx, queued } => {
                 queued.add(bytes.len() as u64);
+                // The paced writer keeps the reply until its time.
+                let bytes = std::mem::take(&mut bytes);
                 if tx.send(Reply { done, due, seq, bytes }).is_err() {
                     return Err(ProtoError::Io(io::Error::other("writer ended")));
                 }
@@ -740,9 +744,10 @@ fn transmission(sh: &Shared, r: &mut BufReader<Stream>, sink: &mut Sink, seen: &
     }
 }
 
-/// Check and run one request. Returns (error, the reply's bytes with room
-/// for its 16-byte header first, virtual completion time).
-fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool) -> (u32, Vec<u8>, u64) {
+/// Check and run one request, its reply's bytes (room for the 16-byte
+/// header first, then any read data) into `buf`, reused from request to
+/// request. Returns (error, virtual completion time).
+fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool, buf: &mut Vec<u8>) -> (u32, u64) {
     let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= sh.size);
     let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES);
     let fua = req.flags & CMD_FLAG_FUA != 0;
@@ -758,29 +763,27 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool)
         seen.lock().unwrap_or_else(|e| e.into_inner()).pop().map_or(0, |Reverse(v)| v)
     };
     let t = t.max(twin.now());
-    let header = || vec![0u8; 16];
     let invalid = !known || (req.kind != CMD_FLUSH && !in_range) || (req.kind == CMD_READ && req.len > MAX_PAYLOAD);
+    // The reply's length; its bytes are all overwritten (header, data).
+    let reply_len = if !invalid && req.kind == CMD_READ { 16 + req.len as usize } else { 16 };
+    buf.resize(reply_len, 0);
     let result = if invalid {
-        (EINVAL, header(), t)
+        (EINVAL, t)
     } else {
         match req.kind {
-            CMD_READ => {
-                let mut buf = vec![0u8; 16 + req.len as usize];
-                let done = twin.read(t, req.offset, &mut buf[16..]);
-                (0, buf, done)
-            }
-            CMD_WRITE => (0, header(), twin.write(t, req.offset, payload, fua)),
-            CMD_FLUSH => (0, header(), twin.flush(t)),
+            CMD_READ => (0, twin.read(t, req.offset, &mut buf[16..])),
+            CMD_WRITE => (0, twin.write(t, req.offset, payload, fua)),
+            CMD_FLUSH => (0, twin.flush(t)),
             CMD_TRIM => {
                 let mut done = twin.trim(t, req.offset, req.len as u64);
                 if fua {
                     done = done.max(twin.flush(t));
                 }
-                (0, header(), done)
+                (0, done)
             }
             CMD_WRITE_ZEROES => {
                 let no_hole = req.flags & CMD_FLAG_NO_HOLE != 0;
-                (0, header(), twin.write_zeroes(t, req.offset, req.len as u64, no_hole, fua))
+                (0, twin.write_zeroes(t, req.offset, req.len as u64, no_hole, fua))
             }
             _ => unreachable!("checked above"),
         }

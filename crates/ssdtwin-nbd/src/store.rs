@@ -15,7 +15,7 @@
 //! stored (a slot without a page reads as zeros), so zero-filled writes
 //! cost no memory.
 //!
-//! Left out: persistence (the store lives as long as the server).
+//! Saved and loaded with the drive by [`crate::image`].
 
 use ssdtwin::model::ftl::journal::Relocation;
 use ssdtwin::model::nand::{Geometry, Slot, NONE};
@@ -161,6 +161,22 @@ impl DataStore {
                 self.live = 0;
             }
         }
+    }
+
+    /// Every page held: `(slot, bytes)`, in slot order.
+    pub fn pages(&self) -> impl Iterator<Item = (Slot, &[u8; PAGE])> + '_ {
+        let spb = self.slots_per_block;
+        self.blocks.iter().enumerate().filter_map(|(b, t)| t.as_ref().map(|t| (b, t))).flat_map(move |(b, t)| {
+            t.iter()
+                .enumerate()
+                .filter(|(_, &idx)| idx != NONE)
+                .map(move |(o, &idx)| (b as u32 * spb + o as u32, self.page(idx)))
+        })
+    }
+
+    /// Slots the store can address (its geometry's).
+    pub fn total_slots(&self) -> u64 {
+        self.blocks.len() as u64 * self.slots_per_block as u64
     }
 
     /// Pages holding data now.

@@ -39,7 +39,7 @@
 //! drive or with power-loss protection nothing acknowledged is lost. A
 //! trim is kept (deallocation is treated as durable at once).
 //!
-//! Left out: saving the twin (drive state and data) to continue later.
+//! Saving the twin (drive state and data) and loading it: [`crate::image`].
 
 use std::collections::HashMap;
 
@@ -68,6 +68,21 @@ pub struct Twin {
     /// Pre-images of pages changed since the last flush (power-loss
     /// tracking on): `None` when the page was unmapped.
     preimages: Option<HashMap<u64, Option<Box<[u8; PAGE]>>>>,
+    traffic: Traffic,
+}
+
+/// What the clients' reads and writes looked like, for the phase's
+/// header (`rw=`, `bs=`, `iodepth=`): counted per request, no allocation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Traffic {
+    /// Reads and writes seen.
+    requests: u64,
+    /// Of those, requests starting where the previous one ended.
+    sequential: u64,
+    /// Where the previous read or write ended.
+    next_offset: u64,
+    /// Commands outstanding in the drive at a submission, at most.
+    peak_outstanding: u32,
 }
 
 /// What a power cut did.
@@ -99,6 +114,7 @@ impl Twin {
             last_done: start_ns,
             flushes: 0,
             preimages: None,
+            traffic: Traffic::default(),
         }
     }
 
@@ -216,6 +232,15 @@ impl Twin {
         t
     }
 
+    /// Count a client's read or write for the phase header.
+    fn observe(&mut self, offset: u64, len: u64) {
+        let t = &mut self.traffic;
+        t.requests += 1;
+        t.sequential += u64::from(offset == t.next_offset);
+        t.next_offset = offset + len;
+        t.peak_outstanding = t.peak_outstanding.max(self.device.outstanding() + 1);
+    }
+
     fn note(&mut self, done: u64) -> u64 {
         self.last_done = self.last_done.max(done);
         done
@@ -245,6 +270,7 @@ impl Twin {
         if out.is_empty() {
             return self.device.now();
         }
+        self.observe(offset, out.len() as u64);
         let done = self.device.submit(Command { kind: IoKind::Read, offset, len: out.len() as u32 }, 0);
         self.copy_out(offset, out);
         self.note(done)
@@ -274,6 +300,7 @@ impl Twin {
         if data.is_empty() {
             return self.device.now();
         }
+        self.observe(offset, data.len() as u64);
         if !fua {
             self.keep_preimages(offset, data.len() as u64);
         }
@@ -376,14 +403,59 @@ impl Twin {
         self.note(done)
     }
 
+    /// A clean shutdown's state: every outstanding command completed, the
+    /// write buffer flushed and programmed, the FTL's journal replayed
+    /// into the store (what [`crate::image::save`] saves).
+    pub fn quiesce(&mut self) {
+        let end = self.last_done.max(self.device.now());
+        self.advance_to(end);
+        let done = self.device.flush();
+        self.note(done);
+        self.advance_to(done);
+        self.sync();
+        self.flushed();
+    }
+
+    /// Put a saved data page back at its slot (loading an image).
+    pub(crate) fn put_saved_page(&mut self, slot: u32, data: &[u8]) {
+        self.store.put(slot, data);
+    }
+
     /// Deliver every outstanding completion, close the statistics window
-    /// at the last completion, and return it as one phase named `serve`.
-    /// The twin keeps serving afterwards (a new window opens).
-    pub fn finish(&mut self) -> PhaseResult {
+    /// at the last completion, and return it as one phase named `serve`
+    /// whose I/O description is what the clients did: `rw` from the
+    /// directions seen and whether most reads and writes started where the
+    /// previous one ended, `bs` their mean size (rounded to 512 bytes),
+    /// `iodepth` the most commands outstanding at once, `numjobs` the
+    /// client sessions (each a host queue). The twin keeps serving
+    /// afterwards (a new window opens).
+    pub fn finish(&mut self, sessions: u32) -> PhaseResult {
         let end = self.last_done.max(self.device.now());
         self.advance_to(end);
         let w = self.device.end_window(end);
-        let mut spec = IoSpec::new("serve", RwPattern::RandRw);
+        let [r, wr, tr] = [IoKind::Read, IoKind::Write, IoKind::Trim].map(|k| &w.dirs[k as usize]);
+        let t = std::mem::take(&mut self.traffic);
+        let sequential = t.requests > 0 && t.sequential * 2 > t.requests;
+        let rw = match (r.ios > 0, wr.ios > 0, sequential) {
+            (true, false, true) => RwPattern::Read,
+            (true, false, false) => RwPattern::RandRead,
+            (false, true, true) => RwPattern::Write,
+            (false, true, false) => RwPattern::RandWrite,
+            (true, true, true) => RwPattern::ReadWrite,
+            (true, true, false) => RwPattern::RandRw,
+            (false, false, _) if tr.ios > 0 => RwPattern::RandTrim,
+            (false, false, _) => RwPattern::RandRw,
+        };
+        let mut spec = IoSpec::new("serve", rw);
+        let ios = r.ios + wr.ios;
+        if let Some(mean) = (r.bytes + wr.bytes).checked_div(ios) {
+            spec.bs = (mean.div_ceil(512) * 512).clamp(512, u32::MAX as u64) as u32;
+        }
+        spec.iodepth = t.peak_outstanding.max(1);
+        spec.numjobs = sessions.max(1);
+        if r.ios > 0 && wr.ios > 0 {
+            spec.rwmixread = (r.ios * 100 / ios) as u32;
+        }
         spec.offset = 0;
         let result = PhaseResult {
             phase: Phase::Io(spec),

@@ -86,8 +86,17 @@ impl Running {
     }
 
     fn start_drive(drive: Drive, scale: f64, listen: Listen) -> Running {
+        Running::start_twin(Twin::new(drive), scale, listen)
+    }
+
+    /// A loaded twin, served as fast as possible.
+    fn start_drive_twin(twin: Twin, listen: Listen) -> Running {
+        Running::start_twin(twin, 0.0, listen)
+    }
+
+    fn start_twin(twin: Twin, scale: f64, listen: Listen) -> Running {
         let opts = ServeOptions { listen, time_scale: scale, log: false, ..ServeOptions::new() };
-        let server = Server::bind(Twin::new(drive), opts).expect("bind");
+        let server = Server::bind(twin, opts).expect("bind");
         let addr = server.local_addr();
         let stop = server.stopper();
         let handle = std::thread::spawn(move || server.run().expect("server runs"));
@@ -496,7 +505,7 @@ fn real_time_latency_is_the_twins_plus_the_loopback() {
     let s = Running::start_drive(full(), 1.0, tcp());
     let measured = fio_qd1_read_clat(&s.uri(), 3000);
     let mut o = s.stop();
-    let twin = o.twin.finish().dirs[0].percentile_ns(50.0) as f64;
+    let twin = o.twin.finish(1).dirs[0].percentile_ns(50.0) as f64;
     let expected = twin + overhead;
     eprintln!("fio QD1 4k randread p50: {measured:.0} ns at time scale 1; twin {twin:.0} ns + loopback {overhead:.0} ns = {expected:.0} ns");
     assert!(twin > 20_000.0, "reads hit the NAND: {twin}");
@@ -532,7 +541,7 @@ fn time_scale_zero_gives_the_stats_of_ssdtwin_run() {
         ]));
     }
     let mut o = s.stop();
-    let served = o.twin.finish();
+    let served = o.twin.finish(1);
     let mut sim = Simulator::new(Drive::new(small_tlc()));
     let phases: Vec<Phase> = [RwPattern::Write, RwPattern::Read]
         .into_iter()
@@ -698,4 +707,75 @@ fn a_client_that_never_reads_does_not_block_the_stop() {
     let started = std::time::Instant::now();
     s.stop();
     assert!(started.elapsed() < Duration::from_secs(10), "stopped in {:?}", started.elapsed());
+}
+
+/// Check 4 through a reload: write, flush, write more, cut the power,
+/// save the drive, load it into a new server, read. With a write-back
+/// buffer and no power-loss protection the writes after the flush are
+/// gone and the flushed data is there; with power-loss protection or a
+/// write-through drive nothing acknowledged is lost.
+#[test]
+fn a_power_cut_then_save_and_load_keeps_flushed_data_only() {
+    let base = [
+        "geometry.channels=2",
+        "geometry.dies_per_channel=2",
+        "geometry.blocks_per_plane=32",
+        "geometry.pages_per_block=48",
+        "ftl.user_capacity_bytes=83886080",
+    ];
+    for (extra, plp, lost) in [
+        ("controller.cores=2", false, true),
+        ("controller.cores=2", true, false),
+        ("controller.write_cache=write-through", false, false),
+    ] {
+        let set: Vec<String> = base.iter().chain([&extra]).map(|s| s.to_string()).collect();
+        let spec = DriveSpec::load("generic-tlc-nvme", &set).unwrap();
+        let drive = Drive::new(spec.build("test drive").unwrap());
+        let opts = ServeOptions {
+            listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))),
+            time_scale: 0.0,
+            log: false,
+            power_loss_after: Some(5),
+            plp,
+            ..ServeOptions::new()
+        };
+        let server = Server::bind(Twin::new(drive), opts).expect("bind");
+        let addr = server.local_addr().unwrap();
+        let stop = server.stopper();
+        let handle = std::thread::spawn(move || server.run().expect("server runs"));
+        let mut c = greet(addr);
+        go(&mut c);
+        assert_eq!(request(&mut c, CMD_WRITE, 0, 65536, &[1; 65536]), 0);
+        assert_eq!(request(&mut c, CMD_FLUSH, 0, 0, &[]), 0);
+        assert_eq!(request(&mut c, CMD_WRITE, 0, 4096, &[2; 4096]), 0);
+        assert_eq!(request(&mut c, CMD_WRITE, 1 << 20, 4096, &[3; 4096]), 0);
+        let r = Request { flags: 0, kind: CMD_READ, cookie: 5, offset: 0, len: 4096 };
+        c.write_all(&encode_request(&r)).unwrap();
+        let mut b = [0u8; 16];
+        assert!(matches!(c.read(&mut b), Ok(0) | Err(_)), "dropped at the power cut");
+        drop(c);
+        stop.store(true, Ordering::SeqCst);
+        let mut o = handle.join().unwrap();
+        let path = tmp(&format!("cut-{plp}-{}.img", extra.len()));
+        ssdtwin_nbd::image::save(&mut o.twin, &spec, "test drive", &path).expect("saved");
+        drop(o);
+        let loaded = ssdtwin_nbd::image::load(&path).expect("loaded");
+        let s = Running::start_drive_twin(loaded.twin, Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))));
+        let mut c = greet(s.addr.unwrap());
+        go(&mut c);
+        let mut a = vec![0u8; 65536];
+        assert_eq!(request_read(&mut c, 0, &mut a), 0);
+        let mut p = vec![9u8; 4096];
+        assert_eq!(request_read(&mut c, 1 << 20, &mut p), 0);
+        if lost {
+            assert!(a.iter().all(|&x| x == 1), "{extra}: flushed data survives, the later overwrite does not");
+            assert!(p.iter().all(|&x| x == 0), "{extra}: the unflushed new page is gone");
+        } else {
+            assert!(a[..4096].iter().all(|&x| x == 2) && a[4096..].iter().all(|&x| x == 1), "{extra} plp={plp}");
+            assert!(p.iter().all(|&x| x == 3), "{extra} plp={plp}: nothing acknowledged is lost");
+        }
+        drop(c);
+        s.stop();
+        std::fs::remove_file(&path).unwrap();
+    }
 }

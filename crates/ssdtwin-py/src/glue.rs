@@ -11,7 +11,11 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use ssdtwin::model::health::Health;
-use ssdtwin::run::workload::{parse_job_file, Job, JobOptions};
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::run_jobs;
+use ssdtwin::run::workload::fio::{parse_command_line, JobFile};
+use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
+use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::study::report::RunReport;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
 use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
@@ -73,59 +77,80 @@ pub fn resolve_drive(d: &DriveSource) -> Result<(String, String, String)> {
     Ok((spec.name.clone(), spec.to_toml(), serde_json::to_string(spec)?))
 }
 
-/// Parse `job` for a drive of `capacity` bytes, with `seed` as the default
-/// `randseed` (as the CLI's `--seed`).
-fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<Job> {
+/// Parse `job` for a drive of `capacity` bytes as `ssdtwin run` parses its
+/// command line or `--job-file`, with `seed` as the default `randseed`
+/// (the CLI's `--seed`). Several phases become jobs run one after another
+/// (each after the first with fio's `stonewall`), as
+/// `fio --name=a ... --name=b --stonewall ...` would.
+fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<JobFile> {
+    let mut defaults = JobOptions::new();
+    defaults.push("randseed", &seed.to_string(), "command line (--seed)");
     Ok(match job {
-        JobSource::File { text, origin } => {
-            let mut defaults = JobOptions::new();
-            defaults.push("randseed", &seed.to_string(), "seed argument");
-            parse_job_file(text, origin, capacity, &defaults)?.to_job()
-        }
+        JobSource::File { text, origin } => parse_job_file(text, origin, capacity, &defaults)?,
         JobSource::Phases(phases) => {
             if phases.is_empty() {
                 bail!("the job has no phase");
             }
-            let mut out = Vec::new();
+            let mut pairs: Vec<(String, String)> = Vec::new();
             for (i, opts) in phases.iter().enumerate() {
-                let mut o = JobOptions::new();
-                if !opts.iter().any(|(k, _)| k == "randseed") {
-                    o.push("randseed", &seed.to_string(), "seed argument");
-                }
-                let mut name = None;
-                for (k, v) in opts {
-                    o.push(k, v, &format!("job option `{k}`"));
-                    if k == "name" {
-                        name = Some(v.clone());
-                    }
-                }
-                if !opts.iter().any(|(k, _)| k == "rw" || k == "idle" || k == "secure_erase") {
+                if !opts.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
                     bail!("job phase {}: give `rw` (with bs, iodepth, ...), `idle` or `secure_erase`", i + 1);
                 }
                 let default_name = if phases.len() == 1 { "job".to_string() } else { format!("job{}", i + 1) };
-                out.push(o.to_phase(name.as_deref().unwrap_or(&default_name), capacity)?);
+                let name = opts.iter().find(|(k, _)| k == "name").map_or(default_name, |(_, v)| v.clone());
+                pairs.push(("name".into(), name));
+                if i > 0 {
+                    pairs.push(("stonewall".into(), "1".into()));
+                }
+                pairs.extend(opts.iter().filter(|(k, _)| k != "name").cloned());
             }
-            Job { phases: out }
+            parse_command_line(&pairs, "command line", capacity, &defaults)?
         }
     })
 }
 
-/// Run `job` on the drive from `state`: the JSON document `ssdtwin run
-/// --json` writes, byte for byte.
-pub fn run(drive: &DriveSource, state: &str, seed: u64, job: &JobSource) -> Result<String> {
+/// Run `job` on the drive from `state` by the code path of `ssdtwin run`
+/// for the same inputs: fio's semantics (jobs of a file run concurrently,
+/// `stonewall` and `numjobs` as in fio) and fio's JSON with ssdtwin's
+/// additions; a job with a trace section replays through the sequential
+/// driver and gives the run document, as the CLI does. Returns the JSON
+/// text `ssdtwin run --json` writes, byte for byte. `progress` is called
+/// with the fraction done of a sequential (trace) run, when known.
+pub fn run(
+    drive: &DriveSource,
+    state: &str,
+    seed: u64,
+    job: &JobSource,
+    progress: Option<Box<dyn FnMut(f64) + Send>>,
+) -> Result<String> {
     let dut = drive.load()?;
     let st: DriveState = state.parse().map_err(|e: String| anyhow::anyhow!("state {e}"))?;
-    let job = build_job(job, dut.capacity(), seed)?;
+    let file = build_job(job, dut.capacity(), seed)?;
     let spec = dut.model.spec.clone();
     let mut d = Drive::new(dut.model);
     if st != DriveState::Fresh {
         st.apply_fast(&mut d, seed);
     }
-    let mut sim = Simulator::new(d);
-    let results = sim.run_job(&job);
-    let health = Health::of(sim.drive());
-    let report = RunReport { drive: &spec, state: st.to_string(), seed, phases: &results, health: &health };
-    Ok(serde_json::to_string_pretty(&report.to_json())? + "\n")
+    if file.jobs.iter().any(|j| matches!(j.phase, Phase::Trace(_))) {
+        let mut sim = Simulator::new(d);
+        if let Some(mut f) = progress {
+            sim.on_progress(move |p| {
+                if let Some(x) = p.fraction {
+                    f((p.phase_index as f64 + x) / p.phases as f64);
+                }
+            });
+        }
+        let results = sim.try_run_job(&file.to_job())?;
+        let health = Health::of(sim.drive());
+        let report = RunReport { drive: &spec, state: st.to_string(), seed, phases: &results, health: &health };
+        return Ok(serde_json::to_string_pretty(&report.to_json())? + "\n");
+    }
+    let mut device = Device::new(d);
+    let results = run_jobs(&mut device, &file);
+    let health = Health::of(device.drive());
+    let report =
+        FioReport { drive: &spec, state: st.to_string(), seed, global: &file.global, jobs: &results, health: &health };
+    Ok(serde_json::to_string_pretty(&report.to_json(false))? + "\n")
 }
 
 /// Options of a suite run.

@@ -54,10 +54,12 @@ fn resolve_drive(
     py.allow_threads(|| glue::resolve_drive(&d)).map_err(err)
 }
 
-/// Run a job (phases of fio options, or a job file's text) on a drive from
-/// a state: the JSON text `ssdtwin run --json` writes.
+/// Run a job (phases of fio options, or a job file's text, which may
+/// replay a trace) on a drive from a state, by the code path of `ssdtwin
+/// run`: the JSON text `ssdtwin run --json` writes. `progress(fraction)` is
+/// called during a trace replay.
 #[pyfunction]
-#[pyo3(signature = (source, is_text, set, state, seed, phases=None, job_text=None, job_origin=None))]
+#[pyo3(signature = (source, is_text, set, state, seed, phases=None, job_text=None, job_origin=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -69,6 +71,7 @@ fn run(
     phases: Option<Vec<Vec<(String, String)>>>,
     job_text: Option<String>,
     job_origin: Option<String>,
+    progress: Option<PyObject>,
 ) -> PyResult<String> {
     let d = drive(source, is_text, set);
     let job = match (phases, job_text) {
@@ -76,7 +79,15 @@ fn run(
         (None, Some(text)) => JobSource::File { text, origin: job_origin.unwrap_or_else(|| "<job text>".into()) },
         _ => return Err(SsdtwinError::new_err("give either phases or job_text")),
     };
-    py.allow_threads(|| glue::run(&d, &state, seed, &job)).map_err(err)
+    // Progress goes to a Python callable, taking the GIL only for the call.
+    let progress = progress.map(|cb| {
+        Box::new(move |x: f64| {
+            Python::with_gil(|py| {
+                let _ = cb.call1(py, (x,));
+            })
+        }) as Box<dyn FnMut(f64) + Send>
+    });
+    py.allow_threads(|| glue::run(&d, &state, seed, &job, progress)).map_err(err)
 }
 
 /// Run a suite: `(JSON text, report page path or None)`.

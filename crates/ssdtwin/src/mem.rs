@@ -53,6 +53,24 @@ impl<T> DerefMut for HugeVec<T> {
     }
 }
 
+/// Saved as a plain sequence (drive images).
+impl<T: serde::Serialize> serde::Serialize for HugeVec<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// Loaded from a plain sequence, then advised like a new one.
+impl<'de, T: serde::Deserialize<'de> + Copy> serde::Deserialize<'de> for HugeVec<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HugeVec<T>, D::Error> {
+        let v = Vec::<T>::deserialize(d)?;
+        let mut h = Vec::with_capacity(v.len());
+        advise_huge(&mut h);
+        h.extend_from_slice(&v);
+        Ok(HugeVec(h))
+    }
+}
+
 /// Advise the kernel to back the (not yet touched) capacity of `v` with
 /// huge pages. Only whole 4 KiB pages inside the allocation are advised.
 fn advise_huge<T>(v: &mut Vec<T>) {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ssdtwin::{Drive, DriveSpec, DriveState};
+use ssdtwin_nbd::image;
 use ssdtwin_nbd::report::ServeReport;
 use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
@@ -23,15 +24,24 @@ use crate::output::{spinner, write_atomically};
 #[derive(Args)]
 pub struct ServeArgs {
     /// Preset name or path to a drive TOML file.
-    #[arg(long, short = 'd')]
-    pub drive: String,
+    #[arg(long, short = 'd', required_unless_present = "load", conflicts_with = "load")]
+    pub drive: Option<String>,
     /// Override a drive field, e.g. `--set controller.write_cache=write-through` (repeatable).
-    #[arg(long = "set", value_name = "PATH=VALUE")]
+    #[arg(long = "set", value_name = "PATH=VALUE", conflicts_with = "load")]
     pub set: Vec<String>,
     /// Starting state: fresh, full, filled:N, steady, steady-exact (data
     /// placed by a state reads as zeros: only the client's writes carry bytes).
-    #[arg(long, default_value = "fresh")]
+    #[arg(long, default_value = "fresh", conflicts_with = "load")]
     pub state: String,
+    /// Serve a drive saved by `--save` (its spec, state and data) instead
+    /// of --drive/--set/--state.
+    #[arg(long, value_name = "FILE")]
+    pub load: Option<PathBuf>,
+    /// When the server stops, save the drive with its data to FILE (a
+    /// clean shutdown: the write buffer is flushed first; cut the power
+    /// before to lose unflushed data). May be the --load file.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
     /// Seed for the starting state.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -94,16 +104,35 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             bail!("--json {json}: directory {} does not exist", dir.display());
         }
     }
-    let spec = DriveSpec::load(&args.drive, &args.set)?;
-    let model = spec.build(&args.drive)?;
-    let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
-    let terminal = !args.quiet && std::io::stderr().is_terminal();
-    let mut drive = Drive::new(model);
-    if state != DriveState::Fresh {
-        let bar = spinner(terminal, &format!("preconditioning: {state}"));
-        state.apply_fast(&mut drive, args.seed);
-        bar.finish_and_clear();
+    if let Some(save) = &args.save {
+        let dir = save.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!("--save {}: directory {} does not exist", save.display(), dir.display());
+        }
     }
+    let terminal = !args.quiet && std::io::stderr().is_terminal();
+    // The drive: loaded with its data, or built and brought to its state.
+    let (spec, origin, state_name, twin) = match &args.load {
+        Some(path) => {
+            let bar = spinner(terminal, &format!("loading {}", path.display()));
+            let loaded = image::load(path)?;
+            bar.finish_and_clear();
+            (loaded.spec, loaded.origin, format!("loaded:{}", path.display()), loaded.twin)
+        }
+        None => {
+            let name = args.drive.clone().expect("clap requires --drive without --load");
+            let spec = DriveSpec::load(&name, &args.set)?;
+            let model = spec.build(&name)?;
+            let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
+            let mut drive = Drive::new(model);
+            if state != DriveState::Fresh {
+                let bar = spinner(terminal, &format!("preconditioning: {state}"));
+                state.apply_fast(&mut drive, args.seed);
+                bar.finish_and_clear();
+            }
+            (spec, name, state.to_string(), Twin::new(drive))
+        }
+    };
     let opts = ServeOptions {
         listen: listen.clone(),
         allow_remote: args.allow_remote,
@@ -116,7 +145,6 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         plp: args.plp,
     };
     catch_stop_signals();
-    let twin = Twin::new(drive);
     let size = twin.user_bytes();
     let server = Server::bind(twin, opts).with_context(|| match &listen {
         Listen::Tcp(a) => format!("listening on {a}"),
@@ -156,7 +184,6 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     }
     let mut outcome = outcome;
     let report = ServeReport::of(&mut outcome, args.time_scale);
-    let state_name = state.to_string();
     let to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !to_stdout {
         print!("{}", report.summary(&spec, &state_name, args.seed));
@@ -167,6 +194,18 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             print!("{text}");
         } else {
             write_atomically(Path::new(out), text.as_bytes())?;
+        }
+    }
+    if let Some(path) = &args.save {
+        let bar = spinner(terminal, &format!("saving {}", path.display()));
+        image::save(&mut outcome.twin, &spec, &origin, path)?;
+        bar.finish_and_clear();
+        if !args.quiet {
+            eprintln!(
+                "ssdtwin serve: saved the drive and {} pages of data to {}",
+                outcome.twin.store().live_pages(),
+                path.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

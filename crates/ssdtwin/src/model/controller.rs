@@ -17,7 +17,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Controller processor cores.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Cores {
     free_at: Vec<u64>,
     cost_ns: u64,
@@ -54,7 +54,7 @@ impl Cores {
 }
 
 /// Write buffer occupancy.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct WriteBuffer {
     capacity: u64,
     /// Bytes written by the host whose program has not been issued yet.

@@ -49,7 +49,7 @@ pub struct Command {
 }
 
 /// Drive-level counters not kept by the parts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DriveCounters {
     /// 4 KiB slots the host read (mapped or not).
     pub host_slots_read: u64,
@@ -90,6 +90,45 @@ pub struct Drive {
     merge_parts: u32,
 }
 
+/// A drive's state without its model (which is rebuilt from the spec):
+/// what [`Drive::image`] saves and [`Drive::from_image`] restores — the
+/// FTL's maps and blocks, the flash's and parts' counters, wear, power
+/// and temperature. Field for field the parts of [`Drive`].
+#[derive(serde::Serialize)]
+pub struct DriveImageRef<'a> {
+    host: &'a HostInterface,
+    cores: &'a Cores,
+    buffer: &'a WriteBuffer,
+    ftl: &'a Ftl,
+    flash: &'a Flash,
+    counters: &'a DriveCounters,
+    power: &'a PowerMeter,
+    thermal: &'a Option<Thermal>,
+    timings: &'a [CellTiming; 2],
+    gc_ready: &'a [u64],
+    submits: u32,
+    merge_done: u64,
+    merge_parts: u32,
+}
+
+/// A loaded [`DriveImageRef`].
+#[derive(serde::Deserialize)]
+pub struct DriveImage {
+    host: HostInterface,
+    cores: Cores,
+    buffer: WriteBuffer,
+    ftl: Ftl,
+    flash: Flash,
+    counters: DriveCounters,
+    power: PowerMeter,
+    thermal: Option<Thermal>,
+    timings: [CellTiming; 2],
+    gc_ready: Vec<u64>,
+    submits: u32,
+    merge_done: u64,
+    merge_parts: u32,
+}
+
 impl Drive {
     /// A fresh (secure-erased) drive.
     pub fn new(model: DriveModel) -> Drive {
@@ -119,6 +158,67 @@ impl Drive {
             merge_parts: model.hybrid.as_ref().map_or(1, |h| h.merge_parts),
             model,
         }
+    }
+
+    /// The drive's state for saving (see [`DriveImageRef`]).
+    pub fn image(&self) -> DriveImageRef<'_> {
+        DriveImageRef {
+            host: &self.host,
+            cores: &self.cores,
+            buffer: &self.buffer,
+            ftl: &self.ftl,
+            flash: &self.flash,
+            counters: &self.counters,
+            power: &self.power,
+            thermal: &self.thermal,
+            timings: &self.timings,
+            gc_ready: &self.gc_ready,
+            submits: self.submits,
+            merge_done: self.merge_done,
+            merge_parts: self.merge_parts,
+        }
+    }
+
+    /// The drive `model` describes, in the state `image` saved. The
+    /// image must come from a drive of the same model (the caller keeps
+    /// the spec with the image); a mismatch in the parts' sizes is an
+    /// error, not a panic later.
+    pub fn from_image(model: DriveModel, image: DriveImage) -> Result<Drive, String> {
+        let fresh = Drive::new(model);
+        let dies = fresh.model.geometry.dies as usize;
+        if image.gc_ready.len() != dies {
+            return Err(format!("the image has {} dies, the drive {dies}", image.gc_ready.len()));
+        }
+        if image.flash.block_prog_done.len() != fresh.flash.block_prog_done.len() {
+            return Err(format!(
+                "the image has {} blocks, the drive {}",
+                image.flash.block_prog_done.len(),
+                fresh.flash.block_prog_done.len()
+            ));
+        }
+        if image.ftl.user_lpns() != fresh.ftl.user_lpns() {
+            return Err(format!(
+                "the image maps {} logical pages, the drive {}",
+                image.ftl.user_lpns(),
+                fresh.ftl.user_lpns()
+            ));
+        }
+        Ok(Drive {
+            model: fresh.model,
+            host: image.host,
+            cores: image.cores,
+            buffer: image.buffer,
+            ftl: image.ftl,
+            flash: image.flash,
+            counters: image.counters,
+            power: image.power,
+            thermal: image.thermal,
+            timings: image.timings,
+            gc_ready: image.gc_ready,
+            submits: image.submits,
+            merge_done: image.merge_done,
+            merge_parts: image.merge_parts,
+        })
     }
 
     /// Logical 4 KiB pages the host can address.

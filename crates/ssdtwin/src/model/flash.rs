@@ -29,7 +29,7 @@ use super::nand::{transfer_ns, CellMode};
 use super::timeline::Timeline;
 
 /// NAND operation counters by cell mode (index `CellMode as usize`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlashCounters {
     /// Page (multi-plane) read operations.
     pub reads: [u64; 2],
@@ -46,7 +46,7 @@ pub struct FlashCounters {
 }
 
 /// The flash array as the controller's scheduler sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Flash {
     dies: Vec<Timeline>,
     channels: Vec<Timeline>,

@@ -19,7 +19,7 @@ use crate::model::timeline::Timeline;
 use crate::spec::DriveModel;
 
 /// The link and the drive's command slots.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct HostInterface {
     to_device: Timeline,
     to_host: Timeline,

@@ -26,7 +26,7 @@ pub type Slot = u32;
 pub const NONE: u32 = u32::MAX;
 
 /// How the cells of a block are programmed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum CellMode {
     /// The die's native mode (MLC/TLC/QLC).
@@ -36,7 +36,7 @@ pub enum CellMode {
 }
 
 /// Derived geometry of a drive, with address arithmetic.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Geometry {
     /// Channels.
     pub channels: u32,
@@ -120,7 +120,7 @@ impl Geometry {
 }
 
 /// Timings of one cell mode, in ns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CellTiming {
     /// Array read time per page type (index `row % len`).
     pub tr_ns: Vec<u64>,

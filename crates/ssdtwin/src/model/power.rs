@@ -48,7 +48,7 @@ pub const APST_IDLE_FACTOR: u64 = 50;
 
 /// One step of the APST chain: after `after_ns` of idle (from the moment
 /// the drive became idle), the drive rests in state `state`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ApstStep {
     /// Idle time before the state is entered, ns (cumulative).
     pub after_ns: u64,
@@ -61,7 +61,7 @@ pub struct ApstStep {
 }
 
 /// The validated power model of a drive.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PowerModel {
     /// PS0 floor with no power saving, W.
     pub active_idle_w: f64,
@@ -122,7 +122,7 @@ impl PowerModel {
 }
 
 /// Energy bookkeeping of one drive (see the module doc).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PowerMeter {
     /// The model (`None`: the drive file has no `[power]`).
     pub model: Option<PowerModel>,

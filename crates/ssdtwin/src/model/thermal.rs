@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 use crate::spec::{PowerSpec, ThermalSpec};
 
 /// The validated thermal network and throttle policy of a drive.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThermalModel {
     /// Ambient air temperature, °C.
     pub ambient_c: f64,
@@ -210,7 +210,7 @@ pub struct Temperatures {
 /// The thermal state of one drive (see the module doc). The drive feeds
 /// it its cumulative energy; it keeps temperatures, the throttle level
 /// and the counters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Thermal {
     /// The model.
     pub model: ThermalModel,

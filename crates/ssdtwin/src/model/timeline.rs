@@ -14,7 +14,7 @@ const MAX_GAP_SCAN: usize = 256;
 ///
 /// A vector whose live part starts at `head`: pruning advances `head` and
 /// compacts now and then, so lookups are binary searches over one slice.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Timeline {
     busy: Vec<(u64, u64)>,
     head: usize,

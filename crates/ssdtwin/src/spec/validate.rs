@@ -56,7 +56,7 @@ pub struct DriveModel {
 }
 
 /// Wear leveling in the FTL's terms (default: off).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WearLevelingModel {
     /// Dynamic leveling chooses free blocks by erase count.
     pub least_worn: bool,
@@ -72,7 +72,7 @@ impl WearLevelingModel {
 }
 
 /// The hybrid log-block FTL in the FTL's units.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HybridModel {
     /// Log blocks per die (with full association: one sequential log, the
     /// rest random logs).
@@ -96,7 +96,7 @@ pub struct HybridModel {
 }
 
 /// The SLC cache in the FTL's units.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SlcModel {
     /// Blocks per die reserved for SLC use.
     pub static_blocks_per_die: u32,

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use crate::model::nand::{CellMode, Geometry, NONE};
 
 /// Life-cycle state of a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum BlockState {
     /// Erased, in its die's free list.
@@ -33,7 +33,7 @@ pub enum BlockState {
 }
 
 /// Per-block metadata of the whole drive.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BlockTable {
     /// Valid slots per block.
     pub valid: Vec<u32>,

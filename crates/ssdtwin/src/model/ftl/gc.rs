@@ -39,7 +39,7 @@ use crate::model::nand::{CellMode, Geometry, NONE};
 use crate::spec::GcPolicy;
 
 /// Picks GC victims according to a policy.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct VictimSelector {
     policy: GcPolicy,
     // FIFO queues per (mode, die).

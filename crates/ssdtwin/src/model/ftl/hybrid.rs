@@ -53,7 +53,7 @@ use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::spec::{HybridModel, LogAssociation, MergePolicy};
 
 /// State of the hybrid FTL.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Hybrid {
     model: HybridModel,
     geo: Geometry,
@@ -74,7 +74,7 @@ pub struct Hybrid {
 }
 
 /// Kind of a merge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MergeKind {
     /// The log block becomes the data block.
     Switch,

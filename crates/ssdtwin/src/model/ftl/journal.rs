@@ -20,7 +20,7 @@
 use crate::model::nand::Slot;
 
 /// One thing the FTL did to stored data, see the module docs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Relocation {
     /// The data in slot `from` now lives in slot `to` (`from` is invalid).
     Moved {

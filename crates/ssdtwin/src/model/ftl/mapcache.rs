@@ -37,7 +37,7 @@ const DIRTY: u8 = 2;
 const ON_FLASH: u8 = 4;
 
 /// Event counters of the map cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MapCacheCounters {
     /// Accesses that found their page cached.
     pub hits: u64,
@@ -50,7 +50,7 @@ pub struct MapCacheCounters {
 }
 
 /// The cached map's state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MapCache {
     entries_per_page: u32,
     capacity: u32,

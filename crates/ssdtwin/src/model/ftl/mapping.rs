@@ -42,7 +42,7 @@ pub trait MappingScheme {
 }
 
 /// Page-level mapping: the host stream takes every page in turn.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct PageMapping;
 
 impl MappingScheme for PageMapping {
@@ -70,7 +70,7 @@ impl MappingScheme for PageMapping {
 }
 
 /// The drive's mapping scheme.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Scheme {
     /// Page-level mapping.
     Page(PageMapping),

@@ -56,7 +56,7 @@ use pool::{BlockPool, Paced};
 use streams::{Stream, StreamId};
 
 /// Why a NAND operation is issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Purpose {
     /// Programming host data from the write buffer.
     HostWrite,
@@ -73,7 +73,7 @@ pub enum Purpose {
 }
 
 /// A NAND operation the FTL needs, before it has a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum NandOp {
     /// Read `slots` slots of one row (multi-plane) of `block`.
     Read {
@@ -122,7 +122,7 @@ pub(crate) fn prefetch(v: &[u32], i: usize) {
 }
 
 /// FTL event counters (in 4 KiB slots unless stated).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FtlCounters {
     /// Slots written by the host.
     pub host_slots_written: u64,
@@ -159,7 +159,7 @@ pub struct FtlCounters {
 /// talks to it through this narrow API: host writes, reads and trims,
 /// flushes, background work, secure erase; the NAND operations they need
 /// come out of [`Ftl::take_ops`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Ftl {
     core: FtlCore,
     scheme: Scheme,
@@ -400,7 +400,7 @@ impl Ftl {
 /// map, the blocks, the write streams, the collections in progress, the
 /// operations produced and the counters. Its fields are private to the
 /// `ftl` module; everything outside goes through [`Ftl`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FtlCore {
     /// Geometry.
     geo: Geometry,

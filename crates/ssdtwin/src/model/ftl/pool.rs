@@ -27,7 +27,7 @@ use super::streams::StreamId;
 
 /// A victim being collected a step at a time (paced by host writes, or in
 /// idle time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Paced {
     /// The victim block.
     pub victim: u32,

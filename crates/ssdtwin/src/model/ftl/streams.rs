@@ -16,7 +16,7 @@ use super::Purpose;
 use crate::model::nand::{CellMode, Geometry, NONE};
 
 /// Identity of a write stream (index into the FTL's stream array).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum StreamId {
     /// Host writes.
@@ -39,7 +39,7 @@ impl StreamId {
 }
 
 /// One write stream: an open block per die and the die it writes next.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Stream {
     id: StreamId,
     /// Open block per die (`NONE` if the stream has none there).
