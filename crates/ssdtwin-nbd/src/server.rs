@@ -785,6 +785,9 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool)
             _ => unreachable!("checked above"),
         }
     };
+    // A command the drive failed (an uncorrectable read, a write to a
+    // read-only drive) is an I/O error for the client.
+    let result = if twin.take_error() && result.0 == 0 { (EIO, header(), result.2) } else { result };
     drop(twin);
     sh.counters.twin_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     result

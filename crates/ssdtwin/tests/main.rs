@@ -7,6 +7,7 @@ mod fio;
 mod hybrid;
 mod integrity;
 mod mapcache;
+mod media;
 mod power;
 mod slc;
 mod states;
