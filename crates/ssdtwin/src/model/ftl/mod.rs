@@ -28,11 +28,12 @@
 //!   - [`gc`]: victim selection, reclaiming by GC or folding, pacing, and
 //!     the FTL's collection mechanism and idle-time work;
 //! - [`blocks`]: block metadata, free lists and the victim index;
+//! - [`badblocks`]: factory and grown bad blocks, the spare pool and
+//!   read-only end of life, relocation after uncorrectable reads;
 //! - [`install`]: installing a whole state built elsewhere.
 //!
-//! Left out here: a mapping cache for DRAM-less drives, static wear
-//! levelling and bad blocks (they slot in as a scheme and as pool
-//! mechanisms).
+//! The map cache of DRAM-less drives is [`mapcache`]; wear leveling is in
+//! [`gc`] and [`blocks`].
 
 pub mod badblocks;
 pub mod blocks;
