@@ -788,6 +788,15 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool,
             _ => unreachable!("checked above"),
         }
     };
+    // A command the drive failed (an uncorrectable read, a write to a
+    // read-only drive) is an I/O error for the client.
+    // No payload follows an error reply.
+    let result = if twin.take_error() && result.0 == 0 {
+        buf.truncate(16);
+        (EIO, result.1)
+    } else {
+        result
+    };
     drop(twin);
     sh.counters.twin_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     result

@@ -65,6 +65,9 @@ pub struct Twin {
     last_done: u64,
     /// Flushes served.
     pub flushes: u64,
+    /// A command of the current request failed (media error, read-only
+    /// drive); see [`Twin::take_error`].
+    failed: bool,
     /// Pre-images of pages changed since the last flush (power-loss
     /// tracking on): `None` when the page was unmapped.
     preimages: Option<HashMap<u64, Option<Box<[u8; PAGE]>>>>,
@@ -113,6 +116,7 @@ impl Twin {
             start_ns,
             last_done: start_ns,
             flushes: 0,
+            failed: false,
             preimages: None,
             traffic: Traffic::default(),
         }
@@ -241,6 +245,19 @@ impl Twin {
         t.peak_outstanding = t.peak_outstanding.max(self.device.outstanding() + 1);
     }
 
+    /// Whether a command since the last call failed (the server answers
+    /// the request with EIO), clearing the flag.
+    pub fn take_error(&mut self) -> bool {
+        std::mem::take(&mut self.failed)
+    }
+
+    /// Note whether the command just submitted failed; returns true if so.
+    fn check_failed(&mut self) -> bool {
+        let failed = self.device.drive().last_error().is_some();
+        self.failed |= failed;
+        failed
+    }
+
     fn note(&mut self, done: u64) -> u64 {
         self.last_done = self.last_done.max(done);
         done
@@ -272,6 +289,7 @@ impl Twin {
         }
         self.observe(offset, out.len() as u64);
         let done = self.device.submit(Command { kind: IoKind::Read, offset, len: out.len() as u32 }, 0);
+        self.check_failed();
         self.copy_out(offset, out);
         self.note(done)
     }
@@ -311,6 +329,10 @@ impl Twin {
         let head = (offset % PAGE64 != 0 || end < (first + 1) * PAGE64).then(|| *self.page(first));
         let tail = (last != first && end % PAGE64 != 0).then(|| *self.page(last));
         let mut done = self.device.submit(Command { kind: IoKind::Write, offset, len: data.len() as u32 }, 0);
+        if self.check_failed() {
+            // Refused (read-only drive): the old data stays.
+            return self.note(done);
+        }
         self.sync();
         let mut buf = [0u8; PAGE];
         for lpn in first..=last {
@@ -347,6 +369,7 @@ impl Twin {
         while at < offset + len {
             let n = (offset + len - at).min(1 << 30);
             done = done.max(self.device.submit(Command { kind: IoKind::Trim, offset: at, len: n as u32 }, 0));
+            self.check_failed();
             at += n;
         }
         self.sync();

@@ -8,6 +8,7 @@ mod fio_control;
 mod hybrid;
 mod integrity;
 mod mapcache;
+mod media;
 mod power;
 mod slc;
 mod states;

@@ -16,11 +16,19 @@
 //! 5. for a **trim**: unmaps the pages (controller time only).
 //!
 //! Background work (GC during idle) is [`Drive::background_step`].
+//!
+//! With a media error model ([`crate::model::media`]) a page read may need
+//! read-retry steps and a soft decode, each an extra read of the die; an
+//! uncorrectable read fails the command with a media error
+//! ([`Drive::last_error`]) and the block's data is relocated. A drive whose
+//! spare is exhausted ([`crate::model::ftl::badblocks`]) fails writes and
+//! trims.
 
 use crate::model::controller::{Cores, WriteBuffer};
 use crate::model::flash::Flash;
 use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
+use crate::model::media::Media;
 use crate::model::nand::{CellMode, CellTiming, SECTOR_BYTES};
 use crate::model::power::PowerMeter;
 use crate::model::thermal::Thermal;
@@ -57,6 +65,21 @@ pub struct DriveCounters {
     pub buffer_read_hits: u64,
     /// 4 KiB reads of unmapped (never written or trimmed) pages.
     pub unmapped_reads: u64,
+    /// Host reads that failed with an uncorrectable media error.
+    pub media_errors: u64,
+    /// Host writes and trims refused because the drive is read-only.
+    pub write_errors: u64,
+}
+
+/// Why a host command failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoError {
+    /// A read found data no decode could correct (NVMe Unrecovered Read
+    /// Error).
+    Media,
+    /// A write or trim to a drive that turned read-only (NVMe Namespace
+    /// is Write Protected / spare exhausted).
+    ReadOnly,
 }
 
 /// A simulated drive.
@@ -80,6 +103,18 @@ pub struct Drive {
     pub power: PowerMeter,
     /// Temperature and thermal throttling (`None`: no `[thermal]`).
     pub thermal: Option<Thermal>,
+    /// Bit errors and ECC (`None`: no `[controller.ecc]`).
+    pub media: Option<Media>,
+    /// Drive time (ns since its life began) at which the current clock's
+    /// zero lies: the clock restarts at 0 after a preparation, and time
+    /// powered off passes here ([`Drive::pass_time_powered_off`]).
+    clock_base_ns: u64,
+    /// Latest time the drive was given.
+    last_t: u64,
+    /// How the last command failed (`None`: it succeeded).
+    last_error: Option<IoError>,
+    /// A block an uncorrectable read asked to relocate.
+    relocate_block: u32,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
     submits: u32,
@@ -104,6 +139,9 @@ pub struct DriveImageRef<'a> {
     counters: &'a DriveCounters,
     power: &'a PowerMeter,
     thermal: &'a Option<Thermal>,
+    media: &'a Option<Media>,
+    clock_base_ns: u64,
+    last_t: u64,
     timings: &'a [CellTiming; 2],
     gc_ready: &'a [u64],
     submits: u32,
@@ -122,6 +160,9 @@ pub struct DriveImage {
     counters: DriveCounters,
     power: PowerMeter,
     thermal: Option<Thermal>,
+    media: Option<Media>,
+    clock_base_ns: u64,
+    last_t: u64,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
     submits: u32,
@@ -151,6 +192,11 @@ impl Drive {
             counters: DriveCounters::default(),
             power: PowerMeter::new(model.power.clone()),
             thermal: model.thermal.clone().map(Thermal::new),
+            media: model.media.as_ref().and_then(Media::new),
+            clock_base_ns: 0,
+            last_t: 0,
+            last_error: None,
+            relocate_block: crate::model::nand::NONE,
             timings,
             gc_ready: vec![0; geo.dies as usize],
             submits: 0,
@@ -171,6 +217,9 @@ impl Drive {
             counters: &self.counters,
             power: &self.power,
             thermal: &self.thermal,
+            media: &self.media,
+            clock_base_ns: self.clock_base_ns,
+            last_t: self.last_t,
             timings: &self.timings,
             gc_ready: &self.gc_ready,
             submits: self.submits,
@@ -213,6 +262,11 @@ impl Drive {
             counters: image.counters,
             power: image.power,
             thermal: image.thermal,
+            media: image.media,
+            clock_base_ns: image.clock_base_ns,
+            last_t: image.last_t,
+            last_error: None,
+            relocate_block: crate::model::nand::NONE,
             timings: image.timings,
             gc_ready: image.gc_ready,
             submits: image.submits,
@@ -233,6 +287,9 @@ impl Drive {
 
     /// Forget all timing state (keeps the data): the clock may restart at 0.
     pub fn reset_time(&mut self) {
+        self.clock_base_ns += self.last_t.max(self.idle_since());
+        self.last_t = 0;
+        self.ftl.set_clock(self.clock_base_ns);
         self.host.reset_time();
         self.cores.reset_time();
         self.buffer.reset();
@@ -284,9 +341,35 @@ impl Drive {
         done
     }
 
-    /// Submit a command at time `t`; returns its completion time.
+    /// Let `ns` of drive time pass with the drive powered off (data
+    /// retention continues; nothing else happens). The clock of the
+    /// commands does not move.
+    pub fn pass_time_powered_off(&mut self, ns: u64) {
+        self.clock_base_ns += ns;
+        self.ftl.set_clock(self.clock_base_ns + self.last_t);
+    }
+
+    /// The drive's age at clock time `t`: ns since its life began (all
+    /// clocks and powered-off time included).
+    pub fn drive_time_ns(&self, t: u64) -> u64 {
+        self.clock_base_ns + t
+    }
+
+    /// How the last command submitted failed (`None`: it succeeded).
+    #[inline]
+    pub fn last_error(&self) -> Option<IoError> {
+        self.last_error
+    }
+
+    /// Submit a command at time `t`; returns its completion time (see
+    /// [`Drive::last_error`] for whether it succeeded).
     pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
         self.submits += 1;
+        self.last_error = None;
+        self.last_t = t;
+        if self.media.is_some() {
+            self.ftl.set_clock(self.clock_base_ns + t);
+        }
         let arrived = t;
         // A drive resting in a non-operational state wakes first.
         let t = if self.power.apst && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
@@ -477,6 +560,14 @@ impl Drive {
             let bytes = quick_bytes.min(remaining);
             done = done.max(self.host.to_host(quick_ready, bytes.max(1)));
         }
+        if self.relocate_block != crate::model::nand::NONE {
+            // Firmware moves the failing block's data once the read
+            // has failed.
+            let block = std::mem::replace(&mut self.relocate_block, crate::model::nand::NONE);
+            if self.ftl.relocate(block) {
+                self.schedule_ops(done, done);
+            }
+        }
         done
     }
 
@@ -488,13 +579,53 @@ impl Drive {
         let mode = self.ftl.mode_of(block);
         let tr = self.timings[mode as usize].tr(row);
         let bytes = slots as u64 * SECTOR_BYTES as u64;
-        let data = self.flash.read(t, die, tr, slots, mode) + ecc;
+        let mut data = self.flash.read(t, die, tr, slots, mode) + ecc;
+        if self.media.is_some() {
+            data = self.decode(block, die, row, slots, data);
+        }
         let link_bytes = bytes.min(*remaining).max(1);
         *remaining -= link_bytes.min(*remaining);
         self.host.to_host(data, link_bytes)
     }
 
+    /// Errors of a page read of `slots` slots of `row` of `block` whose
+    /// first hard decode ends at `data`: read retries and soft decoding
+    /// (extra reads of the die), or a media error. Returns when the data
+    /// is decoded.
+    #[cold]
+    fn decode(&mut self, block: u32, die: u32, row: u32, slots: u32, mut data: u64) -> u64 {
+        let media = self.media.as_mut().expect("called with a media model");
+        let mode = self.ftl.mode_of(block);
+        let (pe, programmed_at, reads) = self.ftl.note_block_read(block);
+        let age = self.ftl.clock().saturating_sub(programmed_at);
+        let rber = media.rber(mode, pe, age, reads);
+        let out = media.decode(rber, slots);
+        let (soft_reads, soft_ns) = (media.ecc.soft_reads, media.ecc.soft_decode_ns);
+        let tr = self.timings[mode as usize].tr(row);
+        let ecc = self.model.spec.controller.ecc_decode_ns;
+        for _ in 0..out.retries {
+            data = self.flash.read(data, die, tr, slots, mode) + ecc;
+        }
+        if out.soft {
+            for _ in 0..soft_reads {
+                data = self.flash.read(data, die, tr, slots, mode);
+            }
+            data += soft_ns;
+        }
+        if out.uncorrectable {
+            self.counters.media_errors += 1;
+            self.last_error = Some(IoError::Media);
+            self.relocate_block = block;
+        }
+        data
+    }
+
     fn write(&mut self, cmd: Command, t: u64) -> u64 {
+        if self.ftl.read_only() {
+            self.counters.write_errors += 1;
+            self.last_error = Some(IoError::ReadOnly);
+            return t;
+        }
         let (first, end) = self.lpn_range(cmd);
         if self.model.write_through {
             let link_done = self.host.to_device(t, cmd.len as u64);
@@ -532,6 +663,11 @@ impl Drive {
     }
 
     fn trim(&mut self, cmd: Command, t: u64) -> u64 {
+        if self.ftl.read_only() {
+            self.counters.write_errors += 1;
+            self.last_error = Some(IoError::ReadOnly);
+            return t;
+        }
         // Only whole 4 KiB pages can be deallocated.
         let first = cmd.offset.div_ceil(SECTOR_BYTES as u64) as u32;
         let end = ((cmd.offset + cmd.len as u64) / SECTOR_BYTES as u64) as u32;
@@ -566,6 +702,10 @@ impl Drive {
                         self.flash.read(earliest, die, tr, slots, mode) + ecc
                     };
                     last_read = last_read.max(ready);
+                    if self.media.is_some() {
+                        // GC, folding and map reads disturb the block too.
+                        self.ftl.note_block_read(block);
+                    }
                     let g = &mut self.gc_ready[die as usize];
                     *g = (*g).max(ready);
                 }

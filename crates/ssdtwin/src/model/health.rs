@@ -11,8 +11,12 @@
 //! it in their own ways; the mean is what a perfectly wear-levelled drive
 //! reports). With a thermal model the log also carries the composite
 //! temperature and the minutes spent above the warning and critical
-//! thresholds ([`crate::model::thermal`]). Not modelled: bad blocks and the spare that replaces them, so
-//! no "available spare"; read disturb and retention.
+//! thresholds ([`crate::model::thermal`]). With a media model
+//! ([`crate::model::media`]) it counts media errors (uncorrectable host
+//! reads), and with bad-block management
+//! ([`crate::model::ftl::badblocks`]) it reports the available spare, its
+//! threshold and the critical warning bits NVMe defines for them (bit 0:
+//! spare below threshold; bit 3: media read-only).
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +47,21 @@ pub struct Health {
     pub erase_count_spread: u32,
     /// Rated endurance used, % (`None`: the drive file rates no cycles).
     pub percentage_used: Option<f64>,
+    /// Media and Data Integrity Errors: host reads that failed
+    /// uncorrectable.
+    pub media_errors: u64,
+    /// Critical Warning bits: 0x01 available spare below threshold, 0x08
+    /// media placed in read-only mode.
+    pub critical_warning: u8,
+    /// Available Spare, % (drives with `[nand.bad_blocks]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_spare: Option<u32>,
+    /// Available Spare Threshold, %.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_spare_threshold: Option<u32>,
+    /// Bad blocks: from the factory and grown since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_blocks: Option<u64>,
     /// Composite temperature, °C (drives with `[thermal]` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub composite_temp_c: Option<f64>,
@@ -74,7 +93,17 @@ impl Health {
         let (lo, hi) = (0..counts[0].len()).fold((u32::MAX, 0), |(lo, hi), b| (lo.min(total(b)), hi.max(total(b))));
         let c = crate::run::stats::Counters::of(drive);
         let units = |slots: u64| (slots * 8).div_ceil(1000);
+        let bad = drive.ftl.bad_blocks();
+        let spare = bad.map(|b| b.available_spare_percent());
+        let threshold = bad.map(|b| b.threshold_percent());
+        let low_spare = bad.is_some_and(|b| b.read_only());
+        let critical_warning = if low_spare { 0x01 | 0x08 } else { 0 };
         Health {
+            media_errors: drive.counters.media_errors,
+            critical_warning,
+            available_spare: spare,
+            available_spare_threshold: threshold,
+            bad_blocks: bad.map(|b| b.counters.factory_bad_blocks + b.counters.grown_bad_blocks),
             data_units_read: units(c.host_slots_read),
             data_units_written: units(c.host_slots_written),
             host_bytes_written: c.host_slots_written * 4096,
@@ -105,13 +134,24 @@ impl Health {
             }
             _ => String::new(),
         };
-        temp + &format!(
-            "health: {used}P/E cycles native {:.1} mean / {} max{slc}{}; host wrote {:.1} GB, NAND {:.1} GB\n",
-            self.pe_cycles_native_mean,
-            self.pe_cycles_native_max,
-            if self.percentage_used.is_none() { " (cycles not rated)" } else { "" },
-            self.host_bytes_written as f64 / 1e9,
-            self.nand_bytes_written as f64 / 1e9
-        )
+        let spare = match (self.available_spare, self.available_spare_threshold) {
+            (Some(s), Some(t)) => format!(
+                "health: available spare {s}% (threshold {t}%), {} bad blocks, {} media errors{}\n",
+                self.bad_blocks.unwrap_or(0),
+                self.media_errors,
+                if self.critical_warning & 0x08 != 0 { "; READ-ONLY (critical warning)" } else { "" }
+            ),
+            _ if self.media_errors > 0 => format!("health: {} media errors\n", self.media_errors),
+            _ => String::new(),
+        };
+        temp + &spare
+            + &format!(
+                "health: {used}P/E cycles native {:.1} mean / {} max{slc}{}; host wrote {:.1} GB, NAND {:.1} GB\n",
+                self.pe_cycles_native_mean,
+                self.pe_cycles_native_max,
+                if self.percentage_used.is_none() { " (cycles not rated)" } else { "" },
+                self.host_bytes_written as f64 / 1e9,
+                self.nand_bytes_written as f64 / 1e9
+            )
     }
 }

@@ -18,6 +18,7 @@ pub mod flash;
 pub mod ftl;
 pub mod health;
 pub mod host;
+pub mod media;
 pub mod nand;
 pub mod power;
 pub mod thermal;

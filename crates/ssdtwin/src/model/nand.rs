@@ -14,8 +14,9 @@
 //!
 //! so a sequential stream fills a multi-plane page before moving on, and one
 //! program unit (`program_pages` rows, one-shot wordline) is a contiguous
-//! run of slots. Not modelled here: bad blocks, per-plane independent
-//! blocks, read disturb and retention (the wear issue adds them).
+//! run of slots. Bit errors and bad blocks are in [`crate::model::media`]
+//! and [`crate::model::ftl::badblocks`]; not modelled: per-plane
+//! independent blocks.
 
 /// Bytes per mapping unit (slot).
 pub const SECTOR_BYTES: u32 = 4096;

@@ -45,7 +45,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::drive::{Command, Drive, IoKind};
+use crate::model::drive::{Command, Drive, IoError, IoKind};
 use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
 use crate::run::stats::{Counters, DirStats, TimeSeries};
@@ -74,6 +74,9 @@ pub struct Completion {
     pub submitted_ns: u64,
     /// When it completed, ns.
     pub done_ns: u64,
+    /// How it failed (`None`: it succeeded): a media error on a read, a
+    /// write to a read-only drive.
+    pub error: Option<IoError>,
 }
 
 impl Completion {
@@ -89,6 +92,7 @@ struct InFlight {
     seq: u64,
     cmd: Command,
     submitted_ns: u64,
+    error: Option<IoError>,
 }
 
 /// The statistics of one measurement window (a phase), as
@@ -245,7 +249,7 @@ impl Device {
             self.busy_since = now;
         }
         let done = self.drive.submit(cmd, now);
-        let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now };
+        let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now, error: self.drive.last_error() };
         self.submitted += 1;
         let slot = match self.free_slots.pop() {
             Some(s) => {
@@ -463,7 +467,14 @@ impl Device {
             self.busy_ns += now - self.busy_since;
             self.became_idle = true;
         }
-        let c = Completion { tag: f.tag, seq: f.seq, cmd: f.cmd, submitted_ns: f.submitted_ns, done_ns: now };
+        let c = Completion {
+            tag: f.tag,
+            seq: f.seq,
+            cmd: f.cmd,
+            submitted_ns: f.submitted_ns,
+            done_ns: now,
+            error: f.error,
+        };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
                 if self.drive.thermal.is_some()

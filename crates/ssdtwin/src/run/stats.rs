@@ -311,6 +311,26 @@ counters! {
     map_pages_read,
     /// Map cache: translation pages programmed (write-backs, map GC).
     map_pages_programmed,
+    /// ECC: bit errors corrected in host reads.
+    corrected_bits,
+    /// ECC: host page reads decoded by the error model.
+    decoded_reads,
+    /// ECC: read-retry steps (each an extra NAND read).
+    read_retries,
+    /// ECC: soft decodes (after every retry step failed).
+    soft_decodes,
+    /// ECC: host reads no decode corrected (media errors).
+    uncorrectable_reads,
+    /// Blocks whose data was relocated after an uncorrectable read.
+    relocated_blocks,
+    /// Program operations that failed (their data rewritten elsewhere).
+    program_failures,
+    /// Erases that failed.
+    erase_failures,
+    /// Blocks retired after a failure (grown bad blocks).
+    grown_bad_blocks,
+    /// Host writes and trims refused because the drive is read-only.
+    write_errors,
 }
 
 impl Counters {
@@ -319,6 +339,8 @@ impl Counters {
         let f = &drive.flash.counters;
         let t = &drive.ftl.counters();
         let m = drive.ftl.map_counters().unwrap_or_default();
+        let e = drive.media.as_ref().map(|m| m.counters).unwrap_or_default();
+        let b = drive.ftl.bad_blocks().map(|b| b.counters).unwrap_or_default();
         Counters {
             host_slots_read: drive.counters.host_slots_read,
             host_slots_written: t.host_slots_written,
@@ -350,6 +372,16 @@ impl Counters {
             map_misses: m.misses,
             map_pages_read: m.pages_read,
             map_pages_programmed: m.pages_programmed,
+            corrected_bits: e.corrected_bits,
+            decoded_reads: e.decoded_reads,
+            read_retries: e.read_retries,
+            soft_decodes: e.soft_decodes,
+            uncorrectable_reads: e.uncorrectable_reads,
+            relocated_blocks: t.relocated_blocks,
+            program_failures: b.program_failures,
+            erase_failures: b.erase_failures,
+            grown_bad_blocks: b.grown_bad_blocks,
+            write_errors: drive.counters.write_errors,
         }
     }
 

@@ -13,10 +13,12 @@
 //! from in comments beside it.
 
 pub mod mapcache;
+mod media;
 mod overrides;
 mod presets;
 mod validate;
 
+pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
 pub use validate::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
@@ -301,6 +303,10 @@ pub struct NandSpec {
     /// Time to suspend and later resume a program or erase, ns.
     #[serde(default)]
     pub suspend_overhead_ns: u64,
+    /// Factory and grown bad blocks and the spare pool (absent: every
+    /// block good forever; see [`BadBlockSpec`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bad_blocks: Option<BadBlockSpec>,
 }
 
 fn default_bus_width() -> u32 {
@@ -324,6 +330,10 @@ pub struct CellTimingSpec {
     /// modes or neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pe_cycles: Option<u32>,
+    /// Raw bit error rate of reads in this mode (absent: no errors; see
+    /// [`RberSpec`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<RberSpec>,
 }
 
 /// Host interface.
@@ -407,6 +417,10 @@ pub struct ControllerSpec {
     /// register, as controllers with a few KB of SRAM stream it).
     #[serde(default, skip_serializing_if = "BufferRelease::is_default")]
     pub buffer_release: BufferRelease,
+    /// The decoder's strength, read retry and soft decoding (needed with
+    /// `[nand.native.errors]`; see [`EccSpec`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecc: Option<EccSpec>,
 }
 
 /// When buffered host data leaves the write buffer.

@@ -53,6 +53,8 @@ pub struct DriveModel {
     pub map_cache: Option<MapCacheModel>,
     /// Wear leveling by erase count.
     pub wear_leveling: WearLevelingModel,
+    /// Bit errors, ECC and bad blocks (`None`: the flash never fails).
+    pub media: Option<crate::model::media::MediaModel>,
 }
 
 /// Wear leveling in the FTL's terms (default: off).
@@ -406,7 +408,14 @@ impl DriveSpec {
                 }
             }
         };
-        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die;
+        let media = super::media::resolve(self, origin)?;
+        // Factory bad blocks and the spare that replaces grown ones are
+        // not there for data.
+        let bad_per_die = media
+            .as_ref()
+            .and_then(|m| m.bad_blocks.as_ref())
+            .map_or(0, |b| b.factory_per_die as u64 + b.spare_blocks_per_die as u64);
+        let reserved_blocks_per_die = f.gc_low_free_blocks as u64 + 4 + static_per_die + map_per_die + bad_per_die;
         if reserved_blocks_per_die >= g.blocks_per_plane as u64 {
             return Err(bad(
                 "ftl.gc_low_free_blocks",
@@ -659,6 +668,7 @@ impl DriveSpec {
             thermal,
             map_cache,
             wear_leveling,
+            media,
         })
     }
 }

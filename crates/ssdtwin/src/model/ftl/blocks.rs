@@ -30,6 +30,9 @@ pub enum BlockState {
     Collecting = 3,
     /// Reserved for the translation pages of a cached map (never data).
     Map = 4,
+    /// Bad (from the factory, or retired after a program or erase
+    /// failure): never used again.
+    Bad = 5,
 }
 
 /// Per-block metadata of the whole drive.
@@ -55,6 +58,14 @@ pub struct BlockTable {
     pub sealed_seq: Vec<u64>,
     /// Whether a block belongs to the static SLC pool.
     pub is_static: Vec<bool>,
+    /// Drive time (ns since the drive's life began) at which each block
+    /// was opened for programming: the start of its data's retention.
+    pub programmed_at: Vec<u64>,
+    /// Reads of each block since its erase (read disturb).
+    pub reads: Vec<u32>,
+    /// The drive's time now, ns (set by the drive; stamps
+    /// `programmed_at`).
+    pub clock_ns: u64,
     free: Vec<VecDeque<u32>>,
     free_static: Vec<VecDeque<u32>>,
     /// Blocks in SLC mode that are not free (static and dynamic).
@@ -86,6 +97,9 @@ impl BlockTable {
             erase_count: [vec![0; n], vec![0; n]],
             sealed_seq: vec![0; n],
             is_static: vec![false; n],
+            programmed_at: vec![0; n],
+            reads: vec![0; n],
+            clock_ns: 0,
             free: vec![VecDeque::with_capacity(geo.blocks_per_die as usize); geo.dies as usize],
             free_static: vec![VecDeque::new(); geo.dies as usize],
             slc_in_use: 0,
@@ -148,9 +162,37 @@ impl BlockTable {
         self.wp[i] = 0;
         self.programmed[i] = 0;
         self.valid[i] = 0;
+        self.programmed_at[i] = self.clock_ns;
+        self.reads[i] = 0;
         if mode == CellMode::Slc {
             self.slc_in_use += 1;
         }
+    }
+
+    /// Take factory bad blocks out of the pool (before any is used).
+    pub fn mark_factory_bad(&mut self, bad: &[u32]) {
+        for &b in bad {
+            self.state[b as usize] = BlockState::Bad;
+        }
+        for list in self.free.iter_mut().chain(self.free_static.iter_mut()) {
+            list.retain(|&b| self.state[b as usize] != BlockState::Bad);
+        }
+    }
+
+    /// Retire a block that failed (it holds no valid data): it is counted
+    /// as erased once more if `erased`, and never used again.
+    pub fn retire(&mut self, block: u32, erased: bool) {
+        let i = block as usize;
+        debug_assert_eq!(self.valid[i], 0);
+        if erased {
+            self.erase_count[self.mode[i] as usize][i] += 1;
+        }
+        if self.mode[i] == CellMode::Slc {
+            self.slc_in_use -= 1;
+        }
+        self.state[i] = BlockState::Bad;
+        self.wp[i] = 0;
+        self.programmed[i] = 0;
     }
 
     /// Free blocks on a die.

@@ -386,14 +386,19 @@ impl FtlCore {
 
     /// Erase a fully moved victim and return it to its free list (no wear
     /// leveling).
-    fn erase_only(&mut self, victim: u32, mode: CellMode) {
+    pub(super) fn erase_only(&mut self, victim: u32, mode: CellMode) {
         debug_assert_eq!(self.blocks.valid[victim as usize], 0);
         self.journal(Relocation::Erased { block: victim });
         if self.emit_ops {
             let purpose = if mode == CellMode::Slc { Purpose::Fold } else { Purpose::Gc };
             self.ops.push(NandOp::Erase { purpose, block: victim });
         }
-        self.blocks.release(victim);
+        if self.bad.is_some() && self.erase_fails(victim) {
+            self.blocks.retire(victim, true);
+            self.count_retired(victim);
+        } else {
+            self.blocks.release(victim);
+        }
         if mode == CellMode::Slc {
             self.counters.fold_blocks += 1;
         } else {

@@ -28,12 +28,14 @@
 //!   - [`gc`]: victim selection, reclaiming by GC or folding, pacing, and
 //!     the FTL's collection mechanism and idle-time work;
 //! - [`blocks`]: block metadata, free lists and the victim index;
+//! - [`badblocks`]: factory and grown bad blocks, the spare pool and
+//!   read-only end of life, relocation after uncorrectable reads;
 //! - [`install`]: installing a whole state built elsewhere.
 //!
-//! Left out here: a mapping cache for DRAM-less drives, static wear
-//! levelling and bad blocks (they slot in as a scheme and as pool
-//! mechanisms).
+//! The map cache of DRAM-less drives is [`mapcache`]; wear leveling is in
+//! [`gc`] and [`blocks`].
 
+pub mod badblocks;
 pub mod blocks;
 pub mod gc;
 pub mod hybrid;
@@ -152,6 +154,8 @@ pub struct FtlCounters {
     pub wl_blocks: u64,
     /// Static wear leveling: slots moved (also counted in `gc_slots_moved`).
     pub wl_slots_moved: u64,
+    /// Blocks whose data was relocated after an uncorrectable read.
+    pub relocated_blocks: u64,
 }
 
 /// The flash translation layer: a mapping scheme ([`mapping`]) over the
@@ -184,6 +188,9 @@ impl Ftl {
         let slot = self.scheme.write(&mut self.core, lpn);
         self.core.stamp(lpn, slot);
         self.core.counters.host_slots_written += 1;
+        if self.core.bad.is_some() {
+            self.core.handle_program_failures();
+        }
         slot
     }
 
@@ -208,6 +215,9 @@ impl Ftl {
     /// (write-through and flush commands).
     pub fn flush_host(&mut self) {
         self.scheme.flush(&mut self.core);
+        if self.core.bad.is_some() {
+            self.core.handle_program_failures();
+        }
     }
 
     /// Host slots written but not yet sent to NAND (in the write buffer).
@@ -238,10 +248,64 @@ impl Ftl {
     /// [`FtlCore::background_step`]). Returns false when there is nothing
     /// to do.
     pub fn background_step(&mut self) -> bool {
-        if !self.scheme.reclaims_by_page_gc() {
+        if !self.scheme.reclaims_by_page_gc() || self.core.read_only() {
             return false;
         }
-        self.core.background_step()
+        let worked = self.core.background_step();
+        if self.core.bad.is_some() {
+            self.core.handle_program_failures();
+        }
+        worked
+    }
+
+    /// Whether the drive has turned read-only: its spare fell below the
+    /// threshold (see [`badblocks`]). Host writes must then fail.
+    #[inline]
+    pub fn read_only(&self) -> bool {
+        self.core.read_only()
+    }
+
+    /// Bad-block management's state (`None`: no `[nand.bad_blocks]`).
+    pub fn bad_blocks(&self) -> Option<&badblocks::BadBlocks> {
+        self.core.bad.as_ref()
+    }
+
+    /// Relocate the valid data of `block` and erase it (after an
+    /// uncorrectable read; see [`FtlCore::relocate`]). The operations are
+    /// appended for the drive to time. Returns whether it did.
+    pub fn relocate(&mut self, block: u32) -> bool {
+        self.scheme.reclaims_by_page_gc() && self.core.relocate(block)
+    }
+
+    /// Set the drive's time, ns since its life began: blocks opened from
+    /// now on start their retention here.
+    #[inline]
+    pub fn set_clock(&mut self, now_ns: u64) {
+        self.core.blocks.clock_ns = now_ns;
+    }
+
+    /// The drive's time as last set, ns.
+    pub fn clock(&self) -> u64 {
+        self.core.blocks.clock_ns
+    }
+
+    /// Count a read of `block` (read disturb) and return what its errors
+    /// depend on: (erases in its mode, when it was programmed, its reads
+    /// since erase, this one included).
+    #[inline]
+    pub fn note_block_read(&mut self, block: u32) -> (u32, u64, u32) {
+        let b = block as usize;
+        let t = &mut self.core.blocks;
+        t.reads[b] = t.reads[b].saturating_add(1);
+        (t.erase_count[t.mode[b] as usize][b], t.programmed_at[b], t.reads[b])
+    }
+
+    /// Set every block's erase counts, as if the drive had already been
+    /// cycled so often (a drive taken from the field; tests of aged
+    /// drives). Changes no data.
+    pub fn set_erase_counts(&mut self, native: u32, slc: u32) {
+        self.core.blocks.erase_count[0].fill(native);
+        self.core.blocks.erase_count[1].fill(slc);
     }
 
     /// Check internal consistency (tests): the maps are inverse, every
@@ -441,6 +505,10 @@ pub struct FtlCore {
     wear: WearLevelingModel,
     /// A static wear-leveling move is in progress (no nested one).
     leveling: bool,
+    /// Bad-block management (`None`: every block good forever).
+    bad: Option<badblocks::BadBlocks>,
+    /// Native erases one pSLC erase is worth (rated native / SLC cycles).
+    slc_wear_ratio: f64,
 }
 
 impl FtlCore {
@@ -448,6 +516,15 @@ impl FtlCore {
         let geo = model.geometry;
         let stamps = model.spec.ftl.version_stamps;
         let mut blocks = BlockTable::new(&geo, model.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
+        let bad = model.media.as_ref().and_then(|m| m.bad_blocks.as_ref()).map(|b| badblocks::BadBlocks::new(b, &geo));
+        if let Some(b) = &bad {
+            blocks.mark_factory_bad(b.bad_blocks());
+        }
+        let nand = &model.spec.nand;
+        let slc_wear_ratio = match (nand.native.pe_cycles, nand.slc.as_ref().and_then(|s| s.pe_cycles)) {
+            (Some(n), Some(s)) => n as f64 / s as f64,
+            _ => 1.0,
+        };
         let map = model.map_cache.as_ref().map(|m| {
             let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
             mapcache::MapCache::new(m, &geo, reserved)
@@ -479,6 +556,8 @@ impl FtlCore {
             map,
             wear: model.wear_leveling,
             leveling: false,
+            bad,
+            slc_wear_ratio,
             geo,
         }
     }
@@ -548,7 +627,11 @@ impl FtlCore {
     /// Blocks a user-data erase must erase: every block that is not on a
     /// free list (free blocks were erased when they were released).
     pub fn blocks_to_erase(&self) -> Vec<u32> {
-        (0..self.blocks.state.len() as u32).filter(|&b| self.blocks.state[b as usize] != BlockState::Free).collect()
+        (0..self.blocks.state.len() as u32)
+            .filter(|&b| {
+                self.blocks.state[b as usize] != BlockState::Free && self.blocks.state[b as usize] != BlockState::Bad
+            })
+            .collect()
     }
 
     /// Secure erase: forget all data, all blocks free (erase counts kept).
@@ -558,8 +641,13 @@ impl FtlCore {
         self.lpn_version.fill(0);
         self.slot_version.fill(0);
         let erase_counts = self.blocks.erase_count.clone();
+        let clock = self.blocks.clock_ns;
         self.blocks = BlockTable::new(&self.geo, self.slc.as_ref().map_or(0, |s| s.static_blocks_per_die));
         self.blocks.erase_count = erase_counts;
+        self.blocks.clock_ns = clock;
+        if let Some(b) = &self.bad {
+            self.blocks.mark_factory_bad(b.bad_blocks());
+        }
         if let Some(m) = &mut self.map {
             let per_die = m.blocks().len() as u32 / self.geo.dies;
             self.blocks.reserve_map_blocks(per_die, m.mode());
@@ -683,6 +771,9 @@ impl FtlCore {
         self.blocks.programmed[b] = wp;
         if self.emit_ops {
             self.ops.push(NandOp::Program { purpose: id.purpose(), block, row: self.geo.row_of(first), slots });
+        }
+        if self.bad.is_some() {
+            self.check_program(block);
         }
         let mode = self.blocks.mode[b];
         if wp == self.geo.slots_in_mode(mode) {

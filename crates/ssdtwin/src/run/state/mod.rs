@@ -199,7 +199,7 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
     // order, same state.
     const BATCH: usize = 32;
     let mut batch = [(0u32, 0u32); BATCH];
-    while done < total {
+    while done < total && !drive.ftl.read_only() {
         let mut n = 0;
         while n < BATCH && done < total {
             let cmd = gen.next_command();

@@ -88,7 +88,11 @@ const PHASE_SPREAD: f64 = 0.25;
 
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
-    drive.ftl.hybrid().is_none() && !drive.ftl.has_versions() && !drive.model.wear_leveling.is_on()
+    drive.ftl.hybrid().is_none()
+        && !drive.ftl.has_versions()
+        && !drive.model.wear_leveling.is_on()
+        // Bad blocks differ from die to die and fail at random.
+        && drive.model.media.as_ref().is_none_or(|m| m.bad_blocks.is_none())
 }
 
 /// Build the steady state of a span of `span_lpns` pages from LBA 0 on a

@@ -45,6 +45,9 @@ pub struct ReplayCounts {
     pub idle_removed_ns: u64,
     /// Most commands outstanding at once.
     pub max_outstanding: u32,
+    /// Commands the drive failed (media errors on reads, writes to a
+    /// read-only drive): what the traced host would see as I/O errors.
+    pub io_errors: u64,
     /// Recorded duration times the time scale (first to last request),
     /// ns (0 in closed loop).
     pub scheduled_ns: u64,
@@ -103,6 +106,12 @@ impl TraceSummary {
             r.max_outstanding,
             mean_qd
         ));
+        if r.io_errors > 0 {
+            out.push_str(&format!(
+                "         I/O errors: {} commands failed (media errors, read-only drive)\n",
+                r.io_errors
+            ));
+        }
         if r.idle_removed_ns > 0 {
             out.push_str(&format!("         idle removed by the cap: {:.3} s\n", r.idle_removed_ns as f64 / 1e9));
         }
@@ -142,6 +151,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     device.begin_window(start);
     let mut max_outstanding = 0u32;
     let mut submitted = 0u64;
+    let mut io_errors = 0u64;
     let mut idle_removed = 0u64;
     let mut scheduled_ns = 0u64;
     let mut next_progress = start + 1_000_000_000;
@@ -156,6 +166,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
             while device.outstanding() < depth {
                 let Some((cmd, _)) = src.next(device)? else { break };
                 device.submit(cmd, submitted as u32);
+                io_errors += device.drive().last_error().is_some() as u64;
                 submitted += 1;
             }
             max_outstanding = max_outstanding.max(device.outstanding());
@@ -199,6 +210,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
                     }
                 }
                 device.submit(cmd, submitted as u32);
+                io_errors += device.drive().last_error().is_some() as u64;
                 submitted += 1;
                 max_outstanding = max_outstanding.max(device.outstanding());
                 tick(device.now());
@@ -222,6 +234,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         submitted,
         idle_removed_ns: idle_removed,
         max_outstanding,
+        io_errors,
         scheduled_ns,
         simulated_ns: end - start,
         address_scale: src.mapper.scale.map(|(n, d)| n as f64 / d as f64),
