@@ -847,12 +847,7 @@ type AbsZones = Vec<(f64, u64)>;
 
 /// One direction's `random_distribution`; `zoned_abs` zones are given
 /// back in bytes (the span is known only once the job is read).
-fn distribution(
-    d: &str,
-    at: &str,
-    kb_base: u64,
-    capacity: u64,
-) -> Result<(Distribution, Option<AbsZones>), JobError> {
+fn distribution(d: &str, at: &str, kb_base: u64, capacity: u64) -> Result<(Distribution, Option<AbsZones>), JobError> {
     let key = "random_distribution";
     let (name, arg) = d.split_once(':').unwrap_or((d, ""));
     let num = |what: &str| -> Result<f64, JobError> {
