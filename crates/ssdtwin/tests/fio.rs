@@ -166,7 +166,9 @@ fn poisson_rate_gives_exponential_inter_arrivals() {
 #[test]
 fn same_file_and_seed_give_identical_json() {
     let text = "[global]\nsize=64m\nio_size=8m\nrandseed=3\n[a]\nrw=randrw\nbssplit=4k/70:64k/30\n[b]\nrw=randwrite\n\
-                random_distribution=zipf:0.9\nrate_iops=5000\nrate_process=poisson\n";
+                random_distribution=zipf:0.9\nrate_iops=5000\nrate_process=poisson\n\
+                [c]\nrw=randread\niodepth=16\nlatency_target=300us\nlatency_window=20ms\nlatency_percentile=99\n\
+                runtime=1\ntime_based\nss_dur=2\nss=iops_slope:5%\n";
     assert_eq!(json(text, true), json(text, true));
 }
 
@@ -222,6 +224,10 @@ fn json_key_paths_match_real_fio() {
         "[global]\nsize=32m\n[mix]\nrw=randrw:4\nrwmixread=70\nbssplit=4k/50:64k/50\nrandom_distribution=zipf:1.2\nnumjobs=2\ngroup_reporting\n\
          [seq]\nrw=trimwrite\nbs=4k,64k\nthinktime=10\nthinktime_blocks=4\nnumber_ios=500\n",
         "[r]\nrw=randread\nsize=16m\nrate_iops=50000\nrate_process=poisson\nrandom_distribution=zoned:60/10:40/90\nio_size=2m\n",
+        // Steady state (fio attains it after about 2 s of real time) and
+        // a latency target.
+        "[s]\nrw=randread\nsize=16m\nrate_iops=1000\ntime_based\nruntime=10\nss_dur=2\nss=iops:5%\n\
+         [l]\nstonewall\nrw=randread\nsize=16m\niodepth=8\nlatency_target=1ms\nlatency_window=50ms\nio_size=4m\n",
     ];
     let dir = std::env::temp_dir().join(format!("ssdtwin-fio-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

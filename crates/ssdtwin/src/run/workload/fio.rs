@@ -541,7 +541,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut rate_given = false;
     let mut modifier: Option<u64> = None;
     let mut sequencer = Sequencer::Sequential;
-    let mut zoned_abs: Option<(Vec<Option<Vec<(f64, u64)>>>, String)> = None;
+    let mut zoned_abs: Option<(Vec<Option<AbsZones>>, String)> = None;
     let mut control = super::fio_jobctl::Control::default();
     for entry in entries {
         let (k, v, at) = entry;
@@ -628,7 +628,7 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
             "random_distribution" => {
                 // fio's per-direction list: one value for all, or
                 // `read,write[,trim]`.
-                let mut dirs: [(Distribution, Option<Vec<(f64, u64)>>); 3] = Default::default();
+                let mut dirs: [(Distribution, Option<AbsZones>); 3] = Default::default();
                 for (i, part) in per_direction(v).into_iter().enumerate() {
                     dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
                 }
@@ -842,14 +842,12 @@ fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)
     Ok(())
 }
 
+/// `zoned_abs` zones: (percent of accesses, bytes).
+type AbsZones = Vec<(f64, u64)>;
+
 /// One direction's `random_distribution`; `zoned_abs` zones are given
 /// back in bytes (the span is known only once the job is read).
-fn distribution(
-    d: &str,
-    at: &str,
-    kb_base: u64,
-    capacity: u64,
-) -> Result<(Distribution, Option<Vec<(f64, u64)>>), JobError> {
+fn distribution(d: &str, at: &str, kb_base: u64, capacity: u64) -> Result<(Distribution, Option<AbsZones>), JobError> {
     let key = "random_distribution";
     let (name, arg) = d.split_once(':').unwrap_or((d, ""));
     let num = |what: &str| -> Result<f64, JobError> {
