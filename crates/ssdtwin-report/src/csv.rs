@@ -85,9 +85,11 @@ pub fn steps_csv(doc: &Doc) -> String {
     out
 }
 
-/// `timeseries.csv`: every second of every test, on the test's time line.
+/// `timeseries.csv`: every point (a second, or `span_s` seconds of a
+/// coarsened series) of every test, on the test's time line.
 pub fn timeseries_csv(doc: &Doc) -> String {
-    const COLS: [&str; 9] = [
+    const COLS: [&str; 10] = [
+        "span_s",
         "read_ios",
         "write_ios",
         "read_bytes",

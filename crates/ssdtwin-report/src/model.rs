@@ -135,7 +135,9 @@ pub fn latency_us(result: &Value, key: &str) -> f64 {
 pub struct Second<'a> {
     /// Seconds since the test's first step started.
     pub t: f64,
-    /// Length of this second in s (the last second of a phase is partial).
+    /// Length of this point in s: its `span_s` (1 unless the phase was
+    /// long enough for its series to be coarsened), less for the last
+    /// point of a phase.
     pub dur: f64,
     /// The second as the JSON wrote it.
     pub v: &'a Value,
@@ -152,7 +154,7 @@ pub fn timeline(t: &Value) -> Vec<Second<'_>> {
             let start = (f(ph, "start_ns") - first) / 1e9;
             let elapsed = f(ph, "elapsed_ns") / 1e9;
             for sec in arr(ph, "time_series") {
-                let dur = (elapsed - f(sec, "t_s")).clamp(1e-3, 1.0);
+                let dur = (elapsed - f(sec, "t_s")).clamp(1e-3, span_s(sec));
                 out.push(Second { t: start + f(sec, "t_s"), dur, v: sec });
             }
         }
@@ -165,8 +167,14 @@ pub fn step_seconds(result: &Value) -> Vec<Second<'_>> {
     let elapsed = f(result, "elapsed_ns") / 1e9;
     arr(result, "time_series")
         .iter()
-        .map(|v| Second { t: f(v, "t_s"), dur: (elapsed - f(v, "t_s")).clamp(1e-3, 1.0), v })
+        .map(|v| Second { t: f(v, "t_s"), dur: (elapsed - f(v, "t_s")).clamp(1e-3, span_s(v)), v })
         .collect()
+}
+
+/// Length of a series point, s (`span_s`; 1 in files written before
+/// series were coarsened).
+pub fn span_s(point: &Value) -> f64 {
+    point.get("span_s").and_then(Value::as_f64).unwrap_or(1.0).max(1e-3)
 }
 
 /// A duration as the suite files write it ("400s", "500ms", "2min", "1h") in s.

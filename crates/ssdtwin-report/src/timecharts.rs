@@ -10,7 +10,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::charts::{entries, runs_with, style, Chart, Entry};
-use crate::model::{f, parse_secs, step_seconds, steps, timeline, Doc, Test};
+use crate::model::{f, parse_secs, span_s, step_seconds, steps, timeline, Doc, Test};
 use crate::svg::{c, legend, legend_height, open, tick_labels, ticks, Frame, YScale};
 
 /// Points of one run over time: (run, (s, value), drawn thin and dotted).
@@ -190,7 +190,7 @@ pub fn consistency(doc: &Doc, t: &Test, window: bool) -> Option<Chart> {
         let secs: Vec<(f64, f64)> = step_seconds(res)
             .iter()
             .filter(|x| x.t < whole)
-            .map(|x| (x.t, f(x.v, "read_ios") + f(x.v, "write_ios")))
+            .map(|x| (x.t, (f(x.v, "read_ios") + f(x.v, "write_ios")) / span_s(x.v)))
             .collect();
         let pts = if window { secs[secs.len().saturating_sub(win)..].to_vec() } else { secs };
         series.push((i, pts, false));

@@ -6,6 +6,7 @@ mod device;
 mod fio;
 mod hybrid;
 mod integrity;
+mod lifetime;
 mod mapcache;
 mod power;
 mod slc;

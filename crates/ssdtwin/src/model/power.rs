@@ -178,6 +178,18 @@ impl PowerMeter {
         }
     }
 
+    /// From when the power drawn stays constant if nothing new is
+    /// booked, for a drive idle since `idle_from` (its NAND work done): the
+    /// later of that and, with APST on, the entry into its last
+    /// non-operational state.
+    pub fn constant_from(&self, idle_from: u64) -> u64 {
+        let idle_from = idle_from.max(self.busy_end);
+        match (&self.model, self.apst) {
+            (Some(m), true) => m.apst.last().map_or(idle_from, |s| idle_from.max(self.apst_since) + s.after_ns),
+            _ => idle_from,
+        }
+    }
+
     /// Controller-active time up to `now`, ns.
     fn busy_until(&self, now: u64) -> u64 {
         let ahead = self.busy_end.saturating_sub(now.max(self.busy_start));

@@ -345,8 +345,10 @@ impl Device {
 
     /// Let virtual time pass to `until` with the host submitting nothing,
     /// the drive doing background work when it wants. In a statistics
-    /// window each second is opened as its boundary passes, so per-second
-    /// power and drive state are sampled on time. Completions that fall
+    /// window each point of the series (a second, or longer once the
+    /// series is coarsened) is opened as its boundary passes, so power and
+    /// drive state are sampled on time; the number of points is bounded,
+    /// so a long wait costs O(1) per point. Completions that fall
     /// in the wait are delivered by the next [`Device::next_event`].
     pub fn idle_until(&mut self, until: u64) {
         let Some(start) = self.recording.as_ref().map(|r| r.series.start_ns) else {
@@ -354,8 +356,7 @@ impl Device {
             return;
         };
         loop {
-            let seconds = self.recording.as_ref().map_or(0, |r| r.series.seconds.len() as u64);
-            let next = start + seconds * 1_000_000_000;
+            let next = start + self.recording.as_ref().map_or(0, |r| r.series.next_point_ns());
             if next >= until {
                 break;
             }
@@ -405,7 +406,7 @@ impl Device {
         self.recording = Some(Recording {
             record_from_ns,
             dirs: Default::default(),
-            series: TimeSeries { start_ns: now, seconds: Vec::new() },
+            series: TimeSeries::new(now),
             counters_before: Counters::of(&self.drive),
             energy_before: self.drive.energy_j(now),
             busy_before: self.busy_ns,
@@ -466,10 +467,8 @@ impl Device {
         let c = Completion { tag: f.tag, seq: f.seq, cmd: f.cmd, submitted_ns: f.submitted_ns, done_ns: now };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
-                if self.drive.thermal.is_some()
-                    && now - r.series.start_ns >= r.series.seconds.len() as u64 * 1_000_000_000
-                {
-                    // A second opens: its temperature is sampled now.
+                if self.drive.thermal.is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
+                    // A point opens: its temperature is sampled now.
                     self.drive.thermal_advance(now);
                 }
                 let lat = now - f.submitted_ns;

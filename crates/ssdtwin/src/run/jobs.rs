@@ -55,12 +55,31 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
     let n = file.jobs.len();
     let capacity = dev.drive().user_bytes();
     // Sources for the I/O jobs; `src[i]` is job i's.
+    let mut groupid = 0u32;
+    let groups: Vec<u32> = file
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.new_group {
+                groupid += 1;
+            }
+            groupid
+        })
+        .collect();
+    // A job reported with others of its group sums their bandwidth
+    // samples interval by interval, so it keeps each interval; the others
+    // keep running statistics only.
+    let merged = |g: u32| {
+        let members = file.jobs.iter().zip(&groups).filter(|(_, &h)| h == g);
+        members.clone().count() > 1 && members.clone().any(|(j, _)| j.group_reporting)
+    };
     let mut src_of = vec![usize::MAX; n];
     let mut sources = Vec::new();
     for (i, j) in file.jobs.iter().enumerate() {
         if let Phase::Io(spec) = &j.phase {
             src_of[i] = sources.len();
-            sources.push(Source::new(spec.clone(), capacity, 0, true));
+            sources.push(Source::new(spec.clone(), capacity, 0, Some(merged(groups[i]))));
         }
     }
     // Dependencies: a stonewall waits for every job before it, and so do
@@ -80,18 +99,6 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
             }
             d.retain(|&k| k != i);
             d
-        })
-        .collect();
-    let mut groupid = 0u32;
-    let groups: Vec<u32> = file
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if i > 0 && j.new_group {
-                groupid += 1;
-            }
-            groupid
         })
         .collect();
 

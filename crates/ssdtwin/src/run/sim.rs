@@ -13,7 +13,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::{Drive, IoKind};
 use crate::run::device::{Completion, Device, Event, Window};
-use crate::run::stats::{Counters, DirStats, TimeSeries};
+use crate::run::stats::{Counters, DirStats, Samples, TimeSeries};
 use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, Job, Phase, RwPattern};
@@ -64,10 +64,11 @@ impl PhaseResult {
         self.energy_j.filter(|_| ns > 0).map(|e| e / (ns as f64 * 1e-9))
     }
 
-    /// Mean power of the last whole second of the phase (the whole phase
-    /// if it is shorter), W: the state an idle drive settled in.
+    /// Mean power of the last whole point of the series (a second unless
+    /// the phase was long enough to coarsen it; the whole phase if it is
+    /// shorter), W: the state an idle drive settled in.
     pub fn settled_power_w(&self) -> Option<f64> {
-        let whole = ((self.end_ns - self.start_ns) / 1_000_000_000) as usize;
+        let whole = ((self.end_ns - self.start_ns) / self.series.point_ns()) as usize;
         match whole.checked_sub(1).and_then(|i| self.series.seconds.get(i)) {
             Some(s) => s.power_w,
             None => self.power_w(),
@@ -241,7 +242,7 @@ impl Simulator {
     /// the end of the last burst's idle gap) and the bursts run.
     fn run_io(&mut self, spec: &IoSpec, index: usize, phases: usize) -> (u64, u32) {
         let start = self.device.now();
-        let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, false)];
+        let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, None)];
         let progress = self.progress.as_mut().map(|cb| (cb, index, phases));
         self.device.set_apst(spec.apst);
         drive_sources(&mut self.device, &mut sources, progress, &mut |_, _, h| match h {
@@ -312,7 +313,7 @@ pub struct JobStats {
     pub series: TimeSeries,
     /// Bytes and commands completed per direction in each
     /// [`SAMPLE_NS`] interval after the ramp.
-    pub samples: Vec<[(u64, u64); 3]>,
+    pub samples: Samples,
     /// Submissions by the job's outstanding count after it (fio's
     /// `iodepth_level` buckets 1, 2, 4, 8, 16, 32, ≥64).
     pub depth_levels: [u64; 7],
@@ -354,9 +355,10 @@ pub(crate) struct Source {
 
 impl Source {
     /// A source starting at `start` on a drive of `capacity` bytes;
-    /// `own_stats` keeps the job's own statistics ([`JobStats`]). It
+    /// `own_stats` keeps the job's own statistics ([`JobStats`]), with
+    /// every bandwidth sample if it is `Some(true)`. It
     /// starts when the loop's scheduler says so (`finished` until then).
-    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: bool) -> Source {
+    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: Option<bool>) -> Source {
         let ramp_end = start + spec.ramp_time_ns;
         let span = spec.size.unwrap_or(capacity - spec.offset);
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
@@ -389,11 +391,11 @@ impl Source {
             end_ns: start,
             finished: true,
             error: 0,
-            stats: own_stats.then(|| {
+            stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
                     dirs: Default::default(),
-                    series: TimeSeries { start_ns: start, seconds: Vec::new() },
-                    samples: Vec::new(),
+                    series: TimeSeries::new(start),
+                    samples: Samples::new(keep_samples),
                     depth_levels: [0; 7],
                     busy_ns: 0,
                 })
@@ -507,12 +509,7 @@ impl Source {
                 let bytes = c.cmd.len as u64;
                 st.dirs[k].record(bytes, lat);
                 st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
-                let i = ((c.done_ns - self.ramp_end) / SAMPLE_NS) as usize;
-                if st.samples.len() <= i {
-                    st.samples.resize(i + 1, [(0, 0); 3]);
-                }
-                st.samples[i][k].0 += bytes;
-                st.samples[i][k].1 += 1;
+                st.samples.record((c.done_ns - self.ramp_end) / SAMPLE_NS, k, bytes);
             }
         }
     }

@@ -26,7 +26,7 @@ use crate::model::drive::IoKind;
 use crate::model::health::Health;
 use crate::run::jobs::JobResult;
 use crate::run::sim::{JobStats, PhaseResult, SAMPLE_NS};
-use crate::run::stats::DirStats;
+use crate::run::stats::{DirStats, Running, Samples};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
 use crate::study::report::{fmt_ns, RunReport, PERCENTILES};
@@ -57,7 +57,7 @@ struct Entry {
     error: i32,
     options: Vec<(String, String)>,
     dirs: [DirStats; 3],
-    samples: Vec<[(u64, u64); 3]>,
+    samples: Samples,
     depth_levels: [u64; 7],
     measured_ns: u64,
     elapsed_ns: u64,
@@ -74,7 +74,7 @@ impl FioReport<'_> {
             let empty = JobStats {
                 dirs: Default::default(),
                 series: Default::default(),
-                samples: vec![],
+                samples: Samples::new(false),
                 depth_levels: [0; 7],
                 busy_ns: 0,
             };
@@ -85,15 +85,7 @@ impl FioReport<'_> {
                     for (a, b) in e.dirs.iter_mut().zip(&st.dirs) {
                         a.merge(b);
                     }
-                    if e.samples.len() < st.samples.len() {
-                        e.samples.resize(st.samples.len(), [(0, 0); 3]);
-                    }
-                    for (a, b) in e.samples.iter_mut().zip(&st.samples) {
-                        for k in 0..3 {
-                            a[k].0 += b[k].0;
-                            a[k].1 += b[k].1;
-                        }
-                    }
+                    e.samples.add_kept(&st.samples);
                     for k in 0..7 {
                         e.depth_levels[k] += st.depth_levels[k];
                     }
@@ -231,17 +223,28 @@ fn options_json(opts: &[(String, String)]) -> Value {
     Value::Object(m)
 }
 
-/// (min, max, mean, stddev) of samples.
-fn sample_stats(xs: &[f64]) -> (f64, f64, f64, f64) {
-    if xs.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let var = if xs.len() > 1 { xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi, mean, var.sqrt())
+/// Statistics of one kind of sample: how many, and (min, max, mean,
+/// stddev), all 0 without samples.
+struct SampleSummary {
+    n: u64,
+    summary: (f64, f64, f64, f64),
+}
+
+/// fio's bandwidth (KiB/s) and IOPS samples of direction `k` of an
+/// entry: whole 500 ms samples only, as fio takes them; none for a
+/// direction without I/O.
+fn sample_stats(e: &Entry, k: usize) -> (SampleSummary, SampleSummary) {
+    let whole = e.measured_ns / SAMPLE_NS;
+    let secs = SAMPLE_NS as f64 / 1e9;
+    let (bytes, ios) = e.samples.stats(k, whole);
+    let of = |r: Running, scale: f64| {
+        if e.dirs[k].ios == 0 || r.n == 0 {
+            SampleSummary { n: 0, summary: (0.0, 0.0, 0.0, 0.0) }
+        } else {
+            SampleSummary { n: r.n, summary: (r.min * scale, r.max * scale, r.mean * scale, r.stddev() * scale) }
+        }
+    };
+    (of(bytes, 1.0 / 1024.0 / secs), of(ios, 1.0 / secs))
 }
 
 fn lat_json(d: &DirStats, percentiles: bool, bins: bool) -> Value {
@@ -275,15 +278,9 @@ fn zero_lat() -> Value {
 fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
     let d = &e.dirs[k];
     let bw = rate(d.bytes as f64, e.measured_ns);
-    // Whole 500 ms samples only, as fio takes them.
-    let whole = (e.measured_ns / SAMPLE_NS) as usize;
-    let samples = &e.samples[..whole.min(e.samples.len())];
-    let secs = SAMPLE_NS as f64 / 1e9;
-    let bws: Vec<f64> =
-        if d.ios > 0 { samples.iter().map(|s| s[k].0 as f64 / 1024.0 / secs).collect() } else { vec![] };
-    let iops: Vec<f64> = if d.ios > 0 { samples.iter().map(|s| s[k].1 as f64 / secs).collect() } else { vec![] };
-    let (bmin, bmax, bmean, bdev) = sample_stats(&bws);
-    let (imin, imax, imean, idev) = sample_stats(&iops);
+    let (bws, iops) = sample_stats(e, k);
+    let (bmin, bmax, bmean, bdev) = bws.summary;
+    let (imin, imax, imean, idev) = iops.summary;
     let mut clat = lat_json(d, true, plus);
     if d.ios == 0 {
         clat = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
@@ -309,12 +306,12 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
         "bw_agg": if group_bw > 0.0 { bw / group_bw * 100.0 } else { 0.0 },
         "bw_mean": bmean,
         "bw_dev": bdev,
-        "bw_samples": bws.len(),
+        "bw_samples": bws.n,
         "iops_min": imin.round() as u64,
         "iops_max": imax.round() as u64,
         "iops_mean": imean,
         "iops_stddev": idev,
-        "iops_samples": iops.len(),
+        "iops_samples": iops.n,
     })
 }
 
@@ -508,7 +505,6 @@ fn entry_text(e: &Entry) -> String {
         e.error,
         e.elapsed_ns as f64 / 1e9
     ));
-    let whole = (e.measured_ns / SAMPLE_NS) as usize;
     for (k, label) in [(0usize, "read"), (1, "write"), (2, "trim")] {
         let d = &e.dirs[k];
         if d.ios == 0 {
@@ -545,18 +541,16 @@ fn entry_text(e: &Entry) -> String {
                 row.iter().map(|&p| format!("{:5.2}th=[{:>5.0}]", p, d.percentile_ns(p) as f64 / div)).collect();
             out.push_str(&format!("     | {},\n", cells.join(", ")));
         }
-        let samples = &e.samples[..whole.min(e.samples.len())];
-        let bws: Vec<f64> = samples.iter().map(|s| s[k].0 as f64 / 1024.0 / 0.5).collect();
-        let iops: Vec<f64> = samples.iter().map(|s| s[k].1 as f64 / 0.5).collect();
-        let (a, b, c, dd) = sample_stats(&bws);
+        let (bws, iops) = sample_stats(e, k);
+        let (a, b, c, dd) = bws.summary;
         out.push_str(&format!(
             "   bw (  KiB/s): min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
-            bws.len()
+            bws.n
         ));
-        let (a, b, c, dd) = sample_stats(&iops);
+        let (a, b, c, dd) = iops.summary;
         out.push_str(&format!(
             "   iops        : min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
-            iops.len()
+            iops.n
         ));
     }
     let submits: u64 = e.depth_levels.iter().sum();
