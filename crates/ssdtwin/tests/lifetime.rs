@@ -59,3 +59,70 @@ fn memory_does_not_grow_with_simulated_time() {
     assert_eq!(long.series.resolution_s, 3600, "116 days at one point an hour");
     assert!(long.series.seconds.len() <= short.series.seconds.len(), "no more points at 10× the time");
 }
+
+const DAY_NS: u64 = 86_400_000_000_000;
+
+fn age_phase(days: &str, per_day: &str) -> Phase {
+    let text = format!("[aging]\nage={days}\nper_day={per_day}\nrw=randwrite\nbs=4k\n");
+    let file =
+        ssdtwin::run::workload::fio::parse_job_file(&text, "age.fio", 3_199_995_904, &Default::default()).unwrap();
+    file.jobs[0].phase.clone()
+}
+
+/// An age phase writes its bytes a day at a time through the FTL (GC,
+/// SLC folding, wear) and moves the clock a day per day; wear grows in
+/// proportion to the writes once the drive is full; the health log and
+/// the phase's summary agree.
+#[test]
+fn aging_writes_a_day_at_a_time_and_wears_in_proportion() {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let user = sim.drive().user_bytes();
+    let first = sim.run_phase(&age_phase("40d", "0.1DWPD"), 0, 2);
+    let second = sim.run_phase(&age_phase("40d", "0.1DWPD"), 1, 2);
+    for r in [&first, &second] {
+        let a = r.age.expect("an age summary");
+        assert_eq!(a.days, 40);
+        assert!(r.end_ns - r.start_ns >= 40 * DAY_NS && r.end_ns - r.start_ns < 40 * DAY_NS + 1_000_000_000);
+        let per_day = (0.1 * user as f64).round() as u64;
+        assert!(a.host_bytes_written >= 40 * per_day && a.host_bytes_written < 40 * (per_day + 4096));
+        assert!(a.waf > 1.0, "folding and GC write more than the host: {}", a.waf);
+        assert_eq!(r.energy_j, Some(0.0), "untimed days draw no modelled energy");
+    }
+    let health = ssdtwin::model::health::Health::of(sim.drive());
+    let (u1, u2) = (first.age.unwrap().percentage_used.unwrap(), second.age.unwrap().percentage_used.unwrap());
+    assert_eq!(Some(u2), health.percentage_used);
+    // The second 40 days wear the drive as much as the first, within 15%
+    // (the first filled a fresh drive, with less GC).
+    let ratio = (u2 - u1) / u1;
+    assert!(
+        (0.85..1.6).contains(&ratio),
+        "wear of the second 40 days / the first: {ratio:.3} ({u1:.3}% then {u2:.3}%)"
+    );
+}
+
+/// A retention phase moves the clock with the power off: no energy, no
+/// NAND work, the drive cools to ambient, and the data reads back after.
+#[test]
+fn retention_moves_the_clock_with_the_power_off() {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let mut fill = IoSpec::new("fill", RwPattern::Write);
+    fill.bs = 128 * 1024;
+    fill.size = Some(1 << 30);
+    let w = sim.run_phase(&Phase::Io(fill), 0, 3);
+    assert!(w.dirs[IoKind::Write as usize].ios > 0);
+    let r = sim.run_phase(&Phase::Retention { name: "off".into(), duration_ns: 90 * DAY_NS }, 1, 3);
+    assert!(r.start_ns >= w.end_ns);
+    assert!(r.end_ns - r.start_ns >= 90 * DAY_NS && r.end_ns - r.start_ns < 90 * DAY_NS + 1_000_000_000);
+    assert_eq!(r.energy_j, Some(0.0));
+    assert_eq!(r.counters.nand_programs_native + r.counters.nand_programs_slc + r.counters.gc_blocks, 0);
+    let t = sim.drive().temperatures().unwrap();
+    assert!((t.composite_c - 25.0).abs() < 0.01, "cooled to ambient: {}", t.composite_c);
+    let mut read = IoSpec::new("read", RwPattern::RandRead);
+    read.size = Some(1 << 30);
+    read.io_size = Some(16 << 20);
+    let rd = sim.run_phase(&Phase::Io(read), 2, 3);
+    assert_eq!(rd.counters.unmapped_reads, 0, "the data is still mapped");
+    let e = rd.energy_j.unwrap();
+    let secs = (rd.end_ns - rd.start_ns) as f64 / 1e9;
+    assert!(e > 0.0 && e < 10.0 * secs, "energy after power-up counts from power-up: {e} J in {secs} s");
+}

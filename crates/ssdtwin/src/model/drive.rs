@@ -293,6 +293,20 @@ impl Drive {
         }
     }
 
+    /// The drive is shut down at `off` (nothing booked after it) and
+    /// powered up again at `on`: no energy is drawn in between and it
+    /// cools towards ambient; its clock (what retention is measured
+    /// against) runs on.
+    pub fn power_off(&mut self, off: u64, on: u64) {
+        self.thermal_advance(off);
+        let idle = self.idle_since();
+        self.power.power_off(idle, off, on);
+        let energy = self.thermal.as_ref().and_then(|_| self.energy_parts(on));
+        if let (Some(th), Some((total, nand))) = (&mut self.thermal, energy) {
+            th.unpowered(on, total, nand);
+        }
+    }
+
     /// Work that wants to start at `t`: bring the thermal model up to
     /// date and return when the throttle lets it start.
     fn thermal_gate(&mut self, t: u64) -> u64 {

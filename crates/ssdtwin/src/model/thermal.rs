@@ -353,6 +353,20 @@ impl Thermal {
         true
     }
 
+    /// The drive was powered off until `t` (cumulative energy `total_j`,
+    /// `nand_j` unchanged since the last update): it cooled towards
+    /// ambient with no heat, and powers up unthrottled.
+    pub fn unpowered(&mut self, t: u64, total_j: f64, nand_j: f64) {
+        if t > self.t_ns {
+            self.rise = self.model.step(self.rise, [0.0, 0.0], (t - self.t_ns) as f64 * 1e-9);
+            self.t_ns = t;
+        }
+        self.energy = [total_j, nand_j];
+        self.level = 0;
+        self.cap_since = (t, total_j);
+        self.next_poll_ns = (t / self.model.poll_ns + 1) * self.model.poll_ns;
+    }
+
     /// The firmware reads its sensor at `t` (the state is up to date at
     /// `t`) with `total_j` drawn so far: set the throttle level and the
     /// next poll.

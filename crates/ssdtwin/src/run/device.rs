@@ -393,6 +393,34 @@ impl Device {
         }
     }
 
+    /// The host shuts the drive down at `off` (not before now; nothing
+    /// may be outstanding, and the drive should have finished its booked
+    /// work by then) and powers it up at `on`: the clock moves to `on`
+    /// with no background work, no energy and no heating in between (see
+    /// [`Drive::power_off`]). The drive then idles as after any command.
+    ///
+    /// # Panics
+    /// If commands are outstanding.
+    pub fn power_off(&mut self, off: u64, on: u64) {
+        assert_eq!(self.outstanding, 0, "power off with commands outstanding");
+        let off = off.max(self.now());
+        // Pending idle checks are stale: nothing starts before power-off.
+        self.activity = self.activity.wrapping_add(1);
+        self.idle_chain = None;
+        self.became_idle = false;
+        while let Some(t) = self.events.peek_time() {
+            if t > on {
+                break;
+            }
+            if let EventKind::Timer(token) = self.events.pop().expect("peeked").kind {
+                self.held.push_back(Event::Timer(token));
+            }
+        }
+        self.drive.power_off(off, on.max(off));
+        self.events.advance_to(on.max(off));
+        self.schedule_idle_check();
+    }
+
     /// Open a statistics window now: completions of commands submitted
     /// at or after `record_from_ns` are recorded until
     /// [`Device::end_window`].

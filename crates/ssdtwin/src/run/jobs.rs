@@ -144,6 +144,7 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
                     // Jobs overlap on one drive: its temperature is in the
                     // per-second series, not per job.
                     thermal: None,
+                    age: None,
                 });
                 let _ = now;
                 state[i] = St::Done;

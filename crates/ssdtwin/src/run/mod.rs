@@ -14,6 +14,7 @@
 pub mod device;
 pub mod engine;
 pub mod jobs;
+pub mod lifetime;
 pub mod sim;
 pub mod state;
 pub mod stats;

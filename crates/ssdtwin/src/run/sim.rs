@@ -45,6 +45,8 @@ pub struct PhaseResult {
     pub trace: Option<Box<TraceSummary>>,
     /// Temperatures over the phase (`None`: no thermal model).
     pub thermal: Option<crate::run::device::ThermalWindow>,
+    /// Aging phases: the days aged and the wear after them.
+    pub age: Option<crate::run::lifetime::AgeSummary>,
 }
 
 impl PhaseResult {
@@ -194,7 +196,9 @@ impl Simulator {
     pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
         let (end_ns, record_from, bursts) = match phase {
-            Phase::Idle { .. } | Phase::SecureErase { .. } => return Ok(run_quiet(&mut self.device, phase)),
+            Phase::Idle { .. } | Phase::SecureErase { .. } | Phase::Retention { .. } | Phase::Age(_) => {
+                return Ok(run_quiet(&mut self.device, phase))
+            }
             Phase::Trace(spec) => return self.replay_trace(spec, index, phases),
             Phase::Io(spec) => {
                 let ramp_end = start + spec.ramp_time_ns;
@@ -218,6 +222,7 @@ impl Simulator {
             energy_j: w.energy_j,
             trace: None,
             thermal: w.thermal,
+            age: None,
         })
     }
 
@@ -254,9 +259,15 @@ impl Simulator {
     }
 }
 
-/// Run an idle or secure-erase phase on `dev` now (nothing else may be
-/// running), measured in the device's statistics window.
+/// Run an idle, secure-erase, retention or aging phase on `dev` now
+/// (nothing else may be running), measured in the device's statistics
+/// window (retention and aging: see [`crate::run::lifetime`]).
 pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
+    match phase {
+        Phase::Retention { duration_ns, .. } => return crate::run::lifetime::run_retention(dev, phase, *duration_ns),
+        Phase::Age(spec) => return crate::run::lifetime::run_age(dev, phase, spec),
+        _ => {}
+    }
     let start = dev.now();
     dev.begin_window(start);
     match phase {
@@ -270,7 +281,9 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
             let done = dev.format();
             dev.idle_until(done);
         }
-        Phase::Io(_) | Phase::Trace(_) => unreachable!("an I/O or trace phase is not quiet"),
+        Phase::Io(_) | Phase::Trace(_) | Phase::Retention { .. } | Phase::Age(_) => {
+            unreachable!("an I/O or trace phase is not quiet; retention and aging returned above")
+        }
     }
     let end_ns = dev.now();
     dev.touch_series((end_ns - start).saturating_sub(1));
@@ -289,6 +302,7 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
         energy_j: w.energy_j,
         trace: None,
         thermal: w.thermal,
+        age: None,
     }
 }
 

@@ -384,6 +384,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
         Phase::Trace(_) => json!({ "trace": true }),
+        Phase::Retention { .. } | Phase::Age(_) => crate::run::lifetime::options_json(&r.phase),
     };
     json!({
         "jobname": e.name,
@@ -413,7 +414,8 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "latency_percentile": 100.0,
         "latency_window": 0,
         "ssdtwin": {
-            "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase", Phase::Trace(_) => "trace" },
+            "type": r.phase.kind(),
+            "age": r.age,
             "jobs": e.jobs,
             "job": options,
             "start_ns": r.start_ns,
@@ -495,6 +497,8 @@ fn entry_text(e: &Entry) -> String {
         Phase::Idle { duration_ns, .. } => format!("(g={}): idle {}", e.groupid, fmt_ns(*duration_ns as f64)),
         Phase::SecureErase { .. } => format!("(g={}): secure erase", e.groupid),
         Phase::Trace(_) => format!("(g={}): trace replay", e.groupid),
+        Phase::Retention { duration_ns, .. } => format!("(g={}): retention {}", e.groupid, fmt_ns(*duration_ns as f64)),
+        Phase::Age(a) => format!("(g={}): age {} days", e.groupid, a.days),
     };
     let mut out = format!("{}: {rw}\n", e.name);
     out.push_str(&format!(

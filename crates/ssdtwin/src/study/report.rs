@@ -70,6 +70,7 @@ pub fn phase_json(r: &PhaseResult) -> Value {
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
         Phase::Trace(t) => serde_json::to_value(t).expect("TraceSpec serialises"),
+        Phase::Retention { .. } | Phase::Age(_) => crate::run::lifetime::options_json(&r.phase),
     };
     let mut v = json!({
         "jobname": r.phase.name(),
@@ -78,6 +79,7 @@ pub fn phase_json(r: &PhaseResult) -> Value {
             Phase::Idle { .. } => "idle",
             Phase::SecureErase { .. } => "secure_erase",
             Phase::Trace(_) => "trace",
+            Phase::Retention { .. } | Phase::Age(_) => r.phase.kind(),
         },
         "job options": options,
         "start_ns": r.start_ns,
@@ -99,6 +101,9 @@ pub fn phase_json(r: &PhaseResult) -> Value {
     });
     if let Some(t) = &r.trace {
         v["trace"] = t.to_json();
+    }
+    if let Some(a) = &r.age {
+        v["age"] = serde_json::to_value(a).expect("an age summary serialises");
     }
     if let Some(th) = &r.thermal {
         // Only drives with a thermal model carry the key.
@@ -268,6 +273,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let mut out = String::new();
     let secs = (p.end_ns - p.start_ns) as f64 / 1e9;
     match &p.phase {
+        Phase::Retention { .. } | Phase::Age(_) => out.push_str(&crate::run::lifetime::summary(p)),
         Phase::Idle { name, .. } => {
             out.push_str(&format!("\n[{name}] idle {secs:.3} s"));
             if p.counters.gc_blocks > 0 {
