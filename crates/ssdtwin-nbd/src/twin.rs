@@ -493,6 +493,7 @@ impl Twin {
             energy_j: w.energy_j,
             trace: None,
             thermal: w.thermal,
+            age: None,
         };
         self.start_ns = end;
         self.device.begin_window(end);

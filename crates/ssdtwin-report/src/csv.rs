@@ -83,9 +83,11 @@ pub fn steps_csv(doc: &Doc) -> String {
     out
 }
 
-/// `timeseries.csv`: every second of every test, on the test's time line.
+/// `timeseries.csv`: every point (a second, or `span_s` seconds of a
+/// coarsened series) of every test, on the test's time line.
 pub fn timeseries_csv(doc: &Doc) -> String {
-    const COLS: [&str; 9] = [
+    const COLS: [&str; 10] = [
+        "span_s",
         "read_ios",
         "write_ios",
         "read_bytes",
@@ -98,8 +100,9 @@ pub fn timeseries_csv(doc: &Doc) -> String {
     ];
     let values = |v: &ssdtwin::run::stats::Second| {
         [
-            v.read_ios as u64,
-            v.write_ios as u64,
+            v.span_s,
+            v.read_ios,
+            v.write_ios,
             v.read_bytes,
             v.write_bytes,
             v.mean_lat_ns,

@@ -100,7 +100,9 @@ pub fn latency_us(result: &PhaseRecord, key: &str) -> f64 {
 pub struct Second<'a> {
     /// Seconds since the test's first step started.
     pub t: f64,
-    /// Length of this second in s (the last second of a phase is partial).
+    /// Length of this point in s: its `span_s` (1 unless the phase was
+    /// long enough for its series to be coarsened), less for the last
+    /// point of a phase.
     pub dur: f64,
     /// The second as recorded.
     pub v: &'a SecondRecord,
@@ -116,7 +118,7 @@ pub fn timeline(t: &TestRecord) -> Vec<Second<'_>> {
             let start = (ph.start_ns as f64 - first) / 1e9;
             let elapsed = ph.elapsed_ns as f64 / 1e9;
             for sec in &ph.time_series {
-                let dur = (elapsed - sec.t_s as f64).clamp(1e-3, 1.0);
+                let dur = (elapsed - sec.t_s as f64).clamp(1e-3, span_s(sec));
                 out.push(Second { t: start + sec.t_s as f64, dur, v: sec });
             }
         }
@@ -130,8 +132,14 @@ pub fn step_seconds(result: &PhaseRecord) -> Vec<Second<'_>> {
     result
         .time_series
         .iter()
-        .map(|v| Second { t: v.t_s as f64, dur: (elapsed - v.t_s as f64).clamp(1e-3, 1.0), v })
+        .map(|v| Second { t: v.t_s as f64, dur: (elapsed - v.t_s as f64).clamp(1e-3, span_s(v)), v })
         .collect()
+}
+
+/// Length of a series point, s (`span_s`; 1 in files written before
+/// series were coarsened).
+pub fn span_s(point: &SecondRecord) -> f64 {
+    (point.span_s as f64).max(1e-3)
 }
 
 /// A duration as the suite files write it ("400s", "500ms", "2min", "1h") in s.

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::charts::{entries, runs_with, style, Chart, Entry};
-use crate::model::{parse_secs, step_seconds, timeline, Doc, Test};
+use crate::model::{parse_secs, span_s, step_seconds, timeline, Doc, Test};
 use crate::svg::{c, legend, legend_height, open, tick_labels, ticks, Frame, YScale};
 
 /// Points of one run over time: (run, (s, value), drawn thin and dotted).
@@ -187,7 +187,7 @@ pub fn consistency(doc: &Doc, t: &Test, window: bool) -> Option<Chart> {
         let secs: Vec<(f64, f64)> = step_seconds(res)
             .iter()
             .filter(|x| x.t < whole)
-            .map(|x| (x.t, (x.v.read_ios + x.v.write_ios) as f64))
+            .map(|x| (x.t, (x.v.read_ios + x.v.write_ios) as f64 / span_s(x.v)))
             .collect();
         let pts = if window { secs[secs.len().saturating_sub(win)..].to_vec() } else { secs };
         series.push((i, pts, false));

@@ -7,6 +7,7 @@ mod fio;
 mod fio_control;
 mod hybrid;
 mod integrity;
+mod lifetime;
 mod mapcache;
 mod media;
 mod power;

@@ -448,14 +448,23 @@ impl Drive {
 
     /// Bring the thermal model up to `t` (no-op without `[thermal]`),
     /// cutting the interval at the sensor poll period and letting the
-    /// firmware poll its sensor at each poll time passed.
+    /// firmware poll its sensor at each poll time passed. Once the drive
+    /// is idle at constant power and cool enough that no poll could
+    /// throttle it, the rest is one closed-form step (O(1) however long).
     pub fn thermal_advance(&mut self, t: u64) {
         loop {
             let Some(th) = &self.thermal else { return };
-            let from = th.time_ns();
+            let (from, poll_ns) = (th.time_ns(), th.model.poll_ns);
             if t <= from {
                 return;
             }
+            if t > from + poll_ns && self.power.constant_from(self.idle_since()) <= from {
+                let (total, nand) = self.energy_parts(t).expect("[thermal] needs [power]");
+                if self.thermal.as_mut().expect("checked").advance_steady(t, total, nand) {
+                    return;
+                }
+            }
+            let Some(th) = &self.thermal else { return };
             let poll_due = th.next_poll_ns;
             let step_end = t.min(from + th.model.poll_ns).min(poll_due.max(from + 1));
             let (total, nand) = self.energy_parts(step_end).expect("[thermal] needs [power]");
@@ -464,6 +473,20 @@ impl Drive {
             if step_end >= poll_due {
                 th.poll(step_end, total);
             }
+        }
+    }
+
+    /// The drive is shut down at `off` (nothing booked after it) and
+    /// powered up again at `on`: no energy is drawn in between and it
+    /// cools towards ambient; its clock (what retention is measured
+    /// against) runs on.
+    pub fn power_off(&mut self, off: u64, on: u64) {
+        self.thermal_advance(off);
+        let idle = self.idle_since();
+        self.power.power_off(idle, off, on);
+        let energy = self.thermal.as_ref().and_then(|_| self.energy_parts(on));
+        if let (Some(th), Some((total, nand))) = (&mut self.thermal, energy) {
+            th.unpowered(on, total, nand);
         }
     }
 

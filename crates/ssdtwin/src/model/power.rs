@@ -138,8 +138,13 @@ pub struct PowerMeter {
     rest_ns: Vec<u64>,
     /// Idle time before this instant is already in `rest_ns`.
     rest_counted_to: u64,
-    /// When the host last enabled APST (idle timers start no earlier).
+    /// When the host last enabled APST or the drive last powered up (idle
+    /// timers start no earlier).
     apst_since: u64,
+    /// Time spent powered off, ns (no energy drawn).
+    off_ns: u64,
+    /// The last power-off period.
+    last_off: (u64, u64),
     /// Wake-ups from a non-operational state.
     pub wakes: u64,
     /// Time commands waited for wake-ups, ns.
@@ -175,6 +180,44 @@ impl PowerMeter {
         } else if end > self.busy_end {
             self.busy_ns += end - self.busy_end;
             self.busy_end = end;
+        }
+    }
+
+    /// From when the power drawn stays constant if nothing new is
+    /// booked, for a drive idle since `idle_from` (its NAND work done): the
+    /// later of that and, with APST on, the entry into its last
+    /// non-operational state.
+    pub fn constant_from(&self, idle_from: u64) -> u64 {
+        let idle_from = idle_from.max(self.busy_end);
+        match (&self.model, self.apst) {
+            (Some(m), true) => m.apst.last().map_or(idle_from, |s| idle_from.max(self.apst_since) + s.after_ns),
+            _ => idle_from,
+        }
+    }
+
+    /// The drive is powered off from `off` to `on` (idle since `idle_from`,
+    /// nothing booked after `off`): no energy is drawn in between, and it
+    /// powers up in its operational idle state (APST's timers restart).
+    pub fn power_off(&mut self, idle_from: u64, off: u64, on: u64) {
+        if let (Some(m), true) = (&self.model, self.apst) {
+            let idle_from = idle_from.max(self.apst_since);
+            let rest = &mut self.rest_ns;
+            m.rest_in(idle_from, idle_from.max(self.rest_counted_to), off.max(idle_from), |k, ns| rest[k] += ns);
+        }
+        self.rest_counted_to = on;
+        self.apst_since = on;
+        self.off_ns += on - off;
+        self.last_off = (off, on);
+    }
+
+    /// Time powered on from 0 to `now`, ns (`now` after the last
+    /// power-off, or before it).
+    fn on_ns(&self, now: u64) -> u64 {
+        let (off, on) = self.last_off;
+        if now >= on {
+            now - self.off_ns
+        } else {
+            now.min(off) - (self.off_ns - (on - off))
         }
     }
 
@@ -234,7 +277,7 @@ impl PowerMeter {
         link_bytes: u64,
     ) -> Option<f64> {
         let m = self.model.as_ref()?;
-        let mut floor = m.active_idle_w * now as f64;
+        let mut floor = m.active_idle_w * self.on_ns(now) as f64;
         let mut rest = |k: usize, ns: u64| floor += (m.apst[k].rest_w - m.active_idle_w) * ns as f64;
         for (k, &ns) in self.rest_ns.iter().enumerate() {
             rest(k, ns);

@@ -318,6 +318,55 @@ impl Thermal {
         self.energy = [total_j, nand_j];
     }
 
+    /// Advance to `t` in one closed-form step over a stretch of constant
+    /// power (an idle drive), given the cumulative energy at `t`, when no
+    /// sensor poll in it could change anything: the drive is not
+    /// throttled and stays below the warning threshold throughout.
+    /// Returns false (and changes nothing) otherwise.
+    ///
+    /// The bound: with `y = x − x∞`, `dy/dt = A·y` where `A` has
+    /// non-negative off-diagonal terms and row sums `−g_ambient/C ≤ 0`, so
+    /// `max(0, maxᵢ yᵢ)` never grows and no node rises above
+    /// `x∞ᵢ + max(0, maxⱼ y₀ⱼ)`. Sensor polls in the stretch would have
+    /// seen nothing above the warning threshold, and time above the
+    /// thresholds stays zero; the peak is taken at the stretch's ends.
+    pub fn advance_steady(&mut self, t: u64, total_j: f64, nand_j: f64) -> bool {
+        if t <= self.t_ns || self.level != 0 {
+            return false;
+        }
+        let dt = (t - self.t_ns) as f64 * 1e-9;
+        let e_nand = (nand_j - self.energy[1]).max(0.0);
+        let e_ctrl = (total_j - self.energy[0] - e_nand).max(0.0);
+        let p = [e_ctrl / dt, e_nand / dt];
+        let m = &self.model;
+        let xs = m.steady_rise(p);
+        let over = (self.rise[0] - xs[0]).max(self.rise[1] - xs[1]).max(0.0);
+        let bound = m.ambient_c + xs[0].max(xs[1]) + over;
+        if bound >= m.warning_c.min(m.critical_c) {
+            return false;
+        }
+        self.rise = m.step(self.rise, p, dt);
+        self.peak_c = self.peak_c.max(self.composite_c());
+        self.t_ns = t;
+        self.energy = [total_j, nand_j];
+        self.next_poll_ns = (t / m.poll_ns + 1) * m.poll_ns;
+        true
+    }
+
+    /// The drive was powered off until `t` (cumulative energy `total_j`,
+    /// `nand_j` unchanged since the last update): it cooled towards
+    /// ambient with no heat, and powers up unthrottled.
+    pub fn unpowered(&mut self, t: u64, total_j: f64, nand_j: f64) {
+        if t > self.t_ns {
+            self.rise = self.model.step(self.rise, [0.0, 0.0], (t - self.t_ns) as f64 * 1e-9);
+            self.t_ns = t;
+        }
+        self.energy = [total_j, nand_j];
+        self.level = 0;
+        self.cap_since = (t, total_j);
+        self.next_poll_ns = (t / self.model.poll_ns + 1) * self.model.poll_ns;
+    }
+
     /// The firmware reads its sensor at `t` (the state is up to date at
     /// `t`) with `total_j` drawn so far: set the throttle level and the
     /// next poll.

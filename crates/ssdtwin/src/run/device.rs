@@ -349,8 +349,10 @@ impl Device {
 
     /// Let virtual time pass to `until` with the host submitting nothing,
     /// the drive doing background work when it wants. In a statistics
-    /// window each second is opened as its boundary passes, so per-second
-    /// power and drive state are sampled on time. Completions that fall
+    /// window each point of the series (a second, or longer once the
+    /// series is coarsened) is opened as its boundary passes, so power and
+    /// drive state are sampled on time; the number of points is bounded,
+    /// so a long wait costs O(1) per point. Completions that fall
     /// in the wait are delivered by the next [`Device::next_event`].
     pub fn idle_until(&mut self, until: u64) {
         let Some(start) = self.recording.as_ref().map(|r| r.series.start_ns) else {
@@ -358,8 +360,7 @@ impl Device {
             return;
         };
         loop {
-            let seconds = self.recording.as_ref().map_or(0, |r| r.series.seconds.len() as u64);
-            let next = start + seconds * 1_000_000_000;
+            let next = start + self.recording.as_ref().map_or(0, |r| r.series.next_point_ns());
             if next >= until {
                 break;
             }
@@ -396,6 +397,34 @@ impl Device {
         }
     }
 
+    /// The host shuts the drive down at `off` (not before now; nothing
+    /// may be outstanding, and the drive should have finished its booked
+    /// work by then) and powers it up at `on`: the clock moves to `on`
+    /// with no background work, no energy and no heating in between (see
+    /// [`Drive::power_off`]). The drive then idles as after any command.
+    ///
+    /// # Panics
+    /// If commands are outstanding.
+    pub fn power_off(&mut self, off: u64, on: u64) {
+        assert_eq!(self.outstanding, 0, "power off with commands outstanding");
+        let off = off.max(self.now());
+        // Pending idle checks are stale: nothing starts before power-off.
+        self.activity = self.activity.wrapping_add(1);
+        self.idle_chain = None;
+        self.became_idle = false;
+        while let Some(t) = self.events.peek_time() {
+            if t > on {
+                break;
+            }
+            if let EventKind::Timer(token) = self.events.pop().expect("peeked").kind {
+                self.held.push_back(Event::Timer(token));
+            }
+        }
+        self.drive.power_off(off, on.max(off));
+        self.events.advance_to(on.max(off));
+        self.schedule_idle_check();
+    }
+
     /// Open a statistics window now: completions of commands submitted
     /// at or after `record_from_ns` are recorded until
     /// [`Device::end_window`].
@@ -409,7 +438,7 @@ impl Device {
         self.recording = Some(Recording {
             record_from_ns,
             dirs: Default::default(),
-            series: TimeSeries { start_ns: now, seconds: Vec::new() },
+            series: TimeSeries::new(now),
             counters_before: Counters::of(&self.drive),
             energy_before: self.drive.energy_j(now),
             busy_before: self.busy_ns,
@@ -477,10 +506,8 @@ impl Device {
         };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
-                if self.drive.thermal.is_some()
-                    && now - r.series.start_ns >= r.series.seconds.len() as u64 * 1_000_000_000
-                {
-                    // A second opens: its temperature is sampled now.
+                if self.drive.thermal.is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
+                    // A point opens: its temperature is sampled now.
                     self.drive.thermal_advance(now);
                 }
                 let lat = now - f.submitted_ns;

@@ -78,12 +78,31 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
     let n = file.jobs.len();
     let capacity = dev.drive().user_bytes();
     // Sources for the I/O jobs; `src[i]` is job i's.
+    let mut groupid = 0u32;
+    let groups: Vec<u32> = file
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.new_group {
+                groupid += 1;
+            }
+            groupid
+        })
+        .collect();
+    // A job reported with others of its group sums their bandwidth
+    // samples interval by interval, so it keeps each interval; the others
+    // keep running statistics only.
+    let merged = |g: u32| {
+        let members = file.jobs.iter().zip(&groups).filter(|(_, &h)| h == g);
+        members.clone().count() > 1 && members.clone().any(|(j, _)| j.group_reporting)
+    };
     let mut src_of = vec![usize::MAX; n];
     let mut sources = Vec::new();
     for (i, j) in file.jobs.iter().enumerate() {
         if let Phase::Io(spec) = &j.phase {
             src_of[i] = sources.len();
-            let mut src = Source::new(spec.clone(), capacity, 0, true);
+            let mut src = Source::new(spec.clone(), capacity, 0, Some(merged(groups[i])));
             if let Some(logs) = &spec.logs {
                 let fixed: [u64; 3] = std::array::from_fn(|k| match &spec.sizes {
                     None => spec.bs as u64,
@@ -114,18 +133,6 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
             }
             d.retain(|&k| k != i);
             d
-        })
-        .collect();
-    let mut groupid = 0u32;
-    let groups: Vec<u32> = file
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if i > 0 && j.new_group {
-                groupid += 1;
-            }
-            groupid
         })
         .collect();
 
@@ -179,6 +186,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                     // Jobs overlap on one drive: its temperature is in the
                     // per-second series, not per job.
                     thermal: None,
+                    age: None,
                 });
                 let _ = now;
                 state[i] = St::Done;

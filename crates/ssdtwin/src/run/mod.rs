@@ -18,6 +18,7 @@ pub mod control;
 pub mod device;
 pub mod engine;
 pub mod jobs;
+pub mod lifetime;
 pub mod logs;
 pub mod sim;
 pub mod state;

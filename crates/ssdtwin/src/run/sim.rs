@@ -15,7 +15,7 @@ use crate::model::drive::{Drive, IoKind};
 use crate::run::control::{LatAction, LatSearch, SsTracker};
 use crate::run::device::{Completion, Device, Event, Window};
 use crate::run::logs::JobLogs;
-use crate::run::stats::{Counters, DirStats, TimeSeries};
+use crate::run::stats::{Counters, DirStats, Samples, TimeSeries};
 use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, Job, Phase, RwPattern};
@@ -47,6 +47,8 @@ pub struct PhaseResult {
     pub trace: Option<Box<TraceSummary>>,
     /// Temperatures over the phase (`None`: no thermal model).
     pub thermal: Option<crate::run::device::ThermalWindow>,
+    /// Aging phases: the days aged and the wear after them.
+    pub age: Option<crate::run::lifetime::AgeSummary>,
 }
 
 impl PhaseResult {
@@ -66,10 +68,11 @@ impl PhaseResult {
         self.energy_j.filter(|_| ns > 0).map(|e| e / (ns as f64 * 1e-9))
     }
 
-    /// Mean power of the last whole second of the phase (the whole phase
-    /// if it is shorter), W: the state an idle drive settled in.
+    /// Mean power of the last whole point of the series (a second unless
+    /// the phase was long enough to coarsen it; the whole phase if it is
+    /// shorter), W: the state an idle drive settled in.
     pub fn settled_power_w(&self) -> Option<f64> {
-        let whole = ((self.end_ns - self.start_ns) / 1_000_000_000) as usize;
+        let whole = ((self.end_ns - self.start_ns) / self.series.point_ns()) as usize;
         match whole.checked_sub(1).and_then(|i| self.series.seconds.get(i)) {
             Some(s) => s.power_w,
             None => self.power_w(),
@@ -195,7 +198,9 @@ impl Simulator {
     pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
         let (end_ns, record_from, bursts) = match phase {
-            Phase::Idle { .. } | Phase::SecureErase { .. } => return Ok(run_quiet(&mut self.device, phase)),
+            Phase::Idle { .. } | Phase::SecureErase { .. } | Phase::Retention { .. } | Phase::Age(_) => {
+                return Ok(run_quiet(&mut self.device, phase))
+            }
             Phase::Trace(spec) => return self.replay_trace(spec, index, phases),
             Phase::Io(spec) => {
                 let ramp_end = start + spec.ramp_time_ns;
@@ -219,6 +224,7 @@ impl Simulator {
             energy_j: w.energy_j,
             trace: None,
             thermal: w.thermal,
+            age: None,
         })
     }
 
@@ -243,7 +249,7 @@ impl Simulator {
     /// the end of the last burst's idle gap) and the bursts run.
     fn run_io(&mut self, spec: &IoSpec, index: usize, phases: usize) -> (u64, u32) {
         let start = self.device.now();
-        let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, false)];
+        let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, None)];
         let progress = self.progress.as_mut().map(|cb| (cb, index, phases));
         self.device.set_apst(spec.apst);
         drive_sources(&mut self.device, &mut sources, progress, &mut |_, _, h| match h {
@@ -255,9 +261,15 @@ impl Simulator {
     }
 }
 
-/// Run an idle or secure-erase phase on `dev` now (nothing else may be
-/// running), measured in the device's statistics window.
+/// Run an idle, secure-erase, retention or aging phase on `dev` now
+/// (nothing else may be running), measured in the device's statistics
+/// window (retention and aging: see [`crate::run::lifetime`]).
 pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
+    match phase {
+        Phase::Retention { duration_ns, .. } => return crate::run::lifetime::run_retention(dev, phase, *duration_ns),
+        Phase::Age(spec) => return crate::run::lifetime::run_age(dev, phase, spec),
+        _ => {}
+    }
     let start = dev.now();
     dev.begin_window(start);
     match phase {
@@ -271,7 +283,9 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
             let done = dev.format();
             dev.idle_until(done);
         }
-        Phase::Io(_) | Phase::Trace(_) => unreachable!("an I/O or trace phase is not quiet"),
+        Phase::Io(_) | Phase::Trace(_) | Phase::Retention { .. } | Phase::Age(_) => {
+            unreachable!("an I/O or trace phase is not quiet; retention and aging returned above")
+        }
     }
     let end_ns = dev.now();
     dev.touch_series((end_ns - start).saturating_sub(1));
@@ -290,6 +304,7 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
         energy_j: w.energy_j,
         trace: None,
         thermal: w.thermal,
+        age: None,
     }
 }
 
@@ -314,7 +329,7 @@ pub struct JobStats {
     pub series: TimeSeries,
     /// Bytes and commands completed per direction in each
     /// [`SAMPLE_NS`] interval after the ramp.
-    pub samples: Vec<[(u64, u64); 3]>,
+    pub samples: Samples,
     /// Submissions by the job's outstanding count after it (fio's
     /// `iodepth_level` buckets 1, 2, 4, 8, 16, 32, ≥64).
     pub depth_levels: [u64; 7],
@@ -364,9 +379,10 @@ pub(crate) struct Source {
 
 impl Source {
     /// A source starting at `start` on a drive of `capacity` bytes;
-    /// `own_stats` keeps the job's own statistics ([`JobStats`]). It
+    /// `own_stats` keeps the job's own statistics ([`JobStats`]), with
+    /// every bandwidth sample if it is `Some(true)`. It
     /// starts when the loop's scheduler says so (`finished` until then).
-    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: bool) -> Source {
+    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: Option<bool>) -> Source {
         let ramp_end = start + spec.ramp_time_ns;
         let span = spec.size.unwrap_or(capacity - spec.offset);
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
@@ -403,11 +419,11 @@ impl Source {
             lat: None,
             ss: None,
             logs: None,
-            stats: own_stats.then(|| {
+            stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
                     dirs: Default::default(),
-                    series: TimeSeries { start_ns: start, seconds: Vec::new() },
-                    samples: Vec::new(),
+                    series: TimeSeries::new(start),
+                    samples: Samples::new(keep_samples),
                     depth_levels: [0; 7],
                     busy_ns: 0,
                 })
@@ -459,7 +475,7 @@ impl Source {
                 self.ramp_end = now;
                 if let Some(st) = &mut self.stats {
                     st.dirs = Default::default();
-                    st.samples.clear();
+                    st.samples = Samples::new(st.samples.kept.is_some());
                     st.depth_levels = [0; 7];
                 }
             }
@@ -560,12 +576,7 @@ impl Source {
         if let Some(st) = &mut self.stats {
             st.dirs[k].record(bytes, lat);
             st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
-            let i = (rel / SAMPLE_NS) as usize;
-            if st.samples.len() <= i {
-                st.samples.resize(i + 1, [(0, 0); 3]);
-            }
-            st.samples[i][k].0 += bytes;
-            st.samples[i][k].1 += 1;
+            st.samples.record(rel / SAMPLE_NS, k, bytes);
         }
         if let Some(ss) = &mut self.ss {
             if ss.on_completion(rel, bytes) {

@@ -28,7 +28,7 @@ use crate::model::health::Health;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::jobs::JobResult;
 use crate::run::sim::{JobStats, PhaseResult, SAMPLE_NS};
-use crate::run::stats::DirStats;
+use crate::run::stats::{DirStats, Running, Samples};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
 use crate::study::report::{fmt_ns, RunReport, PERCENTILES};
@@ -59,7 +59,7 @@ pub(crate) struct Entry {
     pub(crate) error: i32,
     pub(crate) options: Vec<(String, String)>,
     pub(crate) dirs: [DirStats; 3],
-    pub(crate) samples: Vec<[(u64, u64); 3]>,
+    pub(crate) samples: Samples,
     pub(crate) depth_levels: [u64; 7],
     pub(crate) measured_ns: u64,
     pub(crate) elapsed_ns: u64,
@@ -79,7 +79,7 @@ impl FioReport<'_> {
             let empty = JobStats {
                 dirs: Default::default(),
                 series: Default::default(),
-                samples: vec![],
+                samples: Samples::new(false),
                 depth_levels: [0; 7],
                 busy_ns: 0,
             };
@@ -90,15 +90,7 @@ impl FioReport<'_> {
                     for (a, b) in e.dirs.iter_mut().zip(&st.dirs) {
                         a.merge(b);
                     }
-                    if e.samples.len() < st.samples.len() {
-                        e.samples.resize(st.samples.len(), [(0, 0); 3]);
-                    }
-                    for (a, b) in e.samples.iter_mut().zip(&st.samples) {
-                        for k in 0..3 {
-                            a[k].0 += b[k].0;
-                            a[k].1 += b[k].1;
-                        }
-                    }
+                    e.samples.add_kept(&st.samples);
                     for k in 0..7 {
                         e.depth_levels[k] += st.depth_levels[k];
                     }
@@ -243,17 +235,28 @@ fn options_json(opts: &[(String, String)]) -> Value {
     Value::Object(m)
 }
 
-/// (min, max, mean, stddev) of samples.
-pub(crate) fn sample_stats(xs: &[f64]) -> (f64, f64, f64, f64) {
-    if xs.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let var = if xs.len() > 1 { xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi, mean, var.sqrt())
+/// Statistics of one kind of sample: how many, and (min, max, mean,
+/// stddev), all 0 without samples.
+pub(crate) struct SampleSummary {
+    pub(crate) n: u64,
+    pub(crate) summary: (f64, f64, f64, f64),
+}
+
+/// fio's bandwidth (KiB/s) and IOPS samples of direction `k` of an
+/// entry: whole 500 ms samples only, as fio takes them; none for a
+/// direction without I/O.
+pub(crate) fn sample_stats(e: &Entry, k: usize) -> (SampleSummary, SampleSummary) {
+    let whole = e.measured_ns / SAMPLE_NS;
+    let secs = SAMPLE_NS as f64 / 1e9;
+    let (bytes, ios) = e.samples.stats(k, whole);
+    let of = |r: Running, scale: f64| {
+        if e.dirs[k].ios == 0 || r.n == 0 {
+            SampleSummary { n: 0, summary: (0.0, 0.0, 0.0, 0.0) }
+        } else {
+            SampleSummary { n: r.n, summary: (r.min * scale, r.max * scale, r.mean * scale, r.stddev() * scale) }
+        }
+    };
+    (of(bytes, 1.0 / 1024.0 / secs), of(ios, 1.0 / secs))
 }
 
 fn lat_json(d: &DirStats, percentiles: bool, bins: bool) -> Value {
@@ -287,15 +290,9 @@ fn zero_lat() -> Value {
 fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
     let d = &e.dirs[k];
     let bw = rate(d.bytes as f64, e.measured_ns);
-    // Whole 500 ms samples only, as fio takes them.
-    let whole = (e.measured_ns / SAMPLE_NS) as usize;
-    let samples = &e.samples[..whole.min(e.samples.len())];
-    let secs = SAMPLE_NS as f64 / 1e9;
-    let bws: Vec<f64> =
-        if d.ios > 0 { samples.iter().map(|s| s[k].0 as f64 / 1024.0 / secs).collect() } else { vec![] };
-    let iops: Vec<f64> = if d.ios > 0 { samples.iter().map(|s| s[k].1 as f64 / secs).collect() } else { vec![] };
-    let (bmin, bmax, bmean, bdev) = sample_stats(&bws);
-    let (imin, imax, imean, idev) = sample_stats(&iops);
+    let (bws, iops) = sample_stats(e, k);
+    let (bmin, bmax, bmean, bdev) = bws.summary;
+    let (imin, imax, imean, idev) = iops.summary;
     let mut clat = lat_json(d, true, plus);
     if d.ios == 0 {
         clat = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
@@ -321,12 +318,12 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
         "bw_agg": if group_bw > 0.0 { bw / group_bw * 100.0 } else { 0.0 },
         "bw_mean": bmean,
         "bw_dev": bdev,
-        "bw_samples": bws.len(),
+        "bw_samples": bws.n,
         "iops_min": imin.round() as u64,
         "iops_max": imax.round() as u64,
         "iops_mean": imean,
         "iops_stddev": idev,
-        "iops_samples": iops.len(),
+        "iops_samples": iops.n,
     })
 }
 
@@ -413,6 +410,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         Phase::Idle { duration_ns, apst, .. } => json!({ "idle_ns": duration_ns, "apst": apst }),
         Phase::SecureErase { .. } => json!({ "secure_erase": true }),
         Phase::Trace(_) => json!({ "trace": true }),
+        Phase::Retention { .. } | Phase::Age(_) => crate::run::lifetime::options_json(&r.phase),
     };
     let mut job = json!({
         "jobname": e.name,
@@ -442,7 +440,8 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "latency_percentile": e.latency_target.map_or(100.0, |t| t.percentile),
         "latency_window": e.latency_target.map_or(0, |t| t.window_ns / 1000),
         "ssdtwin": {
-            "type": match r.phase { Phase::Io(_) => "io", Phase::Idle { .. } => "idle", Phase::SecureErase { .. } => "secure_erase", Phase::Trace(_) => "trace" },
+            "type": r.phase.kind(),
+            "age": r.age,
             "jobs": e.jobs,
             "job": options,
             "start_ns": r.start_ns,
@@ -548,6 +547,8 @@ fn entry_text(e: &Entry) -> String {
         Phase::Idle { duration_ns, .. } => format!("(g={}): idle {}", e.groupid, fmt_ns(*duration_ns as f64)),
         Phase::SecureErase { .. } => format!("(g={}): secure erase", e.groupid),
         Phase::Trace(_) => format!("(g={}): trace replay", e.groupid),
+        Phase::Retention { duration_ns, .. } => format!("(g={}): retention {}", e.groupid, fmt_ns(*duration_ns as f64)),
+        Phase::Age(a) => format!("(g={}): age {} days", e.groupid, a.days),
     };
     let mut out = format!("{}: {rw}\n", e.name);
     out.push_str(&format!(
@@ -558,7 +559,6 @@ fn entry_text(e: &Entry) -> String {
         e.error,
         e.elapsed_ns as f64 / 1e9
     ));
-    let whole = (e.measured_ns / SAMPLE_NS) as usize;
     for (k, label) in [(0usize, "read"), (1, "write"), (2, "trim")] {
         let d = &e.dirs[k];
         if d.ios == 0 {
@@ -595,18 +595,16 @@ fn entry_text(e: &Entry) -> String {
                 row.iter().map(|&p| format!("{:5.2}th=[{:>5.0}]", p, d.percentile_ns(p) as f64 / div)).collect();
             out.push_str(&format!("     | {},\n", cells.join(", ")));
         }
-        let samples = &e.samples[..whole.min(e.samples.len())];
-        let bws: Vec<f64> = samples.iter().map(|s| s[k].0 as f64 / 1024.0 / 0.5).collect();
-        let iops: Vec<f64> = samples.iter().map(|s| s[k].1 as f64 / 0.5).collect();
-        let (a, b, c, dd) = sample_stats(&bws);
+        let (bws, iops) = sample_stats(e, k);
+        let (a, b, c, dd) = bws.summary;
         out.push_str(&format!(
             "   bw (  KiB/s): min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
-            bws.len()
+            bws.n
         ));
-        let (a, b, c, dd) = sample_stats(&iops);
+        let (a, b, c, dd) = iops.summary;
         out.push_str(&format!(
             "   iops        : min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
-            iops.len()
+            iops.n
         ));
     }
     if let Some(t) = e.latency_target {

@@ -13,7 +13,6 @@
 //! no disk utilisation (fio leaves it out for files too), no CPU figures
 //! (0) and submits instantly (submission latency 0).
 
-use crate::run::sim::SAMPLE_NS;
 use crate::run::stats::DirStats;
 use crate::study::fio_out::{latency_shares, rate, sample_stats, Entry, FioReport, FIO_VERSION};
 use crate::study::report::PERCENTILES;
@@ -89,17 +88,11 @@ fn dir_fields(e: &Entry, k: usize, group_bw: f64) -> String {
     }
     lat(&mut s);
     // Bandwidth samples (whole 500 ms intervals, KiB/s).
-    let whole = (e.measured_ns / SAMPLE_NS) as usize;
-    let secs = SAMPLE_NS as f64 / 1e9;
-    let bws: Vec<f64> = if d.ios > 0 {
-        e.samples[..whole.min(e.samples.len())].iter().map(|x| x[k].0 as f64 / 1024.0 / secs).collect()
-    } else {
-        vec![]
-    };
-    if bws.is_empty() {
+    let (bw, _) = sample_stats(e, k);
+    if bw.n == 0 {
         s.push_str(";0;0;0.000000%;0.000000;0.000000");
     } else {
-        let (lo, hi, mean, dev) = sample_stats(&bws);
+        let (lo, hi, mean, dev) = bw.summary;
         let agg_kib = (group_bw as u64 / 1024) as f64;
         let share = if agg_kib > 0.0 { (mean * 100.0 / agg_kib).min(100.0) } else { 100.0 };
         s.push_str(&format!(";{};{};{share:.6}%;{mean:.6};{dev:.6}", lo as u64, hi as u64));

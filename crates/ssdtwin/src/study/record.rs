@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::model::health::Health;
 use crate::run::device::ThermalWindow;
+use crate::run::lifetime::{AgeSpec, AgeSummary};
 use crate::run::stats::{Counters, Second};
 use crate::run::trace::TraceSpec;
 use crate::run::workload::IoSpec;
@@ -101,6 +102,10 @@ pub enum PhaseKind {
     SecureErase,
     /// A replayed block trace.
     Trace,
+    /// Time powered off.
+    Retention,
+    /// Days of use, untimed.
+    Age,
 }
 
 /// A phase as it was specified (fio's `job options`).
@@ -112,6 +117,13 @@ pub enum JobOptions {
     Io(IoSpec),
     /// A trace phase.
     Trace(TraceSpec),
+    /// An aging phase.
+    Age(AgeSpec),
+    /// A retention phase.
+    Retention {
+        /// Time powered off, ns.
+        retention_ns: u64,
+    },
     /// An idle phase.
     Idle {
         /// Duration, ns.
@@ -172,6 +184,9 @@ pub struct PhaseRecord {
     /// Trace phases: the replay's counts and the trace's statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Value>,
+    /// Aging phases: what the days did and the wear after them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<AgeSummary>,
     /// Drives with a thermal model: temperatures over the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal: Option<ThermalWindow>,

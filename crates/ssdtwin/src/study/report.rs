@@ -72,6 +72,10 @@ pub fn phase_record(r: &PhaseResult) -> PhaseRecord {
         }
         Phase::SecureErase { .. } => (PhaseKind::SecureErase, JobOptions::SecureErase { secure_erase: true }),
         Phase::Trace(t) => (PhaseKind::Trace, JobOptions::Trace(t.clone())),
+        Phase::Retention { duration_ns, .. } => {
+            (PhaseKind::Retention, JobOptions::Retention { retention_ns: *duration_ns })
+        }
+        Phase::Age(a) => (PhaseKind::Age, JobOptions::Age(a.clone())),
     };
     PhaseRecord {
         jobname: r.phase.name().to_string(),
@@ -94,6 +98,7 @@ pub fn phase_record(r: &PhaseResult) -> PhaseRecord {
         power_w: r.power_w(),
         time_series: r.series.seconds.clone(),
         trace: r.trace.as_ref().map(|t| t.to_json()),
+        age: r.age,
         thermal: r.thermal,
     }
 }
@@ -268,6 +273,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let mut out = String::new();
     let secs = (p.end_ns - p.start_ns) as f64 / 1e9;
     match &p.phase {
+        Phase::Retention { .. } | Phase::Age(_) => out.push_str(&crate::run::lifetime::summary(p)),
         Phase::Idle { name, .. } => {
             out.push_str(&format!("\n[{name}] idle {secs:.3} s"));
             if p.counters.gc_blocks > 0 {

@@ -253,6 +253,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         energy_j: w.energy_j,
         trace: Some(Box::new(TraceSummary { replay, stats: src.stats })),
         thermal: w.thermal,
+        age: None,
     })
 }
 

@@ -103,6 +103,9 @@ pub const KNOWN: &[&str] = &[
     "log_hist_coarseness",
     "per_job_logs",
     "log_offset",
+    "retention",
+    "age",
+    "per_day",
 ];
 
 /// Options that decide when a job runs or how it is reported, handled by
@@ -409,10 +412,13 @@ fn parse_lines(
     let mut jobs = Vec::new();
     let mut barrier_before = false;
     for (name, global_here, opts) in sections {
-        // [global] I/O options do not apply to idle sections.
-        let barrier = opts.iter().any(|(k, _, _)| k == "idle" || k == "secure_erase");
+        // [global] I/O options do not apply to idle, secure-erase and
+        // retention sections; an age section's workload takes them. All
+        // four run alone.
+        let quiet = opts.iter().any(|(k, _, _)| matches!(k.as_str(), "idle" | "secure_erase" | "retention"));
+        let barrier = quiet || opts.iter().any(|(k, _, _)| k == "age");
         let entries: Vec<Entry> =
-            if barrier { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
+            if quiet { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
         let mut stonewall = barrier || barrier_before;
         let mut new_group = false;
         let mut wait_for = None;
@@ -524,6 +530,9 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
     let mut spec = IoSpec::new(default_name, RwPattern::Read);
     let mut rw_given = false;
     let mut idle: Option<(u64, String)> = None;
+    let mut retention: Option<(u64, String)> = None;
+    let mut age: Option<(u64, String)> = None;
+    let mut per_day: Option<(crate::run::lifetime::PerDay, String)> = None;
     let mut secure_erase: Option<String> = None;
     let mut apst_given = false;
     let mut burst_size: Option<(u64, String)> = None;
@@ -554,7 +563,10 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         // Options that do not make a phase an I/O phase: the seed (the
         // command line always gives one) and APST are harmless in an idle
         // or secure-erase phase.
-        if !matches!(key, "name" | "idle" | "kb_base" | "randseed" | "randrepeat" | "secure_erase" | "apst") {
+        if !matches!(
+            key,
+            "name" | "idle" | "kb_base" | "randseed" | "randrepeat" | "secure_erase" | "apst" | "retention"
+        ) {
             other_io_option.get_or_insert_with(|| key.to_string());
         }
         match key {
@@ -732,6 +744,17 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
                 duty = Some((d, at.clone()));
             }
             "idle" => idle = Some((parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?, at.clone())),
+            "retention" => {
+                let ns = crate::run::lifetime::parse_retention(v, |t| parse_time(t, 1_000_000_000))
+                    .map_err(|r| invalid(at, key, r))?;
+                retention = Some((ns, at.clone()));
+            }
+            "age" => age = Some((crate::run::lifetime::parse_days(v).map_err(|r| invalid(at, key, r))?, at.clone())),
+            "per_day" => {
+                let p = crate::run::lifetime::PerDay::parse(v, |s| parse_size(s, kb_base, capacity))
+                    .map_err(|r| invalid(at, key, r))?;
+                per_day = Some((p, at.clone()));
+            }
             "secure_erase" => {
                 if parse_bool(v).map_err(|r| invalid(at, key, r))? {
                     secure_erase = Some(at.clone());
@@ -750,6 +773,12 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
             ));
         }
         return Ok(Phase::SecureErase { name: spec.name });
+    }
+    if let Some((duration_ns, at)) = retention {
+        if let Some(o) = other_io_option.or(idle.as_ref().map(|_| "idle".to_string())) {
+            return Err(invalid(&at, "retention", format!("a retention phase takes no other options (found `{o}`)")));
+        }
+        return Ok(Phase::Retention { name: spec.name, duration_ns });
     }
     if let Some((duration_ns, at)) = idle {
         if let Some(o) = other_io_option {
@@ -816,7 +845,18 @@ fn build_phase(default_name: &str, entries: &[(String, String, String)], capacit
         let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
         invalid(at, option, r)
     })?;
-    Ok(Phase::Io(spec))
+    match (age, per_day) {
+        (Some((days, at)), Some((per_day, _))) => {
+            if matches!(spec.rw, RwPattern::Read | RwPattern::RandRead) {
+                return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
+            }
+            let name = spec.name.clone();
+            Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload: spec }))
+        }
+        (Some((_, at)), None) => Err(invalid(&at, "age", "an age phase needs per_day (e.g. 0.1DWPD or 20g)")),
+        (None, Some((_, at))) => Err(invalid(&at, "per_day", "per_day belongs to an age phase (age=3y)")),
+        (None, None) => Ok(Phase::Io(spec)),
+    }
 }
 
 /// Check that the span lies inside the drive; an error names the option

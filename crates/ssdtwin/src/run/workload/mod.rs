@@ -371,6 +371,16 @@ pub enum Phase {
     },
     /// A block trace replayed (see [`crate::run::trace`]).
     Trace(crate::run::trace::TraceSpec),
+    /// The drive powered off for a while (`retention=90d`): its clock runs
+    /// on, nothing else happens (see [`crate::run::lifetime`]).
+    Retention {
+        /// Phase name.
+        name: String,
+        /// Time powered off, ns.
+        duration_ns: u64,
+    },
+    /// Days of use, untimed (`age=5y`; see [`crate::run::lifetime`]).
+    Age(crate::run::lifetime::AgeSpec),
 }
 
 impl Phase {
@@ -379,7 +389,23 @@ impl Phase {
         match self {
             Phase::Io(s) => &s.name,
             Phase::Trace(t) => &t.name,
-            Phase::Idle { name, .. } | Phase::SecureErase { name } => name,
+            Phase::Idle { name, .. } | Phase::SecureErase { name } | Phase::Retention { name, .. } => name,
+            Phase::Age(a) => &a.name,
+        }
+    }
+}
+
+impl Phase {
+    /// The phase's type as results name it: `io`, `idle`,
+    /// `secure_erase`, `trace`, `retention` or `age`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Phase::Io(_) => "io",
+            Phase::Idle { .. } => "idle",
+            Phase::SecureErase { .. } => "secure_erase",
+            Phase::Trace(_) => "trace",
+            Phase::Retention { .. } => "retention",
+            Phase::Age(_) => "age",
         }
     }
 }

@@ -75,12 +75,16 @@ pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
 }
 
 /// Per-second IOPS of the last `window_ns` whole seconds of a step:
-/// (values, mean, population standard deviation).
+/// (values, mean, population standard deviation). A step long enough to
+/// have its series coarsened (an hour or more) gives its points' mean
+/// IOPS over the window instead.
 pub fn steady_window(r: &PhaseResult, window_ns: u64) -> (Vec<u64>, f64, f64) {
-    let whole = ((r.end_ns - r.start_ns) / 1_000_000_000) as usize;
-    let want = ((window_ns as f64 / 1e9).round() as usize).max(1);
+    let point_ns = r.series.point_ns();
+    let whole = ((r.end_ns - r.start_ns) / point_ns) as usize;
+    let want = ((window_ns as f64 / point_ns as f64).round() as usize).max(1);
     let secs = &r.series.seconds[..whole.min(r.series.seconds.len())];
-    let vals: Vec<u64> = secs[secs.len().saturating_sub(want)..].iter().map(|s| s.ios()).collect();
+    let vals: Vec<u64> =
+        secs[secs.len().saturating_sub(want)..].iter().map(|s| s.ios() / r.series.resolution_s).collect();
     if vals.is_empty() {
         return (vals, 0.0, 0.0);
     }
