@@ -236,3 +236,83 @@ fn dram_less_drives_cache_the_map_in_hmb_or_sram() {
         .to_string();
     assert!(err.contains("controller.sram_bytes"), "{err}");
 }
+
+/// The Toshiba RC100 (DRAM-less, map cached in a 38 MB host memory buffer)
+/// scaled down: 2 dies of 256 blocks, 1.5 GB user capacity, an HMB of 16
+/// translation pages (64 MiB of reach, as the real one's 24 GB). Two dies,
+/// not sixteen: write-backs wait per die for a whole program unit (8
+/// translation pages) and are served from the controller meanwhile, which
+/// on 16 dies would hold a third of this small map (of a real drive's map,
+/// 0.1%). QD1
+/// random reads on the full drive within the buffer's reach cost the
+/// drive's plain read plus one HMB round trip; far beyond it almost every
+/// read first reads its translation page (pSLC) on flash — the collapse
+/// AnandTech's RC100 review describes between its 16 GB burst and 64 GB
+/// sustained random reads.
+#[test]
+fn a_dram_less_hmb_drive_collapses_beyond_the_buffers_reach() {
+    let scaled = [
+        "geometry.channels=1",
+        "geometry.dies_per_channel=2",
+        "geometry.blocks_per_plane=256",
+        "geometry.pages_per_block=192",
+        "ftl.user_capacity_bytes=1500000256",
+        "slc_cache.static_bytes=64000000",
+        "slc_cache.capacity_curve=[[0.0, 64e6]]",
+        "nand.native.tr_ns=[60000, 60000, 60000]",
+    ];
+    let load = |extra: &[&str]| {
+        let mut set: Vec<String> = scaled.iter().map(|s| s.to_string()).collect();
+        set.extend(extra.iter().map(|s| s.to_string()));
+        let model = ssdtwin::DriveSpec::load("toshiba-rc100-480gb", &set).unwrap().build("rc100 scaled").unwrap();
+        let mut d = Drive::new(model);
+        DriveState::Filled(100.0).apply_fast(&mut d, 1);
+        d
+    };
+    // 16 pages of 4 KiB at the preset's 0.63 share of the buffer.
+    let hmb = ["host.hmb_bytes=106000"];
+    let within = 32u64 << 20;
+    let measure = |d: Drive, span: u64| {
+        let phases = [
+            // Warm-up: loads the span's pages, evicts (and writes back)
+            // those the fill left dirty.
+            reads(RwPattern::RandRead, 4096, span, 64 << 20, 7),
+            reads(RwPattern::RandRead, 4096, span, 8 << 20, 8),
+        ];
+        run(d, &phases).0.pop().unwrap()
+    };
+    let m = load(&hmb).model;
+    let mc = m.map_cache.clone().expect("the RC100 caches its map");
+    assert_eq!(mc.capacity_pages, 16);
+    let hmb_ns = m.spec.host.hmb_access_ns.unwrap() as f64;
+    let per_miss = m.spec.nand.slc.as_ref().unwrap().tr_ns[0]
+        + m.channel_fs_per_byte * m.channel_bytes_per_slot / 1_000_000
+        + m.spec.controller.ecc_decode_ns;
+    let cap = load(&hmb).user_bytes();
+    for (span, label) in [(within, "within"), (cap, "beyond")] {
+        let plain = measure(load(&["ftl.map_cache="]), span);
+        let cached = measure(load(&hmb), span);
+        let ios = cached.dirs[IoKind::Read as usize].ios as f64;
+        let c = &cached.counters;
+        assert_eq!(c.map_pages_programmed, 0, "{label}: the measured phase wrote translation pages back");
+        let expected = plain.dirs[0].mean_ns() + hmb_ns + c.map_pages_read as f64 / ios * per_miss as f64;
+        let got = cached.dirs[0].mean_ns();
+        assert!((got / expected - 1.0).abs() < 0.01, "{label}: {got:.0} ns per read, expected {expected:.0}");
+        let rate = c.map_hit_rate().unwrap();
+        if span == within {
+            assert_eq!(rate, 1.0, "the span's 8 pages fit the buffer's 16");
+        } else {
+            // Uniform reads over 358 pages with 16 cached: ≈4.5% hits.
+            assert!(rate < 0.08, "hit rate {rate} beyond the buffer's reach");
+            // The collapse: at least 85% of the reads pay a flash read of
+            // their translation page (≈+60% on this drive's 80 µs).
+            let base = plain.dirs[0].mean_ns();
+            assert!(
+                got > base + hmb_ns + 0.85 * per_miss as f64,
+                "no collapse: {got:.0} ns vs {base:.0}; {} misses, {} pages read, {ios} reads, {per_miss} ns",
+                c.map_misses,
+                c.map_pages_read
+            );
+        }
+    }
+}

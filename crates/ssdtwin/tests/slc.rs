@@ -2,6 +2,7 @@
 //! fills and empties, the write cliff when it runs out, and idle-time
 //! folding.
 
+use ssdtwin::model::nand::CellMode;
 use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Command, Drive, DriveSpec, DriveState, IoKind, Simulator};
 
@@ -309,5 +310,41 @@ fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     assert!(
         eager >= must && eager <= bytes,
         "a threshold of half the cache folded {eager} bytes of {bytes} (at least {must})"
+    );
+}
+
+/// Folding takes the SLC block that has held its data longest among
+/// equally valid ones, so after a sequential fill of the whole drive the
+/// data left in the (static) SLC cache is the most recently written: the
+/// last LBAs, not the first.
+#[test]
+fn a_full_sequential_fill_leaves_the_last_written_data_in_slc() {
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let capacity = sim.drive().user_bytes() / (128 * 1024) * (128 * 1024);
+    sim.run_phase(&seq_write("fill", 0, capacity), 0, 1);
+    let ftl = &sim.drive().ftl;
+    ftl.check_consistency().unwrap();
+    let geo = *ftl.geometry();
+    let written = (capacity / 4096) as u32;
+    let in_slc: Vec<u32> = (0..written)
+        .filter(|&lpn| {
+            let slot = ftl.lookup(lpn);
+            slot != ssdtwin::model::nand::NONE && ftl.mode_of(geo.block_of(slot)) == CellMode::Slc
+        })
+        .collect();
+    let slc_block_slots = geo.slots_in_mode(CellMode::Slc);
+    // At least the static cache's worth stays unfolded (0.2 GB = 48,828
+    // slots, less the blocks folded to make room for the last writes).
+    assert!(in_slc.len() as u32 > 40_000, "{} slots left in SLC", in_slc.len());
+    // They are the last ones written: everything in SLC lies within the
+    // last `in_slc` LPNs, give or take two SLC blocks per die (the fill is
+    // striped over the dies, which fold their oldest blocks independently,
+    // a block at a time). Newest-first folding would leave LPN 0 onwards.
+    let slack = 2 * geo.dies * slc_block_slots;
+    let first = *in_slc.iter().min().unwrap();
+    assert!(
+        first + in_slc.len() as u32 + slack >= written,
+        "oldest LPN still in SLC is {first}; the last {} of {written} were expected",
+        in_slc.len()
     );
 }

@@ -25,10 +25,10 @@ pub struct MapCacheSpec {
     /// and writes back (default 4096: 1024 entries, 4 MiB of user data).
     #[serde(default = "default_page_bytes")]
     pub page_bytes: u32,
-    /// Share of the controller's DRAM (or SRAM, when DRAM-less without a
-    /// host memory buffer) that caches translation pages, 0 < x ≤ 1; the
-    /// rest holds firmware, the write buffer and other tables. With a host
-    /// memory buffer the whole buffer caches the map.
+    /// Share of the memory the map cache lives in (the controller's DRAM;
+    /// the host memory buffer of a DRAM-less drive; else its SRAM) that
+    /// caches translation pages, 0 < x ≤ 1; the rest holds firmware, the
+    /// write buffer and other tables.
     pub dram_share: f64,
     /// Which cached page a miss replaces: `"lru"` (least recently used,
     /// default) or `"fifo"` (loaded first).
@@ -144,7 +144,7 @@ pub fn resolve(
                 let ns = h
                     .hmb_access_ns
                     .ok_or_else(|| bad("host.hmb_access_ns", "a host memory buffer needs its access latency".into()))?;
-                (MapCacheLocation::Hmb, hmb as f64, ns)
+                (MapCacheLocation::Hmb, hmb as f64 * m.dram_share, ns)
             }
             None => match c.sram_bytes {
                 Some(s) if s > 0 => (MapCacheLocation::Sram, s as f64 * m.dram_share, 0),

@@ -16,6 +16,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("ocz-core-64gb", include_str!("../../presets/ocz-core-64gb.toml")),
     ("ocz-slc-64gb", include_str!("../../presets/ocz-slc-64gb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../presets/smi-sm2260-mlc-512gb.toml")),
+    ("toshiba-rc100-480gb", include_str!("../../presets/toshiba-rc100-480gb.toml")),
 ];
 
 /// Names of all presets.

@@ -53,6 +53,7 @@ pub const FIGURES: &[(&str, &str)] = &[
     ("ocz-core-64gb", include_str!("../../figures/ocz-core-64gb.toml")),
     ("ocz-slc-64gb", include_str!("../../figures/ocz-slc-64gb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../figures/smi-sm2260-mlc-512gb.toml")),
+    ("toshiba-rc100-480gb", include_str!("../../figures/toshiba-rc100-480gb.toml")),
 ];
 
 /// The figures of one preset.

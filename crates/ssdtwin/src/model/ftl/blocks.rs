@@ -8,7 +8,12 @@
 //! valid-slot count (intrusive doubly linked lists
 //! through `prev`/`next`), so invalidating a slot moves its block one
 //! bucket down in O(1) and the greedy victim is the first block of the
-//! lowest non-empty bucket. Free blocks are handed out oldest-freed first,
+//! lowest non-empty bucket. Among equals, native blocks are taken newest
+//! first (a block is linked at its bucket's head) and SLC blocks oldest
+//! first (linked at the tail): lazy folding evicts the data that has sat
+//! in the cache longest, so after a sequential fill the last-written data
+//! is what is left in SLC. (For native GC the tie-break moves no figure
+//! the presets are calibrated on, and is kept.) Free blocks are handed out oldest-freed first,
 //! which spreads erases over the blocks of a die (simple dynamic wear
 //! levelling; static wear levelling is left to the wear issue).
 
@@ -73,6 +78,7 @@ pub struct BlockTable {
     dies: u32,
     // Victim buckets: head[((mode * dies + die) * (max_valid + 1) + valid].
     head: Vec<u32>,
+    tail: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
     min_bucket: Vec<u32>,
@@ -105,6 +111,7 @@ impl BlockTable {
             slc_in_use: 0,
             dies: geo.dies,
             head: vec![NONE; (buckets_per_die * geo.dies * 2) as usize],
+            tail: vec![NONE; (buckets_per_die * geo.dies * 2) as usize],
             prev: vec![NONE; n],
             next: vec![NONE; n],
             min_bucket: vec![0; 2 * geo.dies as usize],
@@ -399,16 +406,28 @@ impl BlockTable {
         g * self.buckets_per_die as usize + self.valid[block as usize] as usize
     }
 
+    /// Link a sealed block into its bucket: native blocks at the head
+    /// (newest first among equals), SLC blocks at the tail (oldest first).
     fn link(&mut self, block: u32) {
         let h = self.bucket(block);
         let i = block as usize;
-        let old = self.head[h];
-        self.prev[i] = NONE;
-        self.next[i] = old;
-        if old != NONE {
-            self.prev[old as usize] = block;
+        if self.mode[i] == CellMode::Slc && self.tail[h] != NONE {
+            let last = self.tail[h];
+            self.prev[i] = last;
+            self.next[i] = NONE;
+            self.next[last as usize] = block;
+            self.tail[h] = block;
+        } else {
+            let old = self.head[h];
+            self.prev[i] = NONE;
+            self.next[i] = old;
+            if old != NONE {
+                self.prev[old as usize] = block;
+            } else {
+                self.tail[h] = block;
+            }
+            self.head[h] = block;
         }
-        self.head[h] = block;
         let g = self.group(block / self.blocks_per_die, self.mode[i]);
         self.sealed_count[g] += 1;
         if self.valid[i] == 0 {
@@ -430,6 +449,9 @@ impl BlockTable {
         }
         if n != NONE {
             self.prev[n as usize] = p;
+        } else {
+            let h = self.bucket(block);
+            self.tail[h] = p;
         }
         self.prev[i] = NONE;
         self.next[i] = NONE;

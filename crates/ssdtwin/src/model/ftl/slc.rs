@@ -20,7 +20,11 @@
 //! time lets the drive fold in the background down to a target.
 //!
 //! Fold victims are chosen by the GC policy among sealed SLC blocks, so
-//! data overwritten while still in SLC is never folded. Not modelled:
+//! data overwritten while still in SLC is never folded; among equally
+//! valid blocks the one sealed first goes first (the victim buckets keep
+//! SLC blocks oldest first), so lazy folding evicts the data that has sat
+//! in the cache longest and a sequential fill leaves its last-written data
+//! in SLC. Not modelled:
 //! SLC-to-SLC compaction and per-die cache balancing beyond round-robin.
 //!
 //! The policies are generic over [`BlockPool`], shared by the FTL and the

@@ -182,7 +182,8 @@ struct Die {
     free: VecDeque<u32>,
     free_static: VecDeque<u32>,
     /// Sealed blocks by mode, in victim order: greedy's lowest expected
-    /// count first (newest first among equals), FIFO's oldest first.
+    /// count first (among equals native newest first, SLC oldest first),
+    /// FIFO's oldest first.
     sealed: [BTreeSet<Sealed>; 2],
     open: [u32; 3],
     paced: Option<Paced>,
@@ -305,7 +306,10 @@ impl BlockSim {
                 let k = (x.valid as f64).ln() - x.t as f64 * self.ln_q;
                 let bits = k.to_bits();
                 let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
-                (ordered, u64::MAX - x.seq, b)
+                // Among equals: native newest first, SLC oldest first (as
+                // the FTL's buckets order them).
+                let age = if x.mode == CellMode::Slc { x.seq } else { u64::MAX - x.seq };
+                (ordered, age, b)
             }
         }
     }
@@ -576,8 +580,8 @@ impl BlockPool for BlockSim {
         Some(self.open(b, CellMode::Slc))
     }
     /// Greedy draws the exact counts of the few blocks with the lowest
-    /// expected counts and takes the lowest (the newest among equals, as
-    /// the FTL's buckets give); FIFO the oldest; cost-benefit scans the
+    /// expected counts and takes the lowest (among equals the newest
+    /// native or the oldest SLC block, as the FTL's buckets give); FIFO the oldest; cost-benefit scans the
     /// expected counts.
     fn choose_victim(&mut self, die: u32, mode: CellMode) -> Option<u32> {
         let set = &self.dies[die as usize].sealed[mode as usize];
@@ -588,7 +592,8 @@ impl BlockPool for BlockSim {
                 for b in cands {
                     self.decay(b);
                     let x = &self.blk[b as usize];
-                    if x.valid < best.0 || (x.valid == best.0 && x.seq > best.1) {
+                    let tie_wins = if mode == CellMode::Slc { x.seq < best.1 } else { x.seq > best.1 };
+                    if x.valid < best.0 || (x.valid == best.0 && tie_wins) {
                         best = (x.valid, x.seq, b);
                     }
                 }
