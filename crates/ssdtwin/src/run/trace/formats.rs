@@ -43,7 +43,7 @@ pub(super) fn ns_per_tick(format: TraceFormat) -> u64 {
     match format {
         TraceFormat::Msr => 100,
         TraceFormat::FioV3 | TraceFormat::FioV2 => 1000,
-        TraceFormat::Mqsim | TraceFormat::Blkparse | TraceFormat::Spc => 1,
+        TraceFormat::Mqsim | TraceFormat::Blkparse | TraceFormat::Spc | TraceFormat::Synthetic => 1,
     }
 }
 
@@ -161,6 +161,7 @@ pub(super) fn parse_line(format: TraceFormat, line: &str, st: &mut LineState) ->
         TraceFormat::Blkparse => blkparse(line, st),
         TraceFormat::FioV2 | TraceFormat::FioV3 => fio(line, format, st),
         TraceFormat::Spc => spc(line, st.seen_request),
+        TraceFormat::Synthetic => Err(("line", "a synthetic generator has no text lines".to_string())),
     }?;
     if r.is_some() {
         st.seen_request = true;

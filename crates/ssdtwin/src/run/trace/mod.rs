@@ -13,7 +13,9 @@
 //!   does not grow with the trace's length. The format is told from the
 //!   first request line unless given ([`TraceFormat`]). Every malformed
 //!   line is a [`TraceError::Parse`] naming the file, the line and the
-//!   field.
+//!   field. A synthetic generator ([`synth`], e.g.
+//!   `atsb-destroyer-synthetic` or a generator `.toml` file) is read
+//!   through the same reader: its requests are drawn one at a time.
 //! - [`ReplayMode`]: `as-recorded` issues each request at its recorded
 //!   time (open loop: when the drive is slower than the recorded one,
 //!   requests queue up inside it and their latency includes the wait);
@@ -45,6 +47,7 @@ pub mod options;
 mod reader;
 pub mod replay;
 pub mod stats;
+pub mod synth;
 mod writer;
 
 pub use reader::TraceReader;
@@ -80,6 +83,9 @@ pub enum TraceFormat {
     /// SPC / UMass trace repository: `ASU,LBA,Size,Opcode,Timestamp`
     /// (512-byte sectors, bytes, r/w, seconds).
     Spc,
+    /// A synthetic generator ([`synth`]): byte addresses and lengths, ns.
+    /// Not a file format: it is never detected and cannot be written.
+    Synthetic,
 }
 
 impl TraceFormat {
@@ -102,6 +108,7 @@ impl TraceFormat {
             TraceFormat::FioV2 => "fio-v2",
             TraceFormat::FioV3 => "fio-v3",
             TraceFormat::Spc => "spc",
+            TraceFormat::Synthetic => "synthetic",
         }
     }
 
@@ -135,7 +142,7 @@ impl TraceFormat {
     pub fn default_sector_bytes(self) -> u64 {
         match self {
             TraceFormat::Mqsim | TraceFormat::Blkparse | TraceFormat::Spc => 512,
-            TraceFormat::Msr | TraceFormat::FioV2 | TraceFormat::FioV3 => 1,
+            TraceFormat::Msr | TraceFormat::FioV2 | TraceFormat::FioV3 | TraceFormat::Synthetic => 1,
         }
     }
 }
