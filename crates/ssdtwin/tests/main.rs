@@ -11,6 +11,7 @@ mod power;
 mod slc;
 mod states;
 mod suites;
+mod synthetic;
 mod thermal;
 mod timing;
 mod trace_formats;

@@ -39,7 +39,8 @@
 //! write buffer is power-safe), several devices or files of one trace
 //! (they all address the one drive unless one is selected with
 //! `device`), blkparse's completion events (only queue or dispatch events
-//! are replayed), fio's iolog file actions (add/open/close) and the
+//! are replayed; `trace stats` pairs them with their requests by device
+//! and sector for the recorded queue depth), fio's iolog file actions (add/open/close) and the
 //! recorded response times (reported in the trace statistics, not used).
 
 mod formats;
@@ -205,6 +206,10 @@ pub fn trace_stats(spec: &TraceSpec) -> Result<(TraceFormat, TraceStats), TraceE
         Ok(())
     })?;
     inner.finish();
+    if let Some((sum, _)) = r.paired_response_ns() {
+        // blkparse: the time from each request to its completion event.
+        inner.response_sum_ns = Some(sum);
+    }
     inner.skipped.other_device = stats.skipped.other_device;
     inner.skipped.over_limit = stats.skipped.over_limit;
     Ok((r.format(), inner))

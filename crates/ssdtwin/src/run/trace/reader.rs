@@ -178,6 +178,14 @@ impl TraceReader {
         self.state.blkparse_dispatch = on;
     }
 
+    /// blkparse: Σ (completion − queue time) over the requests paired with
+    /// their completion (`C`) event so far, ns, and how many; `None` for
+    /// other formats or when no completion was paired.
+    pub fn paired_response_ns(&self) -> Option<(u128, u64)> {
+        (self.format == TraceFormat::Blkparse && self.state.blkparse_paired > 0)
+            .then_some((self.state.blkparse_response_sum_ns, self.state.blkparse_paired))
+    }
+
     /// Lines read so far.
     pub fn lines(&self) -> u64 {
         self.line_no

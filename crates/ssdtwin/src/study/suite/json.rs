@@ -82,14 +82,15 @@ pub fn suite_json(r: &SuiteResult) -> Value {
                 .iter()
                 .zip(&plan.steps)
                 .zip(&t.setup.steps)
-                .map(|((res, sp), io)| {
+                .map(|((res, sp), step)| {
+                    let (io_size, runtime_ns) = super::run::step_limits(step);
                     let sweep: Map<String, Value> = sp.sweep.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
                     let total =
                         res.io.end_ns - res.io.start_ns + res.idle.as_ref().map_or(0, |i| i.end_ns - i.start_ns);
                     json!({
                         "step": sp.name,
                         "sweep": sweep,
-                        "limits": { "io_size": io.io_size, "runtime_ns": io.runtime_ns },
+                        "limits": { "io_size": io_size, "runtime_ns": runtime_ns },
                         "metrics": {
                             "iops": step_metric(res, Metric::Iops),
                             "mbps": step_metric(res, Metric::Mbps),
