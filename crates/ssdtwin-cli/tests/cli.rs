@@ -427,3 +427,22 @@ fn terse_output_and_logs_from_fio_flags() {
     assert_eq!(log.lines().next(), Some("500, 8000, 1, 4096, 0"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn trace_generate_writes_a_synthetic_trace_that_replays_as_a_file() {
+    let dir = tmp_dir("generate");
+    let out = dir.join("light.fio.zst");
+    let o = ssdtwin(&["trace", "generate", "atsb-light-synthetic", out.to_str().unwrap(), "--scale", "0.001"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ssdtwin(&["trace", "stats", out.to_str().unwrap(), "--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["requests"], 800);
+    assert_eq!(j["format"], "fio-v3");
+    // The built-in generators are listed with their figures.
+    let o = ssdtwin(&["trace", "generate", "--list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("atsb-destroyer-synthetic: 49810000 requests"));
+    let o = ssdtwin(&["trace", "generate", "no-such-generator", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("atsb-heavy-synthetic"), "{}", stderr(&o));
+}

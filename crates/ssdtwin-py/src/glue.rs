@@ -193,6 +193,7 @@ pub fn run_suite(a: &SuiteArgs) -> Result<(String, Option<String>)> {
         only: a.only.clone(),
         state,
         threads: a.threads.max(1),
+        ..SuiteOptions::default()
     };
     let result = suite::run_suite(&s, &drives, &opts, None)?;
     let text = serde_json::to_string_pretty(&suite::json::suite_json(&result))? + "\n";

@@ -13,7 +13,8 @@ use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
 
 /// Two small drives (TLC, and the 660p scaled down, with its SLC cache)
 /// through the client-2015 tests that exercise every kind of chart:
-/// consistency (scatter), a QD sweep, a mix sweep, a long write.
+/// consistency (scatter), a QD sweep, a mix sweep, a long write, and the
+/// synthetic Light (a trace test, scaled down).
 fn doc() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
@@ -34,10 +35,11 @@ fn doc() -> &'static Value {
             ],
         )
         .unwrap();
-        let only = ["consistency", "random-write", "mixed-random", "seq-write"];
+        let only = ["consistency", "random-write", "mixed-random", "seq-write", "atsb-light-synthetic"];
         let opts = SuiteOptions {
             scale: 0.01,
             time_scale: 0.01,
+            trace_scale: 0.01,
             only: only.iter().map(|x| x.to_string()).collect(),
             ..SuiteOptions::default()
         };
@@ -82,6 +84,12 @@ fn every_test_has_its_charts_with_data_and_nothing_external() {
         assert_eq!(chart(test, "latency"), 8, "p50, p99, p99.9, max per drive");
         assert!(html.contains(&format!(r#"<section id="{test}">"#)));
     }
+    // The synthetic trace test: data rate bars, and its six latencies
+    // on their own axis, labelled synthetic.
+    assert_eq!(chart("atsb-light-synthetic", "scores"), 2, "one data-rate bar per drive");
+    assert_eq!(chart("atsb-light-synthetic", "scores-latency"), 12, "6 latencies × 2 drives");
+    assert!(html.contains("Light, empty drive (synthetic ATSB-like trace, not the original)"));
+    assert!(html.contains("not AnandTech&#x27;s trace") || html.contains("not AnandTech's trace"));
     assert_eq!(chart("random-write", "qd-curve"), 12, "6 queue depths × 2 drives");
     assert_eq!(chart("mixed-random", "mix-curve"), 12, "6 mixes × 2 drives");
     chart("consistency", "consistency");
@@ -91,8 +99,9 @@ fn every_test_has_its_charts_with_data_and_nothing_external() {
     assert!(slc.1.contains("#D55E00"), "the 660p's SLC occupancy is drawn");
     assert_eq!(html.matches("How to read this").count(), rep.files.iter().filter(|f| f.0.ends_with(".svg")).count());
     let scores = &rep.files.iter().find(|f| f.0 == "scores.csv").unwrap().1;
-    // Four tests × two drives, and consistency also scores mean/σ.
-    assert_eq!(scores.lines().count(), 1 + (4 + 1) * 2, "{scores}");
+    // Four tests × two drives, and consistency also scores mean/σ; the
+    // synthetic Light eight scores per drive.
+    assert_eq!(scores.lines().count(), 1 + (4 + 1) * 2 + 8 * 2, "{scores}");
     let steps = &rep.files.iter().find(|f| f.0 == "steps.csv").unwrap().1;
     assert!(steps.lines().count() > 2 * (1 + 6 + 6 + 6));
 }

@@ -161,6 +161,14 @@ pub enum TraceError {
         /// What is wrong.
         reason: String,
     },
+    /// A synthetic trace generator's file is malformed.
+    #[error("{file}: {reason}")]
+    Generator {
+        /// Generator name or file.
+        file: String,
+        /// What is wrong (with the phase and field).
+        reason: String,
+    },
 }
 
 /// Any error of the library.

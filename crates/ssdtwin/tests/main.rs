@@ -14,6 +14,7 @@ mod power;
 mod slc;
 mod states;
 mod suites;
+mod synthetic;
 mod thermal;
 mod timing;
 mod trace_formats;

@@ -6,6 +6,7 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use ssdtwin::run::workload::Phase;
 use ssdtwin::study::suite::json::suite_json;
 use ssdtwin::study::suite::plan::IdleRule;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
@@ -15,7 +16,7 @@ use crate::common::small_model;
 /// Sizes × 0.002 (a 64 GB span becomes 128 MB), times × 0.005 (a one-hour
 /// test becomes 18 s, a 60 s step 0.3 s).
 fn options() -> SuiteOptions {
-    SuiteOptions { scale: 0.002, time_scale: 0.005, threads: 2, ..SuiteOptions::default() }
+    SuiteOptions { scale: 0.002, time_scale: 0.005, threads: 2, trace_scale: 0.002, ..SuiteOptions::default() }
 }
 
 fn drive() -> DriveUnderTest {
@@ -44,8 +45,10 @@ fn every_suite_runs_with_all_tests_steps_and_limits() {
         let name = &r.suite.def.name;
         assert_eq!(r.runs.len(), r.passes.len(), "{name}: one run per pass");
         for run in &r.runs {
-            assert_eq!(run.tests.len(), r.suite.tests.len(), "{name}: every test");
-            for (t, plan) in run.tests.iter().zip(&r.suite.tests) {
+            let pass = &r.passes[run.pass].name;
+            let planned: Vec<_> = r.suite.tests.iter().filter(|t| t.runs_in(pass)).collect();
+            assert_eq!(run.tests.len(), planned.len(), "{name}: every test of pass {pass}");
+            for (t, plan) in run.tests.iter().zip(planned) {
                 assert_eq!(t.steps.len(), plan.steps.len(), "{name}/{}", plan.name);
                 assert!(!t.scores.is_empty());
                 for ((res, io), sp) in t.steps.iter().zip(&t.setup.steps).zip(&plan.steps) {
@@ -54,6 +57,16 @@ fn every_suite_runs_with_all_tests_steps_and_limits() {
                     let bytes: u64 = p.dirs.iter().map(|d| d.bytes).sum();
                     let ios: u64 = p.dirs.iter().map(|d| d.ios).sum();
                     assert!(ios > 0, "{at}: no I/O");
+                    let io = match io {
+                        Phase::Io(io) => io,
+                        Phase::Trace(spec) => {
+                            // A scaled trace replays exactly its share of requests.
+                            let replayed = p.trace.as_ref().expect("trace summary").stats.requests;
+                            assert_eq!(Some(replayed), spec.max_requests, "{at}");
+                            continue;
+                        }
+                        other => panic!("{at}: step {other:?}"),
+                    };
                     if let Some(limit) = io.io_size {
                         assert!(bytes <= limit, "{at}: {bytes} bytes > limit {limit}");
                     } else {
@@ -139,13 +152,40 @@ fn recomputed(step: &Value, metric: &str) -> f64 {
     }
 }
 
+/// A trace step's metric recomputed from its fio-shaped result: data rate
+/// over the time commands were outstanding, latencies from the
+/// directions' means and percentiles, energy.
+fn recomputed_trace(step: &Value, metric: &str) -> f64 {
+    let res = &step["result"];
+    let dir = |d: &str, k: &str| res[d]["clat_ns"][k].as_f64().unwrap();
+    let n = |d: &str| res[d]["total_ios"].as_f64().unwrap();
+    let p99 = |d: &str| res[d]["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap();
+    match metric {
+        "mbps" => {
+            let bytes = res["read"]["io_bytes"].as_f64().unwrap() + res["write"]["io_bytes"].as_f64().unwrap();
+            bytes / 1e6 / (res["busy_ns"].as_f64().unwrap() / 1e9)
+        }
+        "mean_lat" => {
+            (dir("read", "mean") * n("read") + dir("write", "mean") * n("write")) / (n("read") + n("write")) / 1e3
+        }
+        // Over both directions: between the two directions' own.
+        "p99_lat" => p99("read").max(p99("write")) / 1e3,
+        "read_lat" => dir("read", "mean") / 1e3,
+        "read_p99_lat" => p99("read") / 1e3,
+        "write_lat" => dir("write", "mean") / 1e3,
+        "write_p99_lat" => p99("write") / 1e3,
+        "energy" => res["energy_j"].as_f64().unwrap(),
+        m => panic!("{m}"),
+    }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
 #[test]
 fn scores_are_computed_as_defined_from_step_data() {
-    let mut checked = [0; 5];
+    let mut checked = [0; 6];
     for (_, j) in results() {
         let suite = &j["suite"]["definition"];
         for run in j["runs"].as_array().unwrap() {
@@ -207,6 +247,26 @@ fn scores_are_computed_as_defined_from_step_data() {
                     "pick" => {
                         for (p, v) in def["score"]["pick"].as_array().unwrap().iter().zip(scores) {
                             let step = steps.iter().find(|s| s["step"] == p["step"]).unwrap();
+                            if step["result"]["trace"].is_object() {
+                                let (metric, got) = (p["metric"].as_str().unwrap(), v["value"].as_f64().unwrap());
+                                let want = recomputed_trace(step, metric);
+                                if metric == "p99_lat" {
+                                    let lo = |d: &str| {
+                                        step["result"][d]["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap()
+                                    };
+                                    let low = lo("read").min(lo("write")) / 1e3;
+                                    assert!(got <= want * 1.01 && got >= low * 0.99, "{}: {v}", t["name"]);
+                                } else {
+                                    let tol = if metric.ends_with("_lat") { 1e-3 } else { 1e-9 };
+                                    assert!(
+                                        (got - want).abs() <= tol * want.abs().max(1.0),
+                                        "{}: {v} vs {want}",
+                                        t["name"]
+                                    );
+                                }
+                                checked[5] += 1;
+                                continue;
+                            }
                             let want = recomputed(step, v["unit"].as_str().unwrap());
                             assert!(close(v["value"].as_f64().unwrap(), want), "{}: {v}", t["name"]);
                         }

@@ -7,7 +7,7 @@ use std::io::{BufRead, Cursor, Write};
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use ssdtwin::run::trace::{TraceFormat, TraceOp, TraceReader, TraceRequest, TraceStats};
+use ssdtwin::run::trace::{TraceFormat, TraceOp, TraceReader, TraceRequest, TraceSpec, TraceStats};
 use ssdtwin::TraceError;
 
 fn reader(text: &str, format: Option<TraceFormat>) -> Result<TraceReader, TraceError> {
@@ -303,4 +303,38 @@ proptest! {
         let _ = all(&text, Some(format));
         let _ = all(&text, None);
     }
+}
+
+#[test]
+fn blkparse_queue_depth_from_completion_events() {
+    // Two overlapping requests and a third alone: Σ (C − Q) = 100 + 100 +
+    // 50 µs over the recorded 1 ms from the first request to the last.
+    let text = "\
+  8,0  0  1  0.000000000  1  Q  W 0 + 8 [a]
+  8,0  0  2  0.000005000  1  D  W 0 + 8 [a]
+  8,0  0  3  0.000010000  1  Q  R 8 + 8 [a]
+  8,0  0  4  0.000020000  1  D  R 8 + 8 [a]
+  8,0  0  5  0.000100000  0  C  W 0 + 8 [0]
+  8,0  0  6  0.000110000  0  C  R 8 + 8 [0]
+  8,0  0  7  0.001000000  1  Q  R 16 + 8 [a]
+  8,0  0  8  0.001010000  1  D  R 16 + 8 [a]
+  8,0  0  9  0.001050000  0  C  R 16 + 8 [0]
+";
+    let path = temp_file("qd.blkparse", text.as_bytes());
+    let spec = TraceSpec::new("t", path.to_str().unwrap());
+    let (_, s) = ssdtwin::run::trace::trace_stats(&spec).unwrap();
+    assert_eq!(s.requests, 3);
+    assert_eq!(s.recorded_ns, 1_000_000);
+    assert_eq!(s.response_sum_ns, Some(250_000));
+    assert!((s.recorded_queue_depth().unwrap() - 0.25).abs() < 1e-12);
+    // From dispatch events: 95 + 90 + 40 µs over 1.005 ms.
+    let mut d = spec.clone();
+    d.blkparse_dispatch = true;
+    let (_, s) = ssdtwin::run::trace::trace_stats(&d).unwrap();
+    assert_eq!(s.response_sum_ns, Some(225_000));
+    // Without completion events there is no recorded depth.
+    let only_q: String = text.lines().filter(|l| !l.contains(" C ")).map(|l| format!("{l}\n")).collect();
+    let path = temp_file("noc.blkparse", only_q.as_bytes());
+    let (_, s) = ssdtwin::run::trace::trace_stats(&TraceSpec::new("t", path.to_str().unwrap())).unwrap();
+    assert_eq!(s.recorded_queue_depth(), None);
 }

@@ -39,6 +39,11 @@ pub struct SuiteRunArgs {
     /// Multiply every time of the suite (runtimes, idle); default: --scale.
     #[arg(long, value_name = "F")]
     pub time_scale: Option<f64>,
+    /// Replay only this fraction of each trace test (the synthetic
+    /// Destroyer, Heavy and Light): their first requests, the same mix,
+    /// shorter in requests and time. Default: the whole trace.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub trace_scale: f64,
     /// Runs (drive × pass) simulated at once (default: the number of CPUs).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
@@ -143,6 +148,9 @@ fn run_and_report(
     if !(a.scale > 0.0 && a.time_scale.unwrap_or(1.0) > 0.0) {
         bail!("--scale and --time-scale must be positive");
     }
+    if !(a.trace_scale > 0.0 && a.trace_scale <= 1.0) {
+        bail!("--trace-scale {}: must be above 0 and at most 1", a.trace_scale);
+    }
     let drives = drive_names.iter().map(|d| DriveUnderTest::load(d, &a.set)).collect::<Result<Vec<_>, _>>()?;
     let opts = SuiteOptions {
         scale: a.scale,
@@ -151,6 +159,7 @@ fn run_and_report(
         only: a.only.clone(),
         state,
         threads: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        trace_scale: a.trace_scale,
     };
     let show = !a.quiet && std::io::stderr().is_terminal();
     let passes = suite::run::passes_for(s, &opts);

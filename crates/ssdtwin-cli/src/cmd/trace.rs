@@ -132,6 +132,30 @@ enum TraceCommand {
     /// Convert a trace to another format (the output is compressed when
     /// its name ends in .gz or .zst).
     Convert(ConvertArgs),
+    /// Write a synthetic generator's trace (atsb-destroyer-synthetic,
+    /// atsb-heavy-synthetic, atsb-light-synthetic or a generator .toml
+    /// file) to a file, streamed; `--list` names the built-in generators.
+    Generate(GenerateArgs),
+}
+
+#[derive(Args)]
+struct GenerateArgs {
+    /// Generator: a built-in name or a generator .toml file.
+    #[arg(required_unless_present = "list")]
+    generator: Option<String>,
+    /// Trace to write (.gz/.zst compressed).
+    #[arg(required_unless_present = "list")]
+    output: Option<String>,
+    /// Format to write: mqsim, msr, blkparse, fio-v2, fio-v3, spc.
+    #[arg(long, value_name = "FORMAT", default_value = "fio-v3")]
+    to: String,
+    /// Write only this fraction of the generator's requests (its first
+    /// ones: the same mix, a shorter trace).
+    #[arg(long, value_name = "X", default_value = "1")]
+    scale: f64,
+    /// List the built-in generators with their figures.
+    #[arg(long)]
+    list: bool,
 }
 
 /// How to read the input trace.
@@ -217,31 +241,75 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
         TraceCommand::Convert(a) => {
             let to = parse_format(&a.to, "--to")?;
             let spec = a.from.spec(&a.input)?;
-            // Write beside the output, then rename: a failed conversion
-            // leaves nothing behind.
-            let out = Path::new(&a.output);
-            let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let name = out.file_name().ok_or_else(|| anyhow!("{}: no file name", a.output))?.to_string_lossy();
-            // The extension stays last, so that compression follows it.
-            let tmp = dir.join(format!(".tmp{}.{name}", std::process::id()));
-            let tmp_s = tmp.display().to_string();
-            let result = trace::convert(&spec, &tmp_s, to);
-            let (from, [written, widened, dropped]) = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(e.into());
+            convert_to(&spec, &a.input, &a.output, to)?;
+        }
+        TraceCommand::Generate(a) => {
+            if a.list {
+                for name in trace::synth::builtin_names() {
+                    let g = trace::synth::load(name)?;
+                    let p = &g.published;
+                    println!(
+                        "{name}: {} requests ({} reads, {} writes; {:.2} GB read, {:.2} GB written; QD {}, {:.0}% \
+                         sequential; figures {})",
+                        g.requests,
+                        p.reads,
+                        p.writes,
+                        p.read_bytes as f64 / 1e9,
+                        p.write_bytes as f64 / 1e9,
+                        p.queue_depth,
+                        100.0 * p.sequential,
+                        p.status
+                    );
+                    println!("    {}", g.title);
                 }
-            };
-            std::fs::rename(&tmp, out)?;
-            println!("{} ({}) → {} ({}): {written} requests", a.input, from.name(), a.output, to.name());
-            if widened > 0 {
-                println!("  {widened} requests widened to whole 512-byte sectors");
+                return Ok(ExitCode::SUCCESS);
             }
-            if dropped > 0 {
-                println!("  {dropped} requests dropped ({} holds only reads and writes)", to.name());
+            let (generator, output) = (a.generator.unwrap_or_default(), a.output.unwrap_or_default());
+            let to = parse_format(&a.to, "--to")?;
+            if !(a.scale > 0.0 && a.scale <= 1.0) {
+                return Err(anyhow!("--scale {}: must be above 0 and at most 1", a.scale));
             }
+            if !trace::synth::is_generator(&generator) {
+                return Err(anyhow!(
+                    "{generator}: not a generator (built-in: {}; or a generator .toml file)",
+                    trace::synth::builtin_names().join(", ")
+                ));
+            }
+            let def = trace::synth::load(&generator)?;
+            let mut spec = TraceSpec::new("trace", &generator);
+            if a.scale < 1.0 {
+                spec.max_requests = Some(((def.requests as f64 * a.scale).round() as u64).max(1));
+            }
+            convert_to(&spec, &generator, &output, to)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write `spec`'s trace to `output` in `to`, through a temporary file
+/// beside it (a failed conversion leaves nothing behind).
+fn convert_to(spec: &TraceSpec, input: &str, output: &str, to: TraceFormat) -> Result<()> {
+    let out = Path::new(output);
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = out.file_name().ok_or_else(|| anyhow!("{output}: no file name"))?.to_string_lossy();
+    // The extension stays last, so that compression follows it.
+    let tmp = dir.join(format!(".tmp{}.{name}", std::process::id()));
+    let tmp_s = tmp.display().to_string();
+    let result = trace::convert(spec, &tmp_s, to);
+    let (from, [written, widened, dropped]) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.into());
+        }
+    };
+    std::fs::rename(&tmp, out)?;
+    println!("{input} ({}) → {output} ({}): {written} requests", from.name(), to.name());
+    if widened > 0 {
+        println!("  {widened} requests widened to whole 512-byte sectors");
+    }
+    if dropped > 0 {
+        println!("  {dropped} requests dropped ({} holds only reads and writes)", to.name());
+    }
+    Ok(())
 }

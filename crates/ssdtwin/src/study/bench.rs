@@ -167,6 +167,34 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
     (sim.into_drive(), row)
 }
 
+/// Replay the synthetic Destroyer (`atsb-destroyer-synthetic`, its first
+/// `n` requests) as the client-2018 suite does: a secure-erased drive,
+/// idle capped at 25 ms, addresses scaled onto the drive when its span is
+/// larger. Generation is timed with the replay (the trace is never
+/// materialised).
+fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
+    use crate::run::trace::{OutOfRange, ReplayMode, TraceSpec};
+    let mut spec = TraceSpec::new("atsb-destroyer-synthetic, capped-idle:25", "atsb-destroyer-synthetic");
+    spec.mode = Some(ReplayMode::CappedIdle { max_idle_ns: 25_000_000 });
+    spec.address.out_of_range = OutOfRange::Scale;
+    spec.max_requests = Some(n);
+    let t = Instant::now();
+    let mut sim = Simulator::new(Drive::new(model.clone()));
+    let r = sim.try_run_phase(&Phase::Trace(spec.clone()), 0, 1).expect("the built-in generator replays");
+    let wall_s = t.elapsed().as_secs_f64();
+    BenchRow {
+        name: spec.name,
+        drive: String::new(),
+        ios: r.dirs.iter().map(|d| d.ios).sum(),
+        bytes: r.dirs.iter().map(|d| d.bytes).sum(),
+        wall_s,
+        sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
+        peak_rss: peak_rss_bytes(),
+        waf: r.counters.waf(),
+        huge_page_bytes: huge_page_bytes(),
+    }
+}
+
 /// The drives of the benchmark set: a large one for preconditioning,
 /// memory and steady-state writes, the main one for reads and the SLC
 /// write path.
@@ -194,7 +222,10 @@ pub struct BenchDrives {
 ///    MQSim trace file replayed `closed:32` (parsing included);
 /// 7. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
 ///    writes go through the cache and force folding;
-/// 8. and 9., when the large drive caches its map (and `large_steady`):
+/// 8. `atsb-destroyer-synthetic, capped-idle:25` on a secure-erased main
+///    drive as the suite's test runs it (its whole 49.8 M requests at
+///    scale 1);
+/// 9. and 10., when the large drive caches its map (and `large_steady`):
 ///    `precondition steady, cached map` and `4k randwrite, cached map`
 ///    (a tenth of row 3's writes).
 pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
@@ -240,6 +271,8 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
     let (drive, row) = timed_run(drive, sw);
     push(row, main_name, &mut rows);
     drop(drive);
+    let row = timed_synthetic(&drives.main.1, n(49_810_000.0));
+    push(row, main_name, &mut rows);
 
     if large_steady && large_cached.map_cache.is_some() {
         let (drive, row) = timed_state(large_cached, DriveState::Steady, "precondition steady, cached map");

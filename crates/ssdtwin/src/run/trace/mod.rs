@@ -13,7 +13,9 @@
 //!   does not grow with the trace's length. The format is told from the
 //!   first request line unless given ([`TraceFormat`]). Every malformed
 //!   line is a [`TraceError::Parse`] naming the file, the line and the
-//!   field.
+//!   field. A synthetic generator ([`synth`], e.g.
+//!   `atsb-destroyer-synthetic` or a generator `.toml` file) is read
+//!   through the same reader: its requests are drawn one at a time.
 //! - [`ReplayMode`]: `as-recorded` issues each request at its recorded
 //!   time (open loop: when the drive is slower than the recorded one,
 //!   requests queue up inside it and their latency includes the wait);
@@ -37,7 +39,8 @@
 //! write buffer is power-safe), several devices or files of one trace
 //! (they all address the one drive unless one is selected with
 //! `device`), blkparse's completion events (only queue or dispatch events
-//! are replayed), fio's iolog file actions (add/open/close) and the
+//! are replayed; `trace stats` pairs them with their requests by device
+//! and sector for the recorded queue depth), fio's iolog file actions (add/open/close) and the
 //! recorded response times (reported in the trace statistics, not used).
 
 mod formats;
@@ -45,6 +48,7 @@ pub mod options;
 mod reader;
 pub mod replay;
 pub mod stats;
+pub mod synth;
 mod writer;
 
 pub use reader::TraceReader;
@@ -80,6 +84,9 @@ pub enum TraceFormat {
     /// SPC / UMass trace repository: `ASU,LBA,Size,Opcode,Timestamp`
     /// (512-byte sectors, bytes, r/w, seconds).
     Spc,
+    /// A synthetic generator ([`synth`]): byte addresses and lengths, ns.
+    /// Not a file format: it is never detected and cannot be written.
+    Synthetic,
 }
 
 impl TraceFormat {
@@ -102,6 +109,7 @@ impl TraceFormat {
             TraceFormat::FioV2 => "fio-v2",
             TraceFormat::FioV3 => "fio-v3",
             TraceFormat::Spc => "spc",
+            TraceFormat::Synthetic => "synthetic",
         }
     }
 
@@ -135,7 +143,7 @@ impl TraceFormat {
     pub fn default_sector_bytes(self) -> u64 {
         match self {
             TraceFormat::Mqsim | TraceFormat::Blkparse | TraceFormat::Spc => 512,
-            TraceFormat::Msr | TraceFormat::FioV2 | TraceFormat::FioV3 => 1,
+            TraceFormat::Msr | TraceFormat::FioV2 | TraceFormat::FioV3 | TraceFormat::Synthetic => 1,
         }
     }
 }
@@ -198,6 +206,10 @@ pub fn trace_stats(spec: &TraceSpec) -> Result<(TraceFormat, TraceStats), TraceE
         Ok(())
     })?;
     inner.finish();
+    if let Some((sum, _)) = r.paired_response_ns() {
+        // blkparse: the time from each request to its completion event.
+        inner.response_sum_ns = Some(sum);
+    }
     inner.skipped.other_device = stats.skipped.other_device;
     inner.skipped.over_limit = stats.skipped.over_limit;
     Ok((r.format(), inner))

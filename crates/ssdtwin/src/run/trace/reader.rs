@@ -1,6 +1,10 @@
 //! Reading a trace lazily: decompression told from the first bytes,
 //! format told from the first request line, one reused line buffer.
 //!
+//! A synthetic generator (a built-in name such as
+//! `atsb-destroyer-synthetic`, or a generator `.toml` file) is read
+//! through the same interface: each request is drawn when asked for.
+//!
 //! Memory is the decompressor's window plus one line: it does not grow
 //! with the trace. Lines that are not valid UTF-8, too long (over 64 KiB)
 //! or malformed are errors naming the file and line.
@@ -9,6 +13,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use super::formats::{self, LineState};
+use super::synth::{self, Generator};
 use super::{TraceFormat, TraceRequest};
 use crate::error::TraceError;
 
@@ -32,6 +37,8 @@ pub struct TraceReader {
     first_ticks: Option<u64>,
     ns_per_tick: u64,
     compression: &'static str,
+    /// The generator, when the source is synthetic.
+    synth: Option<Box<Generator>>,
 }
 
 impl std::fmt::Debug for TraceReader {
@@ -44,6 +51,15 @@ impl TraceReader {
     /// Open `path` (plain, gzip or zstd, told from its first bytes) and
     /// tell its format from the content unless `format` is given.
     pub fn open(path: &str, format: Option<TraceFormat>) -> Result<TraceReader, TraceError> {
+        if synth::is_generator(path) && (path.ends_with(".toml") || !std::path::Path::new(path).exists()) {
+            if let Some(f) = format.filter(|&f| f != TraceFormat::Synthetic) {
+                return Err(TraceError::Option {
+                    option: format!("--trace-format {}", f.name()),
+                    reason: format!("`{path}` is a synthetic generator, not a {} trace", f.name()),
+                });
+            }
+            return Ok(TraceReader::synthetic(path, Generator::open(path)?));
+        }
         let io = |e: std::io::Error| TraceError::Io { file: path.to_string(), message: e.to_string() };
         let file = File::open(path).map_err(io)?;
         let mut raw = BufReader::with_capacity(BUF_BYTES, file);
@@ -59,6 +75,29 @@ impl TraceReader {
         let mut r = TraceReader::from_reader(path, input, format)?;
         r.compression = compression;
         Ok(r)
+    }
+
+    /// Read the requests a generator draws; `name` is used in messages.
+    pub fn synthetic(name: &str, generator: Generator) -> TraceReader {
+        TraceReader {
+            file: name.to_string(),
+            input: Box::new(std::io::empty()),
+            line: Vec::new(),
+            line_no: 0,
+            format: TraceFormat::Synthetic,
+            pending: false,
+            state: LineState::default(),
+            first_ticks: None,
+            ns_per_tick: 1,
+            compression: "none",
+            synth: Some(Box::new(generator)),
+        }
+    }
+
+    /// The highest byte address a source can touch when it is known
+    /// without reading it (a generator's span), for `--lba-scale`.
+    pub fn known_span(&self) -> Option<u64> {
+        self.synth.as_ref().map(|g| g.span())
     }
 
     /// Read a trace from any buffered reader; `name` is used in messages.
@@ -78,6 +117,7 @@ impl TraceReader {
             first_ticks: None,
             ns_per_tick: 1,
             compression: "none",
+            synth: None,
         };
         // The first meaningful line tells the format (and for fio, its
         // version).
@@ -138,6 +178,14 @@ impl TraceReader {
         self.state.blkparse_dispatch = on;
     }
 
+    /// blkparse: Σ (completion − queue time) over the requests paired with
+    /// their completion (`C`) event so far, ns, and how many; `None` for
+    /// other formats or when no completion was paired.
+    pub fn paired_response_ns(&self) -> Option<(u128, u64)> {
+        (self.format == TraceFormat::Blkparse && self.state.blkparse_paired > 0)
+            .then_some((self.state.blkparse_response_sum_ns, self.state.blkparse_paired))
+    }
+
     /// Lines read so far.
     pub fn lines(&self) -> u64 {
         self.line_no
@@ -145,6 +193,20 @@ impl TraceReader {
 
     /// The next request, `None` at the end of the trace.
     pub fn next_request(&mut self) -> Result<Option<TraceRequest>, TraceError> {
+        if let Some(g) = &mut self.synth {
+            let Some(r) = g.next_request() else { return Ok(None) };
+            self.line_no += 1;
+            return Ok(Some(TraceRequest {
+                time_ns: r.time_ns,
+                op: r.op,
+                address: r.offset,
+                len: r.len,
+                len_bytes: r.len,
+                device: 0,
+                response_ns: None,
+                line: self.line_no,
+            }));
+        }
         loop {
             if self.pending {
                 self.pending = false;

@@ -380,7 +380,17 @@ impl Mapper {
             capacity,
             scale: None,
         };
-        if out_of_range == OutOfRange::Scale {
+        let known = match out_of_range {
+            OutOfRange::Scale => TraceReader::open(&spec.file, Some(format))?.known_span(),
+            _ => None,
+        };
+        if let (OutOfRange::Scale, Some(span)) = (out_of_range, known) {
+            // A generator knows its span: no first pass.
+            let span = (span as i128 + offset as i128).max(0) as u64;
+            if span > capacity {
+                m.scale = Some((capacity, span));
+            }
+        } else if out_of_range == OutOfRange::Scale {
             // A first pass over the file finds the highest address.
             let mut r = TraceReader::open(&spec.file, Some(format))?;
             r.set_blkparse_dispatch(spec.blkparse_dispatch);

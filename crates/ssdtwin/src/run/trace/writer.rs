@@ -24,6 +24,18 @@ use crate::error::TraceError;
 use crate::model::drive::IoKind;
 use crate::run::device::Completion;
 
+/// A generator is a source, not a format a trace can be written in.
+fn not_synthetic(format: TraceFormat) -> Result<(), TraceError> {
+    if format == TraceFormat::Synthetic {
+        return Err(TraceError::Option {
+            option: "--to synthetic".into(),
+            reason: "a synthetic generator is a source; write its trace as mqsim, msr, blkparse, fio-v2, fio-v3 or spc"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// Where a trace goes.
 enum Sink {
     Plain(BufWriter<File>),
@@ -85,6 +97,7 @@ impl TraceWriter {
     /// Create `path` (compressed if it ends in `.gz` or `.zst`) and write
     /// the format's header, if it has one.
     pub fn create(path: &str, format: TraceFormat) -> Result<TraceWriter, TraceError> {
+        not_synthetic(format)?;
         let io = |e: std::io::Error| TraceError::Io { file: path.to_string(), message: e.to_string() };
         let file = BufWriter::with_capacity(256 * 1024, File::create(path).map_err(io)?);
         let out = if path.ends_with(".gz") {
@@ -103,6 +116,7 @@ impl TraceWriter {
     }
 
     fn new(name: &str, out: Sink, format: TraceFormat) -> Result<TraceWriter, TraceError> {
+        not_synthetic(format)?;
         let mut w = TraceWriter { file: name.to_string(), out, format, written: 0, widened: 0, dropped: 0, last_us: 0 };
         let header = match format {
             TraceFormat::FioV2 => "fio version 2 iolog\nssdtwin add\nssdtwin open\n",

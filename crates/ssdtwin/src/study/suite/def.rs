@@ -137,6 +137,10 @@ pub struct TestDef {
     pub steps: Vec<StepDef>,
     /// How the test is scored.
     pub score: ScoreDef,
+    /// Run the test only in these passes (default: every pass), e.g.
+    /// `["standard"]` for a test the review runs once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<Vec<String>>,
 }
 
 /// A step template in fio's vocabulary. Fields given as lists are swept.
@@ -190,6 +194,15 @@ pub struct StepDef {
     /// `apst`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apst: Option<bool>,
+    /// Replay a trace instead of the fio fields: a trace file or a
+    /// synthetic generator (`atsb-destroyer-synthetic`, a generator
+    /// `.toml`). Its addresses are scaled onto the capacity the test may
+    /// use when they exceed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Timing of a trace step (`--replay`: `capped-idle:25` unless given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
 }
 
 /// How a test is scored.
@@ -201,9 +214,11 @@ pub struct ScoreDef {
     /// per-second IOPS of the single step), `each` (the metric of every
     /// step) or `pick` (named metrics of named steps).
     pub kind: String,
-    /// `iops`, `mbps` (MB/s, 10^6 bytes), `mean_lat`, `max_lat` (µs),
-    /// `power` (W over the step), `efficiency` (MB/s per W) or
-    /// `idle_power` (mW over the last second of the idle after the step).
+    /// `iops`, `mbps` (MB/s, 10^6 bytes), `mean_lat`, `max_lat`,
+    /// `p99_lat`, `read_lat`, `read_p99_lat`, `write_lat`, `write_p99_lat`
+    /// (µs), `power` (W over the step), `energy` (J over the step),
+    /// `efficiency` (MB/s per W) or `idle_power` (mW over the last second
+    /// of the idle after the step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric: Option<String>,
     /// `mean`: only steps whose swept fields take these values, e.g.

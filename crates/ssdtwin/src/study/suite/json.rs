@@ -82,13 +82,14 @@ pub fn suite_record(r: &SuiteResult) -> SuiteRecord {
                 .iter()
                 .zip(&plan.steps)
                 .zip(&t.setup.steps)
-                .map(|((res, sp), io)| {
+                .map(|((res, sp), step)| {
+                    let (io_size, runtime_ns) = super::run::step_limits(step);
                     let total =
                         res.io.end_ns - res.io.start_ns + res.idle.as_ref().map_or(0, |i| i.end_ns - i.start_ns);
                     StepRecord {
                         step: sp.name.clone(),
                         sweep: sp.sweep.iter().cloned().collect(),
-                        limits: StepLimits { io_size: io.io_size, runtime_ns: io.runtime_ns },
+                        limits: StepLimits { io_size, runtime_ns },
                         metrics: StepMetrics {
                             iops: step_metric(res, Metric::Iops),
                             mbps: step_metric(res, Metric::Mbps),

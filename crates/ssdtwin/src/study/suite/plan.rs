@@ -8,6 +8,10 @@
 //! `iodepth`. A step is named after its template's `name` (or its `rw`) and
 //! the values it sweeps, e.g. `qd4`, `read70`, `bs128KiB-write`.
 //!
+//! A step with `trace` replays a trace file or a synthetic generator
+//! ([`StepSource::Trace`]) instead of its fio fields, which it must not
+//! set; it is named after its `name` (or `trace`).
+//!
 //! Leaves out: anything that depends on the drive (capacity, spans that
 //! fit); that is checked when a suite is run on a drive ([`super::run`]).
 
@@ -16,6 +20,7 @@ use std::collections::BTreeSet;
 use super::def::{ScoreDef, StepDef, SuiteFile, Sweep, TestDef};
 use super::SuiteError;
 use crate::run::state::DriveState;
+use crate::run::trace::ReplayMode;
 use crate::run::workload::fio::{parse_size, parse_time};
 use crate::run::workload::{Burst, RwPattern};
 
@@ -90,7 +95,24 @@ pub enum Metric {
     Efficiency,
     /// Mean power over the last second of the idle after the step, mW.
     IdlePower,
+    /// 99th-percentile completion latency (reads and writes), µs.
+    P99Lat,
+    /// Mean read latency, µs.
+    ReadLat,
+    /// 99th-percentile read latency, µs.
+    ReadP99Lat,
+    /// Mean write latency, µs.
+    WriteLat,
+    /// 99th-percentile write latency, µs.
+    WriteP99Lat,
+    /// Energy over the step, J.
+    Energy,
 }
+
+/// Metric names, for messages.
+const METRICS: &str =
+    "iops, mbps, mean_lat, max_lat, p99_lat, read_lat, read_p99_lat, write_lat, write_p99_lat, power, energy, \
+     efficiency or idle_power";
 
 impl Metric {
     fn parse(s: &str) -> Option<Metric> {
@@ -102,6 +124,12 @@ impl Metric {
             "power" => Metric::Power,
             "efficiency" => Metric::Efficiency,
             "idle_power" => Metric::IdlePower,
+            "p99_lat" => Metric::P99Lat,
+            "read_lat" => Metric::ReadLat,
+            "read_p99_lat" => Metric::ReadP99Lat,
+            "write_lat" => Metric::WriteLat,
+            "write_p99_lat" => Metric::WriteP99Lat,
+            "energy" => Metric::Energy,
             _ => return None,
         })
     }
@@ -116,6 +144,12 @@ impl Metric {
             Metric::Power => "power",
             Metric::Efficiency => "efficiency",
             Metric::IdlePower => "idle_power",
+            Metric::P99Lat => "p99_lat",
+            Metric::ReadLat => "read_lat",
+            Metric::ReadP99Lat => "read_p99_lat",
+            Metric::WriteLat => "write_lat",
+            Metric::WriteP99Lat => "write_p99_lat",
+            Metric::Energy => "energy",
         }
     }
 
@@ -124,7 +158,14 @@ impl Metric {
         match self {
             Metric::Iops => "IOPS",
             Metric::Mbps => "MB/s",
-            Metric::MeanLat | Metric::MaxLat => "µs",
+            Metric::MeanLat
+            | Metric::MaxLat
+            | Metric::P99Lat
+            | Metric::ReadLat
+            | Metric::ReadP99Lat
+            | Metric::WriteLat
+            | Metric::WriteP99Lat => "µs",
+            Metric::Energy => "J",
             Metric::Power => "W",
             Metric::Efficiency => "MB/s/W",
             Metric::IdlePower => "mW",
@@ -166,11 +207,34 @@ pub enum ScoreRule {
     Pick(Vec<(usize, Metric, String)>),
 }
 
+/// What a step runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepSource {
+    /// The fio fields of its [`StepPlan`].
+    Io,
+    /// A trace replayed (the fio fields are unused).
+    Trace(TraceStep),
+}
+
+/// A trace step: which source and how it is timed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStep {
+    /// Trace file or synthetic generator.
+    pub source: String,
+    /// Timing.
+    pub mode: ReplayMode,
+}
+
+/// AnandTech's playback of its Storage Bench traces: idle capped at 25 ms.
+pub const DEFAULT_TRACE_REPLAY: &str = "capped-idle:25";
+
 /// One concrete step (before scaling to a drive).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepPlan {
     /// Unique name within the test.
     pub name: String,
+    /// fio fields or a trace.
+    pub source: StepSource,
     /// Swept fields and this step's value, e.g. `("iodepth", 4)`.
     pub sweep: Vec<(String, u64)>,
     /// Access pattern.
@@ -202,8 +266,11 @@ pub struct StepPlan {
 }
 
 impl StepPlan {
-    /// Value of a sweepable field.
+    /// Value of a sweepable field (`None` for a trace step).
     pub fn field(&self, name: &str) -> Option<u64> {
+        if matches!(self.source, StepSource::Trace(_)) {
+            return None;
+        }
         Some(match name {
             "iodepth" => self.iodepth as u64,
             "numjobs" => self.numjobs as u64,
@@ -234,6 +301,15 @@ pub struct TestPlan {
     pub steps: Vec<StepPlan>,
     /// Scoring rule.
     pub score: ScoreRule,
+    /// Passes the test runs in (`None`: every pass).
+    pub passes: Option<Vec<String>>,
+}
+
+impl TestPlan {
+    /// Whether the test runs in the pass named `pass`.
+    pub fn runs_in(&self, pass: &str) -> bool {
+        self.passes.as_ref().is_none_or(|p| p.iter().any(|n| n == pass))
+    }
 }
 
 const FILTER_FIELDS: &[&str] = &["iodepth", "numjobs", "rwmixread", "percentage_random", "bs"];
@@ -320,7 +396,16 @@ pub fn build(def: SuiteFile, source: String, origin: String) -> Result<Suite, Su
         if !names.insert(t.name.clone()) {
             return Err(c.err("name", "two tests have this name"));
         }
-        tests.push(build_test(&def, t, &c)?);
+        let plan = build_test(&def, t, &c)?;
+        if let Some(ps) = &plan.passes {
+            for p in ps {
+                if !passes.iter().any(|q| &q.name == p) {
+                    let known: Vec<&str> = passes.iter().map(|q| q.name.as_str()).collect();
+                    return Err(c.err("passes", format!("no pass is named `{p}` (passes: {})", known.join(", "))));
+                }
+            }
+        }
+        tests.push(plan);
     }
     Ok(Suite { def, source, origin, passes, tests })
 }
@@ -356,7 +441,9 @@ fn build_test(def: &SuiteFile, t: &TestDef, c: &Ctx) -> Result<TestPlan, SuiteEr
     let mut steps: Vec<StepPlan> = Vec::new();
     for (i, s) in t.steps.iter().enumerate() {
         let sc = Ctx { origin: c.origin, at: format!("{}, step {}", c.at, i + 1) };
-        for p in expand(&merge(&d.step, s), &sc)? {
+        // A trace step does not inherit the fio defaults.
+        let step = if s.trace.is_some() { s.clone() } else { merge(&d.step, s) };
+        for p in expand(&step, &sc)? {
             if steps.iter().any(|q| q.name == p.name) {
                 return Err(sc.err("name", format!("two steps are named `{}`", p.name)));
             }
@@ -364,7 +451,17 @@ fn build_test(def: &SuiteFile, t: &TestDef, c: &Ctx) -> Result<TestPlan, SuiteEr
         }
     }
     let score = build_score(&t.score, &steps, &Ctx { origin: c.origin, at: format!("{}, score", c.at) })?;
-    Ok(TestPlan { name: t.name.clone(), title: t.title.clone(), prep, extra_op, prep_idle_ns, idle, steps, score })
+    Ok(TestPlan {
+        name: t.name.clone(),
+        title: t.title.clone(),
+        prep,
+        extra_op,
+        prep_idle_ns,
+        idle,
+        steps,
+        score,
+        passes: t.passes.clone(),
+    })
 }
 
 fn merge(d: &StepDef, s: &StepDef) -> StepDef {
@@ -386,7 +483,9 @@ fn merge(d: &StepDef, s: &StepDef) -> StepDef {
         burst_size,
         duty_cycle,
         norandommap,
-        apst
+        apst,
+        trace,
+        replay
     )
 }
 
@@ -400,7 +499,58 @@ fn format_bs(b: u64) -> String {
     }
 }
 
+/// A step replaying `s.trace`: no fio field may be set.
+fn trace_step(s: &StepDef, source: &str, c: &Ctx) -> Result<StepPlan, SuiteError> {
+    let set = [
+        ("rw", s.rw.is_some()),
+        ("bs", s.bs.is_some()),
+        ("iodepth", s.iodepth.is_some()),
+        ("numjobs", s.numjobs.is_some()),
+        ("rwmixread", s.rwmixread.is_some()),
+        ("percentage_random", s.percentage_random.is_some()),
+        ("span", s.span.is_some()),
+        ("offset", s.offset.is_some()),
+        ("io_size", s.io_size.is_some()),
+        ("runtime", s.runtime.is_some()),
+        ("burst_size", s.burst_size.is_some()),
+        ("duty_cycle", s.duty_cycle.is_some()),
+        ("norandommap", s.norandommap.is_some()),
+    ];
+    if let Some((f, _)) = set.iter().find(|(_, on)| *on) {
+        return Err(c.err(f, "a trace step takes no fio I/O fields (its requests come from the trace)"));
+    }
+    if source.trim().is_empty() {
+        return Err(c.err("trace", "needs a trace file or generator name"));
+    }
+    let replay = s.replay.as_deref().unwrap_or(DEFAULT_TRACE_REPLAY);
+    let mode = ReplayMode::parse(replay).map_err(|e| c.err("replay", e.to_string()))?;
+    Ok(StepPlan {
+        name: s.name.clone().unwrap_or_else(|| source.to_string()),
+        source: StepSource::Trace(TraceStep { source: source.to_string(), mode }),
+        sweep: Vec::new(),
+        rw: RwPattern::Read,
+        bs: 4096,
+        iodepth: 1,
+        numjobs: 1,
+        rwmixread: 100,
+        percentage_random: 0,
+        norandommap: false,
+        span: None,
+        offset: 0,
+        io_size: None,
+        runtime_ns: None,
+        burst: None,
+        apst: s.apst.unwrap_or(false),
+    })
+}
+
 fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
+    if let Some(source) = &s.trace {
+        return Ok(vec![trace_step(s, source, c)?]);
+    }
+    if s.replay.is_some() {
+        return Err(c.err("replay", "only a trace step (with `trace`) has a replay mode"));
+    }
     let rws: Vec<RwPattern> = match &s.rw {
         None => return Err(c.err("rw", "missing (e.g. rw = \"randread\")")),
         Some(v) => {
@@ -509,6 +659,7 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
                             }
                             out.push(StepPlan {
                                 name,
+                                source: StepSource::Io,
                                 sweep,
                                 rw,
                                 bs: bs as u32,
@@ -536,9 +687,7 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
 fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, SuiteError> {
     let metric = |m: &Option<String>| -> Result<Metric, SuiteError> {
         let m = m.as_deref().ok_or_else(|| c.err("metric", "missing (iops or mbps)"))?;
-        Metric::parse(m).ok_or_else(|| {
-            c.err("metric", format!("`{m}` is not iops, mbps, mean_lat, max_lat, power, efficiency or idle_power"))
-        })
+        Metric::parse(m).ok_or_else(|| c.err("metric", format!("`{m}` is not {METRICS}")))
     };
     let also = || s.also.iter().map(|m| metric(&Some(m.clone()))).collect::<Result<Vec<_>, _>>();
     match s.kind.as_str() {

@@ -20,6 +20,12 @@
 //! (runtimes, idle, score windows) by `time_scale`. At 1.0 sizes are still
 //! rounded down to whole blocks, so no step exceeds its byte limit.
 //!
+//! Trace steps replay their source with its addresses scaled onto the
+//! capacity the test may use when they exceed it (`--lba-scale`);
+//! [`SuiteOptions::trace_scale`] replays only that fraction of each trace
+//! (its first requests: the same mix, shorter in requests and in time).
+//! Sizes and `scale` do not apply to them.
+//!
 //! The host's APST setting is the step's: an idle after a step keeps the
 //! step's setting (so a step with `apst = true` followed by idle measures
 //! the drive settling into its deepest idle state).
@@ -27,13 +33,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::plan::{IdleRule, Pass, Prep, StepPlan, Suite, TestPlan};
+use super::plan::{IdleRule, Pass, Prep, StepPlan, StepSource, Suite, TestPlan};
 use super::score::{compute, ScoreValue};
 use super::SuiteError;
 use crate::error::Error;
 use crate::model::drive::Drive;
 use crate::run::sim::{PhaseResult, Simulator};
 use crate::run::state::{apply_phases_fast, DriveState};
+use crate::run::trace::{OutOfRange, TraceSpec};
 use crate::run::workload::{Burst, IoSpec, Phase, RwPattern};
 use crate::spec::{DriveModel, DriveSpec};
 
@@ -52,11 +59,22 @@ pub struct SuiteOptions {
     pub state: Option<DriveState>,
     /// Runs (drive × pass) simulated at once.
     pub threads: usize,
+    /// Fraction of each trace step's requests replayed (1.0: the whole
+    /// trace).
+    pub trace_scale: f64,
 }
 
 impl Default for SuiteOptions {
     fn default() -> Self {
-        SuiteOptions { scale: 1.0, time_scale: 1.0, seed: 1, only: Vec::new(), state: None, threads: 1 }
+        SuiteOptions {
+            scale: 1.0,
+            time_scale: 1.0,
+            seed: 1,
+            only: Vec::new(),
+            state: None,
+            threads: 1,
+            trace_scale: 1.0,
+        }
     }
 }
 
@@ -131,8 +149,17 @@ pub struct TestSetup {
     pub prep: Vec<IoSpec>,
     /// Idle after preconditioning, ns.
     pub prep_idle_ns: u64,
-    /// Steps as run.
-    pub steps: Vec<IoSpec>,
+    /// Steps as run: I/O or trace phases.
+    pub steps: Vec<Phase>,
+}
+
+/// A step's limits as run: (byte limit, time limit in ns); none for a
+/// trace step.
+pub fn step_limits(step: &Phase) -> (Option<u64>, Option<u64>) {
+    match step {
+        Phase::Io(io) => (io.io_size, io.runtime_ns),
+        _ => (None, None),
+    }
 }
 
 /// One test's results.
@@ -230,7 +257,38 @@ pub fn selected_tests(suite: &Suite, only: &[String]) -> Result<Vec<usize>, Suit
     Ok((0..suite.tests.len()).filter(|&i| only.is_empty() || only.contains(&suite.tests[i].name)).collect())
 }
 
-fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u64) -> Result<IoSpec, String> {
+/// A trace step as run: its source read to check it, addresses scaled
+/// onto the capacity, its requests limited by `trace_scale`.
+fn trace_spec(
+    t: &TestPlan,
+    s: &StepPlan,
+    source: &str,
+    mode: crate::run::trace::ReplayMode,
+    opts: &SuiteOptions,
+) -> Result<Phase, String> {
+    let mut spec = TraceSpec::new(&format!("{}/{}", t.name, s.name), source);
+    spec.mode = Some(mode);
+    spec.address.out_of_range = OutOfRange::Scale;
+    let bad = |e: crate::error::TraceError| format!("step `{}`: {e}", s.name);
+    crate::run::trace::open(&spec).map_err(bad)?;
+    if !(opts.trace_scale > 0.0 && opts.trace_scale <= 1.0) {
+        return Err(format!("trace scale {} is not in (0, 1]", opts.trace_scale));
+    }
+    if opts.trace_scale < 1.0 {
+        let requests = if crate::run::trace::synth::is_generator(source) {
+            crate::run::trace::synth::load(source).map_err(bad)?.requests
+        } else {
+            crate::run::trace::trace_stats(&spec).map_err(bad)?.1.requests
+        };
+        spec.max_requests = Some(((requests as f64 * opts.trace_scale).round() as u64).max(1));
+    }
+    Ok(Phase::Trace(spec))
+}
+
+fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u64) -> Result<Phase, String> {
+    if let StepSource::Trace(tr) = &s.source {
+        return trace_spec(t, s, &tr.source, tr.mode, opts);
+    }
     let bs = s.bs as u64;
     let mut io = IoSpec::new(&format!("{}/{}", t.name, s.name), s.rw);
     io.bs = s.bs;
@@ -257,7 +315,7 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
     io.burst = s.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
     io.randseed = seed;
     io.apst = s.apst;
-    Ok(io)
+    Ok(Phase::Io(io))
 }
 
 /// Make test `ti` concrete for a drive of `capacity` bytes in `pass`.
@@ -284,7 +342,14 @@ pub fn setup(
         .map(|(i, s)| step_spec(t, s, cap, opts, seed_of(opts.seed, ti, i)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(fail)?;
-    let largest_span = steps.iter().map(|s| s.offset + s.size.unwrap_or(cap)).max().unwrap_or(cap);
+    let largest_span = steps
+        .iter()
+        .filter_map(|s| match s {
+            Phase::Io(io) => Some(io.offset + io.size.unwrap_or(cap)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(cap);
     let data_bytes = |size: Option<u64>| -> Result<u64, SuiteError> {
         let b = size.map_or(largest_span, |b| scale_bytes(b, opts.scale, 4096));
         if b > cap {
@@ -354,12 +419,19 @@ pub fn run_suite(
     let mut jobs = Vec::new();
     for (di, dut) in drives.iter().enumerate() {
         for (pi, pass) in passes.iter().enumerate() {
-            let setups = tests.iter().map(|&ti| setup(suite, ti, pass, dut, opts)).collect::<Result<Vec<_>, _>>()?;
+            // `--state` replaces the passes: every test runs in it.
+            let in_pass = |ti: &&usize| opts.state.is_some() || suite.tests[**ti].runs_in(&pass.name);
+            let setups = tests
+                .iter()
+                .filter(in_pass)
+                .map(|&ti| setup(suite, ti, pass, dut, opts))
+                .collect::<Result<Vec<_>, _>>()?;
             jobs.push(Job { drive: di, pass: pi, setups, dut });
         }
     }
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<RunResult>>> = Mutex::new(vec![None; jobs.len()]);
+    let results: Mutex<Vec<Option<Result<RunResult, SuiteError>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
     let threads = opts.threads.clamp(1, jobs.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -371,8 +443,12 @@ pub fn run_suite(
             });
         }
     });
-    let runs =
-        results.into_inner().expect("no thread panicked").into_iter().map(|r| r.expect("every run finished")).collect();
+    let runs = results
+        .into_inner()
+        .expect("no thread panicked")
+        .into_iter()
+        .map(|r| r.expect("every run finished"))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(SuiteResult { suite: suite.clone(), drives: drives.to_vec(), options: opts.clone(), passes, runs })
 }
 
@@ -383,7 +459,7 @@ fn run_one(
     run: usize,
     opts: &SuiteOptions,
     progress: Option<SuiteProgressFn>,
-) -> RunResult {
+) -> Result<RunResult, SuiteError> {
     let mut drive = Drive::new(job.dut.model.clone());
     let mut prepared: Option<(Vec<crate::run::workload::IoSpec>, Drive)> = None;
     let mut tests = Vec::new();
@@ -444,7 +520,13 @@ fn run_one(
         let mut steps = Vec::new();
         for (i, io) in setup.steps.iter().enumerate() {
             report(&plan.name, k, &plan.steps[i].name, (i, steps_n), 0, false);
-            let r = sim.run_phase(&Phase::Io(io.clone()), i, steps_n);
+            // Only a trace step can fail (a malformed line further on).
+            let r = sim.try_run_phase(io, i, steps_n).map_err(|e| SuiteError::DoesNotFit {
+                suite: suite.def.name.clone(),
+                test: plan.name.clone(),
+                drive: job.dut.name.clone(),
+                reason: e.to_string(),
+            })?;
             let idle_ns = match plan.idle {
                 IdleRule::None => 0,
                 IdleRule::Fixed(t) => scale_time(t, opts.time_scale),
@@ -455,7 +537,7 @@ fn run_one(
             };
             let idle = (idle_ns > 0).then(|| {
                 sim.run_phase(
-                    &Phase::Idle { name: format!("{}/idle", io.name), duration_ns: idle_ns, apst: None },
+                    &Phase::Idle { name: format!("{}/idle", io.name()), duration_ns: idle_ns, apst: None },
                     i,
                     steps_n,
                 )
@@ -468,5 +550,5 @@ fn run_one(
         tests.push(TestResult { setup: setup.clone(), prep_idle, steps, scores });
     }
     report("", n, "", (0, 0), 0, true);
-    RunResult { drive: job.drive, pass: job.pass, tests }
+    Ok(RunResult { drive: job.drive, pass: job.pass, tests })
 }

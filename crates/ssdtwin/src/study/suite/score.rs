@@ -3,7 +3,12 @@
 //! Models: a step's throughput is its bytes (or commands) over its active
 //! time: for a burst step the time commands were outstanding (the review's
 //! burst figure is the speed during the bursts, not diluted by the idle
-//! between them), otherwise the measured time of the step. Reads and
+//! between them), for a trace step likewise the time commands were
+//! outstanding (the Storage Bench's "average data rate" leaves out the
+//! idle between the trace's requests), otherwise the measured time of the
+//! step. Percentiles are of completion latency, per direction or over
+//! both (the two directions' histograms merged); `energy` is the drive's
+//! energy over the step. Reads and
 //! writes are added (mixed tests report total throughput). MB/s are 10^6
 //! bytes per second. Latencies are completion latencies over both
 //! directions. The steady-state score takes the last `window` whole seconds
@@ -43,6 +48,7 @@ pub struct ScoreValue {
 pub fn active_ns(r: &PhaseResult) -> u64 {
     match &r.phase {
         Phase::Io(s) if s.burst.is_some() => r.busy_ns,
+        Phase::Trace(_) => r.busy_ns,
         _ => r.measured_ns,
     }
 }
@@ -71,7 +77,22 @@ pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
         Metric::Power => io.power_w()?,
         Metric::Efficiency => bytes / 1e6 / io.energy_j.filter(|&e| e > 0.0)?,
         Metric::IdlePower => r.idle.as_ref()?.settled_power_w()? * 1e3,
+        Metric::P99Lat => {
+            let mut both = rd.clone();
+            both.merge(wr);
+            p99_us(&both)?
+        }
+        Metric::ReadLat => (rd.ios > 0).then(|| rd.mean_ns() / 1e3)?,
+        Metric::ReadP99Lat => p99_us(rd)?,
+        Metric::WriteLat => (wr.ios > 0).then(|| wr.mean_ns() / 1e3)?,
+        Metric::WriteP99Lat => p99_us(wr)?,
+        Metric::Energy => io.energy_j?,
     })
+}
+
+/// 99th-percentile latency of a direction, µs (`None` without requests).
+fn p99_us(d: &crate::run::stats::DirStats) -> Option<f64> {
+    (d.ios > 0).then(|| d.percentile_ns(99.0) as f64 / 1e3)
 }
 
 /// Per-second IOPS of the last `window_ns` whole seconds of a step:
@@ -166,5 +187,11 @@ fn metric_label(m: Metric) -> &'static str {
         Metric::Power => "power",
         Metric::Efficiency => "efficiency",
         Metric::IdlePower => "idle power",
+        Metric::P99Lat => "99th pct lat",
+        Metric::ReadLat => "avg read lat",
+        Metric::ReadP99Lat => "99th pct read lat",
+        Metric::WriteLat => "avg write lat",
+        Metric::WriteP99Lat => "99th pct write lat",
+        Metric::Energy => "energy",
     }
 }
