@@ -4,6 +4,7 @@ mod common;
 mod determinism;
 mod device;
 mod fio;
+mod gc;
 mod hybrid;
 mod integrity;
 mod mapcache;
