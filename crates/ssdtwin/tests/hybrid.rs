@@ -177,9 +177,11 @@ fn x25m_figures_within_tolerance() {
     let set = ssdtwin::study::figures::figures_for(preset_name).unwrap().unwrap();
     let model = preset(preset_name, &[]);
     assert_eq!(set.figures.len(), 5);
-    // The rare 94 ms outlier is not modelled (its note says so).
-    for fig in set.figures.iter().filter(|f| f.metric != "write_max_lat_ms") {
-        let v = ssdtwin::study::figures::measure(&model, fig, true).unwrap();
+    for fig in &set.figures {
+        // The maximum is a map checkpoint, every 65,536 writes: more than
+        // the 5 s of a quick measurement at 11K IOPS.
+        let quick = fig.metric != "write_max_lat_ms";
+        let v = ssdtwin::study::figures::measure(&model, fig, quick).unwrap();
         assert!(v.pass, "{}: simulated {} vs {}", fig.name, v.simulated, fig.published);
     }
 }
@@ -328,4 +330,66 @@ fn ocz_slc_random_write_latency_is_its_merges_over_the_dies() {
     // The longest wait is about one merge: no stutter.
     let max = cmds.iter().map(|c| c.0).max().unwrap();
     assert!(max < 2 * merge, "max {max} ns, merge {merge} ns");
+}
+
+/// The X25-M's rare 94 ms write is a map checkpoint: every
+/// `checkpoint_updates` map updates the dirty cached translation pages
+/// (on an 8 GB span all of the span's) are programmed in one go, and the
+/// host's writes wait once the 256 KB buffer has filled behind them.
+#[test]
+fn x25m_maximum_latency_is_its_map_checkpoint() {
+    let model = preset("intel-x25m-80gb", &[]);
+    let m = model.map_cache.as_ref().unwrap();
+    let every = m.checkpoint_updates;
+    assert!(every > 0 && m.capacity_pages >= 2048, "the 8 GB span's map is cached");
+    let mut drive = Drive::new(model.clone());
+    let n = every as usize + 2000;
+    let span_pages = (8u64 << 30) / 4096;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut t = 0;
+    let mut lat = Vec::with_capacity(n);
+    let mut at_checkpoint = None;
+    for i in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let page = (x >> 33) % span_pages;
+        let before = drive.ftl.map_counters().unwrap();
+        let done = drive.submit(Command { kind: IoKind::Write, offset: page * 4096, len: 4096 }, t);
+        let after = drive.ftl.map_counters().unwrap();
+        if after.checkpoints > before.checkpoints {
+            assert_eq!(at_checkpoint, None, "one checkpoint in {n} writes");
+            at_checkpoint = Some((i, after.pages_programmed - before.pages_programmed));
+        }
+        lat.push(done - t);
+        t = done;
+    }
+    // One checkpoint, after `every` writes (each a map update), of every
+    // dirty page: by then all 2,048 of the span's.
+    let (i, pages) = at_checkpoint.expect("a checkpoint");
+    assert_eq!(i as u64 + 1, every);
+    assert_eq!(pages, 2048);
+    // Its NAND time: the pages go to die `page % dies`, programmed one
+    // after another on each die from the first row of its translation log
+    // (the first page's bus transfer, then each tPROG: the next page
+    // crosses the bus into the cache register meanwhile).
+    let geo = model.geometry;
+    let xfer = ssdtwin::model::nand::transfer_ns(model.channel_bytes_per_slot, model.channel_fs_per_byte);
+    let per_die = pages.div_ceil(geo.dies as u64) as u32;
+    let checkpoint_ns: u64 = xfer + (0..per_die).map(|r| model.native.tprog(r)).sum::<u64>();
+    // The host's writes after it are acknowledged from the buffer until it
+    // is full (64 writes of 4 KiB), then wait for the checkpoint's
+    // programs on the dies they go to: the longest wait is the
+    // checkpoint less the time those 64 writes took.
+    let max = *lat.iter().max().unwrap();
+    let stall_at = lat.iter().position(|&l| l == max).unwrap();
+    assert!(stall_at > i && stall_at <= i + 70, "the stall follows the checkpoint: write {stall_at}, checkpoint {i}");
+    let buffered: u64 = lat[i + 1..stall_at].iter().sum();
+    let expected = checkpoint_ns - buffered;
+    let err = (max as f64 - expected as f64).abs() / expected as f64;
+    assert!(err < 0.05, "longest write {max} ns, checkpoint {checkpoint_ns} ns less {buffered} ns buffered");
+    // Between checkpoints writes stay at the published 0.089 ms.
+    let mut rest = lat.clone();
+    rest.sort_unstable();
+    assert!(rest[n * 9 / 10] < 120_000, "90th percentile {} ns", rest[n * 9 / 10]);
+    // The figure: 94.2 ms within 35%.
+    assert!((max as f64 / 94.2e6 - 1.0).abs() < 0.35, "max {max} ns");
 }

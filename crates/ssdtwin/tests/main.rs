@@ -5,6 +5,7 @@ mod determinism;
 mod device;
 mod fio;
 mod fio_control;
+mod gc;
 mod hybrid;
 mod integrity;
 mod lifetime;

@@ -38,6 +38,12 @@ pub struct MapCacheSpec {
     /// (sequential prefetch; default 0).
     #[serde(default)]
     pub prefetch_pages: u32,
+    /// Map checkpoint: after this many map updates (host writes and moves
+    /// by GC and folding) the firmware writes every dirty cached
+    /// translation page to flash in one go. Absent: dirty pages are only
+    /// written back when evicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_updates: Option<u64>,
 }
 
 fn default_entry_bytes() -> u32 {
@@ -94,6 +100,9 @@ pub struct MapCacheModel {
     /// Mode of the translation blocks (pSLC where the NAND has it, as
     /// firmware keeps metadata).
     pub mode: CellMode,
+    /// Map updates between checkpoints of the dirty cached pages (0:
+    /// none).
+    pub checkpoint_updates: u64,
 }
 
 /// Translation area on flash per map size: room for every translation
@@ -124,6 +133,9 @@ pub fn resolve(
     }
     if m.page_bytes > 4096 {
         return Err(bad("ftl.map_cache.page_bytes", "a translation page must fit one 4 KiB flash slot".into()));
+    }
+    if m.checkpoint_updates == Some(0) {
+        return Err(bad("ftl.map_cache.checkpoint_updates", "0 updates between checkpoints: give at least 1".into()));
     }
     if !(m.dram_share > 0.0 && m.dram_share <= 1.0) {
         return Err(bad("ftl.map_cache.dram_share", format!("{} is not in (0, 1]", m.dram_share)));
@@ -176,5 +188,6 @@ pub fn resolve(
         access_ns,
         blocks_per_die,
         mode,
+        checkpoint_updates: m.checkpoint_updates.unwrap_or(0),
     }))
 }

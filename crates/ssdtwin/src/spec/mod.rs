@@ -483,6 +483,13 @@ pub struct FtlSpec {
     /// Background GC (during idle) reclaims until a die has this many free
     /// blocks.
     pub gc_high_free_blocks: u32,
+    /// How foreground GC reclaims space: `"paced"` (default: below the
+    /// high watermark every host program unit moves its share of a victim)
+    /// or `"one-go"` (nothing until a die falls below the low watermark,
+    /// then whole victims while the host waits, as firmware that collects
+    /// in one go does).
+    #[serde(default, skip_serializing_if = "GcMode::is_default")]
+    pub gc_mode: GcMode,
     /// Host idle time in ns after which background work starts.
     pub idle_threshold_ns: u64,
     /// Keep a version stamp per logical page and per flash slot so that
@@ -622,6 +629,24 @@ pub enum GcPolicy {
     CostBenefit,
     /// Oldest sealed block first.
     Fifo,
+}
+
+/// How foreground GC reclaims space (`ftl.gc_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcMode {
+    /// Below the high watermark, every host program unit moves its share
+    /// of a victim.
+    #[default]
+    Paced,
+    /// Below the low watermark, whole victims while the host waits.
+    OneGo,
+}
+
+impl GcMode {
+    fn is_default(&self) -> bool {
+        *self == GcMode::Paced
+    }
 }
 
 /// Merge `top` over `base`, recursing into tables.

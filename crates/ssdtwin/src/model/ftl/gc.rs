@@ -19,7 +19,8 @@
 //!   returns more native space per move;
 //! - [`pace_collection`]: below the background target, every host program
 //!   unit moves its share of a victim, so free space comes back as fast as
-//!   the host uses it;
+//!   the host uses it (with `ftl.gc_mode = "one-go"` the shares are owed
+//!   until they cover the victim, which is then collected whole at once);
 //! - [`reclaim_until_low`]: at the low watermark the host waits for whole
 //!   victims;
 //! - [`collect_one`], [`begin_stepwise`], [`step_collection`]: one victim at
@@ -235,6 +236,17 @@ pub fn pace_collection<P: BlockPool>(pool: &mut P, die: u32, used: u64) {
     let v = paced.valid_at_start as u64;
     let owed = used * v + paced.carry;
     let gain = s.saturating_sub(v).max(1);
+    if !pool.paced_gc() {
+        // In one go: the moves are owed until they cover the whole victim
+        // (the host has used what it will return), then it is collected
+        // at once while the host waits.
+        if owed / gain < v {
+            pool.set_paced(die, Some(Paced { carry: owed, ..paced }));
+        } else {
+            step_collection(pool, die, Paced { carry: 0, ..paced }, u32::MAX);
+        }
+        return;
+    }
     let moves = (owed / gain).min(u32::MAX as u64) as u32;
     paced.carry = owed % gain;
     step_collection(pool, die, paced, moves);

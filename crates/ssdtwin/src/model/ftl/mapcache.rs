@@ -23,9 +23,14 @@
 //! of the new ones (the map's own garbage collection). The area holds 1.25
 //! times the map, so most of an old block is stale when the log returns.
 //!
+//! With `checkpoint_updates`, every that many map updates the firmware
+//! writes all dirty cached pages in one go (a map checkpoint, which bounds
+//! what a power loss can lose): a burst of translation-page programs on
+//! every die that holds the host's data behind it.
+//!
 //! Left out: the directory (global translation directory) is held in full;
-//! write-backs are not batched per page beyond eviction; the map is not
-//! flushed at power loss.
+//! write-backs are not batched per page beyond eviction and checkpoints;
+//! the map is not flushed at power loss.
 
 use super::{NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, NONE};
@@ -47,6 +52,8 @@ pub struct MapCacheCounters {
     pub pages_read: u64,
     /// Translation pages programmed (write-backs and map GC).
     pub pages_programmed: u64,
+    /// Map checkpoints (every dirty cached page written in one go).
+    pub checkpoints: u64,
 }
 
 /// The cached map's state.
@@ -83,6 +90,9 @@ pub struct MapCache {
     blocks: Vec<u32>,
     /// Page held at each log position (die-major), `NONE` if none.
     owner: Vec<u32>,
+    /// Map updates between checkpoints (0: none) and since the last.
+    checkpoint_every: u64,
+    updates: u64,
     /// Next sequence number to write, per die.
     written: Vec<u64>,
     /// Sequence numbers below this are programmed, per die.
@@ -120,6 +130,8 @@ impl MapCache {
             blocks_per_die: m.blocks_per_die,
             owner: vec![NONE; blocks.len() * slots_per_block as usize],
             blocks,
+            checkpoint_every: m.checkpoint_updates,
+            updates: 0,
             written: vec![0; geo.dies as usize],
             programmed: vec![0; geo.dies as usize],
             counters: MapCacheCounters::default(),
@@ -152,6 +164,7 @@ impl MapCache {
         self.written.fill(0);
         self.programmed.fill(0);
         (self.mru, self.lru, self.resident, self.last) = (NONE, NONE, 0, [NONE; 2]);
+        self.updates = 0;
     }
 
     /// After a whole state was installed: every translation page is on
@@ -197,6 +210,35 @@ impl MapCache {
         }
         self.access_page(page, dirty, ops, emit, erase_count);
         self.last[lane] = page;
+    }
+
+    /// A map entry now points at new flash (a host write, or a move by GC
+    /// or folding; its page was just accessed): count it towards the next
+    /// checkpoint, and run that when due.
+    #[inline]
+    pub fn updated(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        if self.checkpoint_every > 0 {
+            self.updates += 1;
+            if self.updates >= self.checkpoint_every {
+                self.checkpoint(ops, emit, erase);
+            }
+        }
+    }
+
+    /// Write every dirty cached page to flash (most recently used first)
+    /// and start counting updates again.
+    fn checkpoint(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        self.updates = 0;
+        self.counters.checkpoints += 1;
+        let mut page = self.mru;
+        while page != NONE {
+            let p = page as usize;
+            if self.flags[p] & DIRTY != 0 {
+                self.write_back(page, ops, emit, erase);
+                self.flags[p] &= !DIRTY;
+            }
+            page = self.next[p];
+        }
     }
 
     fn access_page(&mut self, page: u32, dirty: bool, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {

@@ -482,6 +482,8 @@ pub struct FtlCore {
     victims: VictimSelector,
     gc_low: u32,
     gc_high: u32,
+    /// `ftl.gc_mode = "paced"` (else GC in one go).
+    gc_paced: bool,
     seq: u64,
     /// The SLC cache, if the drive has one.
     slc: Option<SlcModel>,
@@ -543,6 +545,7 @@ impl FtlCore {
             victims: VictimSelector::new(model.gc_policy, geo.dies),
             gc_low: model.spec.ftl.gc_low_free_blocks,
             gc_high: model.spec.ftl.gc_high_free_blocks,
+            gc_paced: model.spec.ftl.gc_mode == crate::spec::GcMode::Paced,
             seq: 0,
             slc: model.slc.clone(),
             mapped_lpns: 0,
@@ -724,6 +727,9 @@ impl FtlCore {
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
         self.touch_map(lpn, true, (id != StreamId::Host) as usize);
+        if let Some(m) = &mut self.map {
+            m.updated(&mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
         self.after_append(id, block);
         slot
     }
@@ -856,6 +862,10 @@ impl BlockPool for FtlCore {
     #[inline]
     fn high_watermark(&self) -> u32 {
         self.gc_high
+    }
+    #[inline]
+    fn paced_gc(&self) -> bool {
+        self.gc_paced
     }
     #[inline]
     fn slc_model(&self) -> Option<&SlcModel> {

@@ -61,6 +61,9 @@ pub trait BlockPool {
     /// GC high watermark: free blocks per die below which collection is
     /// paced by host writes (and done in idle time).
     fn high_watermark(&self) -> u32;
+    /// Whether foreground GC is paced by host writes (`ftl.gc_mode =
+    /// "paced"`) rather than run in one go at the low watermark.
+    fn paced_gc(&self) -> bool;
     /// The SLC cache, if the drive has one.
     fn slc_model(&self) -> Option<&SlcModel>;
     /// SLC blocks the capacity curve allows this pool at its current fill

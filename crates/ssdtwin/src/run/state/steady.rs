@@ -196,6 +196,8 @@ struct BlockSim {
     policy: GcPolicy,
     low: u32,
     high: u32,
+    /// `ftl.gc_mode = "paced"` (else GC in one go).
+    paced_gc: bool,
     user_lpns: u64,
     /// The die's share of the drive's SLC cache curve.
     slc_scale: f64,
@@ -246,6 +248,7 @@ impl BlockSim {
             policy: drive.model.gc_policy,
             low: drive.model.spec.ftl.gc_low_free_blocks,
             high: drive.model.spec.ftl.gc_high_free_blocks,
+            paced_gc: drive.model.spec.ftl.gc_mode == crate::spec::GcMode::Paced,
             user_lpns: drive.model.user_lpns as u64 / geo.dies as u64,
             slc_scale: 1.0 / geo.dies as f64,
             is_static,
@@ -519,6 +522,9 @@ impl BlockPool for BlockSim {
     }
     fn high_watermark(&self) -> u32 {
         self.high
+    }
+    fn paced_gc(&self) -> bool {
+        self.paced_gc
     }
     fn slc_model(&self) -> Option<&SlcModel> {
         self.slc.as_ref()
