@@ -3,5 +3,7 @@
 # command; CI runs it after fmt and clippy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No test reads the terminal; keep stray stdin away from cargo and rustc.
+exec </dev/null
 cargo test --workspace
 bash scripts/test-python.sh
