@@ -51,6 +51,15 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--state", "half"], "--state");
     fails_with(&["--json", "/nonexistent-dir/x.json"], "does not exist");
     fails_with(&["--listen", "127.0.0.1:1", "--unix", "/tmp/x.sock"], "cannot be used with");
+    fails_with(&["--load", "/tmp/x.img"], "cannot be used with");
+    fails_with(&["--save", "/nonexistent-dir/x.img"], "does not exist");
+    // A file that is not a drive image: named, with what is wrong.
+    let bogus = tmp("bogus.img");
+    std::fs::write(&bogus, "[drive]\nname = 1\n").unwrap();
+    let o = ssdtwin(&["serve", "--load", bogus.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("bogus.img") && err.contains("not a drive image"), "{err}");
 }
 
 fn wait_for(path: &Path) {
