@@ -242,3 +242,55 @@ fn a_power_cut_loses_unflushed_buffered_data_only() {
         assert!(b.iter().all(|&x| x == 3));
     }
 }
+
+/// A tiny page-mapped drive rated 60 cycles whose programs and erases fail
+/// often (docs/drive-file.md, `[nand.bad_blocks]`), so that it retires
+/// blocks and turns read-only within a test.
+fn small_wearing_out() -> DriveModel {
+    model(
+        "generic-tlc-nvme",
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=2",
+            "geometry.blocks_per_plane=64",
+            "geometry.pages_per_block=12",
+            "ftl.user_capacity_bytes=50331648",
+            "nand.native.pe_cycles=60",
+            "nand.bad_blocks.factory_fraction=0.02",
+            "nand.bad_blocks.erase_failed_by_rated_pe=0.02",
+            "nand.bad_blocks.program_failed_by_rated_pe=0.1",
+            "nand.bad_blocks.fail_exponent=3.0",
+            "nand.bad_blocks.spare_blocks_per_die=3",
+        ],
+    )
+}
+
+#[test]
+fn a_read_only_drive_answers_writes_with_errors_and_keeps_the_data() {
+    let mut twin = Twin::new(Drive::new(small_wearing_out()));
+    let pages = twin.user_bytes() / 4096;
+    let mut shadow = vec![0u8; twin.user_bytes() as usize];
+    let mut rng = Pcg64::seed_from_u64(21);
+    let mut buf = vec![0u8; 4096];
+    let mut t = 0;
+    let mut refused = 0;
+    while refused < 10 {
+        let page = rng.random_range(0..pages);
+        rng.fill(&mut buf[..]);
+        t = twin.write(t, page * 4096, &buf, false);
+        if twin.take_error() {
+            refused += 1;
+        } else {
+            shadow[(page * 4096) as usize..][..4096].copy_from_slice(&buf);
+        }
+    }
+    let c = ssdtwin::run::stats::Counters::of(twin.device().drive());
+    assert!(c.program_failures > 0 && c.grown_bad_blocks >= 3, "{} program failures", c.program_failures);
+    assert!(twin.device().drive().ftl.read_only());
+    let mut out = vec![0u8; 4096];
+    for page in 0..pages {
+        t = twin.read(t, page * 4096, &mut out);
+        assert!(!twin.take_error(), "reads still work");
+        assert_eq!(out[..], shadow[(page * 4096) as usize..][..4096], "page {page}");
+    }
+}
