@@ -180,7 +180,7 @@ fn x25m_figures_within_tolerance() {
     for fig in &set.figures {
         // The maximum is a map checkpoint, every 65,536 writes: more than
         // the 5 s of a quick measurement at 11K IOPS.
-        let quick = fig.metric != "write_max_lat_ms";
+        let quick = fig.metric != "write_max_lat";
         let v = ssdtwin::study::figures::measure(&model, fig, quick).unwrap();
         assert!(v.pass, "{}: simulated {} vs {}", fig.name, v.simulated, fig.published);
     }

@@ -165,9 +165,7 @@ fn recomputed_trace(step: &Value, metric: &str) -> f64 {
             let bytes = res["read"]["io_bytes"].as_f64().unwrap() + res["write"]["io_bytes"].as_f64().unwrap();
             bytes / 1e6 / (res["busy_ns"].as_f64().unwrap() / 1e9)
         }
-        "mean_lat" => {
-            (dir("read", "mean") * n("read") + dir("write", "mean") * n("write")) / (n("read") + n("write")) / 1e3
-        }
+        "lat" => (dir("read", "mean") * n("read") + dir("write", "mean") * n("write")) / (n("read") + n("write")) / 1e3,
         // Over both directions: between the two directions' own.
         "p99_lat" => p99("read").max(p99("write")) / 1e3,
         "read_lat" => dir("read", "mean") / 1e3,

@@ -3,30 +3,33 @@
 //!
 //! Figures are data: one TOML file per preset under
 //! `crates/ssdtwin/figures/`, each figure with its source, the published
-//! value (a number or a `[low, high]` range), a tolerance, and how to
-//! measure it on the simulated drive:
+//! value (a number or a `[low, high]` range) and its `unit`, a tolerance,
+//! and how to measure it on the simulated drive. `metric` is one of:
 //!
-//! - `metric = "slc_cache_gb"` with a `state`: the SLC cache as a reviewer
-//!   measures it — the drive is brought into that state, rests until its
-//!   folding backlog is gone (at most 30 simulated minutes), then takes
-//!   128 KiB QD32 sequential writes after its data, 128 MiB at a time,
-//!   until a chunk runs at less than half the first one's speed: the bytes
-//!   written before that chunk are the cache;
-//! - a workload metric (`read_mbps`, `write_mbps`, `read_iops`,
-//!   `write_iops`, `read_lat_us`, `write_lat_us` — means —, and
-//!   `read_max_lat_ms`, `write_max_lat_ms`) with a `job` in fio
-//!   vocabulary and a `prepare` step: `none` (secure-erased drive),
-//!   `write-span` (the job's span written sequentially first, as IOMeter
-//!   writes its test file) or `fill-slc-cache` (as much written
-//!   sequentially as the cache holds, so the job runs after the cache is
-//!   exhausted; its span starts after the written data);
+//! - a workload metric of the suites' vocabulary ([`crate::study::metric`]:
+//!   `read_mbps`, `write_iops`, `write_lat`, `write_max_lat`, `idle_power`,
+//!   …) with a `job` in fio vocabulary and a `prepare` step: `none`
+//!   (secure-erased drive), `write-span` (the job's span written
+//!   sequentially first, as IOMeter writes its test file),
+//!   `fill-slc-cache` (as much written sequentially as the cache holds, so
+//!   the job runs after the cache is exhausted; its span starts after the
+//!   written data) or `apst-idle` (drives with `[power]`: with the host's
+//!   APST on, one 4 KiB read and a minute of idle, as client-2018's idle
+//!   test does; `idle_power` is that idle's last second, any other metric
+//!   is of the job run after it — the wake-up read);
+//! - `slc_cache` with a `state`: the SLC cache as a reviewer measures it —
+//!   the drive is brought into that state, rests until its folding backlog
+//!   is gone (at most 30 simulated minutes), then takes 128 KiB QD32
+//!   sequential writes after its data, 128 MiB at a time, until a chunk
+//!   runs at less than half the first one's speed: the bytes written before
+//!   that chunk are the cache (GB);
 //! - `percentage_used` with a write `job`: the health log's percentage of
 //!   rated endurance used after that job on a fresh drive (the writes run
-//!   through the FTL untimed, as preconditioning does);
-//! - `apst_idle_mw` and `wake_latency_ms` (drives with `[power]`): on a
-//!   fresh drive with APST on, one 4 KiB read, 60 s of idle, and another
-//!   read: the power of the idle's last second and that read's latency
-//!   (client-2018's idle-power test).
+//!   through the FTL untimed, as preconditioning does).
+//!
+//! The simulated value is converted from the metric's unit (µs, MB/s, mW…)
+//! into the figure's `unit` (e.g. `ms`); a unit that measures something
+//! else is an error naming the figure.
 //!
 //! A figure passes when the simulated value lies within the published
 //! range widened by the tolerance. `quick` mode caps each job's runtime so
@@ -41,6 +44,7 @@ use crate::run::sim::{Progress, Simulator};
 use crate::run::state::DriveState;
 use crate::run::workload::{IoSpec, JobOptions, Phase, RwPattern};
 use crate::spec::DriveModel;
+use crate::study::metric::{convert, Metric, METRICS};
 use std::rc::Rc;
 
 /// Figure files shipped with the presets: (preset name, TOML source).
@@ -129,7 +133,7 @@ pub struct Figure {
     pub unit: String,
     /// Relative tolerance, e.g. 0.05.
     pub tolerance: f64,
-    /// Drive state for `slc_cache_gb` (`fresh`, `filled:80`, ...).
+    /// Drive state for `slc_cache` (`fresh`, `filled:80`, ...).
     #[serde(default)]
     pub state: Option<String>,
     /// Preparation before a workload metric.
@@ -194,26 +198,25 @@ pub fn measure_reporting(
     quick: bool,
     hook: Option<ProgressHook>,
 ) -> Result<Verdict, SpecError> {
-    let simulated = match fig.metric.as_str() {
-        "slc_cache_gb" => {
+    let (simulated, unit) = match fig.metric.as_str() {
+        "slc_cache" => {
             let state: DriveState =
                 fig.state.as_deref().unwrap_or("fresh").parse().map_err(|e: String| invalid(fig, e))?;
-            measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))? / 1e9
+            let bytes =
+                measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))?;
+            (bytes / 1e9, "GB")
         }
-        m @ ("read_mbps" | "write_mbps" | "read_iops" | "write_iops" | "read_lat_us" | "write_lat_us"
-        | "read_max_lat_ms" | "write_max_lat_ms") => measure_job(model, fig, m, quick, &hook)?,
-        "percentage_used" => measure_wear(model, fig, quick)?,
-        "apst_idle_mw" | "wake_latency_ms" => {
-            let (idle_mw, wake_ms) =
-                measure_apst(model, &hook).ok_or_else(|| invalid(fig, "the drive has no [power]"))?;
-            if fig.metric == "apst_idle_mw" {
-                idle_mw
-            } else {
-                wake_ms
-            }
+        "percentage_used" => (measure_wear(model, fig, quick)?, "%"),
+        m => {
+            let metric = Metric::parse(m).ok_or_else(|| {
+                invalid(fig, format!("unknown metric `{m}`: not slc_cache, percentage_used or {METRICS}"))
+            })?;
+            (measure_job(model, fig, metric, quick, &hook)?, metric.unit())
         }
-        other => return Err(invalid(fig, format!("unknown metric `{other}`"))),
     };
+    let simulated = convert(simulated, unit, &fig.unit).ok_or_else(|| {
+        invalid(fig, format!("unit `{}` does not measure what `{}` does (in {unit})", fig.unit, fig.metric))
+    })?;
     let (lo, hi) = fig.published.bounds();
     let error = if simulated < lo {
         (lo - simulated) / lo
@@ -280,7 +283,7 @@ fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool) -> Result<f64, Sp
 fn measure_job(
     model: &DriveModel,
     fig: &Figure,
-    metric: &str,
+    metric: Metric,
     quick: bool,
     hook: &Option<ProgressHook>,
 ) -> Result<f64, SpecError> {
@@ -290,6 +293,7 @@ fn measure_job(
         spec.runtime_ns = spec.runtime_ns.map(|r| r.min(5_000_000_000));
     }
     let mut drive = Drive::new(model.clone());
+    let mut apst_idle = false;
     match fig.prepare.as_deref().unwrap_or("none") {
         "none" => {}
         "write-span" => {
@@ -312,19 +316,29 @@ fn measure_job(
                 spec.size = Some(s.min(capacity - spec.offset));
             }
         }
+        "apst-idle" => apst_idle = true,
         other => return Err(invalid(fig, format!("unknown prepare step `{other}`"))),
     }
     drive.reset_time();
     let mut sim = simulator(drive, hook);
+    if apst_idle {
+        // The host's APST on, one 4 KiB read, then a minute of idle: the
+        // job runs on the drive that settled in its deepest idle state.
+        let mut read = IoSpec::new("read", RwPattern::RandRead);
+        read.size = Some(1 << 30);
+        read.io_size = Some(4096);
+        read.apst = true;
+        sim.run_phase(&Phase::Io(read), 0, 3);
+        let idle = Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000, apst: None };
+        let idle = sim.run_phase(&idle, 1, 3);
+        if metric.needs_idle() {
+            return metric.value(&idle, Some(&idle)).ok_or_else(|| invalid(fig, "the drive has no [power]"));
+        }
+        let r = sim.run_phase(&Phase::Io(spec), 2, 3);
+        return metric.value(&r, None).ok_or_else(|| invalid(fig, format!("the job gives no `{}`", metric.name())));
+    }
     let r = sim.run_phase(&Phase::Io(spec), 0, 1);
-    let (kind, what) = metric.split_once('_').expect("metric names have a direction");
-    let kind = if kind == "read" { IoKind::Read } else { IoKind::Write };
-    Ok(match what {
-        "mbps" => r.bw_bytes(kind) / 1e6,
-        "iops" => r.iops(kind),
-        "max_lat_ms" => r.dirs[kind as usize].lat_max_ns as f64 / 1e6,
-        _ => r.dirs[kind as usize].mean_ns() / 1e3,
-    })
+    metric.value(&r, None).ok_or_else(|| invalid(fig, format!("the job gives no `{}`", metric.name())))
 }
 
 /// Bytes a drive in `state` takes at its initial speed after resting: see
@@ -376,23 +390,6 @@ pub fn measure_slc_cache(model: &DriveModel, state: DriveState, hook: &Option<Pr
         offset += CHUNK;
     }
     None
-}
-
-/// APST idle power (mW) and wake-up latency (ms) of a fresh drive.
-fn measure_apst(model: &DriveModel, hook: &Option<ProgressHook>) -> Option<(f64, f64)> {
-    let read = || {
-        let mut s = IoSpec::new("read", RwPattern::RandRead);
-        s.size = Some(1 << 30);
-        s.io_size = Some(4096);
-        s.apst = true;
-        Phase::Io(s)
-    };
-    let mut sim = simulator(Drive::new(model.clone()), hook);
-    sim.run_phase(&read(), 0, 3);
-    let idle = sim.run_phase(&Phase::Idle { name: "idle".into(), duration_ns: 60_000_000_000, apst: None }, 1, 3);
-    let wake = sim.run_phase(&read(), 2, 3);
-    let mw = idle.settled_power_w()? * 1e3;
-    Some((mw, wake.dirs[IoKind::Read as usize].lat_max_ns as f64 / 1e6))
 }
 
 /// Header of the validation table.

@@ -214,9 +214,10 @@ pub struct ScoreDef {
     /// per-second IOPS of the single step), `each` (the metric of every
     /// step) or `pick` (named metrics of named steps).
     pub kind: String,
-    /// `iops`, `mbps` (MB/s, 10^6 bytes), `mean_lat`, `max_lat`,
-    /// `p99_lat`, `read_lat`, `read_p99_lat`, `write_lat`, `write_p99_lat`
-    /// (µs), `power` (W over the step), `energy` (J over the step),
+    /// A metric of the shared vocabulary ([`crate::study::metric`]):
+    /// `iops`, `mbps` (MB/s, 10^6 bytes), `lat` (mean), `p99_lat`,
+    /// `max_lat` (µs), each over both directions or with `read_`/`write_`
+    /// before it; `power` (W over the step), `energy` (J over the step),
     /// `efficiency` (MB/s per W) or `idle_power` (mW over the last second
     /// of the idle after the step).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::plan::{IdleRule, Metric, Prep};
 use super::run::SuiteResult;
 use super::score::{active_ns, step_metric};
+use crate::study::metric::Dir;
 use crate::study::record::{
     self, DriveRecord, IdleRuleRecord, PassRecord, ScoreRow, StepLimits, StepMetrics, StepRecord, SuiteInfo,
     SuiteOptionsRecord, SuiteRecord, SuiteRunRecord, TestRecord,
@@ -91,10 +92,10 @@ pub fn suite_record(r: &SuiteResult) -> SuiteRecord {
                         sweep: sp.sweep.iter().cloned().collect(),
                         limits: StepLimits { io_size, runtime_ns },
                         metrics: StepMetrics {
-                            iops: step_metric(res, Metric::Iops),
-                            mbps: step_metric(res, Metric::Mbps),
-                            mean_lat_us: step_metric(res, Metric::MeanLat),
-                            max_lat_us: step_metric(res, Metric::MaxLat),
+                            iops: step_metric(res, Metric::Iops(Dir::All)),
+                            mbps: step_metric(res, Metric::Mbps(Dir::All)),
+                            mean_lat_us: step_metric(res, Metric::Lat(Dir::All)),
+                            max_lat_us: step_metric(res, Metric::MaxLat(Dir::All)),
                             power_w: step_metric(res, Metric::Power),
                             mb_per_s_per_w: step_metric(res, Metric::Efficiency),
                             idle_power_mw: step_metric(res, Metric::IdlePower),

@@ -27,9 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::{Metric, ScoreRule, StepPlan};
 use super::run::StepResult;
-use crate::model::drive::IoKind;
 use crate::run::sim::PhaseResult;
-use crate::run::workload::Phase;
 
 /// One reported figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,55 +42,12 @@ pub struct ScoreValue {
     pub steps: Vec<String>,
 }
 
-/// Time over which a step's throughput is computed, ns.
-pub fn active_ns(r: &PhaseResult) -> u64 {
-    match &r.phase {
-        Phase::Io(s) if s.burst.is_some() => r.busy_ns,
-        Phase::Trace(_) => r.busy_ns,
-        _ => r.measured_ns,
-    }
-}
+pub use crate::study::metric::active_ns;
 
 /// A step's value of `m` (`None` when undefined: power figures of a drive
 /// without a power model, or idle power without an idle).
 pub fn step_metric(r: &StepResult, m: Metric) -> Option<f64> {
-    let io = &r.io;
-    let rd = &io.dirs[IoKind::Read as usize];
-    let wr = &io.dirs[IoKind::Write as usize];
-    let secs = active_ns(io) as f64 / 1e9;
-    let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-    let bytes = (rd.bytes + wr.bytes) as f64;
-    Some(match m {
-        Metric::Iops => rate((rd.ios + wr.ios) as f64),
-        Metric::Mbps => rate(bytes) / 1e6,
-        Metric::MeanLat => {
-            let n = rd.ios + wr.ios;
-            if n == 0 {
-                0.0
-            } else {
-                (rd.lat_sum_ns + wr.lat_sum_ns) as f64 / n as f64 / 1e3
-            }
-        }
-        Metric::MaxLat => rd.lat_max_ns.max(wr.lat_max_ns) as f64 / 1e3,
-        Metric::Power => io.power_w()?,
-        Metric::Efficiency => bytes / 1e6 / io.energy_j.filter(|&e| e > 0.0)?,
-        Metric::IdlePower => r.idle.as_ref()?.settled_power_w()? * 1e3,
-        Metric::P99Lat => {
-            let mut both = rd.clone();
-            both.merge(wr);
-            p99_us(&both)?
-        }
-        Metric::ReadLat => (rd.ios > 0).then(|| rd.mean_ns() / 1e3)?,
-        Metric::ReadP99Lat => p99_us(rd)?,
-        Metric::WriteLat => (wr.ios > 0).then(|| wr.mean_ns() / 1e3)?,
-        Metric::WriteP99Lat => p99_us(wr)?,
-        Metric::Energy => io.energy_j?,
-    })
-}
-
-/// 99th-percentile latency of a direction, µs (`None` without requests).
-fn p99_us(d: &crate::run::stats::DirStats) -> Option<f64> {
-    (d.ios > 0).then(|| d.percentile_ns(99.0) as f64 / 1e3)
+    m.value(&r.io, r.idle.as_ref())
 }
 
 /// Per-second IOPS of the last `window_ns` whole seconds of a step:
@@ -178,20 +133,6 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], ti
     }
 }
 
-fn metric_label(m: Metric) -> &'static str {
-    match m {
-        Metric::Iops => "IOPS",
-        Metric::Mbps => "MB/s",
-        Metric::MeanLat => "avg lat",
-        Metric::MaxLat => "max lat",
-        Metric::Power => "power",
-        Metric::Efficiency => "efficiency",
-        Metric::IdlePower => "idle power",
-        Metric::P99Lat => "99th pct lat",
-        Metric::ReadLat => "avg read lat",
-        Metric::ReadP99Lat => "99th pct read lat",
-        Metric::WriteLat => "avg write lat",
-        Metric::WriteP99Lat => "99th pct write lat",
-        Metric::Energy => "energy",
-    }
+fn metric_label(m: Metric) -> String {
+    m.label()
 }
