@@ -22,7 +22,7 @@ use super::SuiteError;
 use crate::run::state::DriveState;
 use crate::run::trace::ReplayMode;
 use crate::run::workload::fio::{parse_size, parse_time};
-use crate::run::workload::{Burst, RwPattern};
+use crate::run::workload::{Burst, IoSpec, RwPattern};
 
 /// A validated suite.
 #[derive(Debug, Clone)]
@@ -117,8 +117,11 @@ pub enum ScoreRule {
 /// What a step runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepSource {
-    /// The fio fields of its [`StepPlan`].
-    Io,
+    /// A fio workload: the same [`IoSpec`] the command line, job files and
+    /// figures build, with sizes in bytes (`size: None` = the whole space
+    /// the test may use), made concrete for a drive and the run's scaling
+    /// when the test is set up.
+    Io(Box<IoSpec>),
     /// A trace replayed (the fio fields are unused).
     Trace(TraceStep),
 }
@@ -144,46 +147,20 @@ pub struct StepPlan {
     pub source: StepSource,
     /// Swept fields and this step's value, e.g. `("iodepth", 4)`.
     pub sweep: Vec<(String, u64)>,
-    /// Access pattern.
-    pub rw: RwPattern,
-    /// Block size, bytes.
-    pub bs: u32,
-    /// Outstanding commands per worker.
-    pub iodepth: u32,
-    /// Workers.
-    pub numjobs: u32,
-    /// Read share of mixed patterns, %.
-    pub rwmixread: u32,
-    /// Share of random offsets, %.
-    pub percentage_random: u32,
-    /// fio `norandommap`.
-    pub norandommap: bool,
-    /// Span, bytes (`None`: the whole usable drive).
-    pub span: Option<u64>,
-    /// Start of the span, bytes.
-    pub offset: u64,
-    /// Byte limit.
-    pub io_size: Option<u64>,
-    /// Time limit, ns.
-    pub runtime_ns: Option<u64>,
-    /// Bursts.
-    pub burst: Option<Burst>,
-    /// The host enables APST.
-    pub apst: bool,
 }
 
 impl StepPlan {
     /// Value of a sweepable field (`None` for a trace step).
     pub fn field(&self, name: &str) -> Option<u64> {
-        if matches!(self.source, StepSource::Trace(_)) {
+        let StepSource::Io(io) = &self.source else {
             return None;
-        }
+        };
         Some(match name {
-            "iodepth" => self.iodepth as u64,
-            "numjobs" => self.numjobs as u64,
-            "rwmixread" => self.rwmixread as u64,
-            "percentage_random" => self.percentage_random as u64,
-            "bs" => self.bs as u64,
+            "iodepth" => io.iodepth as u64,
+            "numjobs" => io.numjobs as u64,
+            "rwmixread" => io.rwmixread as u64,
+            "percentage_random" => io.percentage_random as u64,
+            "bs" => io.bs as u64,
             _ => return None,
         })
     }
@@ -435,19 +412,6 @@ fn trace_step(s: &StepDef, source: &str, c: &Ctx) -> Result<StepPlan, SuiteError
         name: s.name.clone().unwrap_or_else(|| source.to_string()),
         source: StepSource::Trace(TraceStep { source: source.to_string(), mode }),
         sweep: Vec::new(),
-        rw: RwPattern::Read,
-        bs: 4096,
-        iodepth: 1,
-        numjobs: 1,
-        rwmixread: 100,
-        percentage_random: 0,
-        norandommap: false,
-        span: None,
-        offset: 0,
-        io_size: None,
-        runtime_ns: None,
-        burst: None,
-        apst: s.apst.unwrap_or(false),
     })
 }
 
@@ -564,24 +528,21 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
                             if span.is_some_and(|sp| sp < bs) {
                                 return Err(c.err("span", "smaller than one block (bs)"));
                             }
-                            out.push(StepPlan {
-                                name,
-                                source: StepSource::Io,
-                                sweep,
-                                rw,
-                                bs: bs as u32,
-                                iodepth: qd,
-                                numjobs: nj,
-                                rwmixread: mix,
-                                percentage_random: pr,
-                                norandommap: s.norandommap.unwrap_or(false),
-                                span,
-                                offset,
-                                io_size,
-                                runtime_ns,
-                                burst,
-                                apst: s.apst.unwrap_or(false),
-                            });
+                            let mut io = IoSpec::new(&name, rw);
+                            io.bs = bs as u32;
+                            io.iodepth = qd;
+                            io.numjobs = nj;
+                            io.rwmixread = mix;
+                            io.percentage_random = pr;
+                            io.norandommap = s.norandommap.unwrap_or(false);
+                            io.size = span;
+                            io.offset = offset;
+                            io.io_size = io_size;
+                            io.runtime_ns = runtime_ns;
+                            io.time_based = io_size.is_none();
+                            io.burst = burst;
+                            io.apst = s.apst.unwrap_or(false);
+                            out.push(StepPlan { name, source: StepSource::Io(Box::new(io)), sweep });
                         }
                     }
                 }
@@ -635,10 +596,14 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
         "steady-state" => {
             let w = s.window.as_deref().ok_or_else(|| c.err("window", "missing (e.g. \"400s\")"))?;
             let window_ns = c.time("window", w)?;
-            if steps.len() != 1 || steps[0].runtime_ns.is_none() {
+            let runtime_ns = match (steps.len(), &steps.first().map(|s| &s.source)) {
+                (1, Some(StepSource::Io(io))) => io.runtime_ns,
+                _ => None,
+            };
+            if runtime_ns.is_none() {
                 return Err(c.err("kind", "steady-state scores one step with a runtime"));
             }
-            if window_ns == 0 || steps[0].runtime_ns.is_some_and(|r| r < window_ns) {
+            if window_ns == 0 || runtime_ns.is_some_and(|r| r < window_ns) {
                 return Err(c.err("window", format!("`{w}` must be positive and within the step's runtime")));
             }
             Ok(ScoreRule::SteadyState { window_ns, label: s.label.clone().unwrap_or_else(|| "steady state".into()) })

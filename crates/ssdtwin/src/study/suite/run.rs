@@ -289,16 +289,14 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
     if let StepSource::Trace(tr) = &s.source {
         return trace_spec(t, s, &tr.source, tr.mode, opts);
     }
-    let bs = s.bs as u64;
-    let mut io = IoSpec::new(&format!("{}/{}", t.name, s.name), s.rw);
-    io.bs = s.bs;
-    io.iodepth = s.iodepth;
-    io.numjobs = s.numjobs;
-    io.rwmixread = s.rwmixread;
-    io.percentage_random = s.percentage_random;
-    io.norandommap = s.norandommap;
-    io.offset = if s.offset == 0 { 0 } else { scale_bytes(s.offset, opts.scale, bs) };
-    let span = match s.span {
+    let StepSource::Io(step) = &s.source else { unreachable!("a step is fio I/O or a trace") };
+    // The step's workload, its sizes and times scaled by the run's options
+    // and its span fitted to the capacity the test may use.
+    let bs = step.bs as u64;
+    let mut io = (**step).clone();
+    io.name = format!("{}/{}", t.name, s.name);
+    io.offset = if step.offset == 0 { 0 } else { scale_bytes(step.offset, opts.scale, bs) };
+    let span = match step.size {
         Some(sp) => scale_bytes(sp, opts.scale, bs),
         None => cap.saturating_sub(io.offset) / bs * bs,
     };
@@ -309,12 +307,11 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
         ));
     }
     io.size = Some(span);
-    io.io_size = s.io_size.map(|b| scale_bytes(b, opts.scale, bs));
-    io.runtime_ns = s.runtime_ns.map(|t| scale_time(t, opts.time_scale));
+    io.io_size = step.io_size.map(|b| scale_bytes(b, opts.scale, bs));
+    io.runtime_ns = step.runtime_ns.map(|t| scale_time(t, opts.time_scale));
     io.time_based = io.io_size.is_none();
-    io.burst = s.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
+    io.burst = step.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
     io.randseed = seed;
-    io.apst = s.apst;
     Ok(Phase::Io(io))
 }
 
