@@ -263,6 +263,30 @@ pub struct TraceRequest {
     pub response_ns: Option<u64>,
     /// Line in the file (1-based).
     pub line: u64,
+    /// Where the request stands in the recorded dependency structure
+    /// (for `dependent` replay).
+    pub group: GroupMark,
+}
+
+/// A request's place in the trace's groups: the requests that were
+/// outstanding together when it was recorded. A group ends when all its
+/// requests have completed; the next request starts a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupMark {
+    /// The format records no completions: the request is its own group
+    /// (QD1 with think time), and the whole recorded gap before it
+    /// counts as idle.
+    Own,
+    /// The request starts a group; `idle_ns` is the recorded time before
+    /// it with nothing outstanding (its arrival minus the previous
+    /// group's last recorded completion; 0 for the first request).
+    Starts {
+        /// Recorded idle before the group, ns.
+        idle_ns: u64,
+    },
+    /// The request arrived while earlier requests of the current group
+    /// were outstanding (recorded): it joins that group.
+    Joins,
 }
 
 /// How requests are timed during replay.
@@ -282,11 +306,22 @@ pub enum ReplayMode {
         /// Requests outstanding.
         depth: u32,
     },
+    /// Dependent playback, as a trace playback tool that keeps the
+    /// recorded ordering and concurrency: the requests are in groups
+    /// ([`GroupMark`]); a group is issued once the previous group has
+    /// completed and the recorded gap since the previous group's start
+    /// has elapsed, the part of that gap with nothing outstanding capped
+    /// at `max_idle_ns`; within a group, requests are issued at their
+    /// recorded offsets from its first.
+    Dependent {
+        /// Longest idle part of a gap, ns.
+        max_idle_ns: u64,
+    },
 }
 
 impl ReplayMode {
-    /// Parse `as-recorded`, `capped-idle:MS` (milliseconds, fractions
-    /// allowed) or `closed:QD`.
+    /// Parse `as-recorded`, `capped-idle:MS`, `dependent:MS`
+    /// (milliseconds, fractions allowed) or `closed:QD`.
     pub fn parse(s: &str) -> Result<ReplayMode, TraceError> {
         let bad = |reason: &str| TraceError::Option { option: format!("--replay {s}"), reason: reason.to_string() };
         let (name, arg) = match s.split_once(':') {
@@ -303,11 +338,18 @@ impl ReplayMode {
                 }
                 Ok(ReplayMode::CappedIdle { max_idle_ns: (ms * 1e6).round() as u64 })
             }
+            ("dependent", Some(ms)) => {
+                let ms: f64 = ms.parse().map_err(|_| bad("the cap is a number of milliseconds, e.g. dependent:25"))?;
+                if !(ms.is_finite() && ms >= 0.0) {
+                    return Err(bad("the cap must be 0 ms or more"));
+                }
+                Ok(ReplayMode::Dependent { max_idle_ns: (ms * 1e6).round() as u64 })
+            }
             ("closed", Some(qd)) => match qd.parse::<u32>() {
                 Ok(depth) if depth >= 1 => Ok(ReplayMode::Closed { depth }),
                 _ => Err(bad("the queue depth is a whole number of at least 1, e.g. closed:32")),
             },
-            _ => Err(bad("expected as-recorded, capped-idle:MS or closed:QD")),
+            _ => Err(bad("expected as-recorded, capped-idle:MS, dependent:MS or closed:QD")),
         }
     }
 
@@ -317,6 +359,7 @@ impl ReplayMode {
             ReplayMode::AsRecorded => "as-recorded".into(),
             ReplayMode::CappedIdle { max_idle_ns } => format!("capped-idle:{}", *max_idle_ns as f64 / 1e6),
             ReplayMode::Closed { depth } => format!("closed:{depth}"),
+            ReplayMode::Dependent { max_idle_ns } => format!("dependent:{}", *max_idle_ns as f64 / 1e6),
         }
     }
 }
@@ -331,9 +374,11 @@ pub enum OutOfRange {
     /// Byte address modulo the capacity (a request that would then cross
     /// the end is moved back to end at it).
     Wrap,
-    /// Scale every address by capacity / the trace's span (the largest end
-    /// address in the trace, found by a first pass), aligned down to 512
-    /// bytes.
+    /// Scale addresses by capacity / the trace's span (the largest end
+    /// address in the trace, found by a first pass) in 1 MiB chunks: the
+    /// chunk's index is scaled, the offset within it kept; a request that
+    /// begins where the previous one of its kind ended in the trace
+    /// continues it on the drive, so sequential runs stay sequential.
     Scale,
 }
 
