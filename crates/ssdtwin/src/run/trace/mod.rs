@@ -4,7 +4,7 @@
 //! ```text
 //!  FILE(.gz|.zst) ──► TraceReader (streamed, one line buffer, format auto-detected)
 //!                 ──► AddressMap (sector size, offset, out-of-range policy)
-//!                 ──► replay (as-recorded | capped-idle | closed:QD, time scale)
+//!                 ──► replay (as-recorded | capped-idle | dependent | closed:QD, time scale)
 //!                 ──► Device::submit / advance_until ──► PhaseResult + TraceStats
 //! ```
 //!
@@ -21,13 +21,17 @@
 //!   requests queue up inside it and their latency includes the wait);
 //!   `capped-idle:MS` is as recorded, but a gap during which nothing is
 //!   outstanding lasts at most MS (AnandTech's Storage Bench caps idle
-//!   time at 25 ms); `closed:QD` keeps QD requests outstanding, in trace
-//!   order, ignoring the timestamps. `time_scale` multiplies recorded
-//!   times.
+//!   time at 25 ms); `dependent:MS` keeps the recorded concurrency: the
+//!   requests outstanding together when recorded ([`GroupMark`]) are
+//!   issued together, each group once the previous has completed and
+//!   the recorded gap (its idle part capped at MS) has elapsed;
+//!   `closed:QD` keeps QD requests outstanding, in trace order, ignoring
+//!   the timestamps. `time_scale` multiplies recorded times.
 //! - [`AddressMap`]: byte address = sector × sector size + offset; a request
 //!   beyond the drive is an error unless wrapped (`--lba-wrap`: modulo the
-//!   capacity) or scaled (`--lba-scale`: the trace's span mapped onto the
-//!   capacity, found by a first pass over the file).
+//!   capacity) or scaled (`--lba-scale`: the trace's span, found by a
+//!   first pass over the file, mapped onto the capacity in 1 MiB chunks,
+//!   sequential runs kept contiguous).
 //! - Requests are passed to the drive as recorded, unaligned or smaller
 //!   than 4 KiB included: the drive reads every 4 KiB page a request
 //!   touches and maps every page a write touches (a partial-page write
@@ -40,8 +44,10 @@
 //! (they all address the one drive unless one is selected with
 //! `device`), blkparse's completion events (only queue or dispatch events
 //! are replayed; `trace stats` pairs them with their requests by device
-//! and sector for the recorded queue depth), fio's iolog file actions (add/open/close) and the
-//! recorded response times (reported in the trace statistics, not used).
+//! and sector for the recorded queue depth, and under `dependent` for
+//! the groups), fio's iolog file actions (add/open/close) and the
+//! recorded response times beyond grouping (reported in the trace
+//! statistics; `dependent` uses them only to tell the groups).
 
 mod formats;
 pub mod options;

@@ -12,7 +12,7 @@
 //! The trace is a sequence of *segments*: a segment is one phase's
 //! activity (a geometric number of requests of mean `segment`), followed
 //! by an idle gap (exponential, mean `idle`; a replay with
-//! `capped-idle:25` shortens it as AnandTech's playback does). Within a
+//! `dependent:25` or `capped-idle:25` shortens it as AnandTech's playback does). Within a
 //! segment the phase issues *groups*: a group is one direction and one
 //! request size, `1 + Geometric` requests of mean `iodepth` issued at the
 //! same instant (an application with that many I/Os in flight), then an
