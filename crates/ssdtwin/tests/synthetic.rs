@@ -76,28 +76,31 @@ fn fast_device() -> Device {
 /// the recorded gaps (idle part capped), at most that plus the busy time
 /// (a group waits for the previous one only while that one is busy).
 #[test]
-fn destroyer_queue_depth_and_duration_on_a_fast_drive() {
-    let want = synth::load("atsb-destroyer-synthetic").unwrap().published.queue_depth;
-    let mut spec = TraceSpec::new("d", "atsb-destroyer-synthetic");
-    spec.mode = Some(ReplayMode::Dependent { max_idle_ns: 25_000_000 });
-    spec.address.out_of_range = OutOfRange::Scale;
-    spec.max_requests = Some(100_000);
-    let mut dev = fast_device();
-    let r = replay(&mut dev, &spec, &mut |_| {}).unwrap();
-    let lat: u128 = r.dirs.iter().map(|d| d.lat_sum_ns).sum();
-    let qd = lat as f64 / r.busy_ns as f64;
-    assert!(within(qd, want, 0.2), "average QD {qd:.2} vs published {want}");
-    let t = &r.trace.as_ref().unwrap().replay;
-    let capped = t.scheduled_ns - t.idle_removed_ns;
-    assert!(t.simulated_ns >= capped, "{} ns simulated, {capped} ns recorded with idle capped", t.simulated_ns);
-    assert!(
-        t.simulated_ns <= capped + r.busy_ns,
-        "{} ns simulated, {capped} ns + {} ns busy",
-        t.simulated_ns,
-        r.busy_ns
-    );
-    // Groups never overlap.
-    assert!(t.max_outstanding <= t.max_group, "{} outstanding, largest group {}", t.max_outstanding, t.max_group);
+fn queue_depth_and_duration_on_a_fast_drive() {
+    // The Destroyer's depth is published; Heavy's and Light's are chosen.
+    for name in ["atsb-destroyer-synthetic", "atsb-heavy-synthetic", "atsb-light-synthetic"] {
+        let want = synth::load(name).unwrap().published.queue_depth;
+        let mut spec = TraceSpec::new("d", name);
+        spec.mode = Some(ReplayMode::Dependent { max_idle_ns: 25_000_000 });
+        spec.address.out_of_range = OutOfRange::Scale;
+        spec.max_requests = Some(100_000);
+        let mut dev = fast_device();
+        let r = replay(&mut dev, &spec, &mut |_| {}).unwrap();
+        let lat: u128 = r.dirs.iter().map(|d| d.lat_sum_ns).sum();
+        let qd = lat as f64 / r.busy_ns as f64;
+        assert!(within(qd, want, 0.2), "{name}: average QD {qd:.2} vs {want}");
+        let t = &r.trace.as_ref().unwrap().replay;
+        let capped = t.scheduled_ns - t.idle_removed_ns;
+        assert!(t.simulated_ns >= capped, "{name}: {} ns simulated, {capped} ns recorded, idle capped", t.simulated_ns);
+        assert!(
+            t.simulated_ns <= capped + r.busy_ns,
+            "{name}: {} ns simulated, {capped} ns + {} ns busy",
+            t.simulated_ns,
+            r.busy_ns
+        );
+        // Groups never overlap.
+        assert!(t.max_outstanding <= t.max_group, "{name}: {} outstanding, group {}", t.max_outstanding, t.max_group);
+    }
 }
 
 /// On a slow drive (the 660p-like drive, full: QLC reads behind garbage
