@@ -49,6 +49,7 @@
 //! recorded response times beyond grouping (reported in the trace
 //! statistics; `dependent` uses them only to tell the groups).
 
+mod address;
 mod formats;
 pub mod options;
 mod reader;
@@ -57,6 +58,7 @@ pub mod stats;
 pub mod synth;
 mod writer;
 
+pub use address::SCALE_CHUNK_BYTES;
 pub use reader::TraceReader;
 pub use replay::{replay, ReplayCounts, TraceSummary};
 pub use stats::TraceStats;
