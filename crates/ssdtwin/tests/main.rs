@@ -18,6 +18,7 @@ mod suites;
 mod synthetic;
 mod thermal;
 mod timing;
+mod trace_dependent;
 mod trace_formats;
 mod trace_replay;
 mod waf;

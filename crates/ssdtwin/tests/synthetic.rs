@@ -1,10 +1,12 @@
 //! The ATSB-like synthetic generators: the Destroyer's generated trace has
 //! the published character (counts and bytes within 2%, sequential
 //! fraction within 5 points, average queue depth within 20% when replayed
-//! as the review does on a fast drive); streaming a generated trace keeps
-//! memory flat whatever its length; and on a small 660p-like drive the
-//! full pass of Heavy and Light is much slower than the standard pass,
-//! writes especially (the review's story).
+//! as the review does, `dependent:25`, on a fast drive, in the recorded
+//! duration); on a slow drive dependent replay stretches the run with the
+//! queue and latency bounded by the recorded groups; streaming a generated
+//! trace keeps memory flat whatever its length; and on a small 660p-like
+//! drive the full pass of Heavy and Light is much slower than the standard
+//! pass (the review's story).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -12,7 +14,7 @@ use std::cell::Cell;
 use ssdtwin::run::device::Device;
 use ssdtwin::run::trace::{replay, synth, trace_stats, OutOfRange, ReplayMode, TraceSpec};
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
-use ssdtwin::Drive;
+use ssdtwin::{Drive, DriveState};
 
 use crate::common::{small_model, small_slc_model};
 
@@ -66,22 +68,80 @@ fn fast_device() -> Device {
 /// Average queue depth as the Storage Bench reports it: the mean number of
 /// requests outstanding while the drive is busy (Little's law over the
 /// busy time: Σ latency / time with at least one request outstanding).
-/// Replayed as recorded with idle capped at 25 ms, on a drive fast enough
-/// that each group of requests the trace issues together completes before
-/// the next: the depth is the trace's, not the drive's. (Under `closed:QD`
-/// the replayer imposes the depth, so that mode cannot measure it.)
+/// Replayed as the suites do (`dependent:25`), on a drive fast enough that
+/// each group of requests the trace issues together completes in far less
+/// than the gaps: the depth is the trace's groups', not the drive's. (Under
+/// `closed:QD` the replayer imposes the depth, so that mode cannot measure
+/// it.) The run lasts the recorded duration with idle capped: at least
+/// the recorded gaps (idle part capped), at most that plus the busy time
+/// (a group waits for the previous one only while that one is busy).
 #[test]
-fn destroyer_queue_depth_on_a_fast_drive() {
-    let want = synth::load("atsb-destroyer-synthetic").unwrap().published.queue_depth;
-    let mut spec = TraceSpec::new("d", "atsb-destroyer-synthetic");
-    spec.mode = Some(ReplayMode::CappedIdle { max_idle_ns: 25_000_000 });
-    spec.address.out_of_range = OutOfRange::Scale;
-    spec.max_requests = Some(100_000);
-    let mut dev = fast_device();
-    let r = replay(&mut dev, &spec, &mut |_| {}).unwrap();
-    let lat: u128 = r.dirs.iter().map(|d| d.lat_sum_ns).sum();
-    let qd = lat as f64 / r.busy_ns as f64;
-    assert!(within(qd, want, 0.2), "average QD {qd:.2} vs published {want}");
+fn queue_depth_and_duration_on_a_fast_drive() {
+    // The Destroyer's depth is published; Heavy's and Light's are chosen.
+    for name in ["atsb-destroyer-synthetic", "atsb-heavy-synthetic", "atsb-light-synthetic"] {
+        let want = synth::load(name).unwrap().published.queue_depth;
+        let mut spec = TraceSpec::new("d", name);
+        spec.mode = Some(ReplayMode::Dependent { max_idle_ns: 25_000_000 });
+        spec.address.out_of_range = OutOfRange::Scale;
+        spec.max_requests = Some(100_000);
+        let mut dev = fast_device();
+        let r = replay(&mut dev, &spec, &mut |_| {}).unwrap();
+        let lat: u128 = r.dirs.iter().map(|d| d.lat_sum_ns).sum();
+        let qd = lat as f64 / r.busy_ns as f64;
+        assert!(within(qd, want, 0.2), "{name}: average QD {qd:.2} vs {want}");
+        let t = &r.trace.as_ref().unwrap().replay;
+        let capped = t.scheduled_ns - t.idle_removed_ns;
+        assert!(t.simulated_ns >= capped, "{name}: {} ns simulated, {capped} ns recorded, idle capped", t.simulated_ns);
+        assert!(
+            t.simulated_ns <= capped + r.busy_ns,
+            "{name}: {} ns simulated, {capped} ns + {} ns busy",
+            t.simulated_ns,
+            r.busy_ns
+        );
+        // Groups never overlap.
+        assert!(t.max_outstanding <= t.max_group, "{name}: {} outstanding, group {}", t.max_outstanding, t.max_group);
+    }
+}
+
+/// On a slow drive (the 660p-like drive, full: QLC reads behind garbage
+/// collection), dependent replay keeps the recorded concurrency: no more
+/// requests outstanding than the largest recorded group, the run
+/// stretches (longer than on the fresh drive and than the recorded
+/// duration with idle capped), and no request waits longer than a whole
+/// group of the drive's slowest single command, measured by replaying the
+/// same requests one at a time (`closed:1`) on the same drive state. Open
+/// loop (`capped-idle:25`) on the same drive queues far beyond any group.
+#[test]
+fn dependent_replay_stretches_a_slow_drive_with_bounded_queue_and_latency() {
+    let run = |state: DriveState, mode: ReplayMode| {
+        let mut drive = Drive::new(small_slc_model(&[]));
+        state.apply_fast(&mut drive, 1);
+        let mut dev = Device::new(drive);
+        let mut spec = TraceSpec::new("h", "atsb-heavy-synthetic");
+        spec.mode = Some(mode);
+        spec.address.out_of_range = OutOfRange::Scale;
+        spec.max_requests = Some(36_000);
+        replay(&mut dev, &spec, &mut |_| {}).unwrap()
+    };
+    let dependent = ReplayMode::Dependent { max_idle_ns: 25_000_000 };
+    let max_lat = |r: &ssdtwin::PhaseResult| r.dirs.iter().map(|d| d.lat_max_ns).max().unwrap();
+    let full = run(DriveState::Filled(100.0), dependent);
+    let fresh = run(DriveState::Fresh, dependent);
+    let one = run(DriveState::Filled(100.0), ReplayMode::Closed { depth: 1 });
+    let open = run(DriveState::Filled(100.0), ReplayMode::CappedIdle { max_idle_ns: 25_000_000 });
+    let t = &full.trace.as_ref().unwrap().replay;
+    assert!(t.max_outstanding <= t.max_group, "{} outstanding, largest group {}", t.max_outstanding, t.max_group);
+    let capped = t.scheduled_ns - t.idle_removed_ns;
+    let fresh_ns = fresh.trace.as_ref().unwrap().replay.simulated_ns;
+    assert!(
+        t.simulated_ns > capped && t.simulated_ns > fresh_ns,
+        "{} ns vs {capped} ns capped, {fresh_ns} ns fresh",
+        t.simulated_ns
+    );
+    let bound = t.max_group as u64 * max_lat(&one);
+    assert!(max_lat(&full) <= bound, "max latency {} ns > {} × {} ns", max_lat(&full), t.max_group, max_lat(&one));
+    let o = &open.trace.as_ref().unwrap().replay;
+    assert!(o.max_outstanding > 10 * t.max_group, "open loop: {} outstanding", o.max_outstanding);
 }
 
 // Peak bytes allocated by the current thread (a proxy for its RSS that
@@ -134,10 +194,10 @@ fn streaming_memory_does_not_grow_with_trace_length() {
     // the replay's own memory (reader, statistics, in-flight slots) must
     // not grow with the length; the footprint bitmap is bounded by the
     // span, which both lengths cover the same way after scaling.
-    let run = |n: u64| {
+    let run = |n: u64, mode: ReplayMode| {
         let mut dev = fast_device();
         let mut spec = TraceSpec::new("l", "atsb-light-synthetic");
-        spec.mode = Some(ReplayMode::Closed { depth: 8 });
+        spec.mode = Some(mode);
         spec.address.out_of_range = OutOfRange::Scale;
         spec.max_requests = Some(n);
         peak_during(|| {
@@ -145,8 +205,13 @@ fn streaming_memory_does_not_grow_with_trace_length() {
             assert_eq!(r.trace.as_ref().unwrap().stats.requests, n);
         })
     };
-    let (small, large) = (run(20_000), run(200_000));
-    assert!(large <= small + small / 2 + (1 << 20), "peak {small} B for 20k requests, {large} B for 200k");
+    for mode in [ReplayMode::Closed { depth: 8 }, ReplayMode::Dependent { max_idle_ns: 25_000_000 }] {
+        let (small, large) = (run(20_000, mode), run(200_000, mode));
+        assert!(
+            large <= small + small / 2 + (1 << 20),
+            "{mode:?}: peak {small} B for 20k requests, {large} B for 200k"
+        );
+    }
     // And a converted file streams the same way: reading a 10× longer
     // file costs no more memory.
     let dir = std::env::temp_dir().join(format!("ssdtwin-synth-{}", std::process::id()));
@@ -172,8 +237,10 @@ fn streaming_memory_does_not_grow_with_trace_length() {
 
 /// Check 5: on a small 660p-like drive (QLC behind an SLC cache that
 /// shrinks as the drive fills), the full pass of Heavy and Light is much
-/// slower than the standard pass — its writes especially, as the review
-/// found on the 660p.
+/// slower than the standard pass: lower data rate, higher average
+/// latency. (The review found the 660p's writes especially slow on the
+/// full drive; this model does not reproduce that under the review's
+/// playback — see the assertion on write latency below.)
 #[test]
 fn full_pass_is_much_slower_for_heavy_and_light_on_a_660p_like_drive() {
     let s = suite::load("client-2018").unwrap();
@@ -196,8 +263,16 @@ fn full_pass_is_much_slower_for_heavy_and_light_on_a_660p_like_drive() {
             run.tests[0].scores.iter().find(|v| v.label == label).unwrap().value.unwrap()
         };
         let (rate_std, rate_full) = (score(0, "average data rate"), score(1, "average data rate"));
+        let (l_std, l_full) = (score(0, "average latency"), score(1, "average latency"));
         let (w_std, w_full) = (score(0, "average write latency"), score(1, "average write latency"));
         assert!(rate_full < 0.7 * rate_std, "{test}: {rate_full} MB/s full vs {rate_std} standard");
-        assert!(w_full > 2.0 * w_std, "{test}: write latency {w_full} µs full vs {w_std} standard");
+        assert!(l_full > 2.0 * l_std, "{test}: latency {l_full} µs full vs {l_std} standard");
+        // Writes are acknowledged from the write buffer while their
+        // programs fill the dies' gaps around garbage collection: under
+        // the review's dependent playback they are not slower on the full
+        // drive in this model (the reads queued behind the collection
+        // are). The open-loop replay made them slower only by queueing
+        // them behind those reads in the host queue.
+        assert!(w_full >= w_std, "{test}: write latency {w_full} µs full vs {w_std} standard");
     }
 }

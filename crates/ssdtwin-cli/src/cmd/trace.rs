@@ -27,7 +27,10 @@ pub struct TraceArgs {
     pub trace_format: Option<String>,
     /// Timing: as-recorded (open loop; the default for timed formats),
     /// capped-idle:MS (as recorded, idle gaps cut to MS ms),
-    /// closed:QD (QD outstanding, trace order; the default for fio v2).
+    /// dependent:MS (recorded groups of concurrent requests, each issued
+    /// once the previous completed and its gap, idle cut to MS ms, has
+    /// elapsed), closed:QD (QD outstanding, trace order; the default for
+    /// fio v2).
     #[arg(long, value_name = "MODE", requires = "trace")]
     pub replay: Option<String>,
     /// Multiply recorded times by X (0.5 = twice as fast).

@@ -169,13 +169,13 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
 
 /// Replay the synthetic Destroyer (`atsb-destroyer-synthetic`, its first
 /// `n` requests) as the client-2018 suite does: a secure-erased drive,
-/// idle capped at 25 ms, addresses scaled onto the drive when its span is
+/// dependent playback with idle capped at 25 ms, addresses scaled onto the drive when its span is
 /// larger. Generation is timed with the replay (the trace is never
 /// materialised).
 fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
     use crate::run::trace::{OutOfRange, ReplayMode, TraceSpec};
-    let mut spec = TraceSpec::new("atsb-destroyer-synthetic, capped-idle:25", "atsb-destroyer-synthetic");
-    spec.mode = Some(ReplayMode::CappedIdle { max_idle_ns: 25_000_000 });
+    let mut spec = TraceSpec::new("atsb-destroyer-synthetic, dependent:25", "atsb-destroyer-synthetic");
+    spec.mode = Some(ReplayMode::Dependent { max_idle_ns: 25_000_000 });
     spec.address.out_of_range = OutOfRange::Scale;
     spec.max_requests = Some(n);
     let t = Instant::now();
@@ -222,7 +222,7 @@ pub struct BenchDrives {
 ///    MQSim trace file replayed `closed:32` (parsing included);
 /// 7. `128k seqwrite qd32, full drive` on it: on an SLC-cached drive the
 ///    writes go through the cache and force folding;
-/// 8. `atsb-destroyer-synthetic, capped-idle:25` on a secure-erased main
+/// 8. `atsb-destroyer-synthetic, dependent:25` on a secure-erased main
 ///    drive as the suite's test runs it (its whole 49.8 M requests at
 ///    scale 1);
 /// 9. and 10., when the large drive caches its map (and `large_steady`):

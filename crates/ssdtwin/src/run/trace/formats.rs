@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::{TraceFormat, TraceOp};
+use super::{GroupMark, TraceFormat, TraceOp};
 
 /// blkparse: most requests waiting for their completion event at once;
 /// beyond, new requests are not paired (a trace without completion events
@@ -27,6 +27,10 @@ pub(super) struct Raw {
     pub len_bytes: u64,
     pub device: u64,
     pub response_ns: Option<u64>,
+    /// blkparse with completion grouping on: the request's group, told
+    /// from the completion events read so far (`None`: the reader
+    /// decides from `response_ns`).
+    pub group: Option<GroupMark>,
 }
 
 /// What a malformed line is told with: the field and what is wrong.
@@ -44,8 +48,19 @@ pub(super) struct LineState {
     /// A request line was seen (a CSV header is allowed only before).
     pub seen_request: bool,
     /// blkparse: replayed events waiting for their completion (`C`),
-    /// by (device, sector): their time in ns.
-    pub blkparse_pending: HashMap<(u64, u64), u64>,
+    /// by (device, sector): their time in ns and their group.
+    pub blkparse_pending: HashMap<(u64, u64), (u64, u64)>,
+    /// blkparse: mark each replayed request's group from the completion
+    /// events (for `dependent` replay of a trace that has them).
+    pub blkparse_groups: bool,
+    /// blkparse: the current group's number (counted from 1; 0 before
+    /// the first request).
+    pub blkparse_group: u64,
+    /// blkparse: requests of the current group still waiting for their
+    /// completion.
+    pub blkparse_group_pending: u64,
+    /// blkparse: the current group's last completion so far, ns.
+    pub blkparse_group_done: u64,
     /// blkparse: Σ (completion − queue or dispatch time) of the pairs, ns.
     pub blkparse_response_sum_ns: u128,
     /// blkparse: requests paired with their completion.
@@ -197,7 +212,7 @@ fn mqsim(line: &str) -> Result<Raw, LineError> {
         None => return Err(("type", "missing".into())),
     };
     too_many("type", f.next())?;
-    Ok(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None })
+    Ok(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None, group: None })
 }
 
 /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
@@ -220,7 +235,16 @@ fn msr(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
     let len = uint("Size", f.next())?;
     let response = uint("ResponseTime", f.next())?;
     too_many("ResponseTime", f.next())?;
-    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: Some(response.saturating_mul(100)) }))
+    Ok(Some(Raw {
+        ticks,
+        op,
+        address,
+        len,
+        len_bytes: len,
+        device,
+        response_ns: Some(response.saturating_mul(100)),
+        group: None,
+    }))
 }
 
 /// `ASU,LBA,Size,Opcode,Timestamp[,...]` (UMass traces may carry more
@@ -242,7 +266,7 @@ fn spc(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
     };
     let ticks =
         parse_seconds(f.next().ok_or_else(|| ("Timestamp", "missing".to_string()))?).map_err(|e| ("Timestamp", e))?;
-    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: None }))
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device, response_ns: None, group: None }))
 }
 
 /// blkparse's default output: `maj,min cpu seq secs.ns pid action rwbs
@@ -273,9 +297,30 @@ fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
         // A completion: pair it with its request (same device and
         // sector) for the queue depth the recorded timing implies.
         let sector = f.nth(1).and_then(|s| s.parse::<u64>().ok());
-        if let Some(t0) = sector.and_then(|s| st.blkparse_pending.remove(&((maj << 20) | min, s))) {
+        if let Some((t0, group)) = sector.and_then(|s| st.blkparse_pending.remove(&((maj << 20) | min, s))) {
             st.blkparse_response_sum_ns += ticks.saturating_sub(t0) as u128;
             st.blkparse_paired += 1;
+            if st.blkparse_groups && group == st.blkparse_group {
+                st.blkparse_group_pending -= 1;
+                st.blkparse_group_done = st.blkparse_group_done.max(ticks);
+            }
+        }
+        return Ok(None);
+    }
+    if matches!(action, "M" | "F") && !st.blkparse_dispatch {
+        // A queued request merged into another: it completes with that
+        // one, whose completion names the merged extent's first sector.
+        // A back merge (M) appends the new request (its own sector gets
+        // no completion); a front merge (F) prepends it (the request it
+        // joins, starting `count` sectors later, gets none).
+        let sector = f.nth(1).and_then(|s| s.parse::<u64>().ok());
+        let count =
+            if action == "F" && f.next() == Some("+") { f.next().and_then(|c| c.parse::<u64>().ok()) } else { Some(0) };
+        let lost = sector.zip(count).map(|(s, c)| s + c);
+        if let Some((_, group)) = lost.and_then(|s| st.blkparse_pending.remove(&((maj << 20) | min, s))) {
+            if st.blkparse_groups && group == st.blkparse_group {
+                st.blkparse_group_pending -= 1;
+            }
         }
         return Ok(None);
     }
@@ -314,10 +359,33 @@ fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
     } else {
         return Ok(None); // N: no data
     };
-    if len > 0 && st.blkparse_pending.len() < BLKPARSE_MAX_PENDING {
-        st.blkparse_pending.insert((device, address), ticks);
+    let mut group = None;
+    if st.blkparse_groups && len > 0 {
+        // Joins the current group while one of its requests has not
+        // completed (or completed at this very time).
+        group = Some(if st.blkparse_group > 0 && (st.blkparse_group_pending > 0 || st.blkparse_group_done > ticks) {
+            GroupMark::Joins
+        } else {
+            let idle_ns = if st.blkparse_group == 0 { 0 } else { ticks.saturating_sub(st.blkparse_group_done) };
+            st.blkparse_group += 1;
+            st.blkparse_group_pending = 0;
+            st.blkparse_group_done = ticks;
+            GroupMark::Starts { idle_ns }
+        });
     }
-    Ok(Some(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None }))
+    if len > 0 && st.blkparse_pending.len() < BLKPARSE_MAX_PENDING {
+        if let Some((_, old)) = st.blkparse_pending.insert((device, address), (ticks, st.blkparse_group)) {
+            // Its earlier request at this sector never completed: count
+            // it done.
+            if st.blkparse_groups && old == st.blkparse_group {
+                st.blkparse_group_pending -= 1;
+            }
+        }
+        if st.blkparse_groups {
+            st.blkparse_group_pending += 1;
+        }
+    }
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None, group }))
 }
 
 /// fio iolog v2 `filename action [offset length]` or v3 `timestamp
@@ -359,7 +427,7 @@ fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw
     let address = uint("offset", f.next())?;
     let len = uint("length", f.next())?;
     too_many("length", f.next())?;
-    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device: 0, response_ns: None }))
+    Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device: 0, response_ns: None, group: None }))
 }
 
 #[cfg(test)]

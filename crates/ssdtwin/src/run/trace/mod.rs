@@ -4,7 +4,7 @@
 //! ```text
 //!  FILE(.gz|.zst) ──► TraceReader (streamed, one line buffer, format auto-detected)
 //!                 ──► AddressMap (sector size, offset, out-of-range policy)
-//!                 ──► replay (as-recorded | capped-idle | closed:QD, time scale)
+//!                 ──► replay (as-recorded | capped-idle | dependent | closed:QD, time scale)
 //!                 ──► Device::submit / advance_until ──► PhaseResult + TraceStats
 //! ```
 //!
@@ -21,13 +21,17 @@
 //!   requests queue up inside it and their latency includes the wait);
 //!   `capped-idle:MS` is as recorded, but a gap during which nothing is
 //!   outstanding lasts at most MS (AnandTech's Storage Bench caps idle
-//!   time at 25 ms); `closed:QD` keeps QD requests outstanding, in trace
-//!   order, ignoring the timestamps. `time_scale` multiplies recorded
-//!   times.
+//!   time at 25 ms); `dependent:MS` keeps the recorded concurrency: the
+//!   requests outstanding together when recorded ([`GroupMark`]) are
+//!   issued together, each group once the previous has completed and
+//!   the recorded gap (its idle part capped at MS) has elapsed;
+//!   `closed:QD` keeps QD requests outstanding, in trace order, ignoring
+//!   the timestamps. `time_scale` multiplies recorded times.
 //! - [`AddressMap`]: byte address = sector × sector size + offset; a request
 //!   beyond the drive is an error unless wrapped (`--lba-wrap`: modulo the
-//!   capacity) or scaled (`--lba-scale`: the trace's span mapped onto the
-//!   capacity, found by a first pass over the file).
+//!   capacity) or scaled (`--lba-scale`: the trace's span, found by a
+//!   first pass over the file, mapped onto the capacity in 1 MiB chunks,
+//!   sequential runs kept contiguous).
 //! - Requests are passed to the drive as recorded, unaligned or smaller
 //!   than 4 KiB included: the drive reads every 4 KiB page a request
 //!   touches and maps every page a write touches (a partial-page write
@@ -40,9 +44,12 @@
 //! (they all address the one drive unless one is selected with
 //! `device`), blkparse's completion events (only queue or dispatch events
 //! are replayed; `trace stats` pairs them with their requests by device
-//! and sector for the recorded queue depth), fio's iolog file actions (add/open/close) and the
-//! recorded response times (reported in the trace statistics, not used).
+//! and sector for the recorded queue depth, and under `dependent` for
+//! the groups), fio's iolog file actions (add/open/close) and the
+//! recorded response times beyond grouping (reported in the trace
+//! statistics; `dependent` uses them only to tell the groups).
 
+mod address;
 mod formats;
 pub mod options;
 mod reader;
@@ -51,6 +58,7 @@ pub mod stats;
 pub mod synth;
 mod writer;
 
+pub use address::SCALE_CHUNK_BYTES;
 pub use reader::TraceReader;
 pub use replay::{replay, ReplayCounts, TraceSummary};
 pub use stats::TraceStats;
@@ -263,6 +271,30 @@ pub struct TraceRequest {
     pub response_ns: Option<u64>,
     /// Line in the file (1-based).
     pub line: u64,
+    /// Where the request stands in the recorded dependency structure
+    /// (for `dependent` replay).
+    pub group: GroupMark,
+}
+
+/// A request's place in the trace's groups: the requests that were
+/// outstanding together when it was recorded. A group ends when all its
+/// requests have completed; the next request starts a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupMark {
+    /// The format records no completions: the request is its own group
+    /// (QD1 with think time), and the whole recorded gap before it
+    /// counts as idle.
+    Own,
+    /// The request starts a group; `idle_ns` is the recorded time before
+    /// it with nothing outstanding (its arrival minus the previous
+    /// group's last recorded completion; 0 for the first request).
+    Starts {
+        /// Recorded idle before the group, ns.
+        idle_ns: u64,
+    },
+    /// The request arrived while earlier requests of the current group
+    /// were outstanding (recorded): it joins that group.
+    Joins,
 }
 
 /// How requests are timed during replay.
@@ -282,11 +314,22 @@ pub enum ReplayMode {
         /// Requests outstanding.
         depth: u32,
     },
+    /// Dependent playback, as a trace playback tool that keeps the
+    /// recorded ordering and concurrency: the requests are in groups
+    /// ([`GroupMark`]); a group is issued once the previous group has
+    /// completed and the recorded gap since the previous group's start
+    /// has elapsed, the part of that gap with nothing outstanding capped
+    /// at `max_idle_ns`; within a group, requests are issued at their
+    /// recorded offsets from its first.
+    Dependent {
+        /// Longest idle part of a gap, ns.
+        max_idle_ns: u64,
+    },
 }
 
 impl ReplayMode {
-    /// Parse `as-recorded`, `capped-idle:MS` (milliseconds, fractions
-    /// allowed) or `closed:QD`.
+    /// Parse `as-recorded`, `capped-idle:MS`, `dependent:MS`
+    /// (milliseconds, fractions allowed) or `closed:QD`.
     pub fn parse(s: &str) -> Result<ReplayMode, TraceError> {
         let bad = |reason: &str| TraceError::Option { option: format!("--replay {s}"), reason: reason.to_string() };
         let (name, arg) = match s.split_once(':') {
@@ -303,11 +346,18 @@ impl ReplayMode {
                 }
                 Ok(ReplayMode::CappedIdle { max_idle_ns: (ms * 1e6).round() as u64 })
             }
+            ("dependent", Some(ms)) => {
+                let ms: f64 = ms.parse().map_err(|_| bad("the cap is a number of milliseconds, e.g. dependent:25"))?;
+                if !(ms.is_finite() && ms >= 0.0) {
+                    return Err(bad("the cap must be 0 ms or more"));
+                }
+                Ok(ReplayMode::Dependent { max_idle_ns: (ms * 1e6).round() as u64 })
+            }
             ("closed", Some(qd)) => match qd.parse::<u32>() {
                 Ok(depth) if depth >= 1 => Ok(ReplayMode::Closed { depth }),
                 _ => Err(bad("the queue depth is a whole number of at least 1, e.g. closed:32")),
             },
-            _ => Err(bad("expected as-recorded, capped-idle:MS or closed:QD")),
+            _ => Err(bad("expected as-recorded, capped-idle:MS, dependent:MS or closed:QD")),
         }
     }
 
@@ -317,6 +367,7 @@ impl ReplayMode {
             ReplayMode::AsRecorded => "as-recorded".into(),
             ReplayMode::CappedIdle { max_idle_ns } => format!("capped-idle:{}", *max_idle_ns as f64 / 1e6),
             ReplayMode::Closed { depth } => format!("closed:{depth}"),
+            ReplayMode::Dependent { max_idle_ns } => format!("dependent:{}", *max_idle_ns as f64 / 1e6),
         }
     }
 }
@@ -331,9 +382,11 @@ pub enum OutOfRange {
     /// Byte address modulo the capacity (a request that would then cross
     /// the end is moved back to end at it).
     Wrap,
-    /// Scale every address by capacity / the trace's span (the largest end
-    /// address in the trace, found by a first pass), aligned down to 512
-    /// bytes.
+    /// Scale addresses by capacity / the trace's span (the largest end
+    /// address in the trace, found by a first pass) in 1 MiB chunks: the
+    /// chunk's index is scaled, the offset within it kept; a request that
+    /// begins where the previous one of its kind ended in the trace
+    /// continues it on the drive, so sequential runs stay sequential.
     Scale,
 }
 

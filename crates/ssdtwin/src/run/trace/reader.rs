@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use super::formats::{self, LineState};
 use super::synth::{self, Generator};
-use super::{TraceFormat, TraceRequest};
+use super::{GroupMark, TraceFormat, TraceRequest};
 use crate::error::TraceError;
 
 /// Longest line accepted, bytes.
@@ -39,6 +39,9 @@ pub struct TraceReader {
     compression: &'static str,
     /// The generator, when the source is synthetic.
     synth: Option<Box<Generator>>,
+    /// Formats with response times: the current group's last recorded
+    /// completion, ns from the first request (`None` before the first).
+    group_done_ns: Option<u64>,
 }
 
 impl std::fmt::Debug for TraceReader {
@@ -91,6 +94,7 @@ impl TraceReader {
             ns_per_tick: 1,
             compression: "none",
             synth: Some(Box::new(generator)),
+            group_done_ns: None,
         }
     }
 
@@ -118,6 +122,7 @@ impl TraceReader {
             ns_per_tick: 1,
             compression: "none",
             synth: None,
+            group_done_ns: None,
         };
         // The first meaningful line tells the format (and for fio, its
         // version).
@@ -178,6 +183,12 @@ impl TraceReader {
         self.state.blkparse_dispatch = on;
     }
 
+    /// blkparse: mark each request's group from the completion events
+    /// (see [`GroupMark`]); off, every request is its own group.
+    pub fn set_blkparse_groups(&mut self, on: bool) {
+        self.state.blkparse_groups = on;
+    }
+
     /// blkparse: Σ (completion − queue time) over the requests paired with
     /// their completion (`C`) event so far, ns, and how many; `None` for
     /// other formats or when no completion was paired.
@@ -205,6 +216,7 @@ impl TraceReader {
                 device: 0,
                 response_ns: None,
                 line: self.line_no,
+                group: r.group,
             }));
         }
         loop {
@@ -226,6 +238,11 @@ impl TraceReader {
             };
             let first = *self.first_ticks.get_or_insert(raw.ticks);
             let time_ns = raw.ticks.saturating_sub(first).saturating_mul(self.ns_per_tick);
+            let group = match (raw.group, raw.response_ns) {
+                (Some(g), _) => g,
+                (None, Some(response)) => self.group_by_response(time_ns, response),
+                (None, None) => GroupMark::Own,
+            };
             return Ok(Some(TraceRequest {
                 time_ns,
                 op: raw.op,
@@ -235,7 +252,25 @@ impl TraceReader {
                 device: raw.device,
                 response_ns: raw.response_ns,
                 line: self.line_no,
+                group,
             }));
+        }
+    }
+
+    /// The group of a request arriving at `time_ns` whose recorded
+    /// response time is `response_ns`: it joins the current group when it
+    /// arrived before the group's last recorded completion.
+    fn group_by_response(&mut self, time_ns: u64, response_ns: u64) -> GroupMark {
+        let done = time_ns.saturating_add(response_ns);
+        match self.group_done_ns {
+            Some(end) if time_ns < end => {
+                self.group_done_ns = Some(end.max(done));
+                GroupMark::Joins
+            }
+            prev => {
+                self.group_done_ns = Some(done);
+                GroupMark::Starts { idle_ns: prev.map_or(0, |end| time_ns - end) }
+            }
         }
     }
 

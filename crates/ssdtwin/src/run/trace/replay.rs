@@ -1,6 +1,8 @@
 //! Replaying a trace on the device core: each request becomes a
-//! [`Command`] submitted to a [`Device`] at its recorded time (open loop)
-//! or when a slot frees (closed loop); the device's statistics window
+//! [`Command`] submitted to a [`Device`] at its recorded time (open loop),
+//! when a slot frees (closed loop), or with its recorded group once the
+//! previous group has completed and the recorded gap, idle part capped,
+//! has elapsed (dependent); the device's statistics window
 //! gives the same [`PhaseResult`] as a closed-loop fio-style phase, plus
 //! the trace's own statistics ([`TraceSummary`]).
 //!
@@ -16,9 +18,8 @@
 
 use serde::Serialize;
 
-use super::{
-    AddressMap, OutOfRange, ReplayMode, TraceFormat, TraceOp, TraceReader, TraceRequest, TraceSpec, TraceStats,
-};
+use super::address::Mapper;
+use super::{GroupMark, ReplayMode, TraceFormat, TraceOp, TraceReader, TraceSpec, TraceStats};
 use crate::error::TraceError;
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::{Device, Event};
@@ -41,8 +42,13 @@ pub struct ReplayCounts {
     pub time_scale: f64,
     /// Commands submitted to the drive.
     pub submitted: u64,
-    /// Idle time removed by `capped-idle`, ns.
+    /// Idle time removed by `capped-idle` or `dependent`, ns (for
+    /// `dependent`, the recorded idle beyond the cap).
     pub idle_removed_ns: u64,
+    /// `dependent`: groups issued (0 in the other modes).
+    pub groups: u64,
+    /// `dependent`: most requests in one group.
+    pub max_group: u32,
     /// Most commands outstanding at once.
     pub max_outstanding: u32,
     /// Commands the drive failed (media errors on reads, writes to a
@@ -112,6 +118,14 @@ impl TraceSummary {
                 r.io_errors
             ));
         }
+        if r.groups > 0 {
+            out.push_str(&format!(
+                "         dependent: {} groups, largest {} requests, {:.1} per group\n",
+                r.groups,
+                r.max_group,
+                r.submitted as f64 / r.groups as f64
+            ));
+        }
         if r.idle_removed_ns > 0 {
             out.push_str(&format!("         idle removed by the cap: {:.3} s\n", r.idle_removed_ns as f64 / 1e9));
         }
@@ -143,6 +157,11 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     reader.set_blkparse_dispatch(spec.blkparse_dispatch);
     let format = reader.format();
     let mode = spec.mode_for(format);
+    if matches!(mode, ReplayMode::Dependent { .. }) && format == TraceFormat::Blkparse {
+        // Groups come from completion events: a first pass tells whether
+        // the trace has any (it stops at the first one paired).
+        reader.set_blkparse_groups(has_completions(spec)?);
+    }
     let capacity = device.drive().user_bytes();
     let mapper = Mapper::new(spec, format, capacity)?;
     let mut src = Source::new(reader, mapper, spec);
@@ -154,6 +173,8 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     let mut io_errors = 0u64;
     let mut idle_removed = 0u64;
     let mut scheduled_ns = 0u64;
+    let mut groups = 0u64;
+    let mut max_group = 0u32;
     let mut next_progress = start + 1_000_000_000;
     let mut tick = |now: u64| {
         if now >= next_progress {
@@ -164,7 +185,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     match mode {
         ReplayMode::Closed { depth } => loop {
             while device.outstanding() < depth {
-                let Some((cmd, _)) = src.next(device)? else { break };
+                let Some((cmd, _, _)) = src.next(device)? else { break };
                 device.submit(cmd, submitted as u32);
                 io_errors += device.drive().last_error().is_some() as u64;
                 submitted += 1;
@@ -186,7 +207,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
             // nothing outstanding.
             let mut shift = 0u64;
             let mut idle_from = start;
-            while let Some((cmd, recorded)) = src.next(device)? {
+            while let Some((cmd, recorded, _)) = src.next(device)? {
                 let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
                 scheduled_ns = scheduled_ns.max(scaled);
                 let at = (start + scaled.saturating_sub(shift)).max(device.now());
@@ -216,6 +237,55 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
                 tick(device.now());
             }
         }
+        ReplayMode::Dependent { max_idle_ns: cap } => {
+            let scale = |t: u64| if spec.time_scale == 1.0 { t } else { (t as f64 * spec.time_scale).round() as u64 };
+            // The current group: when it was issued, its recorded start
+            // and how many requests it has.
+            let mut group_at = start;
+            let mut group_recorded = 0u64;
+            let mut group_len = 0u32;
+            while let Some((cmd, recorded, mark)) = src.next(device)? {
+                let recorded = scale(recorded);
+                scheduled_ns = scheduled_ns.max(recorded);
+                let idle = match mark {
+                    _ if groups == 0 => Some(0),
+                    GroupMark::Joins => None,
+                    GroupMark::Starts { idle_ns } => Some(scale(idle_ns)),
+                    GroupMark::Own => Some(recorded.saturating_sub(group_recorded)),
+                };
+                let at = match idle {
+                    None => {
+                        group_len += 1;
+                        group_at + recorded.saturating_sub(group_recorded)
+                    }
+                    Some(idle) => {
+                        // A new group: after the previous one has
+                        // completed and its recorded gap (idle part
+                        // capped) has elapsed.
+                        while device.outstanding() > 0 {
+                            device.next_event();
+                        }
+                        let gap = recorded.saturating_sub(group_recorded);
+                        let idle = idle.min(gap);
+                        idle_removed += idle - idle.min(cap);
+                        let at = if groups == 0 { start } else { group_at + gap - idle + idle.min(cap) };
+                        groups += 1;
+                        group_at = at.max(device.now());
+                        group_recorded = recorded;
+                        group_len = 1;
+                        group_at
+                    }
+                };
+                max_group = max_group.max(group_len);
+                let at = at.max(device.now());
+                while device.advance_until(at).is_some() {}
+                device.submit(cmd, submitted as u32);
+                io_errors += device.drive().last_error().is_some() as u64;
+                submitted += 1;
+                max_outstanding = max_outstanding.max(device.outstanding());
+                tick(device.now());
+            }
+        }
     }
     while device.outstanding() > 0 {
         device.next_event();
@@ -233,6 +303,8 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         time_scale: spec.time_scale,
         submitted,
         idle_removed_ns: idle_removed,
+        groups,
+        max_group,
         max_outstanding,
         io_errors,
         scheduled_ns,
@@ -267,7 +339,7 @@ struct Source<'a> {
     spec: &'a TraceSpec,
     stats: TraceStats,
     taken: u64,
-    ring: [(Command, u64); LOOKAHEAD],
+    ring: [(Command, u64, GroupMark); LOOKAHEAD],
     head: usize,
     len: usize,
     exhausted: bool,
@@ -275,7 +347,7 @@ struct Source<'a> {
 
 impl<'a> Source<'a> {
     fn new(reader: TraceReader, mapper: Mapper, spec: &'a TraceSpec) -> Source<'a> {
-        let none = (Command { kind: IoKind::Read, offset: 0, len: 0 }, 0);
+        let none = (Command { kind: IoKind::Read, offset: 0, len: 0 }, 0, GroupMark::Own);
         Source {
             reader,
             mapper,
@@ -289,10 +361,10 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// The next command to replay and its recorded time, ns; hints the
-    /// drive about the commands that follow.
+    /// The next command to replay, its recorded time, ns, and its group;
+    /// hints the drive about the commands that follow.
     #[inline]
-    fn next(&mut self, device: &Device) -> Result<Option<(Command, u64)>, TraceError> {
+    fn next(&mut self, device: &Device) -> Result<Option<(Command, u64, GroupMark)>, TraceError> {
         while self.len < LOOKAHEAD && !self.exhausted {
             match self.read()? {
                 Some(c) => {
@@ -316,9 +388,11 @@ impl<'a> Source<'a> {
         Ok(Some(c))
     }
 
-    /// The next command of the file.
+    /// The next command of the file. A request that is not replayed
+    /// (a flush, zero length) passes its group start on to the next.
     #[inline]
-    fn read(&mut self) -> Result<Option<(Command, u64)>, TraceError> {
+    fn read(&mut self) -> Result<Option<(Command, u64, GroupMark)>, TraceError> {
+        let mut carried: Option<GroupMark> = None;
         loop {
             if self.spec.max_requests.is_some_and(|m| self.taken >= m) {
                 return Ok(None);
@@ -334,142 +408,42 @@ impl<'a> Source<'a> {
                 TraceOp::Trim => IoKind::Trim,
                 TraceOp::Flush => {
                     self.stats.record(TraceOp::Flush, 0, 0, req.time_ns, None);
+                    carried = carried.or(starts(req.group));
                     continue;
                 }
             };
             let len = self.mapper.len_bytes(&req);
             if len == 0 {
                 self.stats.record(req.op, 0, 0, req.time_ns, None);
+                carried = carried.or(starts(req.group));
                 continue;
             }
             let offset = self.mapper.map(&req, len, self.reader.file())?;
             self.stats.record(req.op, offset, len, req.time_ns, req.response_ns);
             self.taken += 1;
-            return Ok(Some((Command { kind, offset, len: len as u32 }, req.time_ns)));
+            let group = match (carried, req.group) {
+                (Some(g), GroupMark::Joins) => g,
+                (_, g) => g,
+            };
+            return Ok(Some((Command { kind, offset, len: len as u32 }, req.time_ns, group)));
         }
     }
 }
 
-/// Trace addresses to drive byte offsets.
-struct Mapper {
-    sector: u64,
-    /// The format gives lengths in sectors (else bytes).
-    len_in_sectors: bool,
-    offset: i64,
-    policy: OutOfRange,
-    capacity: u64,
-    /// `--lba-scale`: (capacity, span) when the span exceeds the capacity.
-    scale: Option<(u64, u64)>,
+/// The group start a skipped request marks, to pass on.
+fn starts(g: GroupMark) -> Option<GroupMark> {
+    matches!(g, GroupMark::Starts { .. }).then_some(g)
 }
 
-impl Mapper {
-    fn new(spec: &TraceSpec, format: TraceFormat, capacity: u64) -> Result<Mapper, TraceError> {
-        let AddressMap { sector_bytes, offset, out_of_range } = spec.address;
-        let sector = sector_bytes.unwrap_or(format.default_sector_bytes());
-        if sector == 0 {
-            return Err(TraceError::Option {
-                option: "--sector-size 0".into(),
-                reason: "must be at least 1 byte".into(),
-            });
-        }
-        let mut m = Mapper {
-            sector,
-            len_in_sectors: matches!(format, TraceFormat::Mqsim | TraceFormat::Blkparse),
-            offset,
-            policy: out_of_range,
-            capacity,
-            scale: None,
-        };
-        let known = match out_of_range {
-            OutOfRange::Scale => TraceReader::open(&spec.file, Some(format))?.known_span(),
-            _ => None,
-        };
-        if let (OutOfRange::Scale, Some(span)) = (out_of_range, known) {
-            // A generator knows its span: no first pass.
-            let span = (span as i128 + offset as i128).max(0) as u64;
-            if span > capacity {
-                m.scale = Some((capacity, span));
-            }
-        } else if out_of_range == OutOfRange::Scale {
-            // A first pass over the file finds the highest address.
-            let mut r = TraceReader::open(&spec.file, Some(format))?;
-            r.set_blkparse_dispatch(spec.blkparse_dispatch);
-            let mut span = 0u64;
-            let mut n = 0u64;
-            while let Some(req) = r.next_request()? {
-                if spec.device.is_some_and(|d| d != req.device) || req.op == TraceOp::Flush {
-                    continue;
-                }
-                if spec.max_requests.is_some_and(|max| n >= max) {
-                    break;
-                }
-                n += 1;
-                let end = m.byte(&req).max(0) as u128 + m.len_bytes(&req) as u128;
-                span = span.max(end.min(u64::MAX as u128) as u64);
-            }
-            if span > capacity {
-                m.scale = Some((capacity, span));
-            }
-        }
-        Ok(m)
-    }
-
-    #[inline]
-    fn len_bytes(&self, req: &TraceRequest) -> u64 {
-        if self.len_in_sectors {
-            req.len.saturating_mul(self.sector)
-        } else {
-            req.len
+/// Whether `spec`'s blkparse trace has completion events paired with its
+/// replayed requests (read up to the first such pair).
+fn has_completions(spec: &TraceSpec) -> Result<bool, TraceError> {
+    let mut r = TraceReader::open(&spec.file, Some(TraceFormat::Blkparse))?;
+    r.set_blkparse_dispatch(spec.blkparse_dispatch);
+    while r.next_request()?.is_some() {
+        if r.paired_response_ns().is_some() {
+            return Ok(true);
         }
     }
-
-    #[inline]
-    fn byte(&self, req: &TraceRequest) -> i128 {
-        req.address as i128 * self.sector as i128 + self.offset as i128
-    }
-
-    #[inline]
-    fn map(&self, req: &TraceRequest, len: u64, file: &str) -> Result<u64, TraceError> {
-        let cap = self.capacity as i128;
-        let out = |offset: i128| TraceError::OutOfRange {
-            file: file.to_string(),
-            line: req.line,
-            offset,
-            len,
-            capacity: self.capacity,
-        };
-        if len > u32::MAX as u64 {
-            return Err(TraceError::Parse {
-                file: file.to_string(),
-                line: req.line,
-                field: "size",
-                reason: format!("{len} bytes: requests of 4 GiB or more are not supported"),
-            });
-        }
-        let byte = self.byte(req);
-        let len_i = len as i128;
-        let fit = |b: i128| -> Result<u64, TraceError> {
-            if len_i > cap {
-                return Err(out(b));
-            }
-            Ok(if b + len_i > cap { (cap - len_i) as u64 } else { b as u64 })
-        };
-        match self.policy {
-            OutOfRange::Error => {
-                if byte < 0 || byte + len_i > cap {
-                    return Err(out(byte));
-                }
-                Ok(byte as u64)
-            }
-            OutOfRange::Wrap => fit(byte.rem_euclid(cap)),
-            OutOfRange::Scale => {
-                let b = byte.max(0);
-                let b = match self.scale {
-                    Some((num, den)) => (b * num as i128 / den as i128) / 512 * 512,
-                    None => b,
-                };
-                fit(b)
-            }
-        }
-    }
+    Ok(r.paired_response_ns().is_some())
 }

@@ -12,7 +12,7 @@
 //! The trace is a sequence of *segments*: a segment is one phase's
 //! activity (a geometric number of requests of mean `segment`), followed
 //! by an idle gap (exponential, mean `idle`; a replay with
-//! `capped-idle:25` shortens it as AnandTech's playback does). Within a
+//! `dependent:25` or `capped-idle:25` shortens it as AnandTech's playback does). Within a
 //! segment the phase issues *groups*: a group is one direction and one
 //! request size, `1 + Geometric` requests of mean `iodepth` issued at the
 //! same instant (an application with that many I/Os in flight), then an
@@ -28,10 +28,16 @@
 //! of the phases is irregular while their shares stay exact). The trace
 //! has exactly `requests` requests.
 //!
+//! Each request carries its group ([`GroupMark`]): `dependent:25` replay
+//! (the suites') issues a group once the previous one has completed and
+//! the think time (or the idle gap, capped) has elapsed, so a slow drive
+//! stretches the trace instead of queueing it without bound. The
+//! generator records no drive: in its groups' marks, the whole gap
+//! between two groups is idle (every group completes at once).
+//!
 //! Left out: trims and flushes (the published figures have none),
-//! file-system metadata patterns and read-after-write dependencies (a
-//! group's requests do not wait for earlier groups: under as-recorded
-//! timing, a slow drive queues them as a real playback would).
+//! file-system metadata patterns and read-after-write dependencies
+//! within a group (its requests are independent, issued at once).
 
 use std::collections::BTreeMap;
 
@@ -39,7 +45,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use super::TraceOp;
+use super::{GroupMark, TraceOp};
 use crate::error::TraceError;
 use crate::run::workload::fio::{parse_size, parse_time};
 
@@ -183,6 +189,10 @@ pub struct SynthRequest {
     pub offset: u64,
     /// Bytes.
     pub len: u64,
+    /// The request's group: the first of each group starts it, with the
+    /// whole gap since the previous group's start as idle (the generator
+    /// records no drive: each group completes at once); the others join.
+    pub group: GroupMark,
 }
 
 /// A generator streaming its trace.
@@ -207,6 +217,10 @@ pub struct Generator {
     group_len: u64,
     group_seq: bool,
     last_end: [Option<u64>; 2],
+    /// Issue time of the previous group, ns (`None` before the first).
+    prev_group_ns: Option<f64>,
+    /// The next request is its group's first.
+    group_first: bool,
 }
 
 /// Most requests in one group.
@@ -333,6 +347,8 @@ impl Generator {
             group_len: 0,
             group_seq: false,
             last_end: [None; 2],
+            prev_group_ns: None,
+            group_first: false,
         })
     }
 
@@ -403,11 +419,19 @@ impl Generator {
             }
         };
         self.last_end[dir] = Some(offset + len);
+        let group = if std::mem::take(&mut self.group_first) {
+            let idle = self.prev_group_ns.map_or(0, |prev| self.now_ns as u64 - prev as u64);
+            self.prev_group_ns = Some(self.now_ns);
+            GroupMark::Starts { idle_ns: idle }
+        } else {
+            GroupMark::Joins
+        };
         Some(SynthRequest {
             time_ns: self.now_ns as u64,
             op: if dir == 0 { TraceOp::Read } else { TraceOp::Write },
             offset,
             len,
+            group,
         })
     }
 
@@ -439,6 +463,7 @@ impl Generator {
         let sizes = &self.phases[self.phase].sizes[self.group_dir];
         self.group_len = sizes.iter().find(|(c, _)| u < *c).map_or(4096, |&(_, b)| b);
         self.group_left = self.geometric(group_p, MAX_GROUP);
+        self.group_first = true;
     }
 }
 

@@ -200,7 +200,7 @@ pub struct StepDef {
     /// use when they exceed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
-    /// Timing of a trace step (`--replay`: `capped-idle:25` unless given).
+    /// Timing of a trace step (`--replay`: `dependent:25` unless given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,
 }

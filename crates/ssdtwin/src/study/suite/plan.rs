@@ -135,8 +135,9 @@ pub struct TraceStep {
     pub mode: ReplayMode,
 }
 
-/// AnandTech's playback of its Storage Bench traces: idle capped at 25 ms.
-pub const DEFAULT_TRACE_REPLAY: &str = "capped-idle:25";
+/// AnandTech's playback of its Storage Bench traces: recorded groups kept
+/// (dependent), idle capped at 25 ms.
+pub const DEFAULT_TRACE_REPLAY: &str = "dependent:25";
 
 /// One concrete step (before scaling to a drive).
 #[derive(Debug, Clone, PartialEq)]
