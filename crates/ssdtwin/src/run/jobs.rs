@@ -30,8 +30,10 @@
 use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::Device;
+use crate::run::driver::{drive_sources, Action, Hooked};
 use crate::run::logs::{install, FinishedLog, JobLogs};
-use crate::run::sim::{drive_sources, run_quiet, Action, Hooked, JobStats, PhaseResult, Source};
+use crate::run::sim::{run_quiet, PhaseResult};
+use crate::run::source::{JobStats, Source};
 use crate::run::stats::Counters;
 use crate::run::workload::fio::JobFile;
 use crate::run::workload::Phase;

@@ -18,7 +18,6 @@
 //! ([`crate::run::trace::options`]).
 
 pub mod fio;
-pub mod fio_jobctl;
 pub mod generator;
 
 pub use fio::{parse_job_file, JobOptions};
