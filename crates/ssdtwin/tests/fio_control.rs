@@ -105,6 +105,91 @@ fn steady_state_ends_the_job() {
     assert!(!r[0].steadystate.as_ref().unwrap().attained);
 }
 
+/// Three jobs against minimum rates: one slowed by think time below its
+/// `rate_iops_min` (checked every 500 ms), one capped by `rate_iops` below
+/// its `rate_min` (default 1000 ms cycle), one that keeps its minimum.
+const MIN_RATE_JOBS: &str = "[global]\nsize=64m\nbs=4k\ntime_based\nruntime=4\n\
+    [think]\nrw=randread\nthinktime=4ms\nrate_iops_min=400\nrate_cycle=500\n\
+    [capped]\nrw=randwrite\nrate_iops=200\nrate_min=1m\n\
+    [keeps]\nrw=randread\nrate_iops=300\nrate_min=1m\n";
+
+#[test]
+fn rate_min_ends_a_job_below_its_minimum_as_fio_does() {
+    let (r, dev, file) = run_on(small_drive(256, &[]), MIN_RATE_JOBS);
+    let secs: Vec<f64> = r.iter().map(|j| (j.result.end_ns - j.result.start_ns) as f64 / 1e9).collect();
+    let errors: Vec<i32> = r.iter().map(|j| j.error).collect();
+    assert_eq!(errors, [5, 5, 0], "{secs:?}");
+    // fio checks from 2 s on: the first check notes the counts, the first
+    // completion a whole cycle later judges them (one I/O period late at
+    // most: ~4.1 ms for `think`, 5 ms for `capped`).
+    assert!((2.5..2.505).contains(&secs[0]), "{secs:?}");
+    assert!((3.0..3.006).contains(&secs[1]), "{secs:?}");
+    assert!(secs[2] >= 4.0, "{secs:?}");
+    // fio's messages, with the rate measured over the last cycle: 4 KiB
+    // every (4 ms + a read) is ~245 IOPS; 200 IOPS of 4 KiB is 819200 B/s.
+    let think = r[0].error_reason.as_deref().unwrap();
+    let got: u64 = think
+        .strip_prefix("think: rate_iops_min=400 not met, got ")
+        .unwrap()
+        .strip_suffix(" IOPS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((235..=250).contains(&got), "{think}");
+    assert_eq!(r[1].error_reason.as_deref(), Some("capped: rate_min=1048576B/s not met, got 819200B/s"));
+    assert_eq!(r[2].error_reason, None);
+    let v = fio_json(&r, &dev, &file);
+    assert_eq!(v["jobs"][0]["error"], 5);
+    // fio's consistency checks: a minimum above the limit, both kinds of
+    // minimum.
+    let bad = parse_job_file("[a]\nrw=read\nsize=1m\nrate=1m\nrate_min=2m\n", "b.fio", 1 << 30, &JobOptions::new());
+    let e = bad.unwrap_err().to_string();
+    assert!(e.starts_with("b.fio:5: option `rate_min`") && e.contains("exceeds the rate"), "{e}");
+    let bad =
+        parse_job_file("[a]\nrw=read\nsize=1m\nrate_min=1m\nrate_iops_min=5\n", "b.fio", 1 << 30, &JobOptions::new());
+    assert!(bad.unwrap_err().to_string().contains("mutually exclusive"));
+}
+
+/// Real fio (null engine) on the same jobs: the same jobs fail, with the
+/// same error and message, at the same point of their runtime.
+#[test]
+fn rate_min_matches_real_fio() {
+    if Process::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tmpdir("ratemin");
+    let path = dir.join("rmin.fio");
+    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &MIN_RATE_JOBS["[global]\n".len()..])).unwrap();
+    let json = dir.join("out.json");
+    let out = Process::new("fio")
+        .arg(&path)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", json.display()))
+        .output()
+        .unwrap();
+    // fio's exit status counts the jobs that ended with an error.
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (r, _, _) = run_on(small_drive(256, &[]), MIN_RATE_JOBS);
+    for (j, ours) in fio["jobs"].as_array().unwrap().iter().zip(&r) {
+        assert_eq!(j["jobname"].as_str(), Some(ours.name.as_str()));
+        assert_eq!(j["error"].as_i64(), Some(ours.error as i64), "{}", ours.name);
+        let fio_ms = j["job_runtime"].as_u64().unwrap();
+        let our_ms = (ours.result.end_ns - ours.result.start_ns) / 1_000_000;
+        // fio's clock adds scheduling noise to the same check times.
+        assert!(fio_ms.abs_diff(our_ms) <= 50, "{}: fio {fio_ms} ms, ssdtwin {our_ms} ms", ours.name);
+        if let Some(why) = &ours.error_reason {
+            let stem = &why[..why.find("got").unwrap()];
+            assert!(stderr.contains(stem), "{stem} not in fio's {stderr}");
+        }
+    }
+    let capped = "capped: rate_min=1048576B/s not met, got ";
+    assert!(stderr.contains(capped), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn tmpdir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("ssdtwin-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

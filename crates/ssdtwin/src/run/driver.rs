@@ -9,9 +9,9 @@
 //! ([`crate::run::trace`]).
 
 use crate::run::control::LatAction;
-use crate::run::device::{Device, Event};
+use crate::run::device::{Completion, Device, Event};
 use crate::run::sim::{Progress, ProgressFn};
-use crate::run::source::{Source, TIMER_BURST, TIMER_EXTERNAL, TIMER_SUBMIT};
+use crate::run::source::{Source, ETIMEDOUT, TIMER_BURST, TIMER_EXTERNAL, TIMER_SUBMIT};
 
 /// What a scheduler above the loop wants done: sources to start now and
 /// timers (time, id) after which it is asked again.
@@ -89,15 +89,18 @@ pub(crate) fn drive_sources(
                 s.outstanding -= 1;
                 s.completions += 1;
                 s.record(&c, dev.drive());
-                if s.spec.max_latency_ns.is_some_and(|m| c.latency_ns() > m) {
-                    s.error = 110;
+                if let Some(max) = s.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
+                    lat_fatal(s, &c, max);
                 }
                 let mut raised = false;
                 if let Some(l) = &mut s.lat {
                     match l.on_completion(c.latency_ns(), now, s.completions, c.submitted_ns >= s.ramp_end) {
                         LatAction::Go => raised = true,
                         LatAction::Drain => {}
-                        LatAction::Fatal => s.error = 110,
+                        LatAction::Fatal => {
+                            let target = s.spec.latency_target.map_or(0, |t| t.target_ns);
+                            lat_fatal(s, &c, target);
+                        }
                         LatAction::Done => s.stop = true,
                     }
                 }
@@ -223,4 +226,17 @@ fn restart_burst(dev: &mut Device, s: &mut Source, me: usize) -> bool {
         return false;
     }
     true
+}
+
+/// A command slower than `max_ns` ends the job with ETIMEDOUT and fio's
+/// message (io_u.c's `lat_fatal`).
+fn lat_fatal(s: &mut Source, c: &Completion, max_ns: u64) {
+    let dir = ["read", "write", "trim"][c.cmd.kind as usize];
+    let why = format!(
+        "latency of {} nsec exceeds specified max ({max_ns} nsec): {dir} {} {}",
+        c.latency_ns(),
+        c.cmd.offset,
+        c.cmd.len
+    );
+    s.fail(ETIMEDOUT, why);
 }

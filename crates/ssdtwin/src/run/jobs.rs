@@ -51,8 +51,12 @@ pub struct JobResult {
     pub result: PhaseResult,
     /// The job's own statistics (I/O jobs).
     pub stats: Option<JobStats>,
-    /// fio's error number (0: none; 110: `max_latency` exceeded).
+    /// fio's error number (0: none; 110: `max_latency` exceeded or the
+    /// latency target missed at depth 1; 5: below `rate_min` or
+    /// `rate_iops_min`).
     pub error: i32,
+    /// fio's message for the error, naming the job (`None` without one).
+    pub error_reason: Option<String>,
     /// The section's options as written.
     pub options: Vec<(String, String)>,
     /// Whether the job asked for `group_reporting`.
@@ -250,12 +254,12 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         .enumerate()
         .map(|(i, j)| {
             let result = results[i].take().unwrap_or_else(|| panic!("job {} never ran", j.phase.name()));
-            let (stats, error, latency_depth, steadystate) = match src_of[i] {
-                usize::MAX => (None, 0, 1, None),
+            let (stats, error, error_reason, latency_depth, steadystate) = match src_of[i] {
+                usize::MAX => (None, 0, None, 1, None),
                 s => {
                     let src = &mut sources[s];
                     let depth = src.lat.as_ref().map_or(src.spec.outstanding(), |l| l.depth());
-                    (src.stats.take().map(|b| *b), src.error, depth, src.ss.take())
+                    (src.stats.take().map(|b| *b), src.error, src.error_reason.take(), depth, src.ss.take())
                 }
             };
             let latency_target = match &j.phase {
@@ -268,6 +272,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                 result,
                 stats,
                 error,
+                error_reason,
                 options: j.options.clone(),
                 group_reporting: j.group_reporting,
                 latency_depth,

@@ -11,7 +11,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::Drive;
-use crate::run::control::{LatSearch, SsTracker};
+use crate::run::control::{LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
 use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, TimeSeries};
@@ -23,6 +23,12 @@ pub(crate) const TIMER_SUBMIT: u32 = 0;
 pub(crate) const TIMER_BURST: u32 = 1;
 /// A timer of the scheduler above the loop (e.g. a delayed job start).
 pub(crate) const TIMER_EXTERNAL: u32 = 2;
+
+/// fio's error number when a job ends below its minimum rate (EIO).
+pub const EIO: i32 = 5;
+/// fio's error number when a command exceeds `max_latency` or the latency
+/// target cannot be met (ETIMEDOUT).
+pub const ETIMEDOUT: i32 = 110;
 
 /// fio's bandwidth and IOPS sampling interval (`bwavgtime`, `iopsavgtime`).
 pub const SAMPLE_NS: u64 = 500_000_000;
@@ -74,7 +80,8 @@ pub(crate) struct Source {
     pub(crate) busy_since: u64,
     pub(crate) end_ns: u64,
     pub(crate) finished: bool,
-    /// fio's error number (110 = ETIMEDOUT after `max_latency`).
+    /// fio's error number (110 = ETIMEDOUT after `max_latency` or a
+    /// failed latency target, 5 = EIO below a minimum rate).
     pub(crate) error: i32,
     pub(crate) stats: Option<Box<JobStats>>,
     /// Issue no more commands (steady state reached, latency search done).
@@ -83,6 +90,10 @@ pub(crate) struct Source {
     pub(crate) lat: Option<LatSearch>,
     /// Steady-state detection (`ss`).
     pub(crate) ss: Option<SsTracker>,
+    /// The minimum-rate check (`rate_min`, `rate_iops_min`).
+    pub(crate) min_rate: Option<MinRateCheck>,
+    /// fio's message for `error`, naming the job.
+    pub(crate) error_reason: Option<String>,
     /// fio's log files, when the job writes any.
     pub(crate) logs: Option<JobLogs>,
 }
@@ -128,6 +139,8 @@ impl Source {
             stop: false,
             lat: None,
             ss: None,
+            min_rate: None,
+            error_reason: None,
             logs: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
@@ -157,6 +170,7 @@ impl Source {
         }
         self.lat = self.spec.latency_target.map(|t| LatSearch::new(t, self.depth, now));
         self.ss = self.spec.steadystate.map(SsTracker::new);
+        self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
     }
 
     /// Commands the job may have outstanding now: its depth, or the
@@ -183,6 +197,7 @@ impl Source {
             if l.drained(now, self.completions) {
                 // fio's reset_all_stats: the report covers the final run.
                 self.ramp_end = now;
+                self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
                 if let Some(st) = &mut self.stats {
                     st.dirs = Default::default();
                     st.samples = Samples::new(st.samples.kept.is_some());
@@ -272,16 +287,34 @@ impl Source {
         }
     }
 
+    /// End the job with fio's error number `errno` and message `why`
+    /// (the first error stays).
+    pub(crate) fn fail(&mut self, errno: i32, why: String) {
+        if self.error == 0 {
+            self.error = errno;
+            self.error_reason = Some(format!("{}: {why}", self.spec.name));
+        }
+    }
+
     /// Record a completion in the job's own statistics, its steady-state
     /// detection and its logs (after the ramp).
     #[inline]
     pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) {
+        let k = c.cmd.kind as usize;
+        let bytes = c.cmd.len as u64;
+        // fio counts toward the minimum rate whatever completes after the
+        // ramp.
+        if let Some(m) = &mut self.min_rate {
+            if c.done_ns >= self.ramp_end && self.error == 0 {
+                if let Some(why) = m.on_completion(c.done_ns - self.ramp_end, k, bytes) {
+                    self.fail(EIO, why);
+                }
+            }
+        }
         if c.submitted_ns < self.ramp_end {
             return;
         }
         let lat = c.latency_ns();
-        let k = c.cmd.kind as usize;
-        let bytes = c.cmd.len as u64;
         let rel = c.done_ns - self.ramp_end;
         if let Some(st) = &mut self.stats {
             st.dirs[k].record(bytes, lat);

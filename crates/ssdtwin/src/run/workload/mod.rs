@@ -158,6 +158,21 @@ pub struct Rate {
     pub poisson: bool,
 }
 
+/// The minimum rates a job must keep (fio's `rate_min`, `rate_iops_min`,
+/// `rate_cycle`): after a 2 s settle past the ramp, the rate of each
+/// direction is averaged over every `rate_cycle`, and a direction below
+/// its minimum ends the job with fio's EIO (see
+/// [`crate::run::control::MinRateCheck`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MinRate {
+    /// Bytes per second per direction (read, write, trim); 0 = no check.
+    pub bytes_per_s: [u64; 3],
+    /// Commands per second per direction; 0 = no check.
+    pub iops: [u64; 3],
+    /// Averaging period, ms (fio's default 1000).
+    pub cycle_ms: u64,
+}
+
 /// One closed-loop I/O phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IoSpec {
@@ -228,6 +243,9 @@ pub struct IoSpec {
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// Minimum rates (`rate_min`, `rate_iops_min`, `rate_cycle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<MinRate>,
     /// Think only after every this many commands (fio's
     /// `thinktime_blocks`; 1 = after each).
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -281,6 +299,7 @@ impl IoSpec {
             distributions: None,
             modifier: None,
             rate: None,
+            rate_min: None,
             thinktime_blocks: 1,
             number_ios: None,
             loops: 1,

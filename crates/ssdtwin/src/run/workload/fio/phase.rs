@@ -4,8 +4,9 @@
 //! need the whole job (the span inside the drive, an idle section with no
 //! I/O options, `duty_cycle` without `burst_size`) name the option at
 //! fault. Scheduling options (`stonewall`, `numjobs`, ...) are read by
-//! [`super::parse_job_file`], not here; `rate_min`, `rate_iops_min` and
-//! `rate_cycle` are checks of the achieved rate, not limits.
+//! [`super::parse_job_file`], not here. `rate_min`, `rate_iops_min` and
+//! `rate_cycle` are checks of the achieved rate, not limits; fio's
+//! consistency checks of the rate options are made here too.
 
 use super::options::is_host_only;
 use super::options::{unknown_error, Entry, KNOWN, SCHEDULE};
@@ -13,7 +14,7 @@ use super::values::{
     block_size, bssplit, distribution, invalid, kb_base_of, parse_bool, parse_size, parse_time, per_direction, AbsZones,
 };
 use crate::error::JobError;
-use crate::run::workload::{Burst, Distribution, IoSpec, Phase, Rate, RwPattern, Sequencer, SizeChoice};
+use crate::run::workload::{Burst, Distribution, IoSpec, MinRate, Phase, Rate, RwPattern, Sequencer, SizeChoice};
 
 /// Build the phase of one job from its options (later options win).
 pub(super) fn build_phase(
@@ -47,6 +48,11 @@ pub(super) fn build_phase(
     let mut bs_unaligned = false;
     let mut rate = Rate { bytes_per_s: [0; 3], iops: [0; 3], poisson: false };
     let mut rate_given = false;
+    // Where `rate`, `rate_iops`, `rate_min` and `rate_iops_min` were last
+    // written (fio makes each pair exclusive).
+    let mut rate_at: [Option<String>; 4] = Default::default();
+    let mut min_rate = MinRate { bytes_per_s: [0; 3], iops: [0; 3], cycle_ms: 1000 };
+    let mut min_rate_given = false;
     let mut modifier: Option<u64> = None;
     let mut sequencer = Sequencer::Sequential;
     let mut zoned_abs: Option<(Vec<Option<AbsZones>>, String)> = None;
@@ -153,17 +159,31 @@ pub(super) fn build_phase(
                     spec.distributions = Some([r, w, t]);
                 }
             }
-            "rate" | "rate_iops" => {
+            "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
+                let (bytes, iops) = if key.ends_with("_min") {
+                    min_rate_given = true;
+                    (&mut min_rate.bytes_per_s, &mut min_rate.iops)
+                } else {
+                    rate_given = true;
+                    (&mut rate.bytes_per_s, &mut rate.iops)
+                };
                 for (i, part) in per_direction(v).into_iter().enumerate() {
                     let Some(p) = part else { continue };
-                    if key == "rate" {
-                        rate.bytes_per_s[i] = parse_size(p, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
+                    if key.starts_with("rate_iops") {
+                        iops[i] = p.parse().map_err(|_| invalid(at, key, format!("`{p}` is not a whole number")))?;
                     } else {
-                        rate.iops[i] =
-                            p.parse().map_err(|_| invalid(at, key, format!("`{p}` is not a whole number")))?;
+                        bytes[i] = parse_size(p, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
                     }
                 }
-                rate_given = true;
+                let slot = ["rate", "rate_iops", "rate_min", "rate_iops_min"].iter().position(|o| *o == key);
+                rate_at[slot.expect("one of the four")] = Some(at.clone());
+            }
+            "rate_cycle" => {
+                let ms = int()?;
+                if ms == 0 {
+                    return Err(invalid(at, key, "must be at least 1 (ms)"));
+                }
+                min_rate.cycle_ms = ms;
             }
             "rate_process" => {
                 rate.poisson = match v.as_str() {
@@ -172,9 +192,6 @@ pub(super) fn build_phase(
                     _ => return Err(invalid(at, key, format!("`{v}` is not linear or poisson"))),
                 }
             }
-            // Checks of the achieved rate, not limits: the twin reports the
-            // rate reached; they do not change the commands.
-            "rate_min" | "rate_iops_min" | "rate_cycle" => {}
             "thinktime_blocks" => {
                 let n = int()?;
                 if n == 0 {
@@ -302,8 +319,12 @@ pub(super) fn build_phase(
     if bs_unaligned && spec.blockalign.is_none() {
         spec.blockalign = Some(512);
     }
+    check_rates(&rate, &min_rate, &rate_at)?;
     if rate_given {
         spec.rate = Some(rate);
+    }
+    if min_rate_given && (min_rate.bytes_per_s.iter().any(|&b| b > 0) || min_rate.iops.iter().any(|&n| n > 0)) {
+        spec.rate_min = Some(min_rate);
     }
     control.finish(&mut spec);
     spec.modifier = modifier.filter(|&m| m > 0 || sequencer == Sequencer::Sequential).map(|m| (m, sequencer));
@@ -356,6 +377,32 @@ pub(super) fn build_phase(
         (None, Some((_, at))) => Err(invalid(&at, "per_day", "per_day belongs to an age phase (age=3y)")),
         (None, None) => Ok(Phase::Io(spec)),
     }
+}
+
+/// fio's checks of the rate options (init.c): a byte rate and an IOPS
+/// rate exclude each other, as do the two minimums, and a minimum above
+/// the direction's limit is an error. `at` holds where `rate`,
+/// `rate_iops`, `rate_min` and `rate_iops_min` were written.
+fn check_rates(rate: &Rate, min: &MinRate, at: &[Option<String>; 4]) -> Result<(), JobError> {
+    let any = |x: &[u64; 3]| x.iter().any(|&v| v > 0);
+    let here = |i: usize| at[i].as_deref().unwrap_or("command line");
+    if any(&rate.bytes_per_s) && any(&rate.iops) {
+        return Err(invalid(here(1), "rate_iops", "rate and rate_iops are mutually exclusive (as in fio)"));
+    }
+    if any(&min.bytes_per_s) && any(&min.iops) {
+        return Err(invalid(here(3), "rate_iops_min", "rate_min and rate_iops_min are mutually exclusive (as in fio)"));
+    }
+    for d in 0..3 {
+        if rate.bytes_per_s[d] > 0 && rate.bytes_per_s[d] < min.bytes_per_s[d] {
+            let why = format!("the minimum {} B/s exceeds the rate {} B/s", min.bytes_per_s[d], rate.bytes_per_s[d]);
+            return Err(invalid(here(2), "rate_min", why));
+        }
+        if rate.iops[d] > 0 && rate.iops[d] < min.iops[d] {
+            let why = format!("the minimum {} IOPS exceeds the rate {} IOPS", min.iops[d], rate.iops[d]);
+            return Err(invalid(here(3), "rate_iops_min", why));
+        }
+    }
+    Ok(())
 }
 
 /// Check that the span lies inside the drive; an error names the option
