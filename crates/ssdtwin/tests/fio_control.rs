@@ -105,6 +105,102 @@ fn steady_state_ends_the_job() {
     assert!(!r[0].steadystate.as_ref().unwrap().attained);
 }
 
+/// A reporting group of three jobs at 1000 IOPS each with one
+/// steady-state setting.
+const SS_GROUP: &str = "[global]\nsize=64m\nrw=randwrite\nrate_iops=1000\ntime_based\nruntime=20\nss_dur=3\n\
+    ss=iops:5%\ngroup_reporting\n[a]\nnumjobs=2\n[b]\n";
+
+/// Key paths of a JSON value with the type of each leaf.
+fn key_paths(v: &Value, at: &str, out: &mut Vec<(String, &'static str)>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| key_paths(x, &format!("{at}.{k}"), out)),
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, &format!("{at}[]"), out)),
+        Value::String(_) => out.push((at.to_string(), "string")),
+        Value::Number(_) => out.push((at.to_string(), "number")),
+        Value::Bool(_) => out.push((at.to_string(), "bool")),
+        Value::Null => out.push((at.to_string(), "null")),
+    }
+    out.sort();
+    out.dedup();
+}
+
+#[test]
+fn steady_state_with_group_reporting_judges_the_group() {
+    let (r, dev, file) = run_on(small_drive(256, &[]), SS_GROUP);
+    // The group's summed IOPS are steady from the start: every job ends
+    // when the group's window is full, as fio terminates the group.
+    for j in &r {
+        let secs = (j.result.end_ns - j.result.start_ns) as f64 / 1e9;
+        assert!((3.0..3.1).contains(&secs), "{}: {secs}", j.name);
+    }
+    // The group's data is kept by its last job, and sums the three.
+    assert!(r[0].steadystate.is_none() && r[1].steadystate.is_none());
+    let ss = r[2].steadystate.as_ref().unwrap();
+    assert!(ss.attained);
+    assert!(ss.iops.iter().all(|&x| (2990..=3010).contains(&x)), "{:?}", ss.iops);
+    let v = fio_json(&r, &dev, &file);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    let s = &v["jobs"][0]["steadystate"];
+    assert_eq!((s["attained"].as_u64(), s["ss"].as_str()), (Some(1), Some("iops:5.000000%")));
+    assert!((2990..=3010).contains(&s["data"]["iops_mean"].as_u64().unwrap()), "{s}");
+    // Without group_reporting each job is judged by itself (1000 IOPS).
+    let (r, _, _) = run_on(small_drive(256, &[]), &SS_GROUP.replace("group_reporting\n", ""));
+    for j in &r {
+        let ss = j.steadystate.as_ref().unwrap();
+        assert!(ss.attained && ss.iops.iter().all(|&x| (990..=1010).contains(&x)), "{}: {:?}", j.name, ss.iops);
+    }
+    // fio rejects a group whose jobs' steady-state settings differ.
+    let e = parse_job_file(
+        "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\nss=iops:5%\n[b]\nss_dur=3\nss=iops:6%\n",
+        "g.fio",
+        1 << 30,
+        &JobOptions::new(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("g.fio:9: option `ss`") && e.contains("consistent within reporting groups"), "{e}");
+    let mixed = "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\n[b]\n";
+    assert!(parse_job_file(mixed, "g.fio", 1 << 30, &JobOptions::new()).is_err());
+    // In separate groups they may differ.
+    let apart = "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\n[b]\nstonewall\n";
+    assert!(parse_job_file(apart, "g.fio", 1 << 30, &JobOptions::new()).is_ok());
+}
+
+/// Real fio (null engine) on the same group: the same `steadystate` key
+/// paths and types, and fio's data sums the group too.
+#[test]
+fn steady_state_group_matches_real_fio() {
+    if Process::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tmpdir("ssgroup");
+    let path = dir.join("g.fio");
+    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &SS_GROUP["[global]\n".len()..])).unwrap();
+    let json = dir.join("out.json");
+    let out = Process::new("fio")
+        .arg(&path)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", json.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (r, dev, file) = run_on(small_drive(256, &[]), SS_GROUP);
+    let ours = fio_json(&r, &dev, &file);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    key_paths(&fio["jobs"][0]["steadystate"], "steadystate", &mut a);
+    key_paths(&ours["jobs"][0]["steadystate"], "steadystate", &mut b);
+    assert_eq!(a, b);
+    assert_eq!(fio["jobs"].as_array().unwrap().len(), 1);
+    let fs = &fio["jobs"][0]["steadystate"];
+    assert_eq!(fs["attained"], 1);
+    // fio samples a wall-clock second; the group's sum is ~3000 IOPS.
+    let mean = fs["data"]["iops_mean"].as_u64().unwrap();
+    assert!((2850..=3150).contains(&mean), "{fs}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Three jobs against minimum rates: one slowed by think time below its
 /// `rate_iops_min` (checked every 500 ms), one capped by `rate_iops` below
 /// its `rate_min` (default 1000 ms cycle), one that keeps its minimum.

@@ -32,10 +32,16 @@
 //!   `rate_cycle` ms, checked from 2 s after the ramp; a direction below
 //!   its minimum ends the job with fio's EIO (5) and fio's message.
 //!
-//! Left out: with `group_reporting`, fio judges a reporting group's summed
-//! rate; ssdtwin judges each job by itself. Completions while a ramp-down
-//! drains are not judged again (fio may ramp down further while it
-//! drains).
+//! With `group_reporting`, steady state is judged on the reporting
+//! group's summed rate by one tracker (the group's last job keeps it, as
+//! fio's does; see [`crate::run::driver`]), and the whole group ends when
+//! it is reached; fio rejects a group whose jobs' steady-state settings
+//! differ, and so does the job-file parser.
+//!
+//! Left out: completions while a ramp-down drains are not judged again
+//! (fio may ramp down further while it drains); fio samples the rates on a
+//! wall-clock second common to all jobs, ssdtwin on each job's (or the
+//! group's last job's) seconds since its ramp.
 
 use serde::{Deserialize, Serialize};
 

@@ -88,7 +88,11 @@ pub(crate) fn drive_sources(
                 let s = &mut sources[i];
                 s.outstanding -= 1;
                 s.completions += 1;
-                s.record(&c, dev.drive());
+                let steady = s.record(&c, dev.drive());
+                if (steady && s.ss_holder) || s.ss_forward.is_some() {
+                    group_steady_state(sources, i, &c, steady);
+                }
+                let s = &mut sources[i];
                 if let Some(max) = s.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
                     lat_fatal(s, &c, max);
                 }
@@ -239,4 +243,35 @@ fn lat_fatal(s: &mut Source, c: &Completion, max_ns: u64) {
         c.cmd.len
     );
     s.fail(ETIMEDOUT, why);
+}
+
+/// Steady state judged on a reporting group's summed rate (fio with
+/// `group_reporting`): a member's completion counts in the holder's
+/// tracker (after the member's ramp and the holder's, while the holder
+/// runs), and once the holder's tracker reaches steady state every member
+/// stops issuing, as fio terminates the whole group. `own_steady`: the
+/// holder's tracker reached it with its own completion `i`.
+fn group_steady_state(sources: &mut [Source], i: usize, c: &Completion, own_steady: bool) {
+    let (holder, reached) = match sources[i].ss_forward {
+        None => (i, own_steady),
+        Some(h) => {
+            let counted = c.submitted_ns >= sources[i].ramp_end;
+            let hs = &mut sources[h];
+            let mut reached = false;
+            if counted && !hs.finished && c.done_ns >= hs.ramp_end {
+                if let Some(ss) = &mut hs.ss {
+                    reached = ss.on_completion(c.done_ns - hs.ramp_end, c.cmd.len as u64);
+                }
+            }
+            if reached {
+                hs.stop = true;
+            }
+            (h, reached)
+        }
+    };
+    if reached {
+        for s in sources.iter_mut().filter(|s| s.ss_forward == Some(holder)) {
+            s.stop = true;
+        }
+    }
 }

@@ -120,6 +120,21 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
             sources.push(src);
         }
     }
+    // Steady state of a group reported as one is judged on the group's
+    // summed rate, by its last job's tracker (fio's steadystate_setup).
+    for g in 0..=groupid {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| groups[i] == g && src_of[i] != usize::MAX)
+            .map(|i| src_of[i])
+            .filter(|&s| sources[s].spec.steadystate.is_some())
+            .collect();
+        if let (true, Some(&holder)) = (merged(g), members.last()) {
+            sources[holder].ss_holder = true;
+            for &s in &members[..members.len() - 1] {
+                sources[s].ss_forward = Some(holder);
+            }
+        }
+    }
     let mut finished_logs: Vec<(usize, FinishedLog)> = Vec::new();
     let mut log_error: Option<crate::Error> = None;
     // Dependencies: a stonewall waits for every job before it, and so do

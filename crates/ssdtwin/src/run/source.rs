@@ -90,6 +90,12 @@ pub(crate) struct Source {
     pub(crate) lat: Option<LatSearch>,
     /// Steady-state detection (`ss`).
     pub(crate) ss: Option<SsTracker>,
+    /// With `group_reporting`, the source whose tracker judges the
+    /// group's summed rate (fio keeps it in the group's last job); this
+    /// source then has no tracker of its own.
+    pub(crate) ss_forward: Option<usize>,
+    /// This source's tracker judges its reporting group.
+    pub(crate) ss_holder: bool,
     /// The minimum-rate check (`rate_min`, `rate_iops_min`).
     pub(crate) min_rate: Option<MinRateCheck>,
     /// fio's message for `error`, naming the job.
@@ -139,6 +145,8 @@ impl Source {
             stop: false,
             lat: None,
             ss: None,
+            ss_forward: None,
+            ss_holder: false,
             min_rate: None,
             error_reason: None,
             logs: None,
@@ -169,7 +177,7 @@ impl Source {
             st.series.start_ns = now;
         }
         self.lat = self.spec.latency_target.map(|t| LatSearch::new(t, self.depth, now));
-        self.ss = self.spec.steadystate.map(SsTracker::new);
+        self.ss = self.spec.steadystate.filter(|_| self.ss_forward.is_none()).map(SsTracker::new);
         self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
     }
 
@@ -297,9 +305,10 @@ impl Source {
     }
 
     /// Record a completion in the job's own statistics, its steady-state
-    /// detection and its logs (after the ramp).
+    /// detection and its logs (after the ramp). True when the completion
+    /// brought the source's tracker to steady state.
     #[inline]
-    pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) {
+    pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) -> bool {
         let k = c.cmd.kind as usize;
         let bytes = c.cmd.len as u64;
         // fio counts toward the minimum rate whatever completes after the
@@ -312,7 +321,7 @@ impl Source {
             }
         }
         if c.submitted_ns < self.ramp_end {
-            return;
+            return false;
         }
         let lat = c.latency_ns();
         let rel = c.done_ns - self.ramp_end;
@@ -321,15 +330,18 @@ impl Source {
             st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
             st.samples.record(rel / SAMPLE_NS, k, bytes);
         }
+        let mut steady = false;
         if let Some(ss) = &mut self.ss {
             if ss.on_completion(rel, bytes) {
                 // Steady state: fio terminates the job.
                 self.stop = true;
+                steady = true;
             }
         }
         if let Some(logs) = &mut self.logs {
             logs.record(rel, k, bytes, c.cmd.offset, lat);
         }
+        steady
     }
 }
 

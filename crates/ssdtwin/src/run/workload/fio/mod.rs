@@ -141,6 +141,35 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOpt
     parse_lines(text, &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
 }
 
+/// fio's check (steadystate.c, `td_steadystate_init`): the I/O jobs of a
+/// reporting group share one steady-state setting (`ss`, `ss_dur`,
+/// `ss_ramp`; none at all counts as a setting), so that a group reported
+/// as one can be judged as one. `ss_at[i]` is where job `i`'s options
+/// were written.
+fn check_steadystate_groups(jobs: &[JobEntry], ss_at: &[String]) -> Result<(), JobError> {
+    let mut first: Option<(&str, Option<crate::run::control::SteadyState>)> = None;
+    for (i, j) in jobs.iter().enumerate() {
+        if i > 0 && j.new_group {
+            first = None;
+        }
+        let Phase::Io(spec) = &j.phase else { continue };
+        match &first {
+            None => first = Some((&spec.name, spec.steadystate)),
+            Some((name, ss)) if *ss != spec.steadystate => {
+                let why = format!(
+                    "job rejected: steadystate options must be consistent within reporting groups \
+                     (`{}` differs from `{name}`; give both the same ss, ss_dur and ss_ramp, or start a \
+                     new group with stonewall or new_group)",
+                    spec.name
+                );
+                return Err(invalid(&ss_at[i], "ss", why));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
 fn parse_lines(
     text: &str,
     at_line: &dyn Fn(usize) -> String,
@@ -237,6 +266,7 @@ fn parse_lines(
         }
     }
     let mut jobs = Vec::new();
+    let mut ss_at: Vec<String> = Vec::new();
     let mut barrier_before = false;
     for (name, global_here, opts) in sections {
         // [global] I/O options do not apply to idle, secure-erase and
@@ -290,6 +320,11 @@ fn parse_lines(
                     })?;
                 }
             }
+            // Where the job's steady-state options were written (for
+            // fio's consistency check within a reporting group).
+            let ss_option = ["ss", "steadystate", "ss_dur", "steadystate_duration", "ss_ramp", "steadystate_ramp_time"];
+            let at = entries.iter().rev().find(|e| ss_option.contains(&e.0.as_str())).or(entries.first());
+            ss_at.push(at.map_or(origin.to_string(), |e| e.2.clone()));
             jobs.push(JobEntry {
                 phase,
                 options: options.clone(),
@@ -302,6 +337,7 @@ fn parse_lines(
             });
         }
     }
+    check_steadystate_groups(&jobs, &ss_at)?;
     for j in &jobs {
         if let Some(w) = &j.wait_for {
             if !jobs.iter().any(|o| o.phase.name() == w) {
