@@ -121,8 +121,10 @@ pub enum Distribution {
     Zipf(f64),
     /// Pareto with power h (fio's `pareto:h`).
     Pareto(f64),
-    /// Normal with standard deviation σ, in percent of the span, around
-    /// its middle (fio's `normal:σ`).
+    /// fio's `normal:σ` (0 ≤ σ < 100): a bell around the span's middle with
+    /// a standard deviation of 1/12 of the span, widened by a uniform
+    /// deviation σ % of the span wide (fio 3.33's lib/gauss.c; not a
+    /// Gaussian of σ %).
     Normal(f64),
     /// Zones: (percent of accesses, share of the span) in order from the
     /// span's start; fio's `zoned:` (share in percent of the span, stored
@@ -232,6 +234,11 @@ pub struct IoSpec {
     /// Where random offsets land (of reads, when the directions differ).
     #[serde(default, skip_serializing_if = "is_uniform")]
     pub distribution: Distribution,
+    /// Where the hot spot of a skewed distribution lies, 0–1 of the span
+    /// (fio's `random_distribution=zipf:θ:center`; `None`: fio's default,
+    /// random for Zipf and Pareto, the middle for normal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_center: Option<f64>,
     /// Where random offsets land per direction (read, write, trim), when
     /// they differ (fio's `random_distribution=zipf:1.2,random`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -296,6 +303,7 @@ impl IoSpec {
             sizes: None,
             blockalign: None,
             distribution: Distribution::Random,
+            random_center: None,
             distributions: None,
             modifier: None,
             rate: None,

@@ -145,11 +145,13 @@ pub(super) fn build_phase(
             "random_distribution" => {
                 // fio's per-direction list: one value for all, or
                 // `read,write[,trim]`.
-                let mut dirs: [(Distribution, Option<AbsZones>); 3] = Default::default();
+                let mut dirs: [(Distribution, Option<AbsZones>, Option<f64>); 3] = Default::default();
                 for (i, part) in per_direction(v).into_iter().enumerate() {
                     dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
                 }
                 zoned_abs = Some((dirs.iter().map(|d| d.1.clone()).collect(), at.clone()));
+                // fio keeps one center per job.
+                spec.random_center = dirs.iter().rev().find_map(|d| d.2);
                 let [r, w, t] = dirs.map(|d| d.0);
                 if r == w && w == t {
                     spec.distribution = r;

@@ -36,45 +36,60 @@ pub(super) fn invalid(origin: &str, option: &str, reason: impl Into<String>) -> 
 /// `zoned_abs` zones: (percent of accesses, bytes).
 pub(super) type AbsZones = Vec<(f64, u64)>;
 
-/// One direction's `random_distribution`; `zoned_abs` zones are given
-/// back in bytes (the span is known only once the job is read).
+/// One direction's `random_distribution` and fio's `center` of a skewed
+/// one (`zipf:θ[:center]`, `pareto:h[:center]`, `normal:σ[:center]`; a
+/// missing number is fio's default: θ 1.1, h 0.2, σ 0); `zoned_abs` zones
+/// are given back in bytes (the span is known only once the job is read).
 pub(super) fn distribution(
     d: &str,
     at: &str,
     kb_base: u64,
     capacity: u64,
-) -> Result<(Distribution, Option<AbsZones>), JobError> {
+) -> Result<(Distribution, Option<AbsZones>, Option<f64>), JobError> {
     let key = "random_distribution";
     let (name, arg) = d.split_once(':').unwrap_or((d, ""));
-    let num = |what: &str| -> Result<f64, JobError> {
-        arg.split(':')
-            .next()
-            .unwrap_or("")
-            .parse()
-            .map_err(|_| invalid(at, key, format!("`{d}` needs a number ({what})")))
+    let mut parts = arg.split(':');
+    let value = parts.next().filter(|v| !v.trim().is_empty());
+    let center = parts.next();
+    let num = |what: &str, default: f64| -> Result<f64, JobError> {
+        match value {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| invalid(at, key, format!("`{d}` needs a number ({what})"))),
+        }
+    };
+    let skewed = matches!(name, "zipf" | "pareto" | "normal");
+    let center = match center {
+        Some(c) if skewed => {
+            let c: f64 = c.trim().parse().map_err(|_| invalid(at, key, format!("`{c}` is not a center (0 to 1)")))?;
+            if !(0.0..=1.0).contains(&c) {
+                return Err(invalid(at, key, "distribution center out of range (0 <= center <= 1.0)"));
+            }
+            Some(c)
+        }
+        _ => None,
     };
     Ok(match name {
-        "random" => (Distribution::Random, None),
+        "random" => (Distribution::Random, None, None),
         "zipf" => {
-            let t = num("theta")?;
+            let t = num("theta", 1.1)?;
             if t <= 0.0 || t.is_nan() || t == 1.0 {
                 return Err(invalid(at, key, "zipf theta must be > 0 and not 1"));
             }
-            (Distribution::Zipf(t), None)
+            (Distribution::Zipf(t), None, center)
         }
         "pareto" => {
-            let h = num("power")?;
+            let h = num("power", 0.2)?;
             if !(h > 0.0 && h < 1.0) {
                 return Err(invalid(at, key, "pareto power must be between 0 and 1"));
             }
-            (Distribution::Pareto(h), None)
+            (Distribution::Pareto(h), None, center)
         }
         "normal" => {
-            let sd = num("standard deviation, %")?;
-            if !(sd > 0.0 && sd <= 100.0) {
-                return Err(invalid(at, key, "normal standard deviation must be in (0, 100] %"));
+            let sd = num("deviation, %", 0.0)?;
+            if !(0.0..100.0).contains(&sd) {
+                return Err(invalid(at, key, "normal deviation out of range (0 <= input < 100.0)"));
             }
-            (Distribution::Normal(sd), None)
+            (Distribution::Normal(sd), None, center)
         }
         "zoned" => {
             let z = zones(arg)
@@ -88,7 +103,7 @@ pub(super) fn distribution(
                     Ok((a, z / 100.0))
                 })
                 .collect::<Result<_, _>>()?;
-            (Distribution::Zoned(z), None)
+            (Distribution::Zoned(z), None, None)
         }
         "zoned_abs" => {
             let z = zones(arg)
@@ -97,7 +112,7 @@ pub(super) fn distribution(
                 .map(|(a, z)| parse_size(z, kb_base, capacity).map(|b| (a, b)))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|r| invalid(at, key, r))?;
-            (Distribution::Random, Some(z))
+            (Distribution::Random, Some(z), None)
         }
         _ => {
             return Err(invalid(

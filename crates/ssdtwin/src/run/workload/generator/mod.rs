@@ -95,6 +95,8 @@ struct Ext {
     prev: [(u64, u32); 3],
     /// trimwrite: the write that follows the trim.
     pending_write: Option<Command>,
+    /// fio's `center` of a skewed distribution (`zipf:θ:c`), 0–1.
+    center: Option<f64>,
 }
 
 impl IoGenerator {
@@ -156,6 +158,7 @@ impl IoGenerator {
                 pos: [0; 3],
                 prev: [(u64::MAX, 0); 3],
                 pending_write: None,
+                center: spec.random_center,
             })
         });
         let _ = unit;
@@ -254,34 +257,33 @@ impl IoGenerator {
     /// A unit index in `0..n` drawn from the distribution.
     fn draw_unit(&mut self, k: usize, n: u64) -> u64 {
         let ext = self.ext.as_ref().expect("extended generator");
-        let rank = match &ext.draw[k] {
-            Draw::Uniform => {
-                return if self.norandommap || n != ext.units[k] {
-                    self.rng.random_range(0..n)
-                } else {
-                    self.perm[k].next()
-                };
-            }
-            Draw::Zipf(z) => z.sample(&mut self.rng),
-            Draw::Pareto(pow) => ((n - 1) as f64 * self.rng.random::<f64>().powf(*pow)) as u64,
-            Draw::Normal(sd) => {
-                // Box–Muller around the middle; σ in percent of the span.
-                let u1: f64 = 1.0 - self.rng.random::<f64>();
-                let u2: f64 = self.rng.random();
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                let x = n as f64 / 2.0 + z * sd / 100.0 * n as f64;
-                (x.max(0.0) as u64).min(n - 1)
-            }
-            Draw::Zoned(zones) => {
-                let u: f64 = self.rng.random();
-                let &(_, a, b) = zones.iter().find(|z| u < z.0).unwrap_or(zones.last().expect("zones"));
-                let lo = (a * n as f64) as u64;
-                let hi = ((b * n as f64) as u64).clamp(lo + 1, n);
-                return self.rng.random_range(lo..hi);
-            }
+        let draw = &ext.draw[k];
+        let Some(rank) = draw.rank(&mut self.rng, n) else {
+            return match draw {
+                Draw::Zoned(zones) => {
+                    let u: f64 = self.rng.random();
+                    let &(_, a, b) = zones.iter().find(|z| u < z.0).unwrap_or(zones.last().expect("zones"));
+                    let lo = (a * n as f64) as u64;
+                    let hi = ((b * n as f64) as u64).clamp(lo + 1, n);
+                    self.rng.random_range(lo..hi)
+                }
+                _ if self.norandommap || n != ext.units[k] => self.rng.random_range(0..n),
+                _ => self.perm[k].next(),
+            };
         };
-        // Skewed ranks are scattered over the span (fio hashes them).
-        self.perm[k].at(rank % ext.units[k]) % n
+        // Skewed ranks are scattered over the span (fio hashes them), then
+        // turned by fio's `center` (lib/zipf.c, lib/gauss.c: `rand_off`).
+        let block = self.perm[k].at(rank % ext.units[k]) % n;
+        match ext.center {
+            None => block,
+            Some(c) => {
+                let off = match draw {
+                    Draw::Normal(_) => (n as f64 * (c - 0.5)) as i64,
+                    _ => (n as f64 * c) as i64,
+                };
+                (block as i64 + off).rem_euclid(n as i64) as u64
+            }
+        }
     }
 
     fn generate_ext(&mut self) -> Command {
