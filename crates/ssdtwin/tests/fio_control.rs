@@ -434,6 +434,35 @@ fn fios_log_tools_read_our_logs() {
             let text = String::from_utf8_lossy(&out.stdout);
             // A header, then one row per interval with percentiles.
             assert!(text.lines().count() >= 3, "{text}");
+            let rows = |text: &str| -> Vec<Vec<f64>> {
+                text.lines().skip(1).map(|l| l.split(", ").map(|x| x.trim().parse().unwrap()).collect()).collect()
+            };
+            // Its medians are the job's median latency (fio's histogram
+            // bins are within about 1.6 % of a value).
+            let writes = &r[0].stats.as_ref().unwrap().dirs[IoKind::Write as usize];
+            let p50 = writes.percentile_ns(50.0) as f64;
+            for row in rows(&text) {
+                assert!((row[4] / p50 - 1.0).abs() < 0.03, "median {} vs the job's {p50}: {text}", row[4]);
+            }
+            // Unweighted, each histogram line counts in one interval: the
+            // rows count every write the log holds, which is every write
+            // but those completing after the last line (at most the queue).
+            let out = Process::new("python3")
+                .arg(script)
+                .arg("--noweight")
+                .arg(dir.join("t_clat_hist.1.log"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8_lossy(&out.stdout);
+            let samples: f64 = rows(&text).iter().map(|row| row[1]).sum();
+            let logged: u64 = std::fs::read_to_string(dir.join("t_clat_hist.1.log"))
+                .unwrap()
+                .lines()
+                .map(|l| l.split(", ").skip(4).map(|x| x.parse::<u64>().unwrap()).sum::<u64>())
+                .sum();
+            assert_eq!(samples as u64, logged, "{text}");
+            assert!(logged <= writes.ios && writes.ios - logged <= 8, "{logged} of {}", writes.ios);
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
