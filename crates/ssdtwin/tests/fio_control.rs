@@ -198,6 +198,10 @@ fn steady_state_group_matches_real_fio() {
     // fio samples a wall-clock second; the group's sum is ~3000 IOPS.
     let mean = fs["data"]["iops_mean"].as_u64().unwrap();
     assert!((2850..=3150).contains(&mean), "{fs}");
+    // A group's job_runtime sums its members' (about 3 × 3 s here).
+    let (fio_ms, our_ms) =
+        (fio["jobs"][0]["job_runtime"].as_f64().unwrap(), ours["jobs"][0]["job_runtime"].as_f64().unwrap());
+    assert!((our_ms / fio_ms - 1.0).abs() < 0.1, "job_runtime: fio {fio_ms} ms, ssdtwin {our_ms} ms");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
