@@ -167,7 +167,7 @@ fn poisson_rate_gives_exponential_inter_arrivals() {
 fn same_file_and_seed_give_identical_json() {
     let text = "[global]\nsize=64m\nio_size=8m\nrandseed=3\n[a]\nrw=randrw\nbssplit=4k/70:64k/30\n[b]\nrw=randwrite\n\
                 random_distribution=zipf:0.9\nrate_iops=5000\nrate_process=poisson\n\
-                [c]\nrw=randread\niodepth=16\nlatency_target=300us\nlatency_window=20ms\nlatency_percentile=99\n\
+                [c]\nstonewall\nrw=randread\niodepth=16\nlatency_target=300us\nlatency_window=20ms\nlatency_percentile=99\n\
                 runtime=1\ntime_based\nss_dur=2\nss=iops_slope:5%\n";
     assert_eq!(json(text, true), json(text, true));
 }

@@ -105,6 +105,191 @@ fn steady_state_ends_the_job() {
     assert!(!r[0].steadystate.as_ref().unwrap().attained);
 }
 
+/// A reporting group of three jobs at 1000 IOPS each with one
+/// steady-state setting.
+const SS_GROUP: &str = "[global]\nsize=64m\nrw=randwrite\nrate_iops=1000\ntime_based\nruntime=20\nss_dur=3\n\
+    ss=iops:5%\ngroup_reporting\n[a]\nnumjobs=2\n[b]\n";
+
+/// Key paths of a JSON value with the type of each leaf.
+fn key_paths(v: &Value, at: &str, out: &mut Vec<(String, &'static str)>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| key_paths(x, &format!("{at}.{k}"), out)),
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, &format!("{at}[]"), out)),
+        Value::String(_) => out.push((at.to_string(), "string")),
+        Value::Number(_) => out.push((at.to_string(), "number")),
+        Value::Bool(_) => out.push((at.to_string(), "bool")),
+        Value::Null => out.push((at.to_string(), "null")),
+    }
+    out.sort();
+    out.dedup();
+}
+
+#[test]
+fn steady_state_with_group_reporting_judges_the_group() {
+    let (r, dev, file) = run_on(small_drive(256, &[]), SS_GROUP);
+    // The group's summed IOPS are steady from the start: every job ends
+    // when the group's window is full, as fio terminates the group.
+    for j in &r {
+        let secs = (j.result.end_ns - j.result.start_ns) as f64 / 1e9;
+        assert!((3.0..3.1).contains(&secs), "{}: {secs}", j.name);
+    }
+    // The group's data is kept by its last job, and sums the three.
+    assert!(r[0].steadystate.is_none() && r[1].steadystate.is_none());
+    let ss = r[2].steadystate.as_ref().unwrap();
+    assert!(ss.attained);
+    assert!(ss.iops.iter().all(|&x| (2990..=3010).contains(&x)), "{:?}", ss.iops);
+    let v = fio_json(&r, &dev, &file);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    let s = &v["jobs"][0]["steadystate"];
+    assert_eq!((s["attained"].as_u64(), s["ss"].as_str()), (Some(1), Some("iops:5.000000%")));
+    assert!((2990..=3010).contains(&s["data"]["iops_mean"].as_u64().unwrap()), "{s}");
+    // Without group_reporting each job is judged by itself (1000 IOPS).
+    let (r, _, _) = run_on(small_drive(256, &[]), &SS_GROUP.replace("group_reporting\n", ""));
+    for j in &r {
+        let ss = j.steadystate.as_ref().unwrap();
+        assert!(ss.attained && ss.iops.iter().all(|&x| (990..=1010).contains(&x)), "{}: {:?}", j.name, ss.iops);
+    }
+    // fio rejects a group whose jobs' steady-state settings differ.
+    let e = parse_job_file(
+        "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\nss=iops:5%\n[b]\nss_dur=3\nss=iops:6%\n",
+        "g.fio",
+        1 << 30,
+        &JobOptions::new(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("g.fio:9: option `ss`") && e.contains("consistent within reporting groups"), "{e}");
+    let mixed = "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\n[b]\n";
+    assert!(parse_job_file(mixed, "g.fio", 1 << 30, &JobOptions::new()).is_err());
+    // In separate groups they may differ.
+    let apart = "[global]\nrw=read\nsize=1m\n[a]\nss_dur=3\n[b]\nstonewall\n";
+    assert!(parse_job_file(apart, "g.fio", 1 << 30, &JobOptions::new()).is_ok());
+}
+
+/// Real fio (null engine) on the same group: the same `steadystate` key
+/// paths and types, and fio's data sums the group too.
+#[test]
+fn steady_state_group_matches_real_fio() {
+    if Process::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tmpdir("ssgroup");
+    let path = dir.join("g.fio");
+    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &SS_GROUP["[global]\n".len()..])).unwrap();
+    let json = dir.join("out.json");
+    let out = Process::new("fio")
+        .arg(&path)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", json.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (r, dev, file) = run_on(small_drive(256, &[]), SS_GROUP);
+    let ours = fio_json(&r, &dev, &file);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    key_paths(&fio["jobs"][0]["steadystate"], "steadystate", &mut a);
+    key_paths(&ours["jobs"][0]["steadystate"], "steadystate", &mut b);
+    assert_eq!(a, b);
+    assert_eq!(fio["jobs"].as_array().unwrap().len(), 1);
+    let fs = &fio["jobs"][0]["steadystate"];
+    assert_eq!(fs["attained"], 1);
+    // fio samples a wall-clock second; the group's sum is ~3000 IOPS.
+    let mean = fs["data"]["iops_mean"].as_u64().unwrap();
+    assert!((2850..=3150).contains(&mean), "{fs}");
+    // A group's job_runtime sums its members' (about 3 × 3 s here).
+    let (fio_ms, our_ms) =
+        (fio["jobs"][0]["job_runtime"].as_f64().unwrap(), ours["jobs"][0]["job_runtime"].as_f64().unwrap());
+    assert!((our_ms / fio_ms - 1.0).abs() < 0.1, "job_runtime: fio {fio_ms} ms, ssdtwin {our_ms} ms");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Three jobs against minimum rates: one slowed by think time below its
+/// `rate_iops_min` (checked every 500 ms), one capped by `rate_iops` below
+/// its `rate_min` (default 1000 ms cycle), one that keeps its minimum.
+const MIN_RATE_JOBS: &str = "[global]\nsize=64m\nbs=4k\ntime_based\nruntime=4\n\
+    [think]\nrw=randread\nthinktime=4ms\nrate_iops_min=400\nrate_cycle=500\n\
+    [capped]\nrw=randwrite\nrate_iops=200\nrate_min=1m\n\
+    [keeps]\nrw=randread\nrate_iops=300\nrate_min=1m\n";
+
+#[test]
+fn rate_min_ends_a_job_below_its_minimum_as_fio_does() {
+    let (r, dev, file) = run_on(small_drive(256, &[]), MIN_RATE_JOBS);
+    let secs: Vec<f64> = r.iter().map(|j| (j.result.end_ns - j.result.start_ns) as f64 / 1e9).collect();
+    let errors: Vec<i32> = r.iter().map(|j| j.error).collect();
+    assert_eq!(errors, [5, 5, 0], "{secs:?}");
+    // fio checks from 2 s on: the first check notes the counts, the first
+    // completion a whole cycle later judges them (one I/O period late at
+    // most: ~4.1 ms for `think`, 5 ms for `capped`).
+    assert!((2.5..2.505).contains(&secs[0]), "{secs:?}");
+    assert!((3.0..3.006).contains(&secs[1]), "{secs:?}");
+    assert!(secs[2] >= 4.0, "{secs:?}");
+    // fio's messages, with the rate measured over the last cycle: 4 KiB
+    // every (4 ms + a read) is ~245 IOPS; 200 IOPS of 4 KiB is 819200 B/s.
+    let think = r[0].error_reason.as_deref().unwrap();
+    let got: u64 = think
+        .strip_prefix("think: rate_iops_min=400 not met, got ")
+        .unwrap()
+        .strip_suffix(" IOPS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((235..=250).contains(&got), "{think}");
+    assert_eq!(r[1].error_reason.as_deref(), Some("capped: rate_min=1048576B/s not met, got 819200B/s"));
+    assert_eq!(r[2].error_reason, None);
+    let v = fio_json(&r, &dev, &file);
+    assert_eq!(v["jobs"][0]["error"], 5);
+    // fio's consistency checks: a minimum above the limit, both kinds of
+    // minimum.
+    let bad = parse_job_file("[a]\nrw=read\nsize=1m\nrate=1m\nrate_min=2m\n", "b.fio", 1 << 30, &JobOptions::new());
+    let e = bad.unwrap_err().to_string();
+    assert!(e.starts_with("b.fio:5: option `rate_min`") && e.contains("exceeds the rate"), "{e}");
+    let bad =
+        parse_job_file("[a]\nrw=read\nsize=1m\nrate_min=1m\nrate_iops_min=5\n", "b.fio", 1 << 30, &JobOptions::new());
+    assert!(bad.unwrap_err().to_string().contains("mutually exclusive"));
+}
+
+/// Real fio (null engine) on the same jobs: the same jobs fail, with the
+/// same error and message, at the same point of their runtime.
+#[test]
+fn rate_min_matches_real_fio() {
+    if Process::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tmpdir("ratemin");
+    let path = dir.join("rmin.fio");
+    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &MIN_RATE_JOBS["[global]\n".len()..])).unwrap();
+    let json = dir.join("out.json");
+    let out = Process::new("fio")
+        .arg(&path)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", json.display()))
+        .output()
+        .unwrap();
+    // fio's exit status counts the jobs that ended with an error.
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (r, _, _) = run_on(small_drive(256, &[]), MIN_RATE_JOBS);
+    for (j, ours) in fio["jobs"].as_array().unwrap().iter().zip(&r) {
+        assert_eq!(j["jobname"].as_str(), Some(ours.name.as_str()));
+        assert_eq!(j["error"].as_i64(), Some(ours.error as i64), "{}", ours.name);
+        let fio_ms = j["job_runtime"].as_u64().unwrap();
+        let our_ms = (ours.result.end_ns - ours.result.start_ns) / 1_000_000;
+        // fio's clock adds scheduling noise to the same check times.
+        assert!(fio_ms.abs_diff(our_ms) <= 50, "{}: fio {fio_ms} ms, ssdtwin {our_ms} ms", ours.name);
+        if let Some(why) = &ours.error_reason {
+            let stem = &why[..why.find("got").unwrap()];
+            assert!(stderr.contains(stem), "{stem} not in fio's {stderr}");
+        }
+    }
+    let capped = "capped: rate_min=1048576B/s not met, got ";
+    assert!(stderr.contains(capped), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn tmpdir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("ssdtwin-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -253,6 +438,35 @@ fn fios_log_tools_read_our_logs() {
             let text = String::from_utf8_lossy(&out.stdout);
             // A header, then one row per interval with percentiles.
             assert!(text.lines().count() >= 3, "{text}");
+            let rows = |text: &str| -> Vec<Vec<f64>> {
+                text.lines().skip(1).map(|l| l.split(", ").map(|x| x.trim().parse().unwrap()).collect()).collect()
+            };
+            // Its medians are the job's median latency (fio's histogram
+            // bins are within about 1.6 % of a value).
+            let writes = &r[0].stats.as_ref().unwrap().dirs[IoKind::Write as usize];
+            let p50 = writes.percentile_ns(50.0) as f64;
+            for row in rows(&text) {
+                assert!((row[4] / p50 - 1.0).abs() < 0.03, "median {} vs the job's {p50}: {text}", row[4]);
+            }
+            // Unweighted, each histogram line counts in one interval: the
+            // rows count every write the log holds, which is every write
+            // but those completing after the last line (at most the queue).
+            let out = Process::new("python3")
+                .arg(script)
+                .arg("--noweight")
+                .arg(dir.join("t_clat_hist.1.log"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8_lossy(&out.stdout);
+            let samples: f64 = rows(&text).iter().map(|row| row[1]).sum();
+            let logged: u64 = std::fs::read_to_string(dir.join("t_clat_hist.1.log"))
+                .unwrap()
+                .lines()
+                .map(|l| l.split(", ").skip(4).map(|x| x.parse::<u64>().unwrap()).sum::<u64>())
+                .sum();
+            assert_eq!(samples as u64, logged, "{text}");
+            assert!(logged <= writes.ios && writes.ios - logged <= 8, "{logged} of {}", writes.ios);
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();

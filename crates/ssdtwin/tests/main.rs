@@ -5,6 +5,7 @@ mod determinism;
 mod device;
 mod fio;
 mod fio_control;
+mod fio_distributions;
 mod gc;
 mod hybrid;
 mod integrity;

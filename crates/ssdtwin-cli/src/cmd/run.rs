@@ -165,7 +165,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             write_atomically(Path::new(out), text.as_bytes())?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    // As fio: each job's error on stderr, and the exit status is the
+    // number of jobs that ended with one (backend.c's exit_value).
+    for why in results.iter().filter_map(|j| j.error_reason.as_deref()) {
+        eprintln!("{why}");
+    }
+    let failed = results.iter().filter(|j| j.error != 0).count();
+    Ok(ExitCode::from(failed.min(255) as u8))
 }
 
 /// Trace replay and trace recording run the job's phases one after another

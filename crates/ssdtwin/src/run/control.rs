@@ -1,8 +1,9 @@
 //! fio's in-job controllers: the latency-target queue-depth search
 //! (`latency_target`, `latency_window`, `latency_percentile`,
-//! `latency_run`) and steady-state detection (`ss`, `ss_dur`, `ss_ramp`).
+//! `latency_run`), steady-state detection (`ss`, `ss_dur`, `ss_ramp`) and
+//! the minimum-rate check (`rate_min`, `rate_iops_min`, `rate_cycle`).
 //!
-//! Both follow fio 3.33's rules, in virtual time:
+//! All follow fio 3.33's rules, in virtual time:
 //!
 //! - **Latency target.** The job starts at queue depth 1. A completion
 //!   slower than the target, with `latency_percentile=100`, halves the way
@@ -27,12 +28,24 @@
 //!   relative to the mean. Below the limit, the job has reached steady
 //!   state and ends (its commands in flight complete).
 //!
-//! Left out: with `group_reporting`, fio judges a reporting group's summed
-//! rate; ssdtwin judges each job by itself. Completions while a ramp-down
-//! drains are not judged again (fio may ramp down further while it
-//! drains).
+//! - **Minimum rates.** `rate_min` / `rate_iops_min`, averaged over
+//!   `rate_cycle` ms, checked from 2 s after the ramp; a direction below
+//!   its minimum ends the job with fio's EIO (5) and fio's message.
+//!
+//! With `group_reporting`, steady state is judged on the reporting
+//! group's summed rate by one tracker (the group's last job keeps it, as
+//! fio's does; see [`crate::run::driver`]), and the whole group ends when
+//! it is reached; fio rejects a group whose jobs' steady-state settings
+//! differ, and so does the job-file parser.
+//!
+//! Left out: completions while a ramp-down drains are not judged again
+//! (fio may ramp down further while it drains); fio samples the rates on a
+//! wall-clock second common to all jobs, ssdtwin on each job's (or the
+//! group's last job's) seconds since its ramp.
 
 use serde::{Deserialize, Serialize};
+
+use crate::run::workload::MinRate;
 
 /// fio's latency target options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -370,6 +383,73 @@ impl SsTracker {
         bw.resize(n, 0);
         iops.resize(n, 0);
         (bw, iops)
+    }
+}
+
+/// fio's settle time before the minimum rates are checked (backend.c:
+/// "allow a 2 second settle period in the beginning").
+const MIN_RATE_SETTLE_NS: u64 = 2_000_000_000;
+
+/// The minimum-rate check of one job (`rate_min`, `rate_iops_min`,
+/// `rate_cycle`), as fio 3.33's `check_min_rate`: from 2 s after the ramp,
+/// each direction that has completed I/O and has a minimum is checked at
+/// every completion; the first check only notes the counts and time, and
+/// each later one, once at least `rate_cycle` ms (whole ms, as fio counts)
+/// have passed since the last, compares the average since then with the
+/// minimum (bytes when `rate_min` is set for the direction, else
+/// commands), in fio's integer arithmetic.
+#[derive(Debug, Clone)]
+pub(crate) struct MinRateCheck {
+    spec: MinRate,
+    /// Bytes completed per direction since the ramp's end.
+    bytes: [u64; 3],
+    /// Commands completed per direction since the ramp's end.
+    ios: [u64; 3],
+    /// Per direction: time (ns since the ramp's end), bytes and commands
+    /// at the last check.
+    last: [Option<(u64, u64, u64)>; 3],
+}
+
+impl MinRateCheck {
+    /// A check of `spec`, from the ramp's end.
+    pub(crate) fn new(spec: MinRate) -> MinRateCheck {
+        MinRateCheck { spec, bytes: [0; 3], ios: [0; 3], last: [None; 3] }
+    }
+
+    /// A completion of `bytes` in direction `kind` at `rel_ns` after the
+    /// ramp's end (in time order). Returns fio's message when a minimum is
+    /// not met: the job then ends with EIO.
+    pub(crate) fn on_completion(&mut self, rel_ns: u64, kind: usize, bytes: u64) -> Option<String> {
+        self.bytes[kind] += bytes;
+        self.ios[kind] += 1;
+        if rel_ns < MIN_RATE_SETTLE_NS {
+            return None;
+        }
+        for d in 0..3 {
+            let (min_bytes, min_ios) = (self.spec.bytes_per_s[d], self.spec.iops[d]);
+            if self.bytes[d] == 0 || (min_bytes == 0 && min_ios == 0) {
+                continue;
+            }
+            if let Some((t, b, n)) = self.last[d] {
+                let spent_ms = (rel_ns - t) / 1_000_000;
+                if spent_ms < self.spec.cycle_ms || spent_ms == 0 {
+                    continue;
+                }
+                if min_bytes > 0 {
+                    let got = (self.bytes[d] - b) * 1000 / spent_ms;
+                    if got < min_bytes {
+                        return Some(format!("rate_min={min_bytes}B/s not met, got {got}B/s"));
+                    }
+                } else {
+                    let got = (self.ios[d] - n) * 1000 / spent_ms;
+                    if got < min_ios {
+                        return Some(format!("rate_iops_min={min_ios} not met, got {got} IOPS"));
+                    }
+                }
+            }
+            self.last[d] = Some((rel_ns, self.bytes[d], self.ios[d]));
+        }
+        None
     }
 }
 

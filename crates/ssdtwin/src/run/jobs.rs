@@ -30,8 +30,10 @@
 use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::Device;
+use crate::run::driver::{drive_sources, Action, Hooked};
 use crate::run::logs::{install, FinishedLog, JobLogs};
-use crate::run::sim::{drive_sources, run_quiet, Action, Hooked, JobStats, PhaseResult, Source};
+use crate::run::sim::{run_quiet, PhaseResult};
+use crate::run::source::{JobStats, Source};
 use crate::run::stats::Counters;
 use crate::run::workload::fio::JobFile;
 use crate::run::workload::Phase;
@@ -49,8 +51,12 @@ pub struct JobResult {
     pub result: PhaseResult,
     /// The job's own statistics (I/O jobs).
     pub stats: Option<JobStats>,
-    /// fio's error number (0: none; 110: `max_latency` exceeded).
+    /// fio's error number (0: none; 110: `max_latency` exceeded or the
+    /// latency target missed at depth 1; 5: below `rate_min` or
+    /// `rate_iops_min`).
     pub error: i32,
+    /// fio's message for the error, naming the job (`None` without one).
+    pub error_reason: Option<String>,
     /// The section's options as written.
     pub options: Vec<(String, String)>,
     /// Whether the job asked for `group_reporting`.
@@ -112,6 +118,21 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                 src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
             }
             sources.push(src);
+        }
+    }
+    // Steady state of a group reported as one is judged on the group's
+    // summed rate, by its last job's tracker (fio's steadystate_setup).
+    for g in 0..=groupid {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| groups[i] == g && src_of[i] != usize::MAX)
+            .map(|i| src_of[i])
+            .filter(|&s| sources[s].spec.steadystate.is_some())
+            .collect();
+        if let (true, Some(&holder)) = (merged(g), members.last()) {
+            sources[holder].ss_holder = true;
+            for &s in &members[..members.len() - 1] {
+                sources[s].ss_forward = Some(holder);
+            }
         }
     }
     let mut finished_logs: Vec<(usize, FinishedLog)> = Vec::new();
@@ -248,12 +269,12 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         .enumerate()
         .map(|(i, j)| {
             let result = results[i].take().unwrap_or_else(|| panic!("job {} never ran", j.phase.name()));
-            let (stats, error, latency_depth, steadystate) = match src_of[i] {
-                usize::MAX => (None, 0, 1, None),
+            let (stats, error, error_reason, latency_depth, steadystate) = match src_of[i] {
+                usize::MAX => (None, 0, None, 1, None),
                 s => {
                     let src = &mut sources[s];
                     let depth = src.lat.as_ref().map_or(src.spec.outstanding(), |l| l.depth());
-                    (src.stats.take().map(|b| *b), src.error, depth, src.ss.take())
+                    (src.stats.take().map(|b| *b), src.error, src.error_reason.take(), depth, src.ss.take())
                 }
             };
             let latency_target = match &j.phase {
@@ -266,6 +287,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                 result,
                 stats,
                 error,
+                error_reason,
                 options: j.options.clone(),
                 group_reporting: j.group_reporting,
                 latency_depth,

@@ -3,7 +3,11 @@
 //! - [`engine`]: the event queue and the integer-nanosecond clock;
 //! - [`device`]: the device core — one drive, its clock, its idle policy
 //!   and its statistics, fed one command at a time by any workload source;
-//! - [`sim`]: the closed-loop driver of fio-style jobs over the device core;
+//! - [`sim`]: runs a job's phases one after the other over the device core;
+//! - [`source`]: one fio-style job's bookkeeping (generator, limits, rate
+//!   schedule, its own statistics);
+//! - [`driver`]: the closed-loop event loop driving one or several sources
+//!   on the device;
 //! - [`control`]: fio's latency-target depth search and steady-state
 //!   detection inside a job;
 //! - [`logs`]: fio's log files (bandwidth, IOPS, latency, histograms);
@@ -16,11 +20,13 @@
 
 pub mod control;
 pub mod device;
+pub mod driver;
 pub mod engine;
 pub mod jobs;
 pub mod lifetime;
 pub mod logs;
 pub mod sim;
+pub mod source;
 pub mod state;
 pub mod stats;
 pub mod trace;

@@ -27,7 +27,8 @@ use crate::model::drive::IoKind;
 use crate::model::health::Health;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::jobs::JobResult;
-use crate::run::sim::{JobStats, PhaseResult, SAMPLE_NS};
+use crate::run::sim::PhaseResult;
+use crate::run::source::{JobStats, SAMPLE_NS};
 use crate::run::stats::{DirStats, Running, Samples};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
@@ -63,6 +64,9 @@ pub(crate) struct Entry {
     pub(crate) depth_levels: [u64; 7],
     pub(crate) measured_ns: u64,
     pub(crate) elapsed_ns: u64,
+    /// fio's `job_runtime`: the members' times after their ramps, summed
+    /// (stat.c's `total_run_time`).
+    pub(crate) run_sum_ns: u64,
     pub(crate) jobs: usize,
     /// The first job's result (ssdtwin additions).
     pub(crate) first: PhaseResult,
@@ -96,6 +100,7 @@ impl FioReport<'_> {
                     }
                     e.measured_ns = e.measured_ns.max(r.measured_ns);
                     e.elapsed_ns = e.elapsed_ns.max(r.end_ns - r.start_ns);
+                    e.run_sum_ns += r.measured_ns;
                     e.error = e.error.max(j.error);
                     e.jobs += 1;
                     // fio keeps a group's steady-state data in its last job.
@@ -115,6 +120,7 @@ impl FioReport<'_> {
                 depth_levels: st.depth_levels,
                 measured_ns: r.measured_ns,
                 elapsed_ns: r.end_ns - r.start_ns,
+                run_sum_ns: r.measured_ns,
                 jobs: 1,
                 first: r.clone(),
                 latency_depth: j.latency_depth,
@@ -423,7 +429,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
         "write": dir_json(e, 1, plus, group_bw[1]),
         "trim": dir_json(e, 2, plus, group_bw[2]),
         "sync": { "total_ios": 0, "lat_ns": zero_lat() },
-        "job_runtime": e.elapsed_ns / 1_000_000,
+        "job_runtime": e.run_sum_ns / 1_000_000,
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
         "ctx": 0,

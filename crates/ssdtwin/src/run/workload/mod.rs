@@ -18,7 +18,6 @@
 //! ([`crate::run::trace::options`]).
 
 pub mod fio;
-pub mod fio_jobctl;
 pub mod generator;
 
 pub use fio::{parse_job_file, JobOptions};
@@ -122,8 +121,10 @@ pub enum Distribution {
     Zipf(f64),
     /// Pareto with power h (fio's `pareto:h`).
     Pareto(f64),
-    /// Normal with standard deviation σ, in percent of the span, around
-    /// its middle (fio's `normal:σ`).
+    /// fio's `normal:σ` (0 ≤ σ < 100): a bell around the span's middle with
+    /// a standard deviation of 1/12 of the span, widened by a uniform
+    /// deviation σ % of the span wide (fio 3.33's lib/gauss.c; not a
+    /// Gaussian of σ %).
     Normal(f64),
     /// Zones: (percent of accesses, share of the span) in order from the
     /// span's start; fio's `zoned:` (share in percent of the span, stored
@@ -157,6 +158,21 @@ pub struct Rate {
     /// Exponential inter-arrival times (fio's `rate_process=poisson`)
     /// instead of evenly spaced ones.
     pub poisson: bool,
+}
+
+/// The minimum rates a job must keep (fio's `rate_min`, `rate_iops_min`,
+/// `rate_cycle`): after a 2 s settle past the ramp, the rate of each
+/// direction is averaged over every `rate_cycle`, and a direction below
+/// its minimum ends the job with fio's EIO (see
+/// [`crate::run::control::MinRateCheck`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MinRate {
+    /// Bytes per second per direction (read, write, trim); 0 = no check.
+    pub bytes_per_s: [u64; 3],
+    /// Commands per second per direction; 0 = no check.
+    pub iops: [u64; 3],
+    /// Averaging period, ms (fio's default 1000).
+    pub cycle_ms: u64,
 }
 
 /// One closed-loop I/O phase.
@@ -218,6 +234,11 @@ pub struct IoSpec {
     /// Where random offsets land (of reads, when the directions differ).
     #[serde(default, skip_serializing_if = "is_uniform")]
     pub distribution: Distribution,
+    /// Where the hot spot of a skewed distribution lies, 0–1 of the span
+    /// (fio's `random_distribution=zipf:θ:center`; `None`: fio's default,
+    /// random for Zipf and Pareto, the middle for normal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_center: Option<f64>,
     /// Where random offsets land per direction (read, write, trim), when
     /// they differ (fio's `random_distribution=zipf:1.2,random`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,6 +250,9 @@ pub struct IoSpec {
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// Minimum rates (`rate_min`, `rate_iops_min`, `rate_cycle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<MinRate>,
     /// Think only after every this many commands (fio's
     /// `thinktime_blocks`; 1 = after each).
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -279,9 +303,11 @@ impl IoSpec {
             sizes: None,
             blockalign: None,
             distribution: Distribution::Random,
+            random_center: None,
             distributions: None,
             modifier: None,
             rate: None,
+            rate_min: None,
             thinktime_blocks: 1,
             number_ios: None,
             loops: 1,

@@ -6,11 +6,12 @@
 //! `log_hist_msec`, `log_hist_coarseness`, `per_job_logs`, `log_offset`).
 //! What they do is in [`crate::run::control`] and [`crate::run::logs`].
 
-use super::fio::{parse_time, Entry};
-use super::IoSpec;
+use super::options::Entry;
+use super::values::parse_time;
 use crate::error::JobError;
 use crate::run::control::{LatencyTarget, SsMetric, SteadyState};
 use crate::run::logs::LogSpec;
+use crate::run::workload::IoSpec;
 
 /// The options this module reads.
 pub const OPTIONS: &[&str] = &[

@@ -25,6 +25,21 @@
 //! command that would run into a written unit is shortened to the free
 //! ones, so every unit is covered once per pass (then the map starts
 //! over).
+//!
+//! Parts, by concept: [`random_map`] (which blocks a pass visits),
+//! [`distribution`] (where skewed offsets land), [`sizes`] (block sizes per
+//! command). Arrivals (think time, rate limits) are not the generator's:
+//! see [`crate::run::source`].
+
+mod distribution;
+mod random_map;
+mod sizes;
+
+pub(crate) use random_map::Permutation;
+
+use distribution::Draw;
+use random_map::RandomMap;
+use sizes::Sizes;
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -32,233 +47,9 @@ use rand_pcg::Pcg64Mcg;
 use super::{Distribution, IoSpec, RwPattern, Sequencer};
 use crate::model::drive::{Command, IoKind};
 
-/// A permutation of `0..n` computed on the fly.
-#[derive(Debug, Clone)]
-pub(crate) struct Permutation {
-    n: u64,
-    bits: u32,
-    mask: u64,
-    keys: [u64; 3],
-    counter: u64,
-}
-
-impl Permutation {
-    pub(crate) fn new(n: u64, rng: &mut Pcg64Mcg) -> Permutation {
-        let bits = 64 - (n.max(2) - 1).leading_zeros();
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        Permutation {
-            n,
-            bits,
-            mask,
-            keys: [rng.random::<u64>(), rng.random::<u64>() | 1, rng.random::<u64>() | 1],
-            counter: 0,
-        }
-    }
-
-    #[inline]
-    fn mix(&self, mut x: u64) -> u64 {
-        let m = self.mask;
-        let sh = self.bits / 2 + 1;
-        x = (x ^ self.keys[0]) & m;
-        x = x.wrapping_mul(self.keys[1]) & m;
-        x ^= x >> sh;
-        x = x.wrapping_mul(self.keys[2]) & m;
-        x ^= x >> sh;
-        x
-    }
-
-    /// The value at position `i` of the permutation (`i < n`).
-    #[inline]
-    pub(crate) fn at(&self, i: u64) -> u64 {
-        let mut v = self.mix(i);
-        while v >= self.n {
-            v = self.mix(v);
-        }
-        v
-    }
-
-    #[inline]
-    pub(crate) fn next(&mut self) -> u64 {
-        // Cycle walking: P restricted to 0..n stays a bijection on 0..n.
-        let mut v = self.mix(self.counter);
-        while v >= self.n {
-            v = self.mix(v);
-        }
-        self.counter += 1;
-        if self.counter == self.n {
-            self.counter = 0;
-        }
-        v
-    }
-}
-
-/// Zipf ranks by rejection-inversion (Hörmann and Derflinger 1996): exact
-/// for any exponent > 0 and any number of ranks, O(1) per draw.
-#[derive(Debug, Clone)]
-pub(crate) struct Zipf {
-    e: f64,
-    n: f64,
-    h_x1: f64,
-    h_n: f64,
-    s: f64,
-}
-
-fn helper1(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.ln_1p() / x
-    } else {
-        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
-    }
-}
-
-fn helper2(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.exp_m1() / x
-    } else {
-        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
-    }
-}
-
-impl Zipf {
-    pub(crate) fn new(n: u64, e: f64) -> Zipf {
-        let mut z = Zipf { e, n: n as f64, h_x1: 0.0, h_n: 0.0, s: 0.0 };
-        z.h_x1 = z.h_int(1.5) - 1.0;
-        z.h_n = z.h_int(n as f64 + 0.5);
-        z.s = 2.0 - z.h_int_inv(z.h_int(2.5) - z.h(2.0));
-        z
-    }
-    fn h(&self, x: f64) -> f64 {
-        (-self.e * x.ln()).exp()
-    }
-    fn h_int(&self, x: f64) -> f64 {
-        let l = x.ln();
-        helper2((1.0 - self.e) * l) * l
-    }
-    fn h_int_inv(&self, x: f64) -> f64 {
-        let t = (x * (1.0 - self.e)).max(-1.0);
-        (helper1(t) * x).exp()
-    }
-    /// A rank in `0..n` (0 the most frequent).
-    #[inline]
-    pub(crate) fn sample(&self, rng: &mut Pcg64Mcg) -> u64 {
-        loop {
-            let u = self.h_n + rng.random::<f64>() * (self.h_x1 - self.h_n);
-            let x = self.h_int_inv(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
-            if k - x <= self.s || u >= self.h_int(k + 0.5) - self.h(k) {
-                return k as u64 - 1;
-            }
-        }
-    }
-}
-
-/// fio's random map: one bit per unit of the span, with a summary bit per
-/// 64 units that are all taken, to find the next free unit quickly.
-#[derive(Debug, Clone)]
-struct RandomMap {
-    bits: Vec<u64>,
-    full_words: Vec<u64>,
-    units: u64,
-    taken: u64,
-}
-
-impl RandomMap {
-    fn new(units: u64) -> RandomMap {
-        let words = units.div_ceil(64) as usize;
-        RandomMap { bits: vec![0; words], full_words: vec![0; words.div_ceil(64)], units, taken: 0 }
-    }
-
-    fn full(&self) -> bool {
-        self.taken >= self.units
-    }
-
-    fn reset(&mut self) {
-        self.bits.fill(0);
-        self.full_words.fill(0);
-        self.taken = 0;
-    }
-
-    #[inline]
-    fn is_free(&self, u: u64) -> bool {
-        self.bits[(u / 64) as usize] & (1 << (u % 64)) == 0
-    }
-
-    /// The first free unit at or after `u`, wrapping to the start (the
-    /// map is not full).
-    fn next_free(&self, u: u64) -> u64 {
-        if self.is_free(u) {
-            return u;
-        }
-        let words = self.bits.len();
-        let start = (u / 64) as usize;
-        // The rest of u's word, then whole words that are not full.
-        let first = self.bits[start] | ((1u64 << (u % 64)) - 1) | (1u64 << (u % 64));
-        if first != u64::MAX {
-            let f = start as u64 * 64 + (!first).trailing_zeros() as u64;
-            if f < self.units {
-                return f;
-            }
-        }
-        let mut w = (start + 1) % words;
-        loop {
-            // Skip 64 full words at a time through the summary.
-            if w % 64 == 0 && self.full_words[w / 64] == u64::MAX {
-                w = (w + 64) % words.max(1);
-                if w >= words {
-                    w = 0;
-                }
-                continue;
-            }
-            if self.bits[w] != u64::MAX {
-                let f = w as u64 * 64 + (!self.bits[w]).trailing_zeros() as u64;
-                if f < self.units {
-                    return f;
-                }
-            }
-            w = (w + 1) % words;
-        }
-    }
-
-    /// Take up to `n` consecutive free units from `u` (free); stops at a
-    /// taken one. Returns how many were taken.
-    fn take(&mut self, u: u64, n: u64) -> u64 {
-        let mut got = 0;
-        while got < n && self.is_free(u + got) {
-            let x = u + got;
-            let w = (x / 64) as usize;
-            self.bits[w] |= 1 << (x % 64);
-            if self.bits[w] == u64::MAX {
-                self.full_words[w / 64] |= 1 << (w % 64);
-            }
-            got += 1;
-        }
-        self.taken += got;
-        got
-    }
-}
-
-/// A distribution made ready for drawing.
-#[derive(Debug, Clone)]
-enum Draw {
-    Uniform,
-    Zipf(Zipf),
-    Pareto(f64),
-    Normal(f64),
-    /// Cumulative access fraction and the zone's [start, end) fraction.
-    Zoned(Vec<(f64, f64, f64)>),
-}
-
 /// How many commands the generator computes ahead of the one it returns
 /// (so that the simulator can warm the map entries they will touch).
 pub const LOOKAHEAD: usize = 16;
-
-/// Sizes of one direction, made ready for drawing.
-#[derive(Debug, Clone)]
-struct Sizes {
-    /// Cumulative weights and sizes; one entry = fixed.
-    table: Vec<(u32, u32)>,
-    total: u32,
-}
 
 /// Generates the commands of one I/O phase.
 #[derive(Debug, Clone)]
@@ -304,6 +95,8 @@ struct Ext {
     prev: [(u64, u32); 3],
     /// trimwrite: the write that follows the trim.
     pending_write: Option<Command>,
+    /// fio's `center` of a skewed distribution (`zipf:θ:c`), 0–1.
+    center: Option<f64>,
 }
 
 impl IoGenerator {
@@ -345,39 +138,10 @@ impl IoGenerator {
                     Some(s) => s[k].choices.clone(),
                     None => vec![(spec.bs, 100)],
                 };
-                let mut acc = 0;
-                let table = choices
-                    .iter()
-                    .map(|&(size, w)| {
-                        acc += w;
-                        (acc, size)
-                    })
-                    .collect();
-                Sizes { table, total: acc.max(1) }
+                Sizes::new(&choices)
             });
             let n = units[1].max(units[0]);
-            let draw = std::array::from_fn(|k| match spec.distribution_of(k) {
-                Distribution::Random => Draw::Uniform,
-                Distribution::Zipf(t) => Draw::Zipf(Zipf::new(n, *t)),
-                Distribution::Pareto(h) => Draw::Pareto((*h).ln() / (1.0 - *h).ln()),
-                Distribution::Normal(sd) => Draw::Normal(*sd),
-                Distribution::Zoned(zones) => {
-                    let total: f64 = zones.iter().map(|z| z.0).sum();
-                    let mut acc = 0.0;
-                    let mut at = 0.0;
-                    Draw::Zoned(
-                        zones
-                            .iter()
-                            .map(|&(pct, share)| {
-                                acc += pct / total;
-                                let z = (acc, at, (at + share).min(1.0));
-                                at += share;
-                                z
-                            })
-                            .collect(),
-                    )
-                }
-            });
+            let draw = std::array::from_fn(|k| Draw::new(spec.distribution_of(k), n));
             // fio's random map for variable block sizes: one bit per unit
             // of the span, shared by the directions.
             let map =
@@ -394,6 +158,7 @@ impl IoGenerator {
                 pos: [0; 3],
                 prev: [(u64::MAX, 0); 3],
                 pending_write: None,
+                center: spec.random_center,
             })
         });
         let _ = unit;
@@ -492,34 +257,33 @@ impl IoGenerator {
     /// A unit index in `0..n` drawn from the distribution.
     fn draw_unit(&mut self, k: usize, n: u64) -> u64 {
         let ext = self.ext.as_ref().expect("extended generator");
-        let rank = match &ext.draw[k] {
-            Draw::Uniform => {
-                return if self.norandommap || n != ext.units[k] {
-                    self.rng.random_range(0..n)
-                } else {
-                    self.perm[k].next()
-                };
-            }
-            Draw::Zipf(z) => z.sample(&mut self.rng),
-            Draw::Pareto(pow) => ((n - 1) as f64 * self.rng.random::<f64>().powf(*pow)) as u64,
-            Draw::Normal(sd) => {
-                // Box–Muller around the middle; σ in percent of the span.
-                let u1: f64 = 1.0 - self.rng.random::<f64>();
-                let u2: f64 = self.rng.random();
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                let x = n as f64 / 2.0 + z * sd / 100.0 * n as f64;
-                (x.max(0.0) as u64).min(n - 1)
-            }
-            Draw::Zoned(zones) => {
-                let u: f64 = self.rng.random();
-                let &(_, a, b) = zones.iter().find(|z| u < z.0).unwrap_or(zones.last().expect("zones"));
-                let lo = (a * n as f64) as u64;
-                let hi = ((b * n as f64) as u64).clamp(lo + 1, n);
-                return self.rng.random_range(lo..hi);
-            }
+        let draw = &ext.draw[k];
+        let Some(rank) = draw.rank(&mut self.rng, n) else {
+            return match draw {
+                Draw::Zoned(zones) => {
+                    let u: f64 = self.rng.random();
+                    let &(_, a, b) = zones.iter().find(|z| u < z.0).unwrap_or(zones.last().expect("zones"));
+                    let lo = (a * n as f64) as u64;
+                    let hi = ((b * n as f64) as u64).clamp(lo + 1, n);
+                    self.rng.random_range(lo..hi)
+                }
+                _ if self.norandommap || n != ext.units[k] => self.rng.random_range(0..n),
+                _ => self.perm[k].next(),
+            };
         };
-        // Skewed ranks are scattered over the span (fio hashes them).
-        self.perm[k].at(rank % ext.units[k]) % n
+        // Skewed ranks are scattered over the span (fio hashes them), then
+        // turned by fio's `center` (lib/zipf.c, lib/gauss.c: `rand_off`).
+        let block = self.perm[k].at(rank % ext.units[k]) % n;
+        match ext.center {
+            None => block,
+            Some(c) => {
+                let off = match draw {
+                    Draw::Normal(_) => (n as f64 * (c - 0.5)) as i64,
+                    _ => (n as f64 * c) as i64,
+                };
+                (block as i64 + off).rem_euclid(n as i64) as u64
+            }
+        }
     }
 
     fn generate_ext(&mut self) -> Command {
@@ -528,15 +292,7 @@ impl IoGenerator {
         }
         let kind = self.kind();
         let k = kind as usize;
-        let mut len = {
-            let s = &self.ext.as_ref().expect("ext").sizes[k];
-            if s.table.len() == 1 {
-                s.table[0].1
-            } else {
-                let r = self.rng.random_range(0..s.total);
-                s.table.iter().find(|e| r < e.0).map_or(s.table[0].1, |e| e.1)
-            }
-        };
+        let mut len = self.ext.as_ref().expect("ext").sizes[k].draw(&mut self.rng);
         let (span, unit, prev, modifier) = {
             let e = self.ext.as_ref().expect("ext");
             (e.span, e.unit[k], e.prev[k], e.modifier)

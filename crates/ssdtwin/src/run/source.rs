@@ -1,0 +1,375 @@
+//! One closed-loop workload source: the bookkeeping of one fio job on the
+//! device — its command generator, byte/command/time limits, bursts,
+//! think time, the rate schedule (fio's `rate`, `rate_iops`,
+//! `rate_process`), the latency-target search and steady-state tracker it
+//! carries, and the statistics it keeps of its own ([`JobStats`]). It
+//! decides what to submit and when; the event loop that calls it is
+//! [`crate::run::driver`]. Left out: anything shared between jobs (the
+//! drive, the clock, the reporting groups).
+
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::model::drive::Drive;
+use crate::run::control::{LatSearch, MinRateCheck, SsTracker};
+use crate::run::device::{Completion, Device};
+use crate::run::logs::JobLogs;
+use crate::run::stats::{DirStats, Samples, TimeSeries};
+use crate::run::workload::generator::LOOKAHEAD;
+use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
+
+/// Timer tokens: the source's index times 4 plus one of these.
+pub(crate) const TIMER_SUBMIT: u32 = 0;
+pub(crate) const TIMER_BURST: u32 = 1;
+/// A timer of the scheduler above the loop (e.g. a delayed job start).
+pub(crate) const TIMER_EXTERNAL: u32 = 2;
+
+/// fio's error number when a job ends below its minimum rate (EIO).
+pub const EIO: i32 = 5;
+/// fio's error number when a command exceeds `max_latency` or the latency
+/// target cannot be met (ETIMEDOUT).
+pub const ETIMEDOUT: i32 = 110;
+
+/// fio's bandwidth and IOPS sampling interval (`bwavgtime`, `iopsavgtime`).
+pub const SAMPLE_NS: u64 = 500_000_000;
+
+/// What a job measured by itself (jobs sharing a drive each keep their
+/// own): latency per direction, per-second series, bandwidth samples and
+/// the queue depths it submitted at.
+#[derive(Debug, Clone)]
+pub struct JobStats {
+    /// Read, write and trim latency and volume (index `IoKind as usize`).
+    pub dirs: [DirStats; 3],
+    /// Per-second series of the job's completions (drive state sampled as
+    /// each second opens).
+    pub series: TimeSeries,
+    /// Bytes and commands completed per direction in each
+    /// [`SAMPLE_NS`] interval after the ramp.
+    pub samples: Samples,
+    /// Submissions by the job's outstanding count after it (fio's
+    /// `iodepth_level` buckets 1, 2, 4, 8, 16, 32, ≥64).
+    pub depth_levels: [u64; 7],
+    /// Time the job had commands outstanding, ns.
+    pub busy_ns: u64,
+}
+
+/// One closed-loop workload source: an I/O phase's generator and limits.
+/// Several sources may share one device (concurrent fio jobs).
+pub(crate) struct Source {
+    pub(crate) spec: IoSpec,
+    gen: IoGenerator,
+    pub(crate) start: u64,
+    pub(crate) ramp_end: u64,
+    pub(crate) deadline: Option<u64>,
+    pub(crate) byte_limit: u64,
+    pub(crate) ios_limit: u64,
+    pub(crate) issued: u64,
+    pub(crate) issued_ios: u64,
+    burst_bytes: u64,
+    pub(crate) seg_issued: u64,
+    pub(crate) seg_start: u64,
+    pub(crate) bursts: u32,
+    pub(crate) depth: u32,
+    pub(crate) outstanding: u32,
+    pub(crate) pending: u32,
+    pub(crate) completions: u64,
+    next_issue: u64,
+    /// Mean time between commands under the rate limits, ns (0: none).
+    rate_gap_ns: f64,
+    rate_rng: Option<Pcg64Mcg>,
+    pub(crate) busy_since: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) finished: bool,
+    /// fio's error number (110 = ETIMEDOUT after `max_latency` or a
+    /// failed latency target, 5 = EIO below a minimum rate).
+    pub(crate) error: i32,
+    pub(crate) stats: Option<Box<JobStats>>,
+    /// Issue no more commands (steady state reached, latency search done).
+    pub(crate) stop: bool,
+    /// The latency-target depth search (`latency_target`).
+    pub(crate) lat: Option<LatSearch>,
+    /// Steady-state detection (`ss`).
+    pub(crate) ss: Option<SsTracker>,
+    /// With `group_reporting`, the source whose tracker judges the
+    /// group's summed rate (fio keeps it in the group's last job); this
+    /// source then has no tracker of its own.
+    pub(crate) ss_forward: Option<usize>,
+    /// This source's tracker judges its reporting group.
+    pub(crate) ss_holder: bool,
+    /// The minimum-rate check (`rate_min`, `rate_iops_min`).
+    pub(crate) min_rate: Option<MinRateCheck>,
+    /// fio's message for `error`, naming the job.
+    pub(crate) error_reason: Option<String>,
+    /// fio's log files, when the job writes any.
+    pub(crate) logs: Option<JobLogs>,
+}
+
+impl Source {
+    /// A source starting at `start` on a drive of `capacity` bytes;
+    /// `own_stats` keeps the job's own statistics ([`JobStats`]), with
+    /// every bandwidth sample if it is `Some(true)`. It
+    /// starts when the loop's scheduler says so (`finished` until then).
+    pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: Option<bool>) -> Source {
+        let ramp_end = start + spec.ramp_time_ns;
+        let span = spec.size.unwrap_or(capacity - spec.offset);
+        let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
+            (true, _) => u64::MAX,
+            (false, Some(b)) => b.saturating_mul(spec.loops as u64),
+            (false, None) => span.saturating_mul(spec.loops as u64),
+        };
+        let ios_limit = spec.number_ios.unwrap_or(u64::MAX);
+        Source {
+            gen: IoGenerator::new(&spec, capacity),
+            start,
+            ramp_end,
+            deadline: spec.runtime_ns.map(|t| ramp_end + t),
+            byte_limit,
+            ios_limit,
+            issued: 0,
+            issued_ios: 0,
+            burst_bytes: spec.burst.map_or(u64::MAX, |b| b.bytes),
+            seg_issued: 0,
+            seg_start: start,
+            bursts: 1,
+            depth: spec.outstanding(),
+            outstanding: 0,
+            pending: 0,
+            completions: 0,
+            next_issue: start,
+            rate_gap_ns: rate_gap(&spec),
+            rate_rng: spec.rate.filter(|r| r.poisson).map(|_| Pcg64Mcg::seed_from_u64(spec.randseed ^ 0x0a11_e5a1)),
+            busy_since: start,
+            end_ns: start,
+            finished: true,
+            error: 0,
+            stop: false,
+            lat: None,
+            ss: None,
+            ss_forward: None,
+            ss_holder: false,
+            min_rate: None,
+            error_reason: None,
+            logs: None,
+            stats: own_stats.map(|keep_samples| {
+                Box::new(JobStats {
+                    dirs: Default::default(),
+                    series: TimeSeries::new(start),
+                    samples: Samples::new(keep_samples),
+                    depth_levels: [0; 7],
+                    busy_ns: 0,
+                })
+            }),
+            spec,
+        }
+    }
+
+    /// Start (or restart) the clock-dependent state at `now`.
+    pub(crate) fn begin(&mut self, now: u64) {
+        self.finished = false;
+        self.start = now;
+        self.ramp_end = now + self.spec.ramp_time_ns;
+        self.deadline = self.spec.runtime_ns.map(|t| self.ramp_end + t);
+        self.seg_start = now;
+        self.next_issue = now;
+        self.busy_since = now;
+        self.end_ns = now;
+        if let Some(st) = &mut self.stats {
+            st.series.start_ns = now;
+        }
+        self.lat = self.spec.latency_target.map(|t| LatSearch::new(t, self.depth, now));
+        self.ss = self.spec.steadystate.filter(|_| self.ss_forward.is_none()).map(SsTracker::new);
+        self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
+    }
+
+    /// Commands the job may have outstanding now: its depth, or the
+    /// latency search's (0 while a ramp-down drains).
+    #[inline]
+    pub(crate) fn limit(&self) -> u32 {
+        match &self.lat {
+            None => self.depth,
+            Some(l) => l.depth_limit().min(self.depth),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn draining(&self) -> bool {
+        self.lat.as_ref().is_some_and(|l| l.draining())
+    }
+
+    /// A drain the latency search asked for is over: start its next
+    /// window (restarting the statistics for the final run) and fill the
+    /// queue to the new depth.
+    pub(crate) fn drain_over(&mut self, dev: &mut Device, me: u32) {
+        let now = dev.now();
+        if let Some(l) = &mut self.lat {
+            if l.drained(now, self.completions) {
+                // fio's reset_all_stats: the report covers the final run.
+                self.ramp_end = now;
+                self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
+                if let Some(st) = &mut self.stats {
+                    st.dirs = Default::default();
+                    st.samples = Samples::new(st.samples.kept.is_some());
+                    st.depth_levels = [0; 7];
+                }
+            }
+        }
+        self.fill(dev, me);
+    }
+
+    #[inline]
+    pub(crate) fn can_issue(&self, now: u64) -> bool {
+        self.error == 0
+            && !self.stop
+            && self.issued < self.byte_limit
+            && self.issued_ios < self.ios_limit
+            && self.deadline.is_none_or(|d| now < d)
+            && self.seg_issued < self.burst_bytes
+    }
+
+    /// Submit the next command now.
+    #[inline]
+    pub(crate) fn submit(&mut self, dev: &mut Device, tag: u32) {
+        let cmd = self.gen.next_command();
+        // Warm the map entries of the commands that follow: the map
+        // lines of the one 16 ahead, the reverse entries of the one 8
+        // ahead (whose map line is warm by now).
+        dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
+        dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
+        let now = dev.now();
+        dev.submit(cmd, tag);
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        self.outstanding += 1;
+        self.issued += cmd.len as u64;
+        self.seg_issued += cmd.len as u64;
+        self.issued_ios += 1;
+        if let Some(st) = &mut self.stats {
+            let level = match self.outstanding {
+                1 => 0,
+                2..=3 => 1,
+                4..=7 => 2,
+                8..=15 => 3,
+                16..=31 => 4,
+                32..=63 => 5,
+                _ => 6,
+            };
+            st.depth_levels[level] += 1;
+        }
+    }
+
+    /// Issue the next command of slot `tag` now, or when the think time or
+    /// the rate allows (a timer).
+    #[inline]
+    pub(crate) fn issue_or_wait(&mut self, dev: &mut Device, me: u32, think: bool) {
+        let now = dev.now();
+        let at = if think { now + self.spec.thinktime_ns } else { now };
+        let at = if self.rate_gap_ns > 0.0 {
+            // The next arrival of the rate's schedule (fio's rate
+            // process), independent of completions: a job that fell
+            // behind catches up, as fio's does.
+            let arrival = self.next_issue;
+            let mut gap = self.rate_gap_ns;
+            if let Some(rng) = &mut self.rate_rng {
+                gap *= -(1.0 - rng.random::<f64>()).ln();
+            }
+            self.next_issue = arrival + gap.round() as u64;
+            at.max(arrival)
+        } else {
+            at
+        };
+        if at > now {
+            self.pending += 1;
+            dev.set_timer(at, me * 4 + TIMER_SUBMIT);
+        } else {
+            self.submit(dev, me);
+        }
+    }
+
+    /// Fill the queue to the job's depth (at the start of a burst or of
+    /// the job, or when the latency search raises the depth).
+    pub(crate) fn fill(&mut self, dev: &mut Device, me: u32) {
+        let now = dev.now();
+        while self.outstanding + self.pending < self.limit() && self.can_issue(now) {
+            self.issue_or_wait(dev, me, false);
+        }
+    }
+
+    /// End the job with fio's error number `errno` and message `why`
+    /// (the first error stays).
+    pub(crate) fn fail(&mut self, errno: i32, why: String) {
+        if self.error == 0 {
+            self.error = errno;
+            self.error_reason = Some(format!("{}: {why}", self.spec.name));
+        }
+    }
+
+    /// Record a completion in the job's own statistics, its steady-state
+    /// detection and its logs (after the ramp). True when the completion
+    /// brought the source's tracker to steady state.
+    #[inline]
+    pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) -> bool {
+        let k = c.cmd.kind as usize;
+        let bytes = c.cmd.len as u64;
+        // fio counts toward the minimum rate whatever completes after the
+        // ramp.
+        if let Some(m) = &mut self.min_rate {
+            if c.done_ns >= self.ramp_end && self.error == 0 {
+                if let Some(why) = m.on_completion(c.done_ns - self.ramp_end, k, bytes) {
+                    self.fail(EIO, why);
+                }
+            }
+        }
+        if c.submitted_ns < self.ramp_end {
+            return false;
+        }
+        let lat = c.latency_ns();
+        let rel = c.done_ns - self.ramp_end;
+        if let Some(st) = &mut self.stats {
+            st.dirs[k].record(bytes, lat);
+            st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
+            st.samples.record(rel / SAMPLE_NS, k, bytes);
+        }
+        let mut steady = false;
+        if let Some(ss) = &mut self.ss {
+            if ss.on_completion(rel, bytes) {
+                // Steady state: fio terminates the job.
+                self.stop = true;
+                steady = true;
+            }
+        }
+        if let Some(logs) = &mut self.logs {
+            logs.record(rel, k, bytes, c.cmd.offset, lat);
+        }
+        steady
+    }
+}
+
+/// Mean time between commands under `spec`'s rate limits, ns (0: none):
+/// each direction's gap (its block size over its byte rate, or one over
+/// its IOPS, whichever is longer), weighted by the read/write mix.
+fn rate_gap(spec: &IoSpec) -> f64 {
+    let Some(r) = spec.rate else { return 0.0 };
+    let share = match spec.rw {
+        RwPattern::Read | RwPattern::RandRead => [1.0, 0.0, 0.0],
+        RwPattern::Write | RwPattern::RandWrite => [0.0, 1.0, 0.0],
+        RwPattern::Trim | RwPattern::RandTrim => [0.0, 0.0, 1.0],
+        RwPattern::TrimWrite => [0.0, 0.5, 0.5],
+        RwPattern::ReadWrite | RwPattern::RandRw => {
+            let rd = spec.rwmixread as f64 / 100.0;
+            [rd, 1.0 - rd, 0.0]
+        }
+    };
+    (0..3)
+        .map(|k| {
+            let mut gap = 0.0f64;
+            if r.bytes_per_s[k] > 0 {
+                gap = gap.max(spec.bs_of(k) as f64 * 1e9 / r.bytes_per_s[k] as f64);
+            }
+            if r.iops[k] > 0 {
+                gap = gap.max(1e9 / r.iops[k] as f64);
+            }
+            share[k] * gap
+        })
+        .sum()
+}
