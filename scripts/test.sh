@@ -3,8 +3,6 @@
 # command; CI runs it after fmt and clippy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# No test reads the terminal; keep stray stdin away from cargo and rustc.
-exec </dev/null
 cargo test --workspace
 # The NBD server as users run it: optimised as `cargo build --release`
 # (a fault once showed only at opt-level 3; crates/ssdtwin-nbd/src/twin.rs).

@@ -19,12 +19,9 @@ pub fn spinner(show: bool, msg: &str) -> ProgressBar {
 }
 
 /// Write to a temporary file beside `path`, then rename, so that a failed
-/// run never leaves a half-written result.
+/// run never leaves a half-written result; a device such as `/dev/null` or
+/// a FIFO is written in place ([`ssdtwin::fsio`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    path.file_name().context("output path has no file name")?;
+    ssdtwin::fsio::write_atomically(path, bytes).with_context(|| format!("writing {}", path.display()))
 }

@@ -446,3 +446,43 @@ fn trace_generate_writes_a_synthetic_trace_that_replays_as_a_file() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("atsb-heavy-synthetic"), "{}", stderr(&o));
 }
+
+/// `--json` to a FIFO (as to `/dev/null`) writes into it in place: the
+/// temporary-file-and-rename that protects regular files must not replace
+/// a device or pipe with a regular file.
+#[test]
+fn json_into_a_fifo_keeps_the_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("results.json");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // The reader waits on the FIFO; if the run replaced it instead of
+    // writing into it, nothing ever arrives (bounded wait, not a hang).
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || tx.send(std::fs::read_to_string(&fifo).unwrap()));
+    }
+    let o = ssdtwin(&[
+        "run",
+        "--drive",
+        "generic-tlc-nvme",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--io_size",
+        "4m",
+        "--quiet",
+        "--json",
+        fifo.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the JSON arrives through the FIFO");
+    assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "the reader got the whole JSON");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary left beside it");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

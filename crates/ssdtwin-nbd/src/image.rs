@@ -73,15 +73,14 @@ fn err(path: &Path, what: impl std::fmt::Display) -> ImageError {
 /// built from to `path`, atomically.
 pub fn save(twin: &mut Twin, spec: &DriveSpec, origin: &str, path: &Path) -> Result<(), ImageError> {
     twin.quiesce();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| err(path, "the path has no file name"))?;
-    let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+    path.file_name().ok_or_else(|| err(path, "the path has no file name"))?;
+    let tmp = ssdtwin::fsio::temp_beside(path);
     let written = write_image(twin, spec, origin, &tmp);
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(err(path, format!("writing {}: {e}", tmp.display())));
     }
-    std::fs::rename(&tmp, path).map_err(|e| err(path, format!("renaming {} to it: {e}", tmp.display())))
+    ssdtwin::fsio::install(&tmp, path).map_err(|e| err(path, format!("renaming {} to it: {e}", tmp.display())))
 }
 
 fn write_image(twin: &Twin, spec: &DriveSpec, origin: &str, tmp: &Path) -> io::Result<()> {

@@ -93,15 +93,13 @@ pub fn render_record(record: &SuiteRecord) -> Result<Report, ReportError> {
     Ok(Report { html, files })
 }
 
-/// Write `bytes` to a temporary file beside `path`, then rename it.
+/// Write `bytes` to a temporary file beside `path`, then rename it
+/// ([`ssdtwin::fsio`]; a device or FIFO is written in place).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let io = |p: &Path, e: std::io::Error| ReportError::Io { path: p.display().to_string(), message: e.to_string() };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let name = path.file_name().map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+    ssdtwin::fsio::write_atomically(path, bytes).map_err(|e| io(path, e))
 }
 
 impl Report {

@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod fsio;
 pub mod mem;
 pub mod model;
 pub mod run;

@@ -293,10 +293,9 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
 /// beside it (a failed conversion leaves nothing behind).
 fn convert_to(spec: &TraceSpec, input: &str, output: &str, to: TraceFormat) -> Result<()> {
     let out = Path::new(output);
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = out.file_name().ok_or_else(|| anyhow!("{output}: no file name"))?.to_string_lossy();
+    out.file_name().ok_or_else(|| anyhow!("{output}: no file name"))?;
     // The extension stays last, so that compression follows it.
-    let tmp = dir.join(format!(".tmp{}.{name}", std::process::id()));
+    let tmp = ssdtwin::fsio::temp_beside(out);
     let tmp_s = tmp.display().to_string();
     let result = trace::convert(spec, &tmp_s, to);
     let (from, [written, widened, dropped]) = match result {
@@ -306,7 +305,7 @@ fn convert_to(spec: &TraceSpec, input: &str, output: &str, to: TraceFormat) -> R
             return Err(e.into());
         }
     };
-    std::fs::rename(&tmp, out)?;
+    ssdtwin::fsio::install(&tmp, out)?;
     println!("{input} ({}) → {output} ({}): {written} requests", from.name(), to.name());
     if widened > 0 {
         println!("  {widened} requests widened to whole 512-byte sectors");

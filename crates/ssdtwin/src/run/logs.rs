@@ -369,7 +369,7 @@ pub(crate) fn install(logs: Vec<FinishedLog>) -> Result<(), crate::Error> {
     for path in order {
         let parts: Vec<&FinishedLog> = logs.iter().filter(|l| l.path == path).collect();
         if parts.len() == 1 {
-            std::fs::rename(&parts[0].tmp, &path).map_err(|e| log_error(&path, e))?;
+            crate::fsio::install(&parts[0].tmp, &path).map_err(|e| log_error(&path, e))?;
             continue;
         }
         let joined = PathBuf::from(format!("{}.ssdtwin-{}.tmp", path.display(), std::process::id()));
@@ -380,7 +380,7 @@ pub(crate) fn install(logs: Vec<FinishedLog>) -> Result<(), crate::Error> {
             let _ = std::fs::remove_file(&p.tmp);
         }
         drop(out);
-        std::fs::rename(&joined, &path).map_err(|e| log_error(&path, e))?;
+        crate::fsio::install(&joined, &path).map_err(|e| log_error(&path, e))?;
     }
     Ok(())
 }
