@@ -202,6 +202,14 @@ def _read_checkpoint(path: str) -> Optional["pd.DataFrame"]:
 
 
 def _write_checkpoint(df: "pd.DataFrame", path: str) -> None:
+    # A device or FIFO is written in place: renaming over it would replace
+    # it with a regular file (as the Rust side's ssdtwin::fsio does).
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        if path.endswith(".parquet"):
+            df.to_parquet(path, index=False)
+        else:
+            df.to_csv(path, index=False)
+        return
     tmp = "%s.tmp%d%s" % (path, os.getpid(), os.path.splitext(path)[1])
     if path.endswith(".parquet"):
         df.to_parquet(tmp, index=False)
