@@ -110,21 +110,25 @@ fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let t = Instant::now();
     let r = sim.run_phase(&Phase::Io(spec.clone()), 0, 1);
     let wall_s = t.elapsed().as_secs_f64();
-    let ios: u64 = r.dirs.iter().map(|d| d.ios).sum();
-    let bytes: u64 = r.dirs.iter().map(|d| d.bytes).sum();
     let waf = crate::run::stats::Counters::of(sim.drive()).since(&before).waf();
-    let row = BenchRow {
-        name: spec.name.clone(),
+    let row = phase_row(spec.name.clone(), &r, wall_s, waf);
+    (sim.into_drive(), row)
+}
+
+/// The row of a timed phase: its I/Os and bytes, simulated and wall time,
+/// `waf`, and the process's memory now.
+fn phase_row(name: String, r: &crate::run::sim::PhaseResult, wall_s: f64, waf: f64) -> BenchRow {
+    BenchRow {
+        name,
         drive: String::new(),
-        ios,
-        bytes,
+        ios: r.dirs.iter().map(|d| d.ios).sum(),
+        bytes: r.dirs.iter().map(|d| d.bytes).sum(),
         wall_s,
         sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
         peak_rss: peak_rss_bytes(),
         waf,
         huge_page_bytes: huge_page_bytes(),
-    };
-    (sim.into_drive(), row)
+    }
 }
 
 /// Replay `n` random 4 KiB reads at QD32 from an MQSim trace file written
@@ -153,17 +157,7 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
     let r = sim.try_run_phase(&Phase::Trace(spec.clone()), 0, 1).expect("the generated trace replays");
     let wall_s = t.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&path);
-    let row = BenchRow {
-        name: spec.name,
-        drive: String::new(),
-        ios: r.dirs.iter().map(|d| d.ios).sum(),
-        bytes: r.dirs.iter().map(|d| d.bytes).sum(),
-        wall_s,
-        sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
-        peak_rss: peak_rss_bytes(),
-        waf: r.counters.waf(),
-        huge_page_bytes: huge_page_bytes(),
-    };
+    let row = phase_row(spec.name, &r, wall_s, r.counters.waf());
     (sim.into_drive(), row)
 }
 
@@ -182,17 +176,7 @@ fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
     let mut sim = Simulator::new(Drive::new(model.clone()));
     let r = sim.try_run_phase(&Phase::Trace(spec.clone()), 0, 1).expect("the built-in generator replays");
     let wall_s = t.elapsed().as_secs_f64();
-    BenchRow {
-        name: spec.name,
-        drive: String::new(),
-        ios: r.dirs.iter().map(|d| d.ios).sum(),
-        bytes: r.dirs.iter().map(|d| d.bytes).sum(),
-        wall_s,
-        sim_s: (r.end_ns - r.start_ns) as f64 / 1e9,
-        peak_rss: peak_rss_bytes(),
-        waf: r.counters.waf(),
-        huge_page_bytes: huge_page_bytes(),
-    }
+    phase_row(spec.name, &r, wall_s, r.counters.waf())
 }
 
 /// The drives of the benchmark set: a large one for preconditioning,

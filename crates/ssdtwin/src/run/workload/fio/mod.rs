@@ -30,7 +30,7 @@ pub mod options;
 pub mod phase;
 pub mod values;
 
-pub use options::{is_host_only, HOST_ONLY, KNOWN};
+pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN};
 pub use values::{parse_size, parse_time};
 
 use options::{unknown_error, Entry};
@@ -253,7 +253,7 @@ fn parse_lines(
                 .chain(o)
                 .filter(move |(k, _, _)| !(replays && crate::run::trace::options::OPTIONS.contains(&k.as_str())))
         })
-        .filter(|(k, _, _)| !is_host_only(k) && !KNOWN.contains(&k.as_str()))
+        .filter(|(k, _, _)| !is_host_only(k) && !is_known(k))
         .filter(|(k, _, at)| seen.insert((k.clone(), at.clone())))
         .collect();
     if !unknown.is_empty() {

@@ -65,25 +65,6 @@ pub const KNOWN: &[&str] = &[
     "apst",
     "secure_erase",
     "trace",
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "latency_run",
-    "ss",
-    "steadystate",
-    "ss_dur",
-    "steadystate_duration",
-    "ss_ramp",
-    "steadystate_ramp_time",
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "log_hist_coarseness",
-    "per_job_logs",
-    "log_offset",
     "retention",
     "age",
     "per_day",
@@ -186,6 +167,13 @@ pub const HOST_ONLY: &[&str] = &[
 /// yet: an error that names them.
 const NOT_SUPPORTED: &[&str] = &["fsync", "fdatasync", "write_barrier", "zonemode"];
 
+/// Whether ssdtwin reads `key`: a workload option ([`KNOWN`]) or one of
+/// the job-control options (latency target, steady state, logs:
+/// [`super::jobctl::OPTIONS`]).
+pub fn is_known(key: &str) -> bool {
+    KNOWN.contains(&key) || super::jobctl::OPTIONS.contains(&key)
+}
+
 /// Whether `key` only describes the host.
 pub fn is_host_only(key: &str) -> bool {
     HOST_ONLY.contains(&key) || key.starts_with("verify")
@@ -210,5 +198,9 @@ pub(super) fn unknown_error(unknown: &[&Entry]) -> JobError {
         })
         .collect::<Vec<_>>()
         .join(", ");
-    JobError::UnknownOption { origin: first_at, option, known: KNOWN.join(", ") }
+    JobError::UnknownOption {
+        origin: first_at,
+        option,
+        known: KNOWN.iter().chain(super::jobctl::OPTIONS).copied().collect::<Vec<_>>().join(", "),
+    }
 }

@@ -9,7 +9,7 @@
 //! consistency checks of the rate options are made here too.
 
 use super::options::is_host_only;
-use super::options::{unknown_error, Entry, KNOWN, SCHEDULE};
+use super::options::{is_known, unknown_error, Entry, SCHEDULE};
 use super::values::{
     block_size, bssplit, distribution, invalid, kb_base_of, parse_bool, parse_size, parse_time, per_direction, AbsZones,
 };
@@ -38,8 +38,7 @@ pub(super) fn build_phase(
     let mut burst_size: Option<(u64, String)> = None;
     let mut duty: Option<(f64, String)> = None;
     let mut other_io_option: Option<String> = None;
-    let unknown: Vec<&Entry> =
-        entries.iter().filter(|(k, _, _)| !is_host_only(k) && !KNOWN.contains(&k.as_str())).collect();
+    let unknown: Vec<&Entry> = entries.iter().filter(|(k, _, _)| !is_host_only(k) && !is_known(k)).collect();
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
     }
