@@ -25,3 +25,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     path.file_name().context("output path has no file name")?;
     ssdtwin::fsio::write_atomically(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
+
+/// [`write_atomically`], streaming: `write` gets a buffered writer.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    path.file_name().context("output path has no file name")?;
+    ssdtwin::fsio::write_atomically_with(path, write).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Write a JSON document to `out` (`-`: standard output) by streaming it.
+pub fn write_json_to(out: &str, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<()> {
+    if out == "-" {
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        write(&mut w)?;
+        std::io::Write::flush(&mut w)?;
+        Ok(())
+    } else {
+        write_atomically_with(Path::new(out), write)
+    }
+}

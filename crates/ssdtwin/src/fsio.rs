@@ -11,7 +11,7 @@
 //! still lose a renamed result).
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Whether `path` names something other than a regular file or a
@@ -47,11 +47,23 @@ pub fn install(tmp: &Path, path: &Path) -> io::Result<()> {
 /// Write `bytes` as `path` through a temporary file ([`install`]); a
 /// special file is written directly.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically_with(path, |w| w.write_all(bytes))
+}
+
+/// Write `path` by streaming into it (`write` gets a buffered writer)
+/// through a temporary file ([`install`]); a special file is written
+/// directly. When `write` fails, nothing is left behind.
+pub fn write_atomically_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let stream = |file: File| -> io::Result<()> {
+        let mut w = BufWriter::new(file);
+        write(&mut w)?;
+        w.flush()
+    };
     if is_special(path) {
-        return OpenOptions::new().write(true).open(path).and_then(|mut f| io::Write::write_all(&mut f, bytes));
+        return stream(OpenOptions::new().write(true).open(path)?);
     }
     let tmp = temp_beside(path);
-    if let Err(e) = std::fs::write(&tmp, bytes) {
+    if let Err(e) = File::create(&tmp).and_then(stream) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }

@@ -126,3 +126,78 @@ fn retention_moves_the_clock_with_the_power_off() {
     let secs = (rd.end_ns - rd.start_ns) as f64 / 1e9;
     assert!(e > 0.0 && e < 10.0 * secs, "energy after power-up counts from power-up: {e} J in {secs} s");
 }
+
+fn age_phase_exact(days: &str, per_day: &str, exact: bool) -> Phase {
+    let text = format!(
+        "[aging]\nage={days}\nper_day={per_day}\nrw=randwrite\nbs=4k\nnorandommap=1\nage_exact={}\n",
+        u8::from(exact)
+    );
+    let file =
+        ssdtwin::run::workload::fio::parse_job_file(&text, "age.fio", 3_199_995_904, &Default::default()).unwrap();
+    file.jobs[0].phase.clone()
+}
+
+/// Carrying stationary wear forward agrees with running every day: over
+/// 300 days the extrapolated run skips most days, and its endurance used,
+/// mean P/E, host and NAND bytes (so WAF) are within a few percent of the
+/// exact run's; the clock ends at the same day.
+#[test]
+fn extrapolated_aging_agrees_with_exact_aging() {
+    let run = |exact: bool| {
+        let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+        let r = sim.run_phase(&age_phase_exact("300d", "0.1DWPD", exact), 0, 1);
+        let health = ssdtwin::model::health::Health::of(sim.drive());
+        (r, health)
+    };
+    let (exact, exact_health) = run(true);
+    let (fast, fast_health) = run(false);
+    let (e, f) = (exact.age.unwrap(), fast.age.unwrap());
+    eprintln!("exact: {e:?}\nextrapolated: {f:?}");
+    assert_eq!(e.days_extrapolated, 0);
+    assert!(f.days_extrapolated >= 200, "most days carried forward: {}", f.days_extrapolated);
+    assert_eq!(exact.end_ns - exact.start_ns, fast.end_ns - fast.start_ns, "the same days pass");
+    let close = |what: &str, a: f64, b: f64, tol: f64| {
+        assert!((a - b).abs() <= tol * a.abs().max(b.abs()), "{what}: exact {a} vs extrapolated {b}");
+    };
+    close("percentage used", e.percentage_used.unwrap(), f.percentage_used.unwrap(), 0.03);
+    close("native P/E mean", e.pe_cycles_native_mean, f.pe_cycles_native_mean, 0.03);
+    close("host bytes", e.host_bytes_written as f64, f.host_bytes_written as f64, 0.01);
+    close("WAF", e.waf, f.waf, 0.03);
+    close("health host bytes", exact_health.data_units_written as f64, fast_health.data_units_written as f64, 0.01);
+}
+
+/// An age phase can take its commands from a trace (`trace=` with `age`
+/// and `per_day`): the file is replayed in order, untimed, from its start
+/// again when it ends, until each day's bytes are written. A trace that
+/// writes nothing is an error, not an endless loop.
+#[test]
+fn aging_replays_a_trace_in_a_loop() {
+    let dir = std::env::temp_dir().join(format!("ssdtwin-age-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // MQSim: arrival_ns device lba(512 B sectors) sectors type(0 write, 1 read).
+    let trace = dir.join("small.trace");
+    let lines: String =
+        (0..1000u64).map(|i| format!("{} 0 {} 8 {}\n", i * 1000, (i * 7919 % 4096) * 8, i % 2)).collect();
+    std::fs::write(&trace, lines).unwrap();
+    let job = |file: &std::path::Path| {
+        let text = format!("[aging]\ntrace={}\nage=3d\nper_day=64m\n", file.display());
+        ssdtwin::run::workload::fio::parse_job_file(&text, "age.fio", 3_199_995_904, &Default::default()).unwrap()
+    };
+    let file = job(&trace);
+    assert!(matches!(file.jobs[0].phase, Phase::Age(_)), "an age phase: {:?}", file.jobs[0].phase);
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let r = sim.try_run_phase(&file.jobs[0].phase, 0, 1).unwrap();
+    let a = r.age.unwrap();
+    // 500 writes of 4 KiB a pass: 64 MB a day is 31.25 passes.
+    let per_day = 64u64 << 20;
+    assert!(a.host_bytes_written >= 3 * per_day && a.host_bytes_written < 3 * (per_day + 4096), "{a:?}");
+    assert_eq!(sim.drive().ftl.mapped_lpns(), 500, "the trace's 500 written pages, again and again");
+    assert!(r.end_ns - r.start_ns >= 3 * DAY_NS);
+
+    let reads = dir.join("reads.trace");
+    std::fs::write(&reads, "0 0 0 8 1\n1000 0 8 8 1\n").unwrap();
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let err = sim.try_run_phase(&job(&reads).jobs[0].phase, 0, 1).unwrap_err().to_string();
+    assert!(err.contains("writes or trims"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -325,3 +325,44 @@ fn bad_block_runs_are_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+/// Wear carried forward (the aging phase's extrapolation) draws the
+/// failures of the cycles it adds: a drive carried past its rated cycles
+/// has blocks marked to fail, they retire as they come up for erase, its
+/// spare falls, and every acknowledged write is intact.
+#[test]
+fn carried_forward_wear_retires_blocks_without_losing_data() {
+    let mut d = eol_drive(&[]);
+    let n = d.user_lpns();
+    let mut versions = vec![0u32; n as usize];
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    let mut t = 0;
+    let mut random_writes = |d: &mut Drive, count: u64, t: &mut u64| {
+        for _ in 0..count {
+            let lpn = rng.random_range(0..n);
+            *t = write(d, lpn, *t);
+            if d.last_error().is_none() {
+                versions[lpn as usize] += 1;
+            }
+        }
+    };
+    let since = d.ftl.wear_mark();
+    random_writes(&mut d, 3 * n as u64, &mut t);
+    let window = d.ftl.wear_mark();
+    random_writes(&mut d, n as u64, &mut t);
+    let before = Health::of(&d);
+    assert!(before.pe_cycles_native_mean < 60.0, "not yet worn: {}", before.pe_cycles_native_mean);
+    let in_window: u64 = d.ftl.erases_since(&window).iter().sum();
+    let added = d.ftl.extrapolate_wear(&since, &window, 150.0, 0, 9);
+    let worn = Health::of(&d);
+    eprintln!("{added:?}; P/E {:.1} → {:.1} mean", before.pe_cycles_native_mean, worn.pe_cycles_native_mean);
+    assert!(worn.pe_cycles_native_mean > 60.0, "carried past the rated 60 cycles");
+    let expected = 150.0 * in_window as f64;
+    assert!((added.erases as f64 - expected).abs() < 0.01 * expected, "{} erases added for {expected}", added.erases);
+    assert!(added.failing_blocks >= 2, "blocks past their rating fail: {added:?}");
+    random_writes(&mut d, 2 * n as u64, &mut t);
+    let c = Counters::of(&d);
+    assert!(c.grown_bad_blocks >= 1, "marked blocks retire at their erase");
+    assert!(Health::of(&d).available_spare.unwrap() < 100, "spare consumed");
+    check_read_your_writes(&mut d, &versions, t);
+}

@@ -273,6 +273,7 @@ fn full_pass_is_much_slower_for_heavy_and_light_on_a_660p_like_drive() {
         // drive in this model (the reads queued behind the collection
         // are). The open-loop replay made them slower only by queueing
         // them behind those reads in the host queue.
+        eprintln!("{test}: rate {rate_std} → {rate_full} MB/s, latency {l_std} → {l_full} µs, write latency {w_std} → {w_full} µs");
         assert!(w_full >= w_std, "{test}: write latency {w_full} µs full vs {w_std} standard");
     }
 }

@@ -65,6 +65,12 @@ pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (flag.to_string(), None),
         };
+        // clap's own `--help` is added when the command is built, so it is
+        // not among the arguments above; it stays clap's.
+        if key == "help" && value.is_none() {
+            out.push(tok.into());
+            continue;
+        }
         if let Some(tv) = takes_value(&key) {
             out.push(tok.clone().into());
             if tv && value.is_none() && i < args.len() {
@@ -128,5 +134,7 @@ mod tests {
         );
         assert_eq!(r(&["ssdtwin", "show", "--rw"]), ["ssdtwin", "show", "--rw"]);
         assert_eq!(r(&["ssdtwin", "run", "--io-size", "1m"]), ["ssdtwin", "run", "--fio", "io_size=1m"]);
+        // `--help` stays clap's, so `run --help` prints help without --drive.
+        assert_eq!(r(&["ssdtwin", "run", "--help"]), ["ssdtwin", "run", "--help"]);
     }
 }

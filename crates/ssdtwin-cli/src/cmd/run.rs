@@ -4,7 +4,7 @@
 //! [`ssdtwin::run::jobs`]); prints fio's output format and writes JSON.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -19,7 +19,7 @@ use ssdtwin::study::report::RunReport;
 use ssdtwin::Simulator;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 
-use crate::output::{spinner, write_atomically};
+use crate::output::{spinner, write_atomically, write_atomically_with, write_json_to};
 
 /// Options of `ssdtwin run`.
 #[derive(Args)]
@@ -74,7 +74,7 @@ pub fn is_fio_spelling(key: &str) -> bool {
 
 /// Run the command.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    #[derive(PartialEq)]
+    #[derive(Clone, Copy, PartialEq)]
     enum Format {
         Normal,
         Json(bool),
@@ -146,24 +146,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         jobs: &results,
         health: &health,
     };
-    let text = match format {
-        Format::Normal => report.normal(),
-        Format::Json(plus) => serde_json::to_string_pretty(&report.to_json(plus))? + "\n",
-        Format::Terse => report.terse(),
-    };
     let json_to_stdout = args.json.as_deref() == Some("-");
-    match &args.output {
-        Some(path) => write_atomically(path, text.as_bytes())?,
-        None if !args.quiet && !json_to_stdout => std::io::stdout().write_all(text.as_bytes())?,
-        None => {}
+    let to_stdout = !args.quiet && !json_to_stdout;
+    match (format, &args.output) {
+        (Format::Json(plus), Some(path)) => write_atomically_with(path, |w| report.write_json(plus, w))?,
+        (Format::Json(plus), None) if to_stdout => write_json_to("-", |w| report.write_json(plus, w))?,
+        (Format::Normal | Format::Terse, out) if out.is_some() || to_stdout => {
+            let text = if matches!(format, Format::Normal) { report.normal() } else { report.terse() };
+            match out {
+                Some(path) => write_atomically(path, text.as_bytes())?,
+                None => std::io::stdout().write_all(text.as_bytes())?,
+            }
+        }
+        _ => {}
     }
     if let Some(out) = &args.json {
-        let text = serde_json::to_string_pretty(&report.to_json(false))? + "\n";
-        if out == "-" {
-            std::io::stdout().write_all(text.as_bytes())?;
-        } else {
-            write_atomically(Path::new(out), text.as_bytes())?;
-        }
+        write_json_to(out, |w| report.write_json(false, w))?;
     }
     // As fio: each job's error on stderr, and the exit status is the
     // number of jobs that ended with one (backend.c's exit_value).
@@ -224,12 +222,7 @@ fn run_sequential(
         print!("{}", report.summary());
     }
     if let Some(out) = &args.json {
-        let text = serde_json::to_string_pretty(&report.to_json())? + "\n";
-        if out == "-" {
-            std::io::stdout().write_all(text.as_bytes())?;
-        } else {
-            write_atomically(Path::new(out), text.as_bytes())?;
-        }
+        write_json_to(out, |w| report.write_json(w))?;
     }
     Ok(ExitCode::SUCCESS)
 }

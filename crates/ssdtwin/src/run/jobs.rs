@@ -137,6 +137,8 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
     }
     let mut finished_logs: Vec<(usize, FinishedLog)> = Vec::new();
     let mut log_error: Option<crate::Error> = None;
+    // An aging phase whose trace fails to read.
+    let mut quiet_error: Option<crate::Error> = None;
     // Dependencies: a stonewall waits for every job before it, and so do
     // the jobs after it up to the next stonewall.
     let mut wall = 0;
@@ -240,7 +242,12 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                     quiet => {
                         // Runs alone: every job before it is done and
                         // every job after it waits for it.
-                        results[i] = Some(run_quiet(dev, quiet));
+                        match run_quiet(dev, quiet) {
+                            Ok(r) => results[i] = Some(r),
+                            Err(e) => {
+                                quiet_error.get_or_insert(e);
+                            }
+                        }
                         state[i] = St::Done;
                         quiet_ran = true;
                     }
@@ -253,7 +260,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         action
     };
     drive_sources(dev, &mut sources, None, &mut hook);
-    if let Some(e) = log_error {
+    if let Some(e) = quiet_error.or(log_error) {
         for (_, l) in &finished_logs {
             let _ = std::fs::remove_file(&l.tmp);
         }

@@ -28,11 +28,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::drive::IoKind;
+use crate::error::TraceError;
+use crate::model::drive::{Command, IoKind};
 use crate::model::health::Health;
 use crate::run::device::Device;
 use crate::run::sim::PhaseResult;
 use crate::run::stats::Counters;
+use crate::run::trace::{LoopedTrace, TraceSpec};
 use crate::run::workload::{IoGenerator, IoSpec, Phase};
 
 /// A day, ns.
@@ -76,6 +78,39 @@ impl PerDay {
     }
 }
 
+/// Where an aging phase's commands come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgeWorkload {
+    /// A fio job's generator (the section's I/O options).
+    Io(Box<IoSpec>),
+    /// A trace or a synthetic client generator (`trace=`), in order and
+    /// from its start again when it ends.
+    Trace(TraceSpec),
+}
+
+/// The commands of an aging workload.
+enum AgeCommands {
+    Io(Box<IoGenerator>),
+    Trace(Box<LoopedTrace>),
+}
+
+impl AgeCommands {
+    fn open(w: &AgeWorkload, capacity: u64) -> Result<AgeCommands, TraceError> {
+        Ok(match w {
+            AgeWorkload::Io(spec) => AgeCommands::Io(Box::new(IoGenerator::new(spec, capacity))),
+            AgeWorkload::Trace(spec) => AgeCommands::Trace(Box::new(LoopedTrace::open(spec, capacity)?)),
+        })
+    }
+
+    fn next(&mut self) -> Result<Command, TraceError> {
+        match self {
+            AgeCommands::Io(g) => Ok(g.next_command()),
+            AgeCommands::Trace(t) => t.next_command(),
+        }
+    }
+}
+
 /// An aging phase: `days` days of `workload` at `per_day` a day.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgeSpec {
@@ -86,7 +121,11 @@ pub struct AgeSpec {
     /// Writes per day.
     pub per_day: PerDay,
     /// What is written (its writes and trims; reads are skipped).
-    pub workload: IoSpec,
+    pub workload: AgeWorkload,
+    /// Run every day exactly (`age_exact=1`) instead of carrying
+    /// stationary wear forward.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// What an aging phase did, and the drive's wear after it.
@@ -94,6 +133,11 @@ pub struct AgeSpec {
 pub struct AgeSummary {
     /// Days aged.
     pub days: u64,
+    /// Of them, days whose wear was carried forward from a window of
+    /// exactly simulated days once it was stationary (0: every day ran
+    /// exactly).
+    #[serde(default)]
+    pub days_extrapolated: u64,
     /// Bytes the host wrote in them.
     pub host_bytes_written: u64,
     /// Bytes programmed into the NAND in them (host data, GC, folding,
@@ -148,52 +192,108 @@ pub(crate) fn run_retention(dev: &mut Device, phase: &Phase, duration_ns: u64) -
     quiet_result(dev, phase, start, end, before, None)
 }
 
+/// Host writes before an aging workload's wear may count as stationary,
+/// in drive capacities: the rule of thumb for random writes' steady state
+/// (the same two drive writes as `--state steady`).
+const SETTLE_DRIVE_WRITES: u64 = 2;
+
+/// How far the erases (per cell mode) of two consecutive drive writes may
+/// differ for the wear to count as stationary.
+const STATIONARY_TOLERANCE: f64 = 0.05;
+
+/// Days in a window over which wear is measured: enough for a quarter of
+/// the capacity to be written, and at least one.
+fn window_days(capacity: u64, per_day: u64) -> u64 {
+    (capacity / 4).div_ceil(per_day.max(1)).max(1)
+}
+
 /// Run an aging phase on `dev` now (nothing outstanding).
-pub(crate) fn run_age(dev: &mut Device, phase: &Phase, spec: &AgeSpec) -> PhaseResult {
+///
+/// Days run exactly (every write through the FTL) until the workload's
+/// wear is stationary: it has written [`SETTLE_DRIVE_WRITES`] capacities,
+/// and the windows ([`window_days`]) of its last drive write erased as
+/// much, per cell mode and within [`STATIONARY_TOLERANCE`], as those of
+/// the drive write before (spans that long average out one window's noise
+/// and show a slow drift). The days from there to one window before the
+/// end are then carried forward from the last drive write's windows
+/// ([`crate::model::ftl::extrapolate`]), and the last window runs exactly
+/// on the worn drive. `age_exact=1` runs every day exactly.
+/// `progress` is told each day simulated (the days done so far).
+pub(crate) fn run_age(
+    dev: &mut Device,
+    phase: &Phase,
+    spec: &AgeSpec,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PhaseResult, TraceError> {
     let start = dev.now();
     let before = Counters::of(dev.drive());
     let capacity = dev.drive().user_bytes();
     let per_day = spec.per_day.bytes(capacity);
-    let mut gen = IoGenerator::new(&spec.workload, capacity);
+    let window = window_days(capacity, per_day);
+    let mut gen = AgeCommands::open(&spec.workload, capacity)?;
     let mut day_start = dev.drive().idle_since().max(start);
-    for _ in 0..spec.days {
-        let drive = dev.drive_mut();
-        drive.ftl.set_emit_ops(false);
-        let mut written = 0u64;
-        while written < per_day {
-            let cmd = gen.next_command();
-            let first = (cmd.offset / 4096) as u32;
-            let pages = (cmd.offset + cmd.len as u64).div_ceil(4096) as u32 - first;
-            match cmd.kind {
-                IoKind::Write => {
-                    for lpn in first..first + pages {
-                        drive.ftl.write(lpn);
-                    }
-                    written += cmd.len as u64;
-                }
-                IoKind::Trim => {
-                    // Whole pages only, as the timed path trims.
-                    let whole = (cmd.offset.div_ceil(4096) as u32)..((cmd.offset + cmd.len as u64) / 4096) as u32;
-                    for lpn in whole {
-                        drive.ftl.trim(lpn);
-                    }
-                }
-                IoKind::Read => {}
-            }
-        }
-        // Overnight the drive idles long enough to finish its background
-        // work (folding down to its idle target, GC up to its watermark).
-        while drive.ftl.background_step() {}
-        drive.ftl.set_emit_ops(true);
-        // The day passes; untimed, so without energy or heat.
+    let since = dev.drive().ftl.wear_mark();
+    // Windows in a span of one drive write: the wear of consecutive spans
+    // is compared, and the last span is the pattern carried forward.
+    let span = capacity.div_ceil(window * per_day).max(1) as usize;
+    // The starts of the last `span` windows (and the current one's), and
+    // the erases of every window since the workload settled.
+    let mut marks = std::collections::VecDeque::from([since.clone()]);
+    let mut history: Vec<[u64; 2]> = Vec::new();
+    let (mut day, mut host_bytes, mut extrapolated_days) = (0u64, 0u64, 0u64);
+    while day < spec.days {
+        host_bytes += age_one_day(dev, &mut gen, per_day, day_start)?;
         dev.power_off(day_start, day_start + DAY_NS);
         day_start += DAY_NS;
+        day += 1;
+        progress(day);
+        if spec.exact || extrapolated_days > 0 || day % window != 0 {
+            continue;
+        }
+        let erases = dev.drive().ftl.erases_since(marks.back().expect("a mark"));
+        marks.push_back(dev.drive().ftl.wear_mark());
+        if marks.len() > span + 1 {
+            marks.pop_front();
+        }
+        if host_bytes < SETTLE_DRIVE_WRITES * capacity {
+            continue;
+        }
+        history.push(erases);
+        if std::env::var_os("SSDTWIN_AGE_DEBUG").is_some() {
+            let c = dev.drive().ftl.counters();
+            eprintln!("day {day}: window erases {erases:?}, wl blocks {}, gc slots {}", c.wl_blocks, c.gc_slots_moved);
+        }
+        let n = history.len();
+        if n < 2 * span {
+            continue;
+        }
+        let sum = |windows: &[[u64; 2]], m: usize| windows.iter().map(|w| w[m]).sum::<u64>() as f64;
+        let (last, before) = (&history[n - span..], &history[n - 2 * span..n - span]);
+        let stationary = (0..2).all(|m| {
+            let (a, b) = (sum(last, m), sum(before, m));
+            (a - b).abs() <= STATIONARY_TOLERANCE * a.max(b)
+        });
+        // Whole days, keeping the last window to run exactly.
+        let skip = spec.days.saturating_sub(day + window);
+        if stationary && skip > 0 {
+            let shift = skip * DAY_NS;
+            let pattern_days = (span as u64 * window) as f64;
+            // The draws are seeded by the day the extrapolation starts.
+            let seed = 0x5eed_a9e0 ^ day;
+            let pattern = &marks[0];
+            dev.drive_mut().ftl.extrapolate_wear(&since, pattern, skip as f64 / pattern_days, shift, seed);
+            dev.power_off(day_start, day_start + shift);
+            day_start += shift;
+            day += skip;
+            extrapolated_days = skip;
+        }
     }
     let end = dev.now();
     let counters = Counters::of(dev.drive()).since(&before);
     let health = Health::of(dev.drive());
     let summary = AgeSummary {
         days: spec.days,
+        days_extrapolated: extrapolated_days,
         host_bytes_written: counters.host_slots_written * 4096,
         nand_bytes_written: counters.ftl_slots_programmed() * 4096,
         waf: counters.waf(),
@@ -201,7 +301,53 @@ pub(crate) fn run_age(dev: &mut Device, phase: &Phase, spec: &AgeSpec) -> PhaseR
         erase_count_spread: health.erase_count_spread,
         pe_cycles_native_mean: health.pe_cycles_native_mean,
     };
-    quiet_result(dev, phase, start, end, before, Some(summary))
+    Ok(quiet_result(dev, phase, start, end, before, Some(summary)))
+}
+
+/// One day of an aging workload, starting at `day_start` (device clock):
+/// its commands fed through the FTL untimed until `per_day` bytes are
+/// written, spread evenly over the day (the blocks they open are stamped
+/// with that time, the start of their data's retention), then the night's
+/// background work. Returns the bytes written.
+fn age_one_day(dev: &mut Device, gen: &mut AgeCommands, per_day: u64, day_start: u64) -> Result<u64, TraceError> {
+    let drive = dev.drive_mut();
+    drive.ftl.set_emit_ops(false);
+    let day_begins = drive.drive_time_ns(day_start);
+    let mut written = 0u64;
+    while written < per_day {
+        let into_day = (DAY_NS as u128 * written as u128 / per_day as u128) as u64;
+        drive.ftl.set_clock(day_begins + into_day);
+        let cmd = match gen.next() {
+            Ok(c) => c,
+            Err(e) => {
+                drive.ftl.set_emit_ops(true);
+                return Err(e);
+            }
+        };
+        let first = (cmd.offset / 4096) as u32;
+        let pages = (cmd.offset + cmd.len as u64).div_ceil(4096) as u32 - first;
+        match cmd.kind {
+            IoKind::Write => {
+                for lpn in first..first + pages {
+                    drive.ftl.write(lpn);
+                }
+                written += cmd.len as u64;
+            }
+            IoKind::Trim => {
+                // Whole pages only, as the timed path trims.
+                let whole = (cmd.offset.div_ceil(4096) as u32)..((cmd.offset + cmd.len as u64) / 4096) as u32;
+                for lpn in whole {
+                    drive.ftl.trim(lpn);
+                }
+            }
+            IoKind::Read => {}
+        }
+    }
+    // Overnight the drive idles long enough to finish its background
+    // work (folding down to its idle target, GC up to its watermark).
+    while drive.ftl.background_step() {}
+    drive.ftl.set_emit_ops(true);
+    Ok(written)
 }
 
 fn quiet_result(
@@ -244,8 +390,12 @@ pub fn summary(p: &PhaseResult) -> String {
     match (&p.phase, &p.age) {
         (Phase::Age(spec), Some(a)) => {
             let used = a.percentage_used.map_or(String::new(), |u| format!(", {u:.1}% of rated endurance used"));
+            let carried = match a.days_extrapolated {
+                0 => String::new(),
+                d => format!(" ({} simulated write by write, {d} carried forward from them)", a.days - d),
+            };
             format!(
-                "\n[{}] aged {} days at {:.2} GB/day: host wrote {:.1} TB, NAND {:.1} TB, WAF {:.2}{used}, \
+                "\n[{}] aged {} days{carried} at {:.2} GB/day: host wrote {:.1} TB, NAND {:.1} TB, WAF {:.2}{used}, \
                  native P/E {:.1} mean, erase-count spread {}\n",
                 spec.name,
                 a.days,

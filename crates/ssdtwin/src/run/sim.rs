@@ -198,8 +198,20 @@ impl Simulator {
     pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
         let (end_ns, record_from, bursts) = match phase {
-            Phase::Idle { .. } | Phase::SecureErase { .. } | Phase::Retention { .. } | Phase::Age(_) => {
-                return Ok(run_quiet(&mut self.device, phase))
+            Phase::Age(spec) => {
+                // Progress by the day (an aging phase may take minutes).
+                let progress = &mut self.progress;
+                let mut report = |day: u64| {
+                    if let Some(cb) = progress.as_mut() {
+                        let fraction = Some(day as f64 / spec.days.max(1) as f64);
+                        let phase_ns = day * crate::run::lifetime::DAY_NS;
+                        cb(&Progress { phase: spec.name.clone(), phase_index: index, phases, phase_ns, fraction });
+                    }
+                };
+                return Ok(crate::run::lifetime::run_age(&mut self.device, phase, spec, &mut report)?);
+            }
+            Phase::Idle { .. } | Phase::SecureErase { .. } | Phase::Retention { .. } => {
+                return run_quiet(&mut self.device, phase)
             }
             Phase::Trace(spec) => return self.replay_trace(spec, index, phases),
             Phase::Io(spec) => {
@@ -264,10 +276,12 @@ impl Simulator {
 /// Run an idle, secure-erase, retention or aging phase on `dev` now
 /// (nothing else may be running), measured in the device's statistics
 /// window (retention and aging: see [`crate::run::lifetime`]).
-pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
+pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> Result<PhaseResult, crate::Error> {
     match phase {
-        Phase::Retention { duration_ns, .. } => return crate::run::lifetime::run_retention(dev, phase, *duration_ns),
-        Phase::Age(spec) => return crate::run::lifetime::run_age(dev, phase, spec),
+        Phase::Retention { duration_ns, .. } => {
+            return Ok(crate::run::lifetime::run_retention(dev, phase, *duration_ns))
+        }
+        Phase::Age(spec) => return crate::run::lifetime::run_age(dev, phase, spec, &mut |_| {}).map_err(Into::into),
         _ => {}
     }
     let start = dev.now();
@@ -291,7 +305,7 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
     dev.touch_series((end_ns - start).saturating_sub(1));
     let w: Window = dev.end_window(end_ns);
     let measured_ns = end_ns - start;
-    PhaseResult {
+    Ok(PhaseResult {
         phase: phase.clone(),
         start_ns: start,
         end_ns,
@@ -305,5 +319,5 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> PhaseResult {
         trace: None,
         thermal: w.thermal,
         age: None,
-    }
+    })
 }

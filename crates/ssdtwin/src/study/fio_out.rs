@@ -23,6 +23,8 @@
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
+use crate::study::json_doc::{Deferred, LongArray};
+
 use crate::model::drive::IoKind;
 use crate::model::health::Health;
 use crate::run::control::{LatencyTarget, SsTracker};
@@ -133,6 +135,21 @@ impl FioReport<'_> {
 
     /// fio's JSON (`plus`: json+, with latency bins).
     pub fn to_json(&self, plus: bool) -> Value {
+        let mut long = Deferred::default();
+        let doc = self.to_json_deferred(plus, &mut long);
+        long.fill(doc)
+    }
+
+    /// Write fio's JSON pretty-printed, streaming the series (see
+    /// [`crate::study::json_doc`]).
+    pub fn write_json(&self, plus: bool, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut long = Deferred::default();
+        let doc = self.to_json_deferred(plus, &mut long);
+        long.write_pretty(&doc, w)
+    }
+
+    /// fio's JSON with its series held back in `long`.
+    pub fn to_json_deferred(&self, plus: bool, long: &mut Deferred) -> Value {
         let entries = self.entries();
         // Group totals of bandwidth, for `bw_agg`.
         let mut group_bw: std::collections::BTreeMap<u32, [f64; 3]> = Default::default();
@@ -142,7 +159,7 @@ impl FioReport<'_> {
                 *gk += rate(d.bytes as f64, e.measured_ns);
             }
         }
-        let jobs: Vec<Value> = entries.iter().map(|e| entry_json(e, plus, &group_bw[&e.groupid])).collect();
+        let jobs: Vec<Value> = entries.iter().map(|e| entry_json(e, plus, &group_bw[&e.groupid], long)).collect();
         let mut top = Map::new();
         top.insert("fio version".into(), json!(FIO_VERSION));
         top.insert("timestamp".into(), json!(0));
@@ -161,7 +178,7 @@ impl FioReport<'_> {
             phases: &phases,
             health: self.health,
         }
-        .to_json();
+        .to_json_deferred(long);
         top.insert("ssdtwin_version".into(), json!(env!("CARGO_PKG_VERSION")));
         for key in ["drive", "state", "seed", "health", "overall"] {
             top.insert(key.into(), run[key].clone());
@@ -383,7 +400,7 @@ fn latency_buckets(all: &Histogram<u64>, total: u64) -> (Value, Value, Value) {
     (map(&keys, &ns), map(&keys, &us), map(&ms_keys, &ms))
 }
 
-fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
+fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3], long: &mut Deferred) -> Value {
     let mut all = DirStats::default();
     for d in &e.dirs {
         all.merge(d);
@@ -459,7 +476,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3]) -> Value {
             "waf": r.counters.waf(),
             "energy_j": r.energy_j,
             "power_w": r.power_w(),
-            "time_series": r.series.seconds,
+            "time_series": long.defer(LongArray::Seconds(r.series.seconds.clone())),
         },
     });
     if let Some(ss) = &e.steadystate {

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod figures;
 pub mod fio_out;
 pub mod fio_terse;
+pub mod json_doc;
 pub mod metric;
 pub mod record;
 pub mod report;

@@ -15,9 +15,10 @@ use serde_json::Value;
 use crate::model::drive::IoKind;
 use crate::model::health::Health;
 use crate::run::sim::PhaseResult;
-use crate::run::stats::{Counters, DirStats};
+use crate::run::stats::{Counters, DirStats, Second};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
+use crate::study::json_doc::{Deferred, LongArray};
 use crate::study::record::{
     self, DirRecord, JobOptions, LatencyRecord, OverallRecord, PhaseKind, PhaseRecord, RunRecord, SeriesPoint,
 };
@@ -180,7 +181,31 @@ impl RunReport<'_> {
 
     /// The whole run as JSON (its record, keys sorted).
     pub fn to_json(&self) -> Value {
-        record::to_json(&self.record())
+        let mut long = Deferred::default();
+        let doc = self.to_json_deferred(&mut long);
+        long.fill(doc)
+    }
+
+    /// The whole run as JSON with its series held back in `long` (see
+    /// [`crate::study::json_doc`]): for writing a long run's document
+    /// without building its series as `Value`s.
+    pub fn to_json_deferred(&self, long: &mut Deferred) -> Value {
+        let mut record = self.record();
+        let jobs: Vec<Vec<Second>> = record.jobs.iter_mut().map(|j| std::mem::take(&mut j.time_series)).collect();
+        let overall = std::mem::take(&mut record.overall.time_series);
+        let mut doc = record::to_json(&record);
+        for (j, series) in doc["jobs"].as_array_mut().expect("jobs").iter_mut().zip(jobs) {
+            j["time_series"] = long.defer(LongArray::Seconds(series));
+        }
+        doc["overall"]["time_series"] = long.defer(LongArray::Points(overall));
+        doc
+    }
+
+    /// Write the whole run's JSON, pretty-printed, streaming its series.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut long = Deferred::default();
+        let doc = self.to_json_deferred(&mut long);
+        long.write_pretty(&doc, w)
     }
 
     /// A summary in the spirit of fio's terminal output.

@@ -119,6 +119,32 @@ impl BadBlocks {
         self.available_spare_percent() < self.model.spare_threshold_percent
     }
 
+    /// Draw whether `block` fails (an erase or a program) somewhere over
+    /// the cycles from `pe_before` to `pe_after` (native-equivalent
+    /// erases) that were not simulated one by one: the per-cycle
+    /// probabilities summed over them, `by_rated · ((pe_after/N)^(k+1) −
+    /// (pe_before/N)^(k+1))`. A block drawn to fail retires at its next
+    /// erase (as after a failed program whose relocation GC overtook).
+    pub(super) fn fails_over(&mut self, block: u32, pe_before: f64, pe_after: f64, rng: &mut impl rand::Rng) -> bool {
+        if self.failed[block as usize] {
+            return false;
+        }
+        let m = &self.model;
+        let cumulative = |pe: f64| (pe / m.rated_pe).powf(m.fail_exponent + 1.0);
+        let (erase, program) = (m.erase_failed_by_rated, m.program_failed_by_rated);
+        let expected = (erase + program) * (cumulative(pe_after) - cumulative(pe_before)).max(0.0);
+        if rng.random::<f64>() >= 1.0 - (-expected).exp() {
+            return false;
+        }
+        self.failed[block as usize] = true;
+        if rng.random::<f64>() * (erase + program) < erase {
+            self.counters.erase_failures += 1;
+        } else {
+            self.counters.program_failures += 1;
+        }
+        true
+    }
+
     fn draw(&mut self, by_rated: f64, pe: f64) -> bool {
         let p = self.model.fail_probability(by_rated, pe);
         p > 0.0 && self.rng.random::<f64>() < p

@@ -37,6 +37,7 @@
 
 pub mod badblocks;
 pub mod blocks;
+pub mod extrapolate;
 pub mod gc;
 pub mod hybrid;
 pub mod install;

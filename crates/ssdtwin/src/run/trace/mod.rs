@@ -51,6 +51,7 @@
 
 mod address;
 mod formats;
+mod looped;
 pub mod options;
 mod reader;
 pub mod replay;
@@ -59,6 +60,7 @@ pub mod synth;
 mod writer;
 
 pub use address::SCALE_CHUNK_BYTES;
+pub use looped::LoopedTrace;
 pub use reader::TraceReader;
 pub use replay::{replay, ReplayCounts, TraceSummary};
 pub use stats::TraceStats;

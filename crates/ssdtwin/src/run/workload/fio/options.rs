@@ -67,6 +67,7 @@ pub const KNOWN: &[&str] = &[
     "trace",
     "retention",
     "age",
+    "age_exact",
     "per_day",
 ];
 

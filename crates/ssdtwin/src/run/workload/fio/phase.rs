@@ -33,6 +33,8 @@ pub(super) fn build_phase(
     let mut retention: Option<(u64, String)> = None;
     let mut age: Option<(u64, String)> = None;
     let mut per_day: Option<(crate::run::lifetime::PerDay, String)> = None;
+    let mut age_exact = false;
+    let mut age_exact_at: Option<String> = None;
     let mut secure_erase: Option<String> = None;
     let mut apst_given = false;
     let mut burst_size: Option<(u64, String)> = None;
@@ -267,6 +269,10 @@ pub(super) fn build_phase(
                 retention = Some((ns, at.clone()));
             }
             "age" => age = Some((crate::run::lifetime::parse_days(v).map_err(|r| invalid(at, key, r))?, at.clone())),
+            "age_exact" => {
+                age_exact = parse_bool(v).map_err(|r| invalid(at, key, r))?;
+                age_exact_at = Some(at.clone());
+            }
             "per_day" => {
                 let p = crate::run::lifetime::PerDay::parse(v, |s| parse_size(s, kb_base, capacity))
                     .map_err(|r| invalid(at, key, r))?;
@@ -372,10 +378,16 @@ pub(super) fn build_phase(
                 return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
             }
             let name = spec.name.clone();
-            Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload: spec }))
+            let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(spec));
+            Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact: age_exact }))
         }
         (Some((_, at)), None) => Err(invalid(&at, "age", "an age phase needs per_day (e.g. 0.1DWPD or 20g)")),
         (None, Some((_, at))) => Err(invalid(&at, "per_day", "per_day belongs to an age phase (age=3y)")),
+        (None, None) if age_exact_at.is_some() => Err(invalid(
+            age_exact_at.as_deref().unwrap_or_default(),
+            "age_exact",
+            "age_exact belongs to an age phase (age=3y)",
+        )),
         (None, None) => Ok(Phase::Io(spec)),
     }
 }

@@ -192,7 +192,7 @@ pub(super) fn zones(v: &str) -> Result<Vec<(f64, &str)>, String> {
 }
 
 /// fio's boolean: empty, `1` or `true`; `0` or `false`.
-pub(super) fn parse_bool(v: &str) -> Result<bool, String> {
+pub fn parse_bool(v: &str) -> Result<bool, String> {
     match v {
         "" | "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),
