@@ -259,10 +259,6 @@ pub(crate) fn run_age(
             continue;
         }
         history.push(erases);
-        if std::env::var_os("SSDTWIN_AGE_DEBUG").is_some() {
-            let c = dev.drive().ftl.counters();
-            eprintln!("day {day}: window erases {erases:?}, wl blocks {}, gc slots {}", c.wl_blocks, c.gc_slots_moved);
-        }
         let n = history.len();
         if n < 2 * span {
             continue;
