@@ -201,3 +201,19 @@ fn aging_replays_a_trace_in_a_loop() {
     assert!(err.contains("writes or trims"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A built-in synthetic client generator named in a job file is not a
+/// path beside the job file: it ages a drive as a trace does.
+#[test]
+fn a_job_file_ages_with_a_builtin_generator() {
+    let text = "[client]\ntrace=atsb-light-synthetic\nlba_scale=1\nage=2d\nper_day=16m\n";
+    let file =
+        ssdtwin::run::workload::fio::parse_job_file(text, "/some/dir/age.fio", 3_199_995_904, &Default::default())
+            .unwrap();
+    let Phase::Age(a) = &file.jobs[0].phase else { panic!("an age phase: {:?}", file.jobs[0].phase) };
+    let ssdtwin::run::lifetime::AgeWorkload::Trace(t) = &a.workload else { panic!("a trace workload") };
+    assert_eq!(t.file, "atsb-light-synthetic");
+    let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
+    let r = sim.try_run_phase(&file.jobs[0].phase, 0, 1).unwrap();
+    assert!(r.age.unwrap().host_bytes_written >= 2 * (16 << 20));
+}

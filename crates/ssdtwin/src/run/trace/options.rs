@@ -133,6 +133,8 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
                 let file = at.rsplit_once(':').map_or(at.as_str(), |(f, _)| f);
                 let base = Path::new(file).parent().filter(|p| !p.as_os_str().is_empty());
                 spec.file = match base {
+                    // A built-in generator's name is not a path.
+                    _ if super::synth::builtin_names().contains(&v.as_str()) => v.clone(),
                     Some(dir) if Path::new(v).is_relative() => dir.join(v).display().to_string(),
                     _ => v.clone(),
                 };
