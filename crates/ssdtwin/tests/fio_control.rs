@@ -166,17 +166,17 @@ fn steady_state_with_group_reporting_judges_the_group() {
     assert!(parse_job_file(apart, "g.fio", 1 << 30, &JobOptions::new()).is_ok());
 }
 
-/// Real fio (null engine) on the same group: the same `steadystate` key
-/// paths and types, and fio's data sums the group too.
-#[test]
-fn steady_state_group_matches_real_fio() {
+/// Run real fio on `jobs` (whose first line is `[global]`) with the null
+/// engine; its process output and JSON. `None` (the test skips) when fio
+/// is not installed.
+fn real_fio(name: &str, jobs: &str) -> Option<(std::process::Output, Value)> {
     if Process::new("fio").arg("--version").output().is_err() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
-        return;
+        return None;
     }
-    let dir = tmpdir("ssgroup");
-    let path = dir.join("g.fio");
-    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &SS_GROUP["[global]\n".len()..])).unwrap();
+    let dir = tmpdir(name);
+    let path = dir.join(format!("{name}.fio"));
+    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &jobs["[global]\n".len()..])).unwrap();
     let json = dir.join("out.json");
     let out = Process::new("fio")
         .arg(&path)
@@ -184,8 +184,17 @@ fn steady_state_group_matches_real_fio() {
         .arg(format!("--output={}", json.display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    Some((out, fio))
+}
+
+/// Real fio (null engine) on the same group: the same `steadystate` key
+/// paths and types, and fio's data sums the group too.
+#[test]
+fn steady_state_group_matches_real_fio() {
+    let Some((out, fio)) = real_fio("ssgroup", SS_GROUP) else { return };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (r, dev, file) = run_on(small_drive(256, &[]), SS_GROUP);
     let ours = fio_json(&r, &dev, &file);
     let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -202,7 +211,6 @@ fn steady_state_group_matches_real_fio() {
     let (fio_ms, our_ms) =
         (fio["jobs"][0]["job_runtime"].as_f64().unwrap(), ours["jobs"][0]["job_runtime"].as_f64().unwrap());
     assert!((our_ms / fio_ms - 1.0).abs() < 0.1, "job_runtime: fio {fio_ms} ms, ssdtwin {our_ms} ms");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Three jobs against minimum rates: one slowed by think time below its
@@ -254,24 +262,10 @@ fn rate_min_ends_a_job_below_its_minimum_as_fio_does() {
 /// same error and message, at the same point of their runtime.
 #[test]
 fn rate_min_matches_real_fio() {
-    if Process::new("fio").arg("--version").output().is_err() {
-        eprintln!("skipped: fio is not installed (apt-get install fio)");
-        return;
-    }
-    let dir = tmpdir("ratemin");
-    let path = dir.join("rmin.fio");
-    std::fs::write(&path, format!("[global]\nioengine=null\n{}", &MIN_RATE_JOBS["[global]\n".len()..])).unwrap();
-    let json = dir.join("out.json");
-    let out = Process::new("fio")
-        .arg(&path)
-        .arg("--output-format=json")
-        .arg(format!("--output={}", json.display()))
-        .output()
-        .unwrap();
+    let Some((out, fio)) = real_fio("ratemin", MIN_RATE_JOBS) else { return };
     // fio's exit status counts the jobs that ended with an error.
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let (r, _, _) = run_on(small_drive(256, &[]), MIN_RATE_JOBS);
     for (j, ours) in fio["jobs"].as_array().unwrap().iter().zip(&r) {
         assert_eq!(j["jobname"].as_str(), Some(ours.name.as_str()));
@@ -287,7 +281,6 @@ fn rate_min_matches_real_fio() {
     }
     let capped = "capped: rate_min=1048576B/s not met, got ";
     assert!(stderr.contains(capped), "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn tmpdir(name: &str) -> std::path::PathBuf {

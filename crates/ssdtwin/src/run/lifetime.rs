@@ -28,7 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::TraceError;
+use crate::error::{JobError, TraceError};
 use crate::model::drive::{Command, IoKind};
 use crate::model::health::Health;
 use crate::run::device::Device;
@@ -151,6 +151,61 @@ pub struct AgeSummary {
     pub erase_count_spread: u32,
     /// Mean native P/E cycles after them.
     pub pe_cycles_native_mean: f64,
+}
+
+/// An aging section's own options (`age`, `per_day`, `age_exact`), as a
+/// job section's parser meets them; [`AgeOptions::finish`] checks that
+/// they come together. Shared by fio sections and trace sections.
+#[derive(Debug, Default)]
+pub(crate) struct AgeOptions {
+    age: Option<(u64, String)>,
+    per_day: Option<(PerDay, String)>,
+    exact: Option<(bool, String)>,
+}
+
+/// What a finished [`AgeOptions`] holds: days, amount per day, whether
+/// every day runs exactly, and where `age` was written.
+pub(crate) type AgeOptionValues = (u64, PerDay, bool, String);
+
+impl AgeOptions {
+    /// Take `key = value` (written at `at`) if it is an aging option;
+    /// `parse_size` reads `per_day`'s sizes. Returns whether it was one.
+    pub(crate) fn take(
+        &mut self,
+        key: &str,
+        value: &str,
+        at: &str,
+        parse_size: impl Fn(&str) -> Result<u64, String>,
+    ) -> Result<bool, JobError> {
+        let bad = |r: String| JobError::Invalid { origin: at.to_string(), option: key.to_string(), reason: r };
+        match key {
+            "age" => self.age = Some((parse_days(value).map_err(bad)?, at.to_string())),
+            "per_day" => self.per_day = Some((PerDay::parse(value, parse_size).map_err(bad)?, at.to_string())),
+            "age_exact" => {
+                let exact = crate::run::workload::fio::parse_bool(value).map_err(bad)?;
+                self.exact = Some((exact, at.to_string()));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The aging phase's values, `None` when the section does not age; an
+    /// error when the options do not come together.
+    pub(crate) fn finish(self) -> Result<Option<AgeOptionValues>, JobError> {
+        let bad = |at: String, option: &str, reason: &str| JobError::Invalid {
+            origin: at,
+            option: option.to_string(),
+            reason: reason.to_string(),
+        };
+        match (self.age, self.per_day, self.exact) {
+            (Some((days, at)), Some((per_day, _)), exact) => Ok(Some((days, per_day, exact.is_some_and(|e| e.0), at))),
+            (Some((_, at)), None, _) => Err(bad(at, "age", "an age phase needs per_day (e.g. 0.1DWPD or 20g)")),
+            (None, Some((_, at)), _) => Err(bad(at, "per_day", "per_day belongs to an age phase (age=3y)")),
+            (None, None, Some((_, at))) => Err(bad(at, "age_exact", "age_exact belongs to an age phase (age=3y)")),
+            (None, None, None) => Ok(None),
+        }
+    }
 }
 
 /// Parse a duration in days: `90d`, `3y` (365 days a year), `12w`, or a

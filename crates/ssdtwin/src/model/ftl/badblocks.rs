@@ -153,7 +153,7 @@ impl BadBlocks {
 
 /// A block's wear in native erases (a pSLC erase wears it by the ratio of
 /// the modes' rated cycles; without an SLC rating, as a native one).
-fn native_equivalent(core: &FtlCore, block: u32) -> f64 {
+pub(super) fn native_equivalent(core: &FtlCore, block: u32) -> f64 {
     let b = block as usize;
     let e = &core.blocks.erase_count;
     e[0][b] as f64 + e[1][b] as f64 * core.slc_wear_ratio

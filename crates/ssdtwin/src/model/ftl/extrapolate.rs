@@ -35,6 +35,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+use super::badblocks::native_equivalent;
 use super::blocks::BlockState;
 use super::{Ftl, FtlCounters};
 
@@ -82,12 +83,12 @@ impl Ftl {
     ) -> Extrapolated {
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         let mut out = Extrapolated::default();
-        let wear_ratio = self.core.slc_wear_ratio;
         let core = &mut self.core;
         let t = &core.blocks;
         let n = t.state.len();
         // Classes: cell mode × static SLC pool or not. Per class, the
-        // window's erases and the blocks the workload cycles.
+        // window's erases and the blocks the workload cycles; per block,
+        // the modes it was cycled in (bits 0 and 1) and its pool (bit 2).
         let class = |m: usize, b: usize| m * 2 + usize::from(t.is_static[b]);
         let mut erases = [0u64; 4];
         let mut cycled = [0u64; 4];
@@ -97,23 +98,21 @@ impl Ftl {
                 erases[class(m, b)] += (t.erase_count[m][b] - window.erase_count[m][b]) as u64;
                 if t.erase_count[m][b] > since.erase_count[m][b] {
                     cycled[class(m, b)] += 1;
-                    cycles[b] |= 1 << m;
+                    cycles[b] |= 1 << m | u8::from(t.is_static[b]) << 2;
                 }
             }
         }
         let per_block: [f64; 4] =
             std::array::from_fn(|c| if cycled[c] == 0 { 0.0 } else { erases[c] as f64 * repeat / cycled[c] as f64 });
-        let is_static = t.is_static.clone();
         for b in (0..n).filter(|&b| cycles[b] != 0) {
-            let e = &mut core.blocks.erase_count;
-            let before = e[0][b] as f64 + e[1][b] as f64 * wear_ratio;
+            let before = native_equivalent(core, b as u32);
             for m in (0..2).filter(|m| cycles[b] & (1 << m) != 0) {
-                let x = per_block[m * 2 + usize::from(is_static[b])];
+                let x = per_block[m * 2 + usize::from(cycles[b] >> 2)];
                 let add = x.floor() as u32 + u32::from(rng.random::<f64>() < x.fract());
-                e[m][b] += add;
+                core.blocks.erase_count[m][b] += add;
                 out.erases += add as u64;
             }
-            let after = e[0][b] as f64 + e[1][b] as f64 * wear_ratio;
+            let after = native_equivalent(core, b as u32);
             core.blocks.programmed_at[b] += shift_ns;
             if let Some(bad) = core.bad.as_mut() {
                 if bad.fails_over(b as u32, before, after, &mut rng) {

@@ -101,30 +101,19 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
     };
     let mut spec = TraceSpec::new(name, "");
     // An aging phase over the trace (`age`, `per_day`, `age_exact`).
-    let mut age: Option<(u64, String)> = None;
-    let mut per_day: Option<(crate::run::lifetime::PerDay, String)> = None;
-    let mut exact = false;
-    let kb_base =
-        entries.iter().rev().find(|(k, _, _)| k == "kb_base").map_or(Ok(1024), |(_, v, at)| match v.as_str() {
-            "1000" => Ok(1000),
-            "1024" => Ok(1024),
-            _ => Err(invalid(at, "kb_base", format!("`{v}` is not 1000 or 1024"))),
-        })?;
+    let mut aging = crate::run::lifetime::AgeOptions::default();
+    let kb_base = crate::run::workload::fio::kb_base_of(entries)?;
     for (k, v, at) in entries {
         match k.as_str() {
             "name" => spec.name = v.clone(),
-            "age" => age = Some((crate::run::lifetime::parse_days(v).map_err(|r| invalid(at, k, r))?, at.clone())),
-            "per_day" => {
+            "age" | "per_day" | "age_exact" => {
                 // Drive writes per day, or bytes (a percentage would need
                 // the capacity: DWPD says it).
-                let p = crate::run::lifetime::PerDay::parse(v, |s| match s.contains('%') {
+                aging.take(k, v, at, |s| match s.contains('%') {
                     true => Err(format!("`{s}`: give a share of the capacity as drive writes per day (0.1DWPD)")),
                     false => crate::run::workload::fio::parse_size(s, kb_base, u64::MAX),
-                })
-                .map_err(|r| invalid(at, k, r))?;
-                per_day = Some((p, at.clone()));
+                })?;
             }
-            "age_exact" => exact = crate::run::workload::fio::parse_bool(v).map_err(|r| invalid(at, k, r))?,
             "trace" => {
                 if v.is_empty() {
                     return Err(invalid(at, k, "needs a file name".into()));
@@ -151,14 +140,8 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
             }
         }
     }
-    match (age, per_day) {
-        (Some((days, _)), Some((per_day, _))) => {
-            let name = spec.name.clone();
-            let workload = crate::run::lifetime::AgeWorkload::Trace(spec);
-            Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
-        }
-        (Some((_, at)), None) => Err(invalid(&at, "age", "an age phase needs per_day (e.g. 0.1DWPD or 20g)".into())),
-        (None, Some((_, at))) => Err(invalid(&at, "per_day", "per_day belongs to an age phase (age=3y)".into())),
-        (None, None) => Ok(Phase::Trace(spec)),
-    }
+    let Some((days, per_day, exact, _)) = aging.finish()? else { return Ok(Phase::Trace(spec)) };
+    let name = spec.name.clone();
+    let workload = crate::run::lifetime::AgeWorkload::Trace(spec);
+    Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
 }

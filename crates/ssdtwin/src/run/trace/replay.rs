@@ -292,9 +292,9 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     }
     let end = device.now();
     let w = device.end_window(end);
-    src.stats.finish();
-    let lines = src.reader.lines();
-    let compression = src.reader.compression();
+    src.requests.stats.finish();
+    let lines = src.requests.reader.lines();
+    let compression = src.requests.reader.compression();
     let replay = ReplayCounts {
         file: spec.file.clone(),
         format,
@@ -309,7 +309,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         io_errors,
         scheduled_ns,
         simulated_ns: end - start,
-        address_scale: src.mapper.scale.map(|(n, d)| n as f64 / d as f64),
+        address_scale: src.requests.mapper.scale.map(|(n, d)| n as f64 / d as f64),
         lines,
     };
     Ok(PhaseResult {
@@ -323,7 +323,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         bursts: 0,
         busy_ns: w.busy_ns,
         energy_j: w.energy_j,
-        trace: Some(Box::new(TraceSummary { replay, stats: src.stats })),
+        trace: Some(Box::new(TraceSummary { replay, stats: src.requests.stats })),
         thermal: w.thermal,
         age: None,
     })
@@ -333,27 +333,19 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
 /// [`LOOKAHEAD`] commands ahead so that the map entries they will touch
 /// can be requested from memory before they are needed (as the
 /// closed-loop driver does): same commands, same order.
-struct Source<'a> {
-    reader: TraceReader,
-    mapper: Mapper,
-    spec: &'a TraceSpec,
-    stats: TraceStats,
-    taken: u64,
+struct Source {
+    requests: Requests,
     ring: [(Command, u64, GroupMark); LOOKAHEAD],
     head: usize,
     len: usize,
     exhausted: bool,
 }
 
-impl<'a> Source<'a> {
-    fn new(reader: TraceReader, mapper: Mapper, spec: &'a TraceSpec) -> Source<'a> {
+impl Source {
+    fn new(reader: TraceReader, mapper: Mapper, spec: &TraceSpec) -> Source {
         let none = (Command { kind: IoKind::Read, offset: 0, len: 0 }, 0, GroupMark::Own);
         Source {
-            reader,
-            mapper,
-            spec,
-            stats: TraceStats::default(),
-            taken: 0,
+            requests: Requests::new(reader, mapper, spec),
             ring: [none; LOOKAHEAD],
             head: 0,
             len: 0,
@@ -366,7 +358,7 @@ impl<'a> Source<'a> {
     #[inline]
     fn next(&mut self, device: &Device) -> Result<Option<(Command, u64, GroupMark)>, TraceError> {
         while self.len < LOOKAHEAD && !self.exhausted {
-            match self.read()? {
+            match self.requests.read()? {
                 Some(c) => {
                     self.ring[(self.head + self.len) % LOOKAHEAD] = c;
                     self.len += 1;
@@ -387,18 +379,44 @@ impl<'a> Source<'a> {
         }
         Ok(Some(c))
     }
+}
+
+/// A trace's requests as drive commands, in file order: other devices'
+/// requests, flushes and empty requests skipped (and counted), addresses
+/// mapped, at most the spec's `max_requests`. Replay and aging
+/// ([`super::LoopedTrace`]) read their commands through it.
+pub(super) struct Requests {
+    pub(super) reader: TraceReader,
+    pub(super) mapper: Mapper,
+    max_requests: Option<u64>,
+    device: Option<u64>,
+    pub(super) stats: TraceStats,
+    taken: u64,
+}
+
+impl Requests {
+    pub(super) fn new(reader: TraceReader, mapper: Mapper, spec: &TraceSpec) -> Requests {
+        Requests {
+            reader,
+            mapper,
+            max_requests: spec.max_requests,
+            device: spec.device,
+            stats: TraceStats::default(),
+            taken: 0,
+        }
+    }
 
     /// The next command of the file. A request that is not replayed
     /// (a flush, zero length) passes its group start on to the next.
     #[inline]
-    fn read(&mut self) -> Result<Option<(Command, u64, GroupMark)>, TraceError> {
+    pub(super) fn read(&mut self) -> Result<Option<(Command, u64, GroupMark)>, TraceError> {
         let mut carried: Option<GroupMark> = None;
         loop {
-            if self.spec.max_requests.is_some_and(|m| self.taken >= m) {
+            if self.max_requests.is_some_and(|m| self.taken >= m) {
                 return Ok(None);
             }
             let Some(req) = self.reader.next_request()? else { return Ok(None) };
-            if self.spec.device.is_some_and(|d| d != req.device) {
+            if self.device.is_some_and(|d| d != req.device) {
                 self.stats.skipped.other_device += 1;
                 continue;
             }

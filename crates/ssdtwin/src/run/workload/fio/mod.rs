@@ -31,11 +31,13 @@ pub mod phase;
 pub mod values;
 
 pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN};
-pub use values::{parse_bool, parse_size, parse_time};
+pub(crate) use values::parse_bool;
+pub use values::{parse_size, parse_time};
 
 use options::{unknown_error, Entry};
 use phase::{build_phase, check_fits};
-use values::{invalid, kb_base_of};
+use values::invalid;
+pub(crate) use values::kb_base_of;
 
 use super::{Job, Phase};
 use crate::error::JobError;

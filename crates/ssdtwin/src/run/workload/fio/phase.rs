@@ -31,10 +31,7 @@ pub(super) fn build_phase(
     let mut rw_given = false;
     let mut idle: Option<(u64, String)> = None;
     let mut retention: Option<(u64, String)> = None;
-    let mut age: Option<(u64, String)> = None;
-    let mut per_day: Option<(crate::run::lifetime::PerDay, String)> = None;
-    let mut age_exact = false;
-    let mut age_exact_at: Option<String> = None;
+    let mut aging = crate::run::lifetime::AgeOptions::default();
     let mut secure_erase: Option<String> = None;
     let mut apst_given = false;
     let mut burst_size: Option<(u64, String)> = None;
@@ -268,15 +265,8 @@ pub(super) fn build_phase(
                     .map_err(|r| invalid(at, key, r))?;
                 retention = Some((ns, at.clone()));
             }
-            "age" => age = Some((crate::run::lifetime::parse_days(v).map_err(|r| invalid(at, key, r))?, at.clone())),
-            "age_exact" => {
-                age_exact = parse_bool(v).map_err(|r| invalid(at, key, r))?;
-                age_exact_at = Some(at.clone());
-            }
-            "per_day" => {
-                let p = crate::run::lifetime::PerDay::parse(v, |s| parse_size(s, kb_base, capacity))
-                    .map_err(|r| invalid(at, key, r))?;
-                per_day = Some((p, at.clone()));
+            "age" | "per_day" | "age_exact" => {
+                aging.take(key, v, at, |s| parse_size(s, kb_base, capacity))?;
             }
             "secure_erase" => {
                 if parse_bool(v).map_err(|r| invalid(at, key, r))? {
@@ -372,24 +362,13 @@ pub(super) fn build_phase(
         let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
         invalid(at, option, r)
     })?;
-    match (age, per_day) {
-        (Some((days, at)), Some((per_day, _))) => {
-            if matches!(spec.rw, RwPattern::Read | RwPattern::RandRead) {
-                return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
-            }
-            let name = spec.name.clone();
-            let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(spec));
-            Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact: age_exact }))
-        }
-        (Some((_, at)), None) => Err(invalid(&at, "age", "an age phase needs per_day (e.g. 0.1DWPD or 20g)")),
-        (None, Some((_, at))) => Err(invalid(&at, "per_day", "per_day belongs to an age phase (age=3y)")),
-        (None, None) if age_exact_at.is_some() => Err(invalid(
-            age_exact_at.as_deref().unwrap_or_default(),
-            "age_exact",
-            "age_exact belongs to an age phase (age=3y)",
-        )),
-        (None, None) => Ok(Phase::Io(spec)),
+    let Some((days, per_day, exact, at)) = aging.finish()? else { return Ok(Phase::Io(spec)) };
+    if matches!(spec.rw, RwPattern::Read | RwPattern::RandRead) {
+        return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
     }
+    let name = spec.name.clone();
+    let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(spec));
+    Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
 }
 
 /// fio's checks of the rate options (init.c): a byte rate and an IOPS

@@ -14,7 +14,7 @@ use crate::error::JobError;
 use crate::run::workload::Distribution;
 
 /// The job's `kb_base` (1024 unless set to 1000).
-pub(super) fn kb_base_of(entries: &[Entry]) -> Result<u64, JobError> {
+pub(crate) fn kb_base_of(entries: &[Entry]) -> Result<u64, JobError> {
     let mut kb_base = 1024u64;
     for (k, v, at) in entries {
         if k == "kb_base" {
@@ -192,7 +192,7 @@ pub(super) fn zones(v: &str) -> Result<Vec<(f64, &str)>, String> {
 }
 
 /// fio's boolean: empty, `1` or `true`; `0` or `false`.
-pub fn parse_bool(v: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
     match v {
         "" | "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),

@@ -303,13 +303,7 @@ impl IoGenerator {
         let continue_run = match modifier {
             Some((n, _)) if random => {
                 let e = self.ext.as_mut().expect("ext");
-                if e.run_left[k] > 0 && prev.0 != u64::MAX {
-                    e.run_left[k] -= 1;
-                    true
-                } else {
-                    e.run_left[k] = n.saturating_sub(1);
-                    false
-                }
+                continues_run(&mut e.run_left[k], n, prev.0 != u64::MAX)
             }
             _ => false,
         };
@@ -353,15 +347,7 @@ impl IoGenerator {
                 p = 0;
             }
             let repeat = match modifier {
-                Some((n, Sequencer::Identical)) => {
-                    if e.run_left[k] > 0 {
-                        e.run_left[k] -= 1;
-                        true
-                    } else {
-                        e.run_left[k] = n.saturating_sub(1);
-                        false
-                    }
-                }
+                Some((n, Sequencer::Identical)) => continues_run(&mut e.run_left[k], n, true),
                 _ => false,
             };
             let skip = match modifier {
@@ -380,6 +366,20 @@ impl IoGenerator {
             e.pending_write = Some(Command { kind: IoKind::Write, ..cmd });
         }
         cmd
+    }
+}
+
+/// fio's `rw=…:N` runs: whether the next command continues the current run
+/// of `n` (it can only if `can_continue`), counting it off `left`; a new
+/// run leaves `n - 1` to follow.
+#[inline]
+fn continues_run(left: &mut u64, n: u64, can_continue: bool) -> bool {
+    if *left > 0 && can_continue {
+        *left -= 1;
+        true
+    } else {
+        *left = n.saturating_sub(1);
+        false
     }
 }
 
