@@ -232,6 +232,10 @@ fn read_latency_while_folding(read_suspend: bool) -> [(f64, u64); 2] {
     let mut sim = Simulator::new(Drive::new(small_slc_model(&[&format!("nand.read_suspend={read_suspend}")])));
     let span = 1100 << 20;
     sim.run_phase(&seq_write("fill", 0, span), 0, 3);
+    // Quiet: the fill's programs (and the folding it caused) are done
+    // before the reads begin, and idle folding has not started.
+    let settled = sim.drive().idle_since();
+    sim.wait_until(settled);
     let mut results = [(0.0, 0); 2];
     for (i, rw) in [RwPattern::RandRead, RwPattern::RandRw].into_iter().enumerate() {
         let mut s = IoSpec::new("reads", rw);

@@ -237,10 +237,12 @@ fn streaming_memory_does_not_grow_with_trace_length() {
 
 /// Check 5: on a small 660p-like drive (QLC behind an SLC cache that
 /// shrinks as the drive fills), the full pass of Heavy and Light is much
-/// slower than the standard pass: lower data rate, higher average
-/// latency. (The review found the 660p's writes especially slow on the
-/// full drive; this model does not reproduce that under the review's
-/// playback — see the assertion on write latency below.)
+/// slower than the standard pass: lower data rate, higher average latency,
+/// and writes especially (the review: "only the average write latency
+/// shows a serious problem" on the full 660p). Writes wait because the
+/// cache must be folded into QLC to make room, and a host program queues
+/// in order behind that folding, while reads go ahead of it (the die's
+/// queue is reads-first) and wait only for the QLC program in progress.
 #[test]
 fn full_pass_is_much_slower_for_heavy_and_light_on_a_660p_like_drive() {
     let s = suite::load("client-2018").unwrap();
@@ -267,13 +269,7 @@ fn full_pass_is_much_slower_for_heavy_and_light_on_a_660p_like_drive() {
         let (w_std, w_full) = (score(0, "average write latency"), score(1, "average write latency"));
         assert!(rate_full < 0.7 * rate_std, "{test}: {rate_full} MB/s full vs {rate_std} standard");
         assert!(l_full > 2.0 * l_std, "{test}: latency {l_full} µs full vs {l_std} standard");
-        // Writes are acknowledged from the write buffer while their
-        // programs fill the dies' gaps around garbage collection: under
-        // the review's dependent playback they are not slower on the full
-        // drive in this model (the reads queued behind the collection
-        // are). The open-loop replay made them slower only by queueing
-        // them behind those reads in the host queue.
         eprintln!("{test}: rate {rate_std} → {rate_full} MB/s, latency {l_std} → {l_full} µs, write latency {w_std} → {w_full} µs");
-        assert!(w_full >= w_std, "{test}: write latency {w_full} µs full vs {w_std} standard");
+        assert!(w_full > 5.0 * w_std, "{test}: write latency {w_full} µs full vs {w_std} standard");
     }
 }

@@ -25,14 +25,14 @@
 //! trims.
 
 use crate::model::controller::{Cores, WriteBuffer};
-use crate::model::flash::Flash;
+use crate::model::flash::{Flash, Lane};
 use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
 use crate::model::media::Media;
 use crate::model::nand::{CellMode, CellTiming, SECTOR_BYTES};
 use crate::model::power::PowerMeter;
 use crate::model::thermal::Thermal;
-use crate::spec::{BufferRelease, DriveModel};
+use crate::spec::{BufferRelease, DriveModel, OpOrder};
 
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +117,12 @@ pub struct Drive {
     relocate_block: u32,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
+    /// Per die, when the latest garbage-collection or fold program
+    /// scheduled there completes: a victim is erased only after the
+    /// programs carrying its data are done (the relocated data stays
+    /// readable in the victim until then, as firmware must keep it for
+    /// power-loss safety and for multi-pass programming of QLC).
+    reloc_done: Vec<u64>,
     submits: u32,
     /// Completion of the latest merge operation scheduled (hybrid mapping).
     merge_done: u64,
@@ -144,6 +150,7 @@ pub struct DriveImageRef<'a> {
     last_t: u64,
     timings: &'a [CellTiming; 2],
     gc_ready: &'a [u64],
+    reloc_done: &'a [u64],
     submits: u32,
     merge_done: u64,
     merge_parts: u32,
@@ -165,6 +172,8 @@ pub struct DriveImage {
     last_t: u64,
     timings: [CellTiming; 2],
     gc_ready: Vec<u64>,
+    #[serde(default)]
+    reloc_done: Vec<u64>,
     submits: u32,
     merge_done: u64,
     merge_parts: u32,
@@ -188,6 +197,7 @@ impl Drive {
                 model.channel_fs_per_byte,
                 model.channel_bytes_per_slot,
                 model.read_suspend_ns,
+                c.op_order == OpOrder::ReadsFirst,
             ),
             counters: DriveCounters::default(),
             power: PowerMeter::new(model.power.clone()),
@@ -199,6 +209,7 @@ impl Drive {
             relocate_block: crate::model::nand::NONE,
             timings,
             gc_ready: vec![0; geo.dies as usize],
+            reloc_done: vec![0; geo.dies as usize],
             submits: 0,
             merge_done: 0,
             merge_parts: model.hybrid.as_ref().map_or(1, |h| h.merge_parts),
@@ -222,6 +233,7 @@ impl Drive {
             last_t: self.last_t,
             timings: &self.timings,
             gc_ready: &self.gc_ready,
+            reloc_done: &self.reloc_done,
             submits: self.submits,
             merge_done: self.merge_done,
             merge_parts: self.merge_parts,
@@ -252,13 +264,15 @@ impl Drive {
                 fresh.ftl.user_lpns()
             ));
         }
+        let mut flash = image.flash;
+        flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
         Ok(Drive {
             model: fresh.model,
             host: image.host,
             cores: image.cores,
             buffer: image.buffer,
             ftl: image.ftl,
-            flash: image.flash,
+            flash,
             counters: image.counters,
             power: image.power,
             thermal: image.thermal,
@@ -268,6 +282,7 @@ impl Drive {
             last_error: None,
             relocate_block: crate::model::nand::NONE,
             timings: image.timings,
+            reloc_done: if image.reloc_done.len() == dies { image.reloc_done } else { vec![0; dies] },
             gc_ready: image.gc_ready,
             submits: image.submits,
             merge_done: image.merge_done,
@@ -300,6 +315,7 @@ impl Drive {
             th.reset_time(total, nand);
         }
         self.gc_ready.fill(0);
+        self.reloc_done.fill(0);
         self.merge_done = 0;
     }
 
@@ -330,13 +346,14 @@ impl Drive {
         for &(block, mode) in &blocks {
             let die = self.model.geometry.die_of_block(block);
             let tbers = self.timings[mode as usize].tbers_ns;
-            done = done.max(self.flash.erase(start, die, block, tbers, mode));
+            done = done.max(self.flash.erase(start, die, block, tbers, mode, Lane::Priority));
         }
         self.ftl.secure_erase();
         for &(block, mode) in &blocks {
             self.ftl.count_erase(block, mode);
         }
         self.gc_ready.fill(0);
+        self.reloc_done.fill(0);
         self.power.busy(now, done);
         done
     }
@@ -602,7 +619,7 @@ impl Drive {
         let mode = self.ftl.mode_of(block);
         let tr = self.timings[mode as usize].tr(row);
         let bytes = slots as u64 * SECTOR_BYTES as u64;
-        let mut data = self.flash.read(t, die, tr, slots, mode) + ecc;
+        let mut data = self.flash.read(t, die, tr, slots, mode, Lane::Priority) + ecc;
         if self.media.is_some() {
             data = self.decode(block, die, row, slots, data);
         }
@@ -627,11 +644,11 @@ impl Drive {
         let tr = self.timings[mode as usize].tr(row);
         let ecc = self.model.spec.controller.ecc_decode_ns;
         for _ in 0..out.retries {
-            data = self.flash.read(data, die, tr, slots, mode) + ecc;
+            data = self.flash.read(data, die, tr, slots, mode, Lane::Priority) + ecc;
         }
         if out.soft {
             for _ in 0..soft_reads {
-                data = self.flash.read(data, die, tr, slots, mode);
+                data = self.flash.read(data, die, tr, slots, mode, Lane::Priority);
             }
             data += soft_ns;
         }
@@ -722,7 +739,7 @@ impl Drive {
                     let ready = if purpose == Purpose::Merge && self.merge_parts > 1 {
                         self.flash.read_parts(earliest, die, tr, slots, self.merge_parts, mode) + ecc
                     } else {
-                        self.flash.read(earliest, die, tr, slots, mode) + ecc
+                        self.flash.read(earliest, die, tr, slots, mode, lane_of(purpose)) + ecc
                     };
                     last_read = last_read.max(ready);
                     if self.media.is_some() {
@@ -752,7 +769,7 @@ impl Drive {
                     let done = if purpose == Purpose::Merge && self.merge_parts > 1 {
                         self.flash.program_parts(earliest, die, block, tprog, (slots, self.merge_parts), mode)
                     } else {
-                        self.flash.program(earliest, die, block, tprog, slots, mode)
+                        self.flash.program(earliest, die, block, tprog, slots, (mode, lane_of(purpose)))
                     };
                     if purpose == Purpose::HostWrite {
                         let release = match self.model.spec.controller.buffer_release {
@@ -766,13 +783,22 @@ impl Drive {
                         self.gc_ready[die as usize] = done;
                         self.merge_done = self.merge_done.max(done);
                     }
+                    if matches!(purpose, Purpose::Gc | Purpose::Fold) {
+                        let r = &mut self.reloc_done[die as usize];
+                        *r = (*r).max(done);
+                    }
                 }
                 NandOp::Erase { purpose, block } => {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tbers = self.timings[mode as usize].tbers_ns;
-                    let earliest = t.max(self.gc_ready[die as usize]);
-                    let done = self.flash.erase(earliest, die, block, tbers, mode);
+                    let mut earliest = t.max(self.gc_ready[die as usize]);
+                    if matches!(purpose, Purpose::Gc | Purpose::Fold) {
+                        // Relocation moves data within the victim's die:
+                        // its copies must be programmed before it is erased.
+                        earliest = earliest.max(self.reloc_done[die as usize]);
+                    }
+                    let done = self.flash.erase(earliest, die, block, tbers, mode, lane_of(purpose));
                     if purpose == Purpose::Merge {
                         self.gc_ready[die as usize] = done;
                         self.merge_done = self.merge_done.max(done);
@@ -806,5 +832,17 @@ impl Drive {
     /// Write amplification so far: slots programmed / host slots written.
     pub fn waf(&self) -> f64 {
         crate::run::stats::Counters::of(self).waf()
+    }
+}
+
+/// The die queue an FTL operation waits in: programs, erases and the
+/// reads of garbage collection and folding in order (map write-back too);
+/// a map load serves the host command that waits for it, as its reads do,
+/// and a merge (hybrid mapping) holds the command until it is done.
+#[inline]
+fn lane_of(purpose: Purpose) -> Lane {
+    match purpose {
+        Purpose::HostWrite | Purpose::Gc | Purpose::Fold | Purpose::MapStore => Lane::Queued,
+        Purpose::Merge | Purpose::MapLoad => Lane::Priority,
     }
 }

@@ -22,6 +22,18 @@
 //! when the suspended work really finishes. Without suspend, reads queue
 //! behind long programs — the Intel 660p's weakness.
 //!
+//! **Reads first** (the default; `controller.op_order`): programs,
+//! erases and the reads of garbage collection and folding are queued work
+//! that the controller dispatches as a die frees, and it dispatches host
+//! reads first. Queued operations are kept one interval each on a lane of
+//! their own; a host read that finds its die busy with queued work waits
+//! for the operation in progress (without suspend, a whole QLC program),
+//! not for the ones queued behind it, and the time it takes is added to
+//! the die's next queued operation. Host programs stay in order with the
+//! collection that pays for their space, so a drive whose cache or spare
+//! runs out still makes its writes wait. With `op_order = "fifo"` every
+//! operation queues in the order it was submitted.
+//!
 //! Left out: cache-register pipelining, command/address cycles on the bus,
 //! and die power limits.
 
@@ -45,6 +57,16 @@ pub struct FlashCounters {
     pub array_ns: [u64; 3],
 }
 
+/// Which queue of its die an operation waits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Host reads and what a host command waits on directly (merges, map
+    /// traffic): ahead of queued work that has not started.
+    Priority,
+    /// Programs, erases, garbage collection and folding, in order.
+    Queued,
+}
+
 /// The flash array as the controller's scheduler sees it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Flash {
@@ -61,6 +83,21 @@ pub struct Flash {
     read_lane: Vec<Timeline>,
     /// Time stolen by suspending reads, owed by the die's next program/erase.
     suspend_debt: Vec<u64>,
+    /// Host reads go ahead of queued work (see the module documentation);
+    /// set from the drive's spec, not saved.
+    #[serde(skip)]
+    reads_first: bool,
+    /// Queued operations per die (reads-first only; the die's own
+    /// timeline then holds the priority lane).
+    #[serde(default)]
+    queued: Vec<Timeline>,
+    /// The same operations one interval each, to find the one in progress.
+    #[serde(default)]
+    queued_ops: Vec<Timeline>,
+    /// Die time priority operations took ahead of queued work, owed by the
+    /// die's next queued operation.
+    #[serde(default)]
+    queued_debt: Vec<u64>,
     /// When each block's most recent program completes.
     pub block_prog_done: Vec<u64>,
     /// When each block's most recent erase completes.
@@ -80,9 +117,14 @@ impl Flash {
         channel_fs_per_byte: u64,
         channel_bytes_per_slot: u64,
         suspend_ns: Option<u64>,
+        reads_first: bool,
     ) -> Flash {
         let n = if suspend_ns.is_some() { dies as usize } else { 0 };
         Flash {
+            reads_first,
+            queued: vec![Timeline::default(); dies as usize],
+            queued_ops: vec![Timeline::default(); dies as usize],
+            queued_debt: vec![0; dies as usize],
             dies: vec![Timeline::default(); dies as usize],
             channels: vec![Timeline::default(); channels as usize],
             channel_of_die: (0..dies).map(|d| d % channels).collect(),
@@ -98,9 +140,19 @@ impl Flash {
         }
     }
 
+    /// Set the scheduling order of a flash array loaded from an image
+    /// (`reads_first` is the drive spec's, not saved).
+    pub fn set_reads_first(&mut self, reads_first: bool) {
+        self.reads_first = reads_first;
+        let dies = self.dies.len();
+        self.queued.resize(dies, Timeline::default());
+        self.queued_ops.resize(dies, Timeline::default());
+        self.queued_debt.resize(dies, 0);
+    }
+
     /// Drop history that ended before `now` (call as time advances).
     pub fn prune(&mut self, now: u64) {
-        for t in self.dies.iter_mut().chain(&mut self.channels) {
+        for t in self.dies.iter_mut().chain(&mut self.channels).chain(&mut self.queued).chain(&mut self.queued_ops) {
             t.prune(now);
         }
         for t in self.program_erase.iter_mut().chain(&mut self.read_lane) {
@@ -112,20 +164,52 @@ impl Flash {
     #[inline]
     pub fn prune_die(&mut self, die: u32, now: u64) {
         self.dies[die as usize].prune(now);
+        self.queued[die as usize].prune(now);
+        self.queued_ops[die as usize].prune(now);
         self.channels[self.channel_of_die[die as usize] as usize].prune(now);
+    }
+
+    /// Book `dur` ns of array time on die `d` for an operation of `lane`
+    /// ready at `earliest`; returns when it ends (a queued operation
+    /// also pays the time host operations took ahead of it).
+    #[inline]
+    fn die_reserve(&mut self, earliest: u64, d: usize, dur: u64, lane: Lane) -> u64 {
+        if !self.reads_first {
+            return self.dies[d].reserve(earliest, dur) + dur;
+        }
+        match lane {
+            Lane::Priority => {
+                if self.queued[d].free_at() <= earliest {
+                    return self.dies[d].reserve(earliest, dur) + dur;
+                }
+                // Wait for the queued operation in progress only.
+                let ready = self.queued_ops[d].op_end_at(earliest).unwrap_or(earliest);
+                let start = self.dies[d].reserve(ready, dur);
+                if self.queued[d].free_at() > start {
+                    self.queued_debt[d] += dur;
+                }
+                start + dur
+            }
+            Lane::Queued => {
+                let dur = dur + std::mem::take(&mut self.queued_debt[d]);
+                let start = self.queued[d].reserve_clear_of(earliest, dur, &self.dies[d]);
+                self.queued_ops[d].record_op(start, dur);
+                start + dur
+            }
+        }
     }
 
     /// Array read of `tr` ns of `slots` slots on `die`, then their transfer
     /// to the controller. Returns the time the data is in the controller.
     #[inline]
-    pub fn read(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, mode: CellMode) -> u64 {
+    pub fn read(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, mode: CellMode, lane: Lane) -> u64 {
         let d = die as usize;
         let start = match self.suspend_ns {
             Some(overhead) if self.program_erase[d].busy_at(earliest) => {
                 self.suspend_debt[d] += tr + overhead;
                 self.read_lane[d].reserve(earliest + overhead, tr)
             }
-            _ => self.dies[d].reserve(earliest, tr),
+            _ => self.die_reserve(earliest, d, tr, lane) - tr,
         };
         let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
         let ch = self.channel_of_die[d] as usize;
@@ -176,7 +260,7 @@ impl Flash {
         for _ in 0..parts {
             let xs = self.channels[ch].reserve(t, xfer);
             let start = (xs + xfer).max(self.block_erased[b]).max(self.block_prog_done[b]);
-            t = self.occupy_die(start, die as usize, tprog);
+            t = self.occupy_die(start, die as usize, tprog, Lane::Priority);
             self.block_prog_done[b] = t;
             self.counters.programs[mode as usize] += 1;
             self.counters.array_ns[1] += tprog;
@@ -188,20 +272,32 @@ impl Flash {
     /// A program or erase of `dur` ns on `die` from `earliest`, paying any
     /// time owed to suspending reads.
     #[inline]
-    fn occupy_die(&mut self, earliest: u64, die: usize, dur: u64) -> u64 {
+    fn occupy_die(&mut self, earliest: u64, die: usize, dur: u64, lane: Lane) -> u64 {
         if self.suspend_ns.is_none() {
-            return self.dies[die].reserve(earliest, dur) + dur;
+            return self.die_reserve(earliest, die, dur, lane);
         }
         let dur = dur + std::mem::take(&mut self.suspend_debt[die]);
-        let s = self.dies[die].reserve(earliest, dur);
-        self.program_erase[die].reserve(s, dur);
-        s + dur
+        let end = self.die_reserve(earliest, die, dur, lane);
+        // The die programs or erases until `end` (queued work also for
+        // the time it owed), and a suspending read may cut in.
+        self.program_erase[die].reserve(end - dur, dur);
+        end
     }
 
     /// Transfer of `slots` slots to `die`, then a program of `tprog` ns into
     /// `block`. Returns the completion time.
     #[inline]
-    pub fn program(&mut self, earliest: u64, die: u32, block: u32, tprog: u64, slots: u32, mode: CellMode) -> u64 {
+    /// `(mode, lane)`: the block's cell mode and the queue the program
+    /// waits in.
+    pub fn program(
+        &mut self,
+        earliest: u64,
+        die: u32,
+        block: u32,
+        tprog: u64,
+        slots: u32,
+        (mode, lane): (CellMode, Lane),
+    ) -> u64 {
         let b = block as usize;
         // The data may cross the bus while the die is still busy (cache
         // register); the program itself waits for the block's erase and its
@@ -210,7 +306,7 @@ impl Flash {
         let ch = self.channel_of_die[die as usize] as usize;
         let xs = self.channels[ch].reserve(earliest, xfer);
         let start = (xs + xfer).max(self.block_erased[b]).max(self.block_prog_done[b]);
-        let done = self.occupy_die(start, die as usize, tprog);
+        let done = self.occupy_die(start, die as usize, tprog, lane);
         self.block_prog_done[b] = done;
         self.counters.programs[mode as usize] += 1;
         self.counters.slots_programmed[mode as usize] += slots as u64;
@@ -220,10 +316,10 @@ impl Flash {
 
     /// Erase of `block` on `die`. Returns the completion time.
     #[inline]
-    pub fn erase(&mut self, earliest: u64, die: u32, block: u32, tbers: u64, mode: CellMode) -> u64 {
+    pub fn erase(&mut self, earliest: u64, die: u32, block: u32, tbers: u64, mode: CellMode, lane: Lane) -> u64 {
         let b = block as usize;
         let earliest = earliest.max(self.block_prog_done[b]);
-        let done = self.occupy_die(earliest, die as usize, tbers);
+        let done = self.occupy_die(earliest, die as usize, tbers, lane);
         self.block_erased[b] = done;
         self.counters.erases[mode as usize] += 1;
         self.counters.array_ns[2] += tbers;
@@ -239,7 +335,7 @@ impl Flash {
 
     /// Time at which every die and channel has finished its reserved work.
     pub fn all_idle_at(&self) -> u64 {
-        self.dies.iter().chain(&self.channels).map(Timeline::free_at).max().unwrap_or(0)
+        self.dies.iter().chain(&self.channels).chain(&self.queued).map(Timeline::free_at).max().unwrap_or(0)
     }
 
     /// Forget all reservations and block timing (secure erase, new run).
@@ -249,6 +345,10 @@ impl Flash {
         {
             t.clear();
         }
+        for t in self.queued.iter_mut().chain(&mut self.queued_ops) {
+            t.clear();
+        }
+        self.queued_debt.fill(0);
         self.suspend_debt.fill(0);
         self.block_prog_done.fill(0);
         self.block_erased.fill(0);
@@ -261,33 +361,55 @@ mod tests {
 
     #[test]
     fn program_waits_for_erase_of_its_block() {
-        let mut f = Flash::new(2, 1, 4, 1_000_000, 100, None); // 1 ns per byte, 100 bytes per slot
-        let e = f.erase(0, 0, 1, 1000, CellMode::Native);
+        let mut f = Flash::new(2, 1, 4, 1_000_000, 100, None, false); // 1 ns per byte, 100 bytes per slot
+        let e = f.erase(0, 0, 1, 1000, CellMode::Native, Lane::Priority);
         assert_eq!(e, 1000);
         // A program into block 1 cannot start before the erase ends (its data
         // crosses the bus meanwhile).
-        let done = f.program(0, 0, 1, 500, 1, CellMode::Native);
+        let done = f.program(0, 0, 1, 500, 1, (CellMode::Native, Lane::Priority));
         assert_eq!(done, 1000 + 500);
         // A read on the other die on the same channel overlaps with die 0's work
         // but queues on the shared bus.
-        let r = f.read(0, 1, 50, 1, CellMode::Native);
+        let r = f.read(0, 1, 50, 1, CellMode::Native, Lane::Priority);
         assert_eq!(r, 100 + 100);
     }
 
     #[test]
     fn suspending_reads_do_not_wait_for_programs_but_delay_the_next_one() {
-        let mut f = Flash::new(1, 1, 4, 1_000_000, 10, Some(20));
-        let p = f.program(0, 0, 0, 1000, 1, CellMode::Native); // die busy [10, 1010)
+        let mut f = Flash::new(1, 1, 4, 1_000_000, 10, Some(20), false);
+        let p = f.program(0, 0, 0, 1000, 1, (CellMode::Native, Lane::Priority)); // die busy [10, 1010)
         assert_eq!(p, 1010);
         // The read suspends the program: it starts after the overhead.
-        let r = f.read(100, 0, 50, 1, CellMode::Native);
+        let r = f.read(100, 0, 50, 1, CellMode::Native, Lane::Priority);
         assert_eq!(r, 100 + 20 + 50 + 10);
         // The next program on the die pays the stolen 70 ns.
-        let p2 = f.program(0, 0, 1, 1000, 1, CellMode::Native);
+        let p2 = f.program(0, 0, 1, 1000, 1, (CellMode::Native, Lane::Priority));
         assert_eq!(p2, 1010 + 1000 + 70);
         // Without suspend the read would have waited for the program.
-        let mut g = Flash::new(1, 1, 4, 1_000_000, 10, None);
-        g.program(0, 0, 0, 1000, 1, CellMode::Native);
-        assert_eq!(g.read(100, 0, 50, 1, CellMode::Native), 1010 + 50 + 10);
+        let mut g = Flash::new(1, 1, 4, 1_000_000, 10, None, false);
+        g.program(0, 0, 0, 1000, 1, (CellMode::Native, Lane::Priority));
+        assert_eq!(g.read(100, 0, 50, 1, CellMode::Native, Lane::Priority), 1010 + 50 + 10);
+    }
+
+    #[test]
+    fn host_reads_go_ahead_of_queued_work() {
+        let queued = (CellMode::Native, Lane::Queued);
+        let mut f = Flash::new(1, 1, 4, 1_000_000, 10, None, true);
+        // Three 1000 ns programs queued back to back: die busy
+        // [10, 1010), [1010, 2010), [2010, 3010).
+        assert_eq!(f.program(0, 0, 0, 1000, 1, queued), 1010);
+        assert_eq!(f.program(0, 0, 0, 1000, 1, queued), 2010);
+        assert_eq!(f.program(0, 0, 0, 1000, 1, queued), 3010);
+        // A host read at 100 waits for the program in progress only.
+        assert_eq!(f.read(100, 0, 50, 1, CellMode::Native, Lane::Priority), 1010 + 50 + 10);
+        // The queued work it went ahead of is owed: the next queued
+        // program takes 50 ns longer.
+        assert_eq!(f.program(0, 0, 0, 1000, 1, queued), 3010 + 1000 + 50);
+        // First come, first served, the read waits for all three.
+        let mut g = Flash::new(1, 1, 4, 1_000_000, 10, None, false);
+        for _ in 0..3 {
+            g.program(0, 0, 0, 1000, 1, queued);
+        }
+        assert_eq!(g.read(100, 0, 50, 1, CellMode::Native, Lane::Priority), 3010 + 50 + 10);
     }
 }

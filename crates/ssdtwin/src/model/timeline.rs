@@ -4,8 +4,14 @@
 //! ([`super::flash`]) and the host interface ([`super::host`]) time every
 //! transfer and array operation on these.
 //!
-//! Left out: priorities between reservations (an earlier reservation is
-//! never moved by a later one).
+//! A timeline may also be a plain record of operations, one interval each
+//! ([`Timeline::record_op`]), so that the operation in progress at a time
+//! can be found ([`Timeline::op_end_at`]); the flash scheduler uses that
+//! to let host reads go ahead of queued work.
+//!
+//! Left out: moving a reservation once made (an operation that another
+//! goes ahead of keeps its times; the scheduler charges the delay to the
+//! next reservation instead).
 
 /// Gaps examined before a reservation gives up back-filling.
 const MAX_GAP_SCAN: usize = 256;
@@ -48,6 +54,20 @@ impl Timeline {
     /// Reserve `dur` ns at the earliest time ≥ `earliest` at which the
     /// resource is free for that long; returns the start time.
     pub fn reserve(&mut self, earliest: u64, dur: u64) -> u64 {
+        self.reserve_at_first_fit(earliest, dur)
+    }
+
+    /// End of the interval in progress at `t` (`None`: free at `t`): one
+    /// operation's end on a timeline of [`Timeline::record_op`]s.
+    #[inline]
+    pub fn op_end_at(&self, t: u64) -> Option<u64> {
+        let live = self.live();
+        let i = live.partition_point(|&(_, end)| end <= t);
+        (i < live.len() && live[i].0 <= t).then(|| live[i].1)
+    }
+
+    #[inline]
+    fn reserve_at_first_fit(&mut self, earliest: u64, dur: u64) -> u64 {
         // Common case: after everything booked.
         if self.head == self.busy.len() {
             self.busy.push((earliest, earliest + dur));
@@ -62,28 +82,8 @@ impl Timeline {
             }
             return earliest;
         }
+        let (i, t) = self.fit(earliest, dur);
         let live = self.live();
-        let mut t = earliest;
-        // First interval that ends after `earliest`.
-        let mut i = live.partition_point(|&(_, end)| end <= t);
-        let mut scanned = 0;
-        while i < live.len() {
-            let (s, e) = live[i];
-            if s >= t + dur {
-                break;
-            }
-            t = t.max(e);
-            i += 1;
-            scanned += 1;
-            if scanned == MAX_GAP_SCAN {
-                // A long run of gaps too small to use (a die or bus booked
-                // far ahead by GC): go to the end rather than search on, so
-                // that a reservation costs O(1) amortised, not O(bookings).
-                i = live.len();
-                t = t.max(self.free_at());
-                break;
-            }
-        }
         let end = t + dur;
         let len = live.len();
         // Merge with the neighbours it touches.
@@ -100,6 +100,79 @@ impl Timeline {
             (false, false) => self.busy.insert(i, (t, end)),
         }
         t
+    }
+
+    /// Where the first gap of `dur` ns at or after `earliest` lies: the
+    /// index (in the live intervals) the reservation would take, and its
+    /// start.
+    #[inline]
+    fn fit(&self, earliest: u64, dur: u64) -> (usize, u64) {
+        let live = self.live();
+        let mut t = earliest;
+        // First interval that ends after `earliest`.
+        let mut i = live.partition_point(|&(_, end)| end <= t);
+        let mut scanned = 0;
+        while i < live.len() {
+            let (s, e) = live[i];
+            if s >= t + dur {
+                break;
+            }
+            if s > t {
+                // A gap, too small (intervals that touch are one busy run).
+                scanned += 1;
+            }
+            t = t.max(e);
+            i += 1;
+            if scanned == MAX_GAP_SCAN {
+                // A long run of gaps too small to use (a die or bus booked
+                // far ahead by GC): go to the end rather than search on, so
+                // that a reservation costs O(1) amortised, not O(bookings).
+                i = live.len();
+                t = t.max(self.free_at());
+                break;
+            }
+        }
+        (i, t)
+    }
+
+    /// Start of the first gap of `dur` ns at or after `earliest` (what
+    /// [`Timeline::reserve`] would return), reserving nothing.
+    #[inline]
+    pub fn first_fit(&self, earliest: u64, dur: u64) -> u64 {
+        if earliest >= self.free_at() {
+            return earliest;
+        }
+        self.fit(earliest, dur).1
+    }
+
+    /// [`Timeline::reserve`] at the first time at or after `earliest` at
+    /// which `other` is free for `dur` ns too (two queues of one resource).
+    #[inline]
+    pub fn reserve_clear_of(&mut self, earliest: u64, dur: u64, other: &Timeline) -> u64 {
+        if other.free_at() <= earliest {
+            return self.reserve(earliest, dur);
+        }
+        let mut t = earliest;
+        loop {
+            let here = self.first_fit(t, dur);
+            t = other.first_fit(here, dur);
+            if t == here {
+                return self.reserve(t, dur);
+            }
+        }
+    }
+
+    /// Record an operation of `dur` ns starting at `start` as an interval
+    /// of its own, without looking for room (the caller reserved it on
+    /// another timeline): [`Timeline::op_end_at`] then finds where it ends.
+    #[inline]
+    pub fn record_op(&mut self, start: u64, dur: u64) {
+        if self.busy.last().is_none_or(|&(s, _)| s <= start) {
+            self.busy.push((start, start + dur));
+            return;
+        }
+        let i = self.head + self.live().partition_point(|&(s, _)| s <= start);
+        self.busy.insert(i, (start, start + dur));
     }
 
     /// Time at which all reserved work ends.
@@ -145,5 +218,17 @@ mod tests {
         assert_eq!(t.free_at(), 210);
         t.prune(210);
         assert!(t.idle_at(210));
+    }
+
+    #[test]
+    fn recorded_operations_keep_their_ends() {
+        let mut t = Timeline::default();
+        t.record_op(0, 100);
+        t.record_op(100, 100); // back to back, not merged
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.op_end_at(50), Some(100));
+        assert_eq!(t.op_end_at(100), Some(200));
+        assert_eq!(t.op_end_at(200), None);
+        assert_eq!(t.free_at(), 200);
     }
 }

@@ -417,6 +417,12 @@ pub struct ControllerSpec {
     /// register, as controllers with a few KB of SRAM stream it).
     #[serde(default, skip_serializing_if = "BufferRelease::is_default")]
     pub buffer_release: BufferRelease,
+    /// The order in which a die's operations run: `"reads-first"`
+    /// (default: a host read goes ahead of programs, erases, garbage
+    /// collection and folding that have not started) or `"fifo"` (in the
+    /// order submitted: a host read waits for all work queued before it).
+    #[serde(default, skip_serializing_if = "OpOrder::is_default")]
+    pub op_order: OpOrder,
     /// The decoder's strength, read retry and soft decoding (needed with
     /// `[nand.native.errors]`; see [`EccSpec`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -437,6 +443,23 @@ pub enum BufferRelease {
 impl BufferRelease {
     fn is_default(&self) -> bool {
         *self == BufferRelease::ProgramDone
+    }
+}
+
+/// The order in which a die's queued operations run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpOrder {
+    /// Host reads before queued programs, erases and relocation.
+    #[default]
+    ReadsFirst,
+    /// First come, first served.
+    Fifo,
+}
+
+impl OpOrder {
+    fn is_default(&self) -> bool {
+        *self == OpOrder::ReadsFirst
     }
 }
 
