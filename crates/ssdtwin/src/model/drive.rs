@@ -783,7 +783,7 @@ impl Drive {
                         self.gc_ready[die as usize] = done;
                         self.merge_done = self.merge_done.max(done);
                     }
-                    if matches!(purpose, Purpose::Gc | Purpose::Fold) {
+                    if is_relocation(purpose) {
                         let r = &mut self.reloc_done[die as usize];
                         *r = (*r).max(done);
                     }
@@ -793,7 +793,7 @@ impl Drive {
                     let mode = self.ftl.mode_of(block);
                     let tbers = self.timings[mode as usize].tbers_ns;
                     let mut earliest = t.max(self.gc_ready[die as usize]);
-                    if matches!(purpose, Purpose::Gc | Purpose::Fold) {
+                    if is_relocation(purpose) {
                         // Relocation moves data within the victim's die:
                         // its copies must be programmed before it is erased.
                         earliest = earliest.max(self.reloc_done[die as usize]);
@@ -845,4 +845,10 @@ fn lane_of(purpose: Purpose) -> Lane {
         Purpose::HostWrite | Purpose::Gc | Purpose::Fold | Purpose::MapStore => Lane::Queued,
         Purpose::Merge | Purpose::MapLoad => Lane::Priority,
     }
+}
+
+/// Garbage collection and folding: moving valid data out of a victim.
+#[inline]
+fn is_relocation(purpose: Purpose) -> bool {
+    matches!(purpose, Purpose::Gc | Purpose::Fold)
 }

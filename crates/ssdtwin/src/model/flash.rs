@@ -25,8 +25,9 @@
 //! **Reads first** (the default; `controller.op_order`): programs,
 //! erases and the reads of garbage collection and folding are queued work
 //! that the controller dispatches as a die frees, and it dispatches host
-//! reads first. Queued operations are kept one interval each on a lane of
-//! their own; a host read that finds its die busy with queued work waits
+//! reads first. Queued operations are booked on a timeline of their own
+//! per die (and recorded one interval each, to find the one in progress);
+//! a host read that finds its die busy with queued work waits
 //! for the operation in progress (without suspend, a whole QLC program),
 //! not for the ones queued behind it, and the time it takes is added to
 //! the die's next queued operation. Host programs stay in order with the
@@ -179,13 +180,14 @@ impl Flash {
         }
         match lane {
             Lane::Priority => {
-                if self.queued[d].free_at() <= earliest {
+                let queued_until = self.queued[d].free_at();
+                if queued_until <= earliest {
                     return self.dies[d].reserve(earliest, dur) + dur;
                 }
                 // Wait for the queued operation in progress only.
                 let ready = self.queued_ops[d].op_end_at(earliest).unwrap_or(earliest);
                 let start = self.dies[d].reserve(ready, dur);
-                if self.queued[d].free_at() > start {
+                if queued_until > start {
                     self.queued_debt[d] += dur;
                 }
                 start + dur
@@ -285,10 +287,9 @@ impl Flash {
     }
 
     /// Transfer of `slots` slots to `die`, then a program of `tprog` ns into
-    /// `block`. Returns the completion time.
+    /// `block`. Returns the completion time. `(mode, lane)`: the block's
+    /// cell mode and the queue the program waits in.
     #[inline]
-    /// `(mode, lane)`: the block's cell mode and the queue the program
-    /// waits in.
     pub fn program(
         &mut self,
         earliest: u64,

@@ -54,20 +54,6 @@ impl Timeline {
     /// Reserve `dur` ns at the earliest time ≥ `earliest` at which the
     /// resource is free for that long; returns the start time.
     pub fn reserve(&mut self, earliest: u64, dur: u64) -> u64 {
-        self.reserve_at_first_fit(earliest, dur)
-    }
-
-    /// End of the interval in progress at `t` (`None`: free at `t`): one
-    /// operation's end on a timeline of [`Timeline::record_op`]s.
-    #[inline]
-    pub fn op_end_at(&self, t: u64) -> Option<u64> {
-        let live = self.live();
-        let i = live.partition_point(|&(_, end)| end <= t);
-        (i < live.len() && live[i].0 <= t).then(|| live[i].1)
-    }
-
-    #[inline]
-    fn reserve_at_first_fit(&mut self, earliest: u64, dur: u64) -> u64 {
         // Common case: after everything booked.
         if self.head == self.busy.len() {
             self.busy.push((earliest, earliest + dur));
@@ -160,6 +146,15 @@ impl Timeline {
                 return self.reserve(t, dur);
             }
         }
+    }
+
+    /// End of the interval in progress at `t` (`None`: free at `t`): one
+    /// operation's end on a timeline of [`Timeline::record_op`]s.
+    #[inline]
+    pub fn op_end_at(&self, t: u64) -> Option<u64> {
+        let live = self.live();
+        let i = live.partition_point(|&(_, end)| end <= t);
+        (i < live.len() && live[i].0 <= t).then(|| live[i].1)
     }
 
     /// Record an operation of `dur` ns starting at `start` as an interval
