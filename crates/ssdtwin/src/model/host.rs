@@ -47,7 +47,7 @@ impl HostInterface {
 
     /// Time a command submitted at `t` enters the drive (after waiting for
     /// a free queue slot).
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, t: u64) -> u64 {
         while let Some(&Reverse(c)) = self.in_device.peek() {
             if c <= t {

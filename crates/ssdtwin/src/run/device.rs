@@ -487,7 +487,7 @@ impl Device {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn complete(&mut self, slot: u32, now: u64) -> Completion {
         let f = self.inflight[slot as usize];
         self.free_slots.push(slot);

@@ -79,6 +79,19 @@ pub(crate) fn drive_sources(
     react(dev, sources, &mut work, &mut running, &mut hook_timers);
     let mut next_progress = dev.now() + 1_000_000_000;
     while running > 0 || hook_timers > 0 {
+        if single && running == 1 && hook_timers == 0 && sources[0].is_plain() {
+            // The common case (one job with nothing but its depth and
+            // limits) in a loop of its own: the same steps as below
+            // without the branches it cannot take.
+            if !drive_plain(dev, &mut sources[0], &mut progress, &mut next_progress) {
+                break;
+            }
+            sources[0].finished = true;
+            running -= 1;
+            work.push(Hooked::Finished(0));
+            react(dev, sources, &mut work, &mut running, &mut hook_timers);
+            continue;
+        }
         let Some(ev) = dev.next_event() else { break };
         let now = dev.now();
         let mut ended = None;
@@ -191,26 +204,64 @@ pub(crate) fn drive_sources(
         if !work.is_empty() {
             react(dev, sources, &mut work, &mut running, &mut hook_timers);
         }
-        if let Some((cb, index, phases)) = progress.as_mut() {
-            if now >= next_progress {
-                next_progress = now + 1_000_000_000;
-                let s = &sources[0];
-                let by_bytes = (s.byte_limit != u64::MAX).then(|| s.issued as f64 / s.byte_limit as f64);
-                let by_time = s.deadline.map(|d| (now - s.start) as f64 / (d - s.start).max(1) as f64);
-                let fraction = match (by_bytes, by_time) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
-                cb(&Progress {
-                    phase: s.spec.name.clone(),
-                    phase_index: *index,
-                    phases: *phases,
-                    phase_ns: now - s.start,
-                    fraction: fraction.map(|f| f.min(1.0)),
-                });
-            }
+        if now >= next_progress {
+            report_progress(&mut progress, &sources[0], now, &mut next_progress);
         }
     }
+}
+
+/// The progress callback, told how far the (first) source is at `now`;
+/// the next report is due a simulated second later.
+fn report_progress(
+    progress: &mut Option<(&mut ProgressFn, usize, usize)>,
+    s: &Source,
+    now: u64,
+    next_progress: &mut u64,
+) {
+    *next_progress = now + 1_000_000_000;
+    let Some((cb, index, phases)) = progress.as_mut() else { return };
+    let by_bytes = (s.byte_limit != u64::MAX).then(|| s.issued as f64 / s.byte_limit as f64);
+    let by_time = s.deadline.map(|d| (now - s.start) as f64 / (d - s.start).max(1) as f64);
+    let fraction = match (by_bytes, by_time) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    cb(&Progress {
+        phase: s.spec.name.clone(),
+        phase_index: *index,
+        phases: *phases,
+        phase_ns: now - s.start,
+        fraction: fraction.map(|f| f.min(1.0)),
+    });
+}
+
+/// [`drive_sources`]' loop for one plain source ([`Source::is_plain`]):
+/// every completion is answered by the next command while the limits
+/// allow. Returns true when the source ended (nothing outstanding), false
+/// when the device ran out of events first.
+fn drive_plain(
+    dev: &mut Device,
+    s: &mut Source,
+    progress: &mut Option<(&mut ProgressFn, usize, usize)>,
+    next_progress: &mut u64,
+) -> bool {
+    while let Some(ev) = dev.next_event() {
+        let Event::Completion(_) = ev else { unreachable!("a plain source sets no timers and the hook has none") };
+        let now = dev.now();
+        s.outstanding -= 1;
+        s.completions += 1;
+        if s.can_issue(now) {
+            s.submit(dev, 0);
+        }
+        if s.outstanding == 0 {
+            s.end_ns = now;
+            return true;
+        }
+        if now >= *next_progress {
+            report_progress(progress, s, now, next_progress);
+        }
+    }
+    false
 }
 
 /// After a burst's idle gap: start the next burst; false (and the source

@@ -216,6 +216,26 @@ impl Source {
         self.fill(dev, me);
     }
 
+    /// Nothing but a depth and limits: no latency target, steady-state
+    /// detection, minimum rate, latency limit, think time, rate, bursts,
+    /// logs or statistics of its own. Such a source keeps `depth`
+    /// commands outstanding until its limits, answering each completion
+    /// with the next command ([`crate::run::driver`]'s fast loop).
+    pub(crate) fn is_plain(&self) -> bool {
+        self.lat.is_none()
+            && self.ss.is_none()
+            && self.ss_forward.is_none()
+            && !self.ss_holder
+            && self.min_rate.is_none()
+            && self.logs.is_none()
+            && self.stats.is_none()
+            && self.spec.max_latency_ns.is_none()
+            && self.spec.thinktime_ns == 0
+            && self.rate_gap_ns == 0.0
+            && self.spec.burst.is_none()
+            && self.pending == 0
+    }
+
     #[inline]
     pub(crate) fn can_issue(&self, now: u64) -> bool {
         self.error == 0

@@ -691,7 +691,7 @@ impl FtlCore {
     }
 
     /// Remove the mapping of `lpn`; true if it was mapped.
-    #[inline]
+    #[inline(always)]
     pub(super) fn unmap(&mut self, lpn: u32) -> bool {
         let old = self.l2p[lpn as usize];
         self.touch_map(lpn, old != NONE, 0);
@@ -710,7 +710,7 @@ impl FtlCore {
     }
 
     /// Hand out the next slot of a stream and map `lpn` to it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
         let die = self.streams[id as usize].die;
         let block = streams::open_block(self, id, die);
@@ -727,8 +727,15 @@ impl FtlCore {
         self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
-        self.touch_map(lpn, true, (id != StreamId::Host) as usize);
         if let Some(m) = &mut self.map {
+            m.access(
+                lpn,
+                true,
+                (id != StreamId::Host) as usize,
+                &mut self.ops,
+                self.emit_ops,
+                &mut self.blocks.erase_count,
+            );
             m.updated(&mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
         self.after_append(id, block);
