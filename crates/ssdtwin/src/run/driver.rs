@@ -79,7 +79,7 @@ pub(crate) fn drive_sources(
     react(dev, sources, &mut work, &mut running, &mut hook_timers);
     let mut next_progress = dev.now() + 1_000_000_000;
     while running > 0 || hook_timers > 0 {
-        if single && running == 1 && hook_timers == 0 && sources[0].is_plain() {
+        if single && running == 1 && hook_timers == 0 && sources[0].plain {
             // The common case (one job with nothing but its depth and
             // limits) in a loop of its own: the same steps as below
             // without the branches it cannot take.
@@ -235,7 +235,7 @@ fn report_progress(
     });
 }
 
-/// [`drive_sources`]' loop for one plain source ([`Source::is_plain`]):
+/// [`drive_sources`]' loop for one plain source ([`Source::plain`]):
 /// every completion is answered by the next command while the limits
 /// allow. Returns true when the source ended (nothing outstanding), false
 /// when the device ran out of events first.

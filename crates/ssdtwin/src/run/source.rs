@@ -86,6 +86,8 @@ pub(crate) struct Source {
     pub(crate) stats: Option<Box<JobStats>>,
     /// Issue no more commands (steady state reached, latency search done).
     pub(crate) stop: bool,
+    /// Started with nothing but a depth and limits ([`Source::is_plain`]).
+    pub(crate) plain: bool,
     /// The latency-target depth search (`latency_target`).
     pub(crate) lat: Option<LatSearch>,
     /// Steady-state detection (`ss`).
@@ -143,6 +145,7 @@ impl Source {
             finished: true,
             error: 0,
             stop: false,
+            plain: false,
             lat: None,
             ss: None,
             ss_forward: None,
@@ -179,6 +182,7 @@ impl Source {
         self.lat = self.spec.latency_target.map(|t| LatSearch::new(t, self.depth, now));
         self.ss = self.spec.steadystate.filter(|_| self.ss_forward.is_none()).map(SsTracker::new);
         self.min_rate = self.spec.rate_min.map(MinRateCheck::new);
+        self.plain = self.is_plain();
     }
 
     /// Commands the job may have outstanding now: its depth, or the
@@ -216,16 +220,16 @@ impl Source {
         self.fill(dev, me);
     }
 
-    /// Nothing but a depth and limits: no latency target, steady-state
-    /// detection, minimum rate, latency limit, think time, rate, bursts,
-    /// logs or statistics of its own. Such a source keeps `depth`
-    /// commands outstanding until its limits, answering each completion
-    /// with the next command ([`crate::run::driver`]'s fast loop).
-    pub(crate) fn is_plain(&self) -> bool {
+    /// Nothing but a depth and limits (decided when the source starts): no
+    /// latency target, steady-state detection, minimum rate, latency
+    /// limit, think time, rate, bursts, logs or statistics of its own.
+    /// Such a source never sets a timer; it keeps `depth` commands
+    /// outstanding until its limits, answering each completion with the
+    /// next command ([`crate::run::driver`]'s fast loop).
+    fn is_plain(&self) -> bool {
         self.lat.is_none()
             && self.ss.is_none()
             && self.ss_forward.is_none()
-            && !self.ss_holder
             && self.min_rate.is_none()
             && self.logs.is_none()
             && self.stats.is_none()
@@ -233,7 +237,6 @@ impl Source {
             && self.spec.thinktime_ns == 0
             && self.rate_gap_ns == 0.0
             && self.spec.burst.is_none()
-            && self.pending == 0
     }
 
     #[inline]

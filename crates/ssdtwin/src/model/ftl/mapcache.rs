@@ -212,11 +212,13 @@ impl MapCache {
         self.last[lane] = page;
     }
 
-    /// A map entry now points at new flash (a host write, or a move by GC
-    /// or folding; its page was just accessed): count it towards the next
-    /// checkpoint, and run that when due.
+    /// The entry of `lpn` now points at new flash (a host write from lane
+    /// 0, or a move by GC or folding from lane 1): a dirtying
+    /// [`MapCache::access`], counted towards the next checkpoint, which
+    /// runs when due.
     #[inline]
-    pub fn updated(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+    pub fn update(&mut self, lpn: u32, lane: usize, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        self.access(lpn, true, lane, ops, emit, erase);
         if self.checkpoint_every > 0 {
             self.updates += 1;
             if self.updates >= self.checkpoint_every {

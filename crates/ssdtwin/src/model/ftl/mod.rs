@@ -728,15 +728,8 @@ impl FtlCore {
         self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
         if let Some(m) = &mut self.map {
-            m.access(
-                lpn,
-                true,
-                (id != StreamId::Host) as usize,
-                &mut self.ops,
-                self.emit_ops,
-                &mut self.blocks.erase_count,
-            );
-            m.updated(&mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+            let lane = (id != StreamId::Host) as usize;
+            m.update(lpn, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
         self.after_append(id, block);
         slot
