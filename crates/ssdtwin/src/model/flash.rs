@@ -39,7 +39,7 @@
 //! and die power limits.
 
 use super::nand::{transfer_ns, CellMode};
-use super::timeline::Timeline;
+use super::timeline::{OpLog, Timeline};
 
 /// NAND operation counters by cell mode (index `CellMode as usize`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,7 +94,7 @@ pub struct Flash {
     queued: Vec<Timeline>,
     /// The same operations one interval each, to find the one in progress.
     #[serde(default)]
-    queued_ops: Vec<Timeline>,
+    queued_ops: Vec<OpLog>,
     /// Die time priority operations took ahead of queued work, owed by the
     /// die's next queued operation.
     #[serde(default)]
@@ -124,7 +124,7 @@ impl Flash {
         Flash {
             reads_first,
             queued: vec![Timeline::default(); dies as usize],
-            queued_ops: vec![Timeline::default(); dies as usize],
+            queued_ops: vec![OpLog::default(); dies as usize],
             queued_debt: vec![0; dies as usize],
             dies: vec![Timeline::default(); dies as usize],
             channels: vec![Timeline::default(); channels as usize],
@@ -147,27 +147,21 @@ impl Flash {
         self.reads_first = reads_first;
         let dies = self.dies.len();
         self.queued.resize(dies, Timeline::default());
-        self.queued_ops.resize(dies, Timeline::default());
+        self.queued_ops.resize(dies, OpLog::default());
         self.queued_debt.resize(dies, 0);
     }
 
     /// Drop history that ended before `now` (call as time advances).
     pub fn prune(&mut self, now: u64) {
-        for t in self.dies.iter_mut().chain(&mut self.channels).chain(&mut self.queued).chain(&mut self.queued_ops) {
+        for t in self.dies.iter_mut().chain(&mut self.channels).chain(&mut self.queued) {
             t.prune(now);
+        }
+        for log in &mut self.queued_ops {
+            log.prune(now);
         }
         for t in self.program_erase.iter_mut().chain(&mut self.read_lane) {
             t.prune(now);
         }
-    }
-
-    /// Prune only the resources of one die (cheap, for the hot path).
-    #[inline]
-    pub fn prune_die(&mut self, die: u32, now: u64) {
-        self.dies[die as usize].prune(now);
-        self.queued[die as usize].prune(now);
-        self.queued_ops[die as usize].prune(now);
-        self.channels[self.channel_of_die[die as usize] as usize].prune(now);
     }
 
     /// Book `dur` ns of array time on die `d` for an operation of `lane`
@@ -195,7 +189,7 @@ impl Flash {
             Lane::Queued => {
                 let dur = dur + std::mem::take(&mut self.queued_debt[d]);
                 let start = self.queued[d].reserve_clear_of(earliest, dur, &self.dies[d]);
-                self.queued_ops[d].record_op(start, dur);
+                self.queued_ops[d].record(start, dur);
                 start + dur
             }
         }
@@ -346,8 +340,11 @@ impl Flash {
         {
             t.clear();
         }
-        for t in self.queued.iter_mut().chain(&mut self.queued_ops) {
+        for t in &mut self.queued {
             t.clear();
+        }
+        for log in &mut self.queued_ops {
+            log.clear();
         }
         self.queued_debt.fill(0);
         self.suspend_debt.fill(0);

@@ -4,10 +4,10 @@
 //! ([`super::flash`]) and the host interface ([`super::host`]) time every
 //! transfer and array operation on these.
 //!
-//! A timeline may also be a plain record of operations, one interval each
-//! ([`Timeline::record_op`]), so that the operation in progress at a time
-//! can be found ([`Timeline::op_end_at`]); the flash scheduler uses that
-//! to let host reads go ahead of queued work.
+//! An [`OpLog`] is a plain record of operations booked on a timeline, one
+//! interval each, so that the operation in progress at a time can be
+//! found; the flash scheduler uses that to let host reads go ahead of
+//! queued work.
 //!
 //! Left out: moving a reservation once made (an operation that another
 //! goes ahead of keeps its times; the scheduler charges the delay to the
@@ -91,34 +91,36 @@ impl Timeline {
     /// Where the first gap of `dur` ns at or after `earliest` lies: the
     /// index (in the live intervals) the reservation would take, and its
     /// start.
+    ///
+    /// Intervals that touch are merged when booked, so every interval
+    /// after the first one met is a gap passed over: the search is a scan
+    /// for the first gap of `dur` ns among at most [`MAX_GAP_SCAN`] of
+    /// them. After that many gaps too small to use (a die or bus booked
+    /// far ahead by GC) it goes to the end rather than search on, so that
+    /// a reservation costs O(1) amortised, not O(bookings).
     #[inline]
     fn fit(&self, earliest: u64, dur: u64) -> (usize, u64) {
         let live = self.live();
-        let mut t = earliest;
         // First interval that ends after `earliest`.
-        let mut i = live.partition_point(|&(_, end)| end <= t);
-        let mut scanned = 0;
-        while i < live.len() {
-            let (s, e) = live[i];
-            if s >= t + dur {
-                break;
-            }
-            if s > t {
-                // A gap, too small (intervals that touch are one busy run).
-                scanned += 1;
-            }
-            t = t.max(e);
-            i += 1;
-            if scanned == MAX_GAP_SCAN {
-                // A long run of gaps too small to use (a die or bus booked
-                // far ahead by GC): go to the end rather than search on, so
-                // that a reservation costs O(1) amortised, not O(bookings).
-                i = live.len();
-                t = t.max(self.free_at());
-                break;
-            }
+        let first = live.partition_point(|&(_, end)| end <= earliest);
+        let Some(&(s, e)) = live.get(first) else {
+            return (first, earliest);
+        };
+        if s >= earliest + dur {
+            return (first, earliest);
         }
-        (i, t)
+        // The gaps after it, each between one interval's end and the
+        // next one's start (the one before the first counts if any).
+        let passed = usize::from(s > earliest);
+        let last = live.len().min(first + 1 + MAX_GAP_SCAN - passed);
+        let mut end = e;
+        for (k, &(s, e)) in live[first + 1..last].iter().enumerate() {
+            if s >= end + dur {
+                return (first + 1 + k, end);
+            }
+            end = e;
+        }
+        (live.len(), self.free_at())
     }
 
     /// Start of the first gap of `dur` ns at or after `earliest` (what
@@ -146,28 +148,6 @@ impl Timeline {
                 return self.reserve(t, dur);
             }
         }
-    }
-
-    /// End of the interval in progress at `t` (`None`: free at `t`): one
-    /// operation's end on a timeline of [`Timeline::record_op`]s.
-    #[inline]
-    pub fn op_end_at(&self, t: u64) -> Option<u64> {
-        let live = self.live();
-        let i = live.partition_point(|&(_, end)| end <= t);
-        (i < live.len() && live[i].0 <= t).then(|| live[i].1)
-    }
-
-    /// Record an operation of `dur` ns starting at `start` as an interval
-    /// of its own, without looking for room (the caller reserved it on
-    /// another timeline): [`Timeline::op_end_at`] then finds where it ends.
-    #[inline]
-    pub fn record_op(&mut self, start: u64, dur: u64) {
-        if self.busy.last().is_none_or(|&(s, _)| s <= start) {
-            self.busy.push((start, start + dur));
-            return;
-        }
-        let i = self.head + self.live().partition_point(|&(s, _)| s <= start);
-        self.busy.insert(i, (start, start + dur));
     }
 
     /// Time at which all reserved work ends.
@@ -198,6 +178,70 @@ impl Timeline {
     }
 }
 
+/// Operations booked on a [`Timeline`], one interval each (touching
+/// operations are not merged), to find the one in progress at a time
+/// ([`OpLog::op_end_at`]).
+///
+/// Recording is a push: an operation that back-fills a gap arrives out
+/// of order, and the live part is sorted again only when it is next
+/// looked up, so a drive that never asks (no host reads behind queued
+/// work) pays nothing for the order.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct OpLog {
+    ops: Vec<(u64, u64)>,
+    head: usize,
+    /// Whether the live part is known to be in start order (not saved:
+    /// a loaded log is sorted at its first lookup).
+    #[serde(skip)]
+    sorted: bool,
+}
+
+impl OpLog {
+    /// Record an operation of `dur` ns starting at `start` (reserved on
+    /// a timeline by the caller, so it overlaps no other).
+    #[inline]
+    pub fn record(&mut self, start: u64, dur: u64) {
+        if self.ops.last().is_some_and(|&(s, _)| s > start) {
+            self.sorted = false;
+        }
+        self.ops.push((start, start + dur));
+    }
+
+    /// End of the operation in progress at `t` (`None`: none is).
+    #[inline]
+    pub fn op_end_at(&mut self, t: u64) -> Option<u64> {
+        if !self.sorted {
+            // Stable: operations recorded with one start keep their order.
+            self.ops[self.head..].sort_by_key(|&(s, _)| s);
+            self.sorted = true;
+        }
+        let live = &self.ops[self.head..];
+        let i = live.partition_point(|&(_, end)| end <= t);
+        (i < live.len() && live[i].0 <= t).then(|| live[i].1)
+    }
+
+    /// Forget operations that ended at or before `now` (those recorded
+    /// out of order may stay until the ones before them end; a lookup
+    /// skips them).
+    #[inline]
+    pub fn prune(&mut self, now: u64) {
+        while self.head < self.ops.len() && self.ops[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head >= 64 && self.head * 2 >= self.ops.len() {
+            self.ops.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Forget every operation.
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.head = 0;
+        self.sorted = true;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,15 +259,86 @@ mod tests {
         assert!(t.idle_at(210));
     }
 
+    /// First fit by walking the intervals one at a time, counting the
+    /// gaps passed over (the search as first written).
+    fn fit_walking(t: &Timeline, earliest: u64, dur: u64) -> (usize, u64) {
+        let live = t.live();
+        let mut at = earliest;
+        let mut i = live.partition_point(|&(_, end)| end <= at);
+        let mut scanned = 0;
+        while i < live.len() {
+            let (s, e) = live[i];
+            if s >= at + dur {
+                break;
+            }
+            if s > at {
+                scanned += 1;
+            }
+            at = at.max(e);
+            i += 1;
+            if scanned == MAX_GAP_SCAN {
+                return (live.len(), at.max(t.free_at()));
+            }
+        }
+        (i, at)
+    }
+
+    #[test]
+    fn first_fit_agrees_with_walking_the_intervals() {
+        // Timelines with many small gaps (so that the gap limit is met),
+        // booked and pruned at random; every search, from inside an
+        // interval, inside a gap and before everything, must agree.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut gave_up = 0;
+        for round in 0..40 {
+            let mut t = Timeline::default();
+            let mut now = 0;
+            // Short bookings scattered over a window: hundreds of
+            // intervals with gaps of a few tens of ns.
+            let window = 20_000 + round * 5_000;
+            for _ in 0..3000 {
+                let earliest = now + next(window);
+                let dur = 1 + next(8);
+                for q in 0..4 {
+                    let (e, d) = if q == 0 { (earliest, dur) } else { (now + next(window), 1 + next(80)) };
+                    let walked = fit_walking(&t, e, d);
+                    assert_eq!(t.fit(e, d), walked, "round {round}, fit({e}, {d})");
+                    let first = t.live().partition_point(|&(_, end)| end <= e);
+                    gave_up += usize::from(walked.0 == t.len() && t.len() > first + MAX_GAP_SCAN);
+                }
+                let start = t.reserve(earliest, dur);
+                assert!(start >= earliest);
+                if next(100) == 0 {
+                    now += next(window / 20);
+                    t.prune(now);
+                }
+            }
+        }
+        // The gap limit was met (and agreed on) many times.
+        assert!(gave_up > 1000, "{gave_up}");
+    }
+
     #[test]
     fn recorded_operations_keep_their_ends() {
-        let mut t = Timeline::default();
-        t.record_op(0, 100);
-        t.record_op(100, 100); // back to back, not merged
-        assert_eq!(t.len(), 2);
+        let mut t = OpLog::default();
+        t.record(100, 100);
+        t.record(0, 100); // back-filled before it, and touching: not merged
+        t.record(300, 50);
         assert_eq!(t.op_end_at(50), Some(100));
         assert_eq!(t.op_end_at(100), Some(200));
         assert_eq!(t.op_end_at(200), None);
-        assert_eq!(t.free_at(), 200);
+        assert_eq!(t.op_end_at(320), Some(350));
+        // Pruning forgets what ended; a later back-fill is found too.
+        t.prune(200);
+        t.record(220, 30);
+        assert_eq!(t.op_end_at(210), None);
+        assert_eq!(t.op_end_at(230), Some(250));
+        assert_eq!(t.op_end_at(310), Some(350));
     }
 }
