@@ -22,13 +22,36 @@ pub enum EventKind {
 }
 
 /// A scheduled event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     /// When, ns.
     pub time: u64,
     seq: u64,
     /// What.
     pub kind: EventKind,
+}
+
+impl Event {
+    /// The queue's order: time, then scheduling order (sequence numbers
+    /// are unique, so the kind never decides), as one number.
+    #[inline]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.seq as u128
+    }
+}
+
+impl PartialOrd for Event {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Event {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 /// The event queue and the clock.
