@@ -36,13 +36,7 @@ impl Timeline {
     /// Forget intervals that ended at or before `now`.
     #[inline]
     pub fn prune(&mut self, now: u64) {
-        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
-            self.head += 1;
-        }
-        if self.head >= 64 && self.head * 2 >= self.busy.len() {
-            self.busy.drain(..self.head);
-            self.head = 0;
-        }
+        prune_ended(&mut self.busy, &mut self.head, now);
     }
 
     /// Forget every interval.
@@ -178,6 +172,20 @@ impl Timeline {
     }
 }
 
+/// Move `head` past the leading intervals of `v` that ended at or before
+/// `now`, and drop them now and then (when they are at least half of it),
+/// so that the live part `v[head..]` stays one slice.
+#[inline]
+fn prune_ended(v: &mut Vec<(u64, u64)>, head: &mut usize, now: u64) {
+    while *head < v.len() && v[*head].1 <= now {
+        *head += 1;
+    }
+    if *head >= 64 && *head * 2 >= v.len() {
+        v.drain(..*head);
+        *head = 0;
+    }
+}
+
 /// Operations booked on a [`Timeline`], one interval each (touching
 /// operations are not merged), to find the one in progress at a time
 /// ([`OpLog::op_end_at`]).
@@ -225,13 +233,7 @@ impl OpLog {
     /// skips them).
     #[inline]
     pub fn prune(&mut self, now: u64) {
-        while self.head < self.ops.len() && self.ops[self.head].1 <= now {
-            self.head += 1;
-        }
-        if self.head >= 64 && self.head * 2 >= self.ops.len() {
-            self.ops.drain(..self.head);
-            self.head = 0;
-        }
+        prune_ended(&mut self.ops, &mut self.head, now);
     }
 
     /// Forget every operation.
