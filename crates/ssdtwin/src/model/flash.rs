@@ -167,7 +167,7 @@ impl Flash {
     /// Book `dur` ns of array time on die `d` for an operation of `lane`
     /// ready at `earliest`; returns when it ends (a queued operation
     /// also pays the time host operations took ahead of it).
-    #[inline]
+    #[inline(always)]
     fn die_reserve(&mut self, earliest: u64, d: usize, dur: u64, lane: Lane) -> u64 {
         if !self.reads_first {
             return self.dies[d].reserve(earliest, dur) + dur;

@@ -92,11 +92,10 @@ impl Timeline {
     /// them. After that many gaps too small to use (a die or bus booked
     /// far ahead by GC) it goes to the end rather than search on, so that
     /// a reservation costs O(1) amortised, not O(bookings).
-    #[inline]
+    #[inline(always)]
     fn fit(&self, earliest: u64, dur: u64) -> (usize, u64) {
         let live = self.live();
-        // First interval that ends after `earliest`.
-        let first = live.partition_point(|&(_, end)| end <= earliest);
+        let first = first_ending_after(live, earliest);
         let Some(&(s, e)) = live.get(first) else {
             return (first, earliest);
         };
@@ -170,6 +169,27 @@ impl Timeline {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Intervals looked at from the end before [`first_ending_after`] falls
+/// back to a binary search.
+const BACK_SCAN: usize = 1;
+
+/// Index of the first interval of `live` (sorted, non-overlapping) that
+/// ends after `t`. Reservations are mostly asked for near the end of what
+/// is booked (a transfer after the array read just booked, a read behind
+/// the die's queue), so the last few intervals are looked at first and
+/// the binary search covers the rest.
+#[inline]
+fn first_ending_after(live: &[(u64, u64)], t: u64) -> usize {
+    let mut i = live.len();
+    for _ in 0..BACK_SCAN {
+        if i == 0 || live[i - 1].1 <= t {
+            return i;
+        }
+        i -= 1;
+    }
+    live[..i].partition_point(|&(_, end)| end <= t)
 }
 
 /// Move `head` past the leading intervals of `v` that ended at or before

@@ -290,6 +290,11 @@ impl FtlCore {
         let per_row = self.geo.slots_per_row;
         let (mut row_start, mut row_end) = (0u32, 0u32);
         self.streams[dest as usize].die = die;
+        // The destination's open block and how many more slots it takes
+        // without completing a program unit: those are placed directly
+        // (for them `append` would do nothing more); a slot that completes
+        // a unit or opens a block goes through `append`.
+        let (mut dest_block, mut dest_room) = (NONE, 0u32);
         let mut moved = 0u32;
         let mut off = from;
         while off < end && moved < max_moves {
@@ -324,9 +329,16 @@ impl FtlCore {
             if mode == CellMode::Slc {
                 self.slc_valid_slots -= 1;
             }
-            // `append` maps the page again.
-            self.mapped_lpns -= 1;
-            let new = self.append(dest, lpn);
+            let new = if dest_room > 0 {
+                dest_room -= 1;
+                self.place(dest_block, lpn)
+            } else {
+                // `append` maps the page again.
+                self.mapped_lpns -= 1;
+                let new = self.append(dest, lpn);
+                (dest_block, dest_room) = self.unit_room(dest, die);
+                new
+            };
             self.journal(Relocation::Moved { from: slot, to: new });
             if !self.slot_version.is_empty() {
                 self.slot_version[new as usize] = self.slot_version[slot as usize];
@@ -346,6 +358,38 @@ impl FtlCore {
             off += 1;
         }
         off
+    }
+
+    /// Map `lpn`, moved by GC or folding, to the next slot of `block`, an
+    /// open native block whose current program unit this slot does not
+    /// complete: all that [`FtlCore::append`] does in that case (the mapped
+    /// count is unchanged, the page having been mapped before).
+    #[inline(always)]
+    fn place(&mut self, block: u32, lpn: u32) -> u32 {
+        let b = block as usize;
+        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
+        self.blocks.wp[b] += 1;
+        self.blocks.valid[b] += 1;
+        self.l2p[lpn as usize] = slot;
+        self.p2l[slot as usize] = lpn;
+        if let Some(m) = &mut self.map {
+            m.update(lpn, 1, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
+        slot
+    }
+
+    /// The open block of stream `id` on `die` and how many slots
+    /// [`FtlCore::place`] may put in it before one must complete its
+    /// program unit through [`FtlCore::append`]; none when the block is
+    /// not open or not native.
+    #[inline]
+    fn unit_room(&self, id: StreamId, die: u32) -> (u32, u32) {
+        let b = self.streams[id as usize].open[die as usize];
+        if b == NONE || self.blocks.mode[b as usize] != CellMode::Native {
+            return (NONE, 0);
+        }
+        let pending = self.blocks.wp[b as usize] - self.blocks.programmed[b as usize];
+        (b, self.geo.unit_slots(CellMode::Native) - pending - 1)
     }
 
     /// Erase a fully moved victim and return it to its free list.
