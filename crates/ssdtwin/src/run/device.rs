@@ -313,7 +313,7 @@ impl Device {
     /// step due at `until` itself waits, so that a command the caller
     /// submits at `until` comes first (firmware checks its queues before
     /// it starts background work).
-    #[inline]
+    #[inline(always)]
     pub fn advance_until(&mut self, until: u64) -> Option<Event> {
         if let Some(e) = self.held.pop_front() {
             return Some(e);
