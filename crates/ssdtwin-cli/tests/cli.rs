@@ -4,23 +4,46 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use tempfile::TempDir;
+
 fn ssdtwin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(args).output().expect("binary runs")
 }
 
-fn tmp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    // Tests run in parallel and several write the same file (e.g. the suite
-    // drive): write a private file and rename it into place, so that no
-    // reader ever sees a truncated one.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let staging = dir.join(format!(".{name}.{n}.tmp"));
-    std::fs::write(&staging, text).unwrap();
-    std::fs::rename(&staging, &p).unwrap();
-    p
+/// A path in a temporary directory of its own, removed with the directory
+/// when this is dropped (also when the test panics); it dereferences to the
+/// path.
+struct Scratch {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// An empty temporary directory of the test's own, removed when dropped.
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("ssdtwin-cli-").tempdir().expect("temporary directory")
+}
+
+/// `text` written as `name` in a temporary directory of its own (each
+/// call has its own, so that tests running in parallel never share one).
+fn tmp(name: &str, text: &str) -> Scratch {
+    let dir = temp_dir();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    Scratch { path, _dir: dir }
 }
 
 fn stderr(o: &Output) -> String {
@@ -225,16 +248,16 @@ fn presets_list_and_show() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("cores = 2"));
 }
 
-/// A fresh directory under the test's temporary directory.
-fn tmp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-{}", std::process::id())).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory `name` in a temporary directory of its own.
+fn tmp_dir(name: &str) -> Scratch {
+    let dir = temp_dir();
+    let path = dir.path().join(name);
+    std::fs::create_dir_all(&path).unwrap();
+    Scratch { path, _dir: dir }
 }
 
 /// A drive file small enough for a suite at `--scale 0.002`.
-fn small_suite_drive() -> PathBuf {
+fn small_suite_drive() -> Scratch {
     tmp("suite-drive.toml", &small_drive_toml())
 }
 
@@ -350,7 +373,7 @@ fn report_rerenders_the_run_byte_for_byte(run_dir: &Path) {
     assert_fails_with(&o, &["not a suite run"]);
 }
 
-fn drive_json_that_is_not_a_suite() -> PathBuf {
+fn drive_json_that_is_not_a_suite() -> Scratch {
     tmp("not-a-suite.json", r#"{ "jobs": [] }"#)
 }
 
@@ -393,8 +416,8 @@ fn suite_source(name: &str) -> String {
 #[test]
 fn terse_output_and_logs_from_fio_flags() {
     let drive = tmp("terse.toml", &small_drive_toml());
-    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let o = Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
         .current_dir(&dir)
         .args([
@@ -425,7 +448,6 @@ fn terse_output_and_logs_from_fio_flags() {
     assert!((1900..2200).contains(&runtime_ms), "{runtime_ms}");
     let log = std::fs::read_to_string(dir.join("lg_bw.1.log")).unwrap();
     assert_eq!(log.lines().next(), Some("500, 8000, 1, 4096, 0"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -453,8 +475,8 @@ fn trace_generate_writes_a_synthetic_trace_that_replays_as_a_file() {
 #[test]
 fn json_into_a_fifo_keeps_the_fifo() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = std::env::temp_dir().join(format!("ssdtwin-cli-fifo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let fifo = dir.join("results.json");
     let _ = std::fs::remove_file(&fifo);
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
@@ -484,5 +506,4 @@ fn json_into_a_fifo_keeps_the_fifo() {
     assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "the reader got the whole JSON");
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary left beside it");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

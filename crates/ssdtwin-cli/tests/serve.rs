@@ -2,18 +2,55 @@
 //! with `--once` over a Unix socket, and a graceful stop on SIGTERM, both
 //! writing the run's JSON.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
 
 fn ssdtwin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(args).output().expect("binary runs")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-serve-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// An empty temporary directory of the test's own, removed with what it
+/// holds when dropped (also when the test panics).
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("ssdtwin-serve-cli-").tempdir().expect("temp dir")
+}
+
+/// A server process, killed and reaped when dropped unless taken out to be
+/// waited for: a failing test leaves no server running that writes into
+/// its temporary directory (bind it after the directory, so that it is
+/// dropped first).
+struct Server(Option<Child>);
+
+impl Server {
+    fn into_child(mut self) -> Child {
+        self.0.take().expect("the server process")
+    }
+}
+
+impl std::ops::Deref for Server {
+    type Target = Child;
+
+    fn deref(&self) -> &Child {
+        self.0.as_ref().expect("the server process")
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().expect("the server process")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 const SMALL: &[&str] = &[
@@ -54,7 +91,8 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--load", "/tmp/x.img"], "cannot be used with");
     fails_with(&["--save", "/nonexistent-dir/x.img"], "does not exist");
     // A file that is not a drive image: named, with what is wrong.
-    let bogus = tmp("bogus.img");
+    let dir = temp_dir();
+    let bogus = dir.path().join("bogus.img");
     std::fs::write(&bogus, "[drive]\nname = 1\n").unwrap();
     let o = ssdtwin(&["serve", "--load", bogus.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -84,14 +122,16 @@ fn once_with_a_client_writes_the_json() {
         eprintln!("SKIPPED: nbdinfo is not installed (Debian: libnbd-bin)");
         return;
     }
-    let sock = tmp("once.sock");
-    let json = tmp("once.json");
+    let dir = temp_dir();
+    let sock = dir.path().join("once.sock");
+    let json = dir.path().join("once.json");
     let _ = std::fs::remove_file(&sock);
     let mut args = vec!["serve"];
     args.extend_from_slice(SMALL);
     let (s, j) = (sock.to_str().unwrap(), json.to_str().unwrap());
     args.extend_from_slice(&["--unix", s, "--time-scale", "0", "--once", "--json", j, "-q"]);
-    let mut server = Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(&args).spawn().expect("serve starts");
+    let mut server =
+        Server(Some(Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(&args).spawn().expect("serve starts")));
     wait_for(&sock);
     let out = Command::new("nbdinfo").arg("--size").arg(format!("nbd+unix:///ssdtwin?socket={s}")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "83886080");
@@ -110,23 +150,26 @@ fn once_with_a_client_writes_the_json() {
 
 #[test]
 fn sigterm_stops_gracefully_and_writes_the_json() {
-    let sock = tmp("term.sock");
-    let json = tmp("term.json");
+    let dir = temp_dir();
+    let sock = dir.path().join("term.sock");
+    let json = dir.path().join("term.json");
     let _ = std::fs::remove_file(&sock);
     let mut args = vec!["serve"];
     args.extend_from_slice(SMALL);
     let (s, j) = (sock.to_str().unwrap(), json.to_str().unwrap());
     args.extend_from_slice(&["--unix", s, "--json", j]);
-    let server = Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
+    let server = Server(Some(
+        Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("serve starts"),
+    ));
     wait_for(&sock);
     let ok = Command::new("kill").arg("-TERM").arg(server.id().to_string()).status().unwrap();
     assert!(ok.success());
-    let out = server.wait_with_output().unwrap();
+    let out = server.into_child().wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("serve:"), "summary printed");
     check_json(&json, 0);

@@ -3,29 +3,29 @@
 //! input, a non-zero exit naming file, line and field for bad input,
 //! nothing written on failure.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 fn ssdtwin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(args).output().expect("binary runs")
 }
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdtwin-cli-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty temporary directory of the test's own, removed with what it
+/// holds when dropped (also when the test panics).
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("ssdtwin-cli-trace-").tempdir().expect("temporary directory")
 }
 
-fn tmp(name: &str, text: &str) -> String {
-    let p = dir().join(name);
+fn tmp(dir: &TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
     p.display().to_string()
 }
 
-fn out_path(name: &str) -> String {
-    dir().join(name).display().to_string()
+fn out_path(dir: &TempDir, name: &str) -> String {
+    dir.path().join(name).display().to_string()
 }
 
 fn stderr(o: &Output) -> String {
@@ -60,8 +60,9 @@ fn fio_log() -> String {
 
 #[test]
 fn a_malformed_trace_fails_naming_file_line_and_field_and_writes_nothing() {
-    let t = tmp("bad.mqsim", "0 0 0 8 1\n1000 0 8 8 1\n2000 0 x 8 1\n");
-    let json = out_path("bad.json");
+    let dir = temp_dir();
+    let t = tmp(&dir, "bad.mqsim", "0 0 0 8 1\n1000 0 8 8 1\n2000 0 x 8 1\n");
+    let json = out_path(&dir, "bad.json");
     let o = run(&["--trace", &t, "--json", &json]);
     assert!(!o.status.success());
     let e = stderr(&o);
@@ -69,7 +70,7 @@ fn a_malformed_trace_fails_naming_file_line_and_field_and_writes_nothing() {
     assert!(!e.contains("panicked"), "{e}");
     assert!(!std::path::Path::new(&json).exists());
     // Beyond the drive: an error unless wrapped.
-    let far = tmp("far.mqsim", "0 0 4000000000 8 1\n");
+    let far = tmp(&dir, "far.mqsim", "0 0 4000000000 8 1\n");
     let o = run(&["--trace", &far]);
     assert!(stderr(&o).contains("far.mqsim:1: request at byte 2048000000000"), "{}", stderr(&o));
     ok(&run(&["--trace", &far, "--lba-wrap"]));
@@ -99,7 +100,8 @@ fn a_fio_iolog_replays_with_fios_counts_in_the_json() {
 
 #[test]
 fn a_recorded_run_replays_to_the_same_counts() {
-    let rec = out_path("rec.mqsim.zst");
+    let dir = temp_dir();
+    let rec = out_path(&dir, "rec.mqsim.zst");
     ok(&run(&[
         "--rw",
         "randrw",
@@ -127,7 +129,8 @@ fn a_recorded_run_replays_to_the_same_counts() {
 
 #[test]
 fn trace_stats_and_convert() {
-    let t = tmp("s.mqsim", "0 0 0 8 1\n1000 0 8 8 1\n3000 0 100 16 0\n");
+    let dir = temp_dir();
+    let t = tmp(&dir, "s.mqsim", "0 0 0 8 1\n1000 0 8 8 1\n3000 0 100 16 0\n");
     let v: Value = serde_json::from_str(&ok(&ssdtwin(&["trace", "stats", &t, "--json", "-"]))).unwrap();
     assert_eq!(v["requests"], 3);
     assert_eq!(v["ios"], serde_json::json!([2, 1, 0]));
@@ -138,7 +141,7 @@ fn trace_stats_and_convert() {
     let text = ok(&ssdtwin(&["trace", "stats", &t]));
     assert!(text.contains("requests: 3, 2 reads (66.7% by count, 50.0% by bytes)"), "{text}");
 
-    let gz = out_path("s.iolog.gz");
+    let gz = out_path(&dir, "s.iolog.gz");
     let text = ok(&ssdtwin(&["trace", "convert", &t, &gz, "--to", "fio-v3"]));
     assert!(text.contains("3 requests"), "{text}");
     let back: Value = serde_json::from_str(&ok(&ssdtwin(&["trace", "stats", &gz, "--json", "-"]))).unwrap();
@@ -146,8 +149,8 @@ fn trace_stats_and_convert() {
     assert_eq!((back["ios"].clone(), back["bytes"].clone()), (v["ios"].clone(), v["bytes"].clone()));
 
     // A failed conversion leaves no output.
-    let bad = tmp("b.mqsim", "0 0 0 8 1\nnot a line\n");
-    let target = out_path("b.csv");
+    let bad = tmp(&dir, "b.mqsim", "0 0 0 8 1\nnot a line\n");
+    let target = out_path(&dir, "b.csv");
     let o = ssdtwin(&["trace", "convert", &bad, &target, "--to", "msr"]);
     assert!(!o.status.success() && stderr(&o).contains("b.mqsim:2"), "{}", stderr(&o));
     assert!(!std::path::Path::new(&target).exists());
@@ -155,8 +158,10 @@ fn trace_stats_and_convert() {
 
 #[test]
 fn a_job_file_section_replays_a_trace_beside_other_phases() {
-    tmp("job-trace.mqsim", "0 0 0 256 0\n1000000 0 0 256 1\n");
+    let dir = temp_dir();
+    tmp(&dir, "job-trace.mqsim", "0 0 0 256 0\n1000000 0 0 256 1\n");
     let job = tmp(
+        &dir,
         "trace.fio",
         "[warm]\nrw=write\nbs=128k\nsize=1m\n\n[replay]\ntrace=job-trace.mqsim\nreplay=capped-idle:0.5\n",
     );
@@ -164,7 +169,7 @@ fn a_job_file_section_replays_a_trace_beside_other_phases() {
     assert_eq!(v["jobs"][1]["type"], "trace");
     assert_eq!(v["jobs"][1]["read"]["total_ios"], 1);
     assert_eq!(v["jobs"][1]["trace"]["mode"]["mode"], "capped-idle");
-    let bad = tmp("bad-trace.fio", "[replay]\ntrace=job-trace.mqsim\nbs=4k\n");
+    let bad = tmp(&dir, "bad-trace.fio", "[replay]\ntrace=job-trace.mqsim\nbs=4k\n");
     let o = run(&["--job-file", &bad]);
     assert!(stderr(&o).contains("bad-trace.fio:3: option `bs`"), "{}", stderr(&o));
 }

@@ -24,6 +24,7 @@ use ssdtwin::{Drive, DriveModel, DriveSpec, DriveState};
 use ssdtwin_nbd::proto::*;
 use ssdtwin_nbd::server::ServeOutcome;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
+use tempfile::TempDir;
 
 fn model(preset: &str, set: &[&str]) -> DriveModel {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
@@ -144,10 +145,15 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-nbd-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// An empty temporary directory of the test's own, removed with what it
+/// holds when dropped (also when the test panics).
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("ssdtwin-nbd-test-").tempdir().expect("temp dir")
+}
+
+/// The path of `name` in the temporary directory `scratch`.
+fn tmp(scratch: &TempDir, name: &str) -> PathBuf {
+    scratch.path().join(name)
 }
 
 #[test]
@@ -179,7 +185,8 @@ fn nbdinfo_over_a_unix_socket() {
     if !have("nbdinfo") {
         return;
     }
-    let path = tmp("serve.sock");
+    let scratch = temp_dir();
+    let path = tmp(&scratch, "serve.sock");
     let _ = std::fs::remove_file(&path);
     let s = Running::start(small_tlc(), 0.0, Listen::Unix(path.clone()));
     let out = run(Command::new("nbdinfo").arg("--size").arg(format!("nbd+unix:///ssdtwin?socket={}", path.display())));
@@ -206,8 +213,9 @@ fn qemu_img_convert_round_trip_through_gc() {
     let mut drive = Drive::new(small_tlc());
     DriveState::Steady.apply_fast(&mut drive, 1);
     let s = Running::start_drive(drive, 0.0, Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))));
-    let img = tmp("rand.img");
-    let back = tmp("back.img");
+    let scratch = temp_dir();
+    let img = tmp(&scratch, "rand.img");
+    let back = tmp(&scratch, "back.img");
     // Three different images onto an 80 MiB drive with 16 MiB spare:
     // the later ones are written over the earlier, so GC moves data.
     for seed in 0..3 {
@@ -591,7 +599,8 @@ fn ext4_on_nbdfuse() {
         ],
     );
     let s = Running::tcp(m, 0.0);
-    let dir = tmp("fuse");
+    let scratch = temp_dir();
+    let dir = tmp(&scratch, "fuse");
     std::fs::create_dir_all(&dir).unwrap();
     let mut fuse = Command::new("nbdfuse").arg(&dir).arg(s.uri()).spawn().expect("nbdfuse starts");
     let file = dir.join("nbd");
@@ -614,9 +623,9 @@ fn ext4_on_nbdfuse() {
     let result = std::panic::catch_unwind(|| {
         assert!(file.exists(), "nbdfuse exposed the export");
         run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&file));
-        let blob = tmp("blob.bin");
+        let blob = tmp(&scratch, "blob.bin");
         random_file(&blob, 5 << 20, 11);
-        let hello = tmp("hello.txt");
+        let hello = tmp(&scratch, "hello.txt");
         std::fs::write(&hello, "hello from the twin\n").unwrap();
         for (src, name) in [(&blob, "blob.bin"), (&hello, "hello.txt")] {
             let out = Command::new("debugfs")
@@ -630,7 +639,7 @@ fn ext4_on_nbdfuse() {
             assert!(out.status.success() && !err.contains("ext2fs_close"), "debugfs write: {err}");
         }
         for (src, name) in [(&blob, "blob.bin"), (&hello, "hello.txt")] {
-            let back = tmp(&format!("{name}.back"));
+            let back = tmp(&scratch, &format!("{name}.back"));
             let _ = std::fs::remove_file(&back);
             run(Command::new("debugfs").arg("-R").arg(format!("dump {name} {}", back.display())).arg(&file));
             assert!(std::fs::read(src).unwrap() == std::fs::read(&back).unwrap(), "{name} read back differs");
@@ -723,6 +732,7 @@ fn a_power_cut_then_save_and_load_keeps_flushed_data_only() {
         "geometry.pages_per_block=48",
         "ftl.user_capacity_bytes=83886080",
     ];
+    let scratch = temp_dir();
     for (extra, plp, lost) in [
         ("controller.cores=2", false, true),
         ("controller.cores=2", true, false),
@@ -756,7 +766,7 @@ fn a_power_cut_then_save_and_load_keeps_flushed_data_only() {
         drop(c);
         stop.store(true, Ordering::SeqCst);
         let mut o = handle.join().unwrap();
-        let path = tmp(&format!("cut-{plp}-{}.img", extra.len()));
+        let path = tmp(&scratch, &format!("cut-{plp}-{}.img", extra.len()));
         ssdtwin_nbd::image::save(&mut o.twin, &spec, "test drive", &path).expect("saved");
         drop(o);
         let loaded = ssdtwin_nbd::image::load(&path).expect("loaded");

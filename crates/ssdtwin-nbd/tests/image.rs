@@ -10,6 +10,7 @@ use rand_pcg::Pcg64Mcg as Pcg64;
 use ssdtwin::run::stats::Counters;
 use ssdtwin::{Drive, DriveSpec};
 use ssdtwin_nbd::{image, Twin};
+use tempfile::TempDir;
 
 /// The Intel 660p's QLC NAND and SLC cache rules, shrunk to 2 dies
 /// (folding and GC both run in a few thousand writes).
@@ -31,10 +32,15 @@ fn small_660p() -> (DriveSpec, Twin) {
     (spec, Twin::new(Drive::new(model)))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-image-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// An empty temporary directory of the test's own, removed with what it
+/// holds when dropped (also when the test panics).
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("ssdtwin-image-test-").tempdir().unwrap()
+}
+
+/// The path of `name` in the temporary directory `scratch`.
+fn tmp(scratch: &TempDir, name: &str) -> PathBuf {
+    scratch.path().join(name)
 }
 
 /// Random 4 KiB-granular writes (and some trims) over the whole drive,
@@ -72,7 +78,8 @@ fn a_saved_drive_comes_back_with_its_data_and_state_and_carries_on_alike() {
     let mut shadow = vec![0u8; twin.user_bytes() as usize];
     // Fill, then overwrite: GC and folding move the data.
     churn(&mut twin, &mut shadow, 12_000, 1);
-    let path = tmp("drive.img");
+    let scratch = temp_dir();
+    let path = tmp(&scratch, "drive.img");
     image::save(&mut twin, &spec, "test drive", &path).expect("saved");
     let before = Counters::of(twin.device().drive());
     assert!(before.gc_slots_moved > 0 || before.fold_slots_moved > 0, "the data was moved before saving: {before:?}");
@@ -103,11 +110,12 @@ fn a_damaged_or_foreign_image_is_refused_with_its_name_and_what_is_wrong() {
     let (spec, mut twin) = small_660p();
     let mut shadow = vec![0u8; twin.user_bytes() as usize];
     churn(&mut twin, &mut shadow, 200, 3);
-    let path = tmp("good.img");
+    let scratch = temp_dir();
+    let path = tmp(&scratch, "good.img");
     image::save(&mut twin, &spec, "test drive", &path).expect("saved");
     let good = std::fs::read(&path).unwrap();
     let check = |name: &str, bytes: &[u8], expect: &str| {
-        let p = tmp(name);
+        let p = tmp(&scratch, name);
         std::fs::write(&p, bytes).unwrap();
         let e = image::load(&p).err().unwrap_or_else(|| panic!("{name} loads")).to_string();
         assert!(e.contains(&p.display().to_string()) && e.contains(expect), "{name}: {e}");
@@ -123,7 +131,7 @@ fn a_damaged_or_foreign_image_is_refused_with_its_name_and_what_is_wrong() {
     let at = good.len() / 2;
     flipped[at] ^= 0x10;
     check("flipped.img", &flipped, "corrupt");
-    let missing = tmp("missing.img");
+    let missing = tmp(&scratch, "missing.img");
     let e = image::load(&missing).err().expect("no file").to_string();
     assert!(e.contains("missing.img"), "{e}");
     // A failed save leaves no file behind and names the target.

@@ -3,13 +3,14 @@
 //! same JSON renders the same bytes, and headless Chromium draws it
 //! without console errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
+use tempfile::TempDir;
 
 /// Two small drives (TLC, and the 660p scaled down, with its SLC cache)
 /// through the client-2015 tests that exercise every kind of chart:
@@ -49,10 +50,10 @@ fn doc() -> &'static Value {
     })
 }
 
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdtwin-report-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// An empty temporary directory of the test's own, removed with what it
+/// holds when dropped (also when the test panics).
+fn out_dir(name: &str) -> TempDir {
+    tempfile::Builder::new().prefix(&format!("ssdtwin-report-{name}-")).tempdir().unwrap()
 }
 
 #[test]
@@ -111,7 +112,8 @@ fn same_json_gives_the_same_bytes() {
     let a = ssdtwin_report::render(doc()).unwrap();
     let b = ssdtwin_report::render(doc()).unwrap();
     assert!(a.html == b.html && a.files == b.files);
-    let dir = out_dir("bytes");
+    let tmp = out_dir("bytes");
+    let dir = tmp.path().to_path_buf();
     let page = a.write(&dir).unwrap();
     assert_eq!(std::fs::read_to_string(&page).unwrap(), a.html);
     for (name, text) in &a.files {
@@ -123,7 +125,6 @@ fn same_json_gives_the_same_bytes() {
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left behind");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -165,6 +166,7 @@ fn chromium(page: &Path, dir: &Path) -> (Vec<u8>, usize, Vec<String>) {
     while child.try_wait().unwrap().is_none() {
         if t0.elapsed() > Duration::from_secs(90) {
             child.kill().ok();
+            child.wait().ok();
             panic!("chromium did not finish in 90 s");
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -218,7 +220,8 @@ fn probe(page: &Path, dir: &Path) -> (Vec<String>, usize, Vec<u8>, usize) {
 
 #[test]
 fn headless_chromium_draws_the_page_without_console_errors() {
-    let dir = out_dir("chromium");
+    let tmp = out_dir("chromium");
+    let dir = tmp.path().to_path_buf();
     let page = ssdtwin_report::render(doc()).unwrap().write(&dir).unwrap();
     let (console, charts, px, samples) = probe(&page, &dir);
     assert!(console.is_empty(), "console messages: {console:#?}");
@@ -257,5 +260,4 @@ fn headless_chromium_draws_the_page_without_console_errors() {
     for needle in ["broken chart", "broken images", "smaller than 100 px"] {
         assert!(console.iter().any(|l| l.contains(needle)), "`{needle}` is not detected: {console:#?}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -76,27 +76,27 @@ mod tests {
     use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
 
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ssdtwin-fsio-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// An empty directory of the test's own, removed when dropped (also
+    /// when the test fails).
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("ssdtwin-fsio-{name}-")).tempdir().unwrap()
     }
 
     #[test]
     fn a_regular_file_is_replaced_whole_and_no_temporary_is_left() {
-        let d = scratch("regular");
+        let dir = scratch("regular");
+        let d = dir.path().to_path_buf();
         let p = d.join("out.json");
         std::fs::write(&p, b"old contents, longer than the new").unwrap();
         write_atomically(&p, b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "only the result remains");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn a_fifo_stays_a_fifo_and_its_reader_gets_the_bytes() {
-        let d = scratch("fifo");
-        let p = d.join("pipe");
+        let dir = scratch("fifo");
+        let p = dir.path().join("pipe");
         let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -121,7 +121,6 @@ mod tests {
             assert_eq!(reader.join().unwrap(), text);
             assert!(std::fs::metadata(&p).unwrap().file_type().is_fifo(), "still a FIFO");
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

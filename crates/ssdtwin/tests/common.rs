@@ -1,6 +1,41 @@
-//! Small drives for tests.
+//! Small drives and temporary files for tests.
+
+use std::path::{Path, PathBuf};
 
 use ssdtwin::{Drive, DriveModel, DriveSpec};
+use tempfile::TempDir;
+
+/// An empty temporary directory of the test's own (named
+/// `ssdtwin-{name}-…`), removed with all it holds when dropped, also when
+/// the test panics: keep it bound while the test uses it.
+pub fn scratch_dir(name: &str) -> TempDir {
+    tempfile::Builder::new().prefix(&format!("ssdtwin-{name}-")).tempdir().expect("temporary directory")
+}
+
+/// A file in a temporary directory of its own, removed with the directory
+/// when dropped (also when the test panics); it dereferences to its path.
+pub struct TempFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl TempFile {
+    /// Write `bytes` as `name` in a new temporary directory.
+    pub fn new(name: &str, bytes: &[u8]) -> TempFile {
+        let dir = scratch_dir("file");
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        TempFile { path, _dir: dir }
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
 
 /// A small TLC NVMe drive: 2 channels × 2 dies × 2 planes, 64 blocks of
 /// 48 pages × 16 KiB per plane (384 MiB raw), `user_mib` MiB user

@@ -14,7 +14,7 @@ use ssdtwin::run::workload::{parse_job_file, IoGenerator, JobOptions, Phase};
 use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::{DriveSpec, IoKind};
 
-use crate::common::small_drive;
+use crate::common::{scratch_dir, small_drive};
 
 const CAP: u64 = 256 << 20;
 
@@ -229,8 +229,8 @@ fn json_key_paths_match_real_fio() {
         "[s]\nrw=randread\nsize=16m\nrate_iops=1000\ntime_based\nruntime=10\nss_dur=2\nss=iops:5%\n\
          [l]\nstonewall\nrw=randread\nsize=16m\niodepth=8\nlatency_target=1ms\nlatency_window=50ms\nio_size=4m\n",
     ];
-    let dir = std::env::temp_dir().join(format!("ssdtwin-fio-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("fio");
+    let dir = tmp.path().to_path_buf();
     for (i, text) in files.iter().enumerate() {
         for plus in [false, true] {
             let job = dir.join(format!("j{i}.fio"));
@@ -268,8 +268,8 @@ fn fio_jsonplus_clat2csv_reads_our_output() {
         eprintln!("skipped: fio_jsonplus_clat2csv not available");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("ssdtwin-clat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("clat");
+    let dir = tmp.path().to_path_buf();
     let text =
         json("[a]\nrw=randread\nsize=32m\nio_size=4m\niodepth=4\n[b]\nrw=randwrite\nsize=32m\nio_size=4m\n", true);
     let src = dir.join("out.json");
@@ -307,8 +307,8 @@ fn terse_fields_match_real_fio() {
         return;
     }
     let text = "[global]\nioengine=null\nsize=16m\n[a]\nrw=randrw\nbs=4k\n[b]\nrw=read\nbs=64k\nstonewall\n";
-    let dir = std::env::temp_dir().join(format!("ssdtwin-terse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("terse");
+    let dir = tmp.path().to_path_buf();
     let job = dir.join("t.fio");
     std::fs::write(&job, text).unwrap();
     let out = Process::new("fio").arg("--output-format=terse").arg(&job).output().unwrap();

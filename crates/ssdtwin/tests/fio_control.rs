@@ -14,7 +14,7 @@ use ssdtwin::run::workload::{parse_job_file, JobOptions};
 use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
 
-use crate::common::{small_drive, small_model};
+use crate::common::{scratch_dir, small_drive, small_model};
 
 fn run_on(drive: Drive, text: &str) -> (Vec<JobResult>, Device, JobFile) {
     let file = parse_job_file(text, "t.fio", drive.user_bytes(), &JobOptions::new()).unwrap();
@@ -174,7 +174,8 @@ fn real_fio(name: &str, jobs: &str) -> Option<(std::process::Output, Value)> {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return None;
     }
-    let dir = tmpdir(name);
+    let tmp = scratch_dir(name);
+    let dir = tmp.path().to_path_buf();
     let path = dir.join(format!("{name}.fio"));
     std::fs::write(&path, format!("[global]\nioengine=null\n{}", &jobs["[global]\n".len()..])).unwrap();
     let json = dir.join("out.json");
@@ -185,7 +186,6 @@ fn real_fio(name: &str, jobs: &str) -> Option<(std::process::Output, Value)> {
         .output()
         .unwrap();
     let fio: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     Some((out, fio))
 }
 
@@ -283,13 +283,6 @@ fn rate_min_matches_real_fio() {
     assert!(stderr.contains(capped), "{stderr}");
 }
 
-fn tmpdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdtwin-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// (time ms, value, direction, bs) of each line.
 fn read_log(path: &Path) -> Vec<(u64, u64, u64, u64)> {
     std::fs::read_to_string(path)
@@ -305,7 +298,8 @@ fn read_log(path: &Path) -> Vec<(u64, u64, u64, u64)> {
 
 #[test]
 fn logs_have_fios_format_and_names() {
-    let dir = tmpdir("logs");
+    let tmp = scratch_dir("logs");
+    let dir = tmp.path().to_path_buf();
     let p = dir.join("j").display().to_string();
     let text = format!(
         "[global]\nsize=64m\niodepth=4\n[a]\nrw=randrw\nnumber_ios=20000\nwrite_bw_log={p}\nwrite_iops_log={p}\n\
@@ -360,7 +354,6 @@ fn logs_have_fios_format_and_names() {
         binned[f[1] as usize] += f[3..].iter().sum::<u64>();
     }
     assert!(binned[0] <= st.dirs[0].ios && binned[0] > st.dirs[0].ios / 2, "{binned:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// fio's own log tools read the logs: `fio2gnuplot` (its min, max and
@@ -368,7 +361,8 @@ fn logs_have_fios_format_and_names() {
 /// (Debian's fio package ships them; skipped with a message when absent).
 #[test]
 fn fios_log_tools_read_our_logs() {
-    let dir = tmpdir("logtools");
+    let tmp = scratch_dir("logtools");
+    let dir = tmp.path().to_path_buf();
     let p = dir.join("t").display().to_string();
     let text = format!(
         "[t]\nrw=randwrite\nsize=64m\niodepth=8\nruntime=3\ntime_based\nwrite_bw_log={p}\nlog_avg_msec=100\n\
@@ -393,7 +387,7 @@ fn fios_log_tools_read_our_logs() {
         assert_eq!(lines[..3], [format!("min={min:.2}"), format!("max={max:.2}"), format!("avg={mean:.2}")]);
         assert!(lines.contains(&format!("values_count={}", xs.len()).as_str()), "{global}");
     }
-    let parser = tool_script("fiologparser.py");
+    let parser = tool_script("fiologparser.py", &dir);
     match &parser {
         None => eprintln!("skipped fiologparser.py: not found (Debian's fio package ships it)"),
         Some(script) => {
@@ -419,7 +413,7 @@ fn fios_log_tools_read_our_logs() {
             }
         }
     }
-    let hist = tool_script("fiologparser_hist.py");
+    let hist = tool_script("fiologparser_hist.py", &dir);
     let pandas =
         Process::new("python3").args(["-c", "import numpy, pandas"]).output().is_ok_and(|o| o.status.success());
     match (&hist, pandas) {
@@ -462,12 +456,11 @@ fn fios_log_tools_read_our_logs() {
             assert!(logged <= writes.ios && writes.ios - logged <= 8, "{logged} of {}", writes.ios);
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A script from Debian's fio package (gzipped under /usr/share/doc/fio),
-/// unpacked to a temporary file.
-fn tool_script(name: &str) -> Option<std::path::PathBuf> {
+/// unpacked into the test's temporary directory `dir`.
+fn tool_script(name: &str, dir: &Path) -> Option<std::path::PathBuf> {
     let gz = Path::new("/usr/share/doc/fio").join(format!("{name}.gz"));
     let plain = Path::new("/usr/share/doc/fio").join(name);
     if plain.exists() {
@@ -477,7 +470,7 @@ fn tool_script(name: &str) -> Option<std::path::PathBuf> {
         return None;
     }
     let out = Process::new("gzip").arg("-dc").arg(&gz).output().ok()?;
-    let dest = std::env::temp_dir().join(format!("ssdtwin-{}-{name}", std::process::id()));
+    let dest = dir.join(name);
     std::fs::write(&dest, out.stdout).ok()?;
     Some(dest)
 }

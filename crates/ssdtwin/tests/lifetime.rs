@@ -10,7 +10,7 @@ use ssdtwin::run::stats::MAX_SERIES_POINTS;
 use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Drive, IoKind, PhaseResult, Simulator};
 
-use crate::common::small_slc_model;
+use crate::common::{scratch_dir, small_slc_model};
 
 /// One 4 KiB random write every `think_s` seconds for `runtime_s`.
 fn sparse(runtime_s: u64, think_s: u64) -> Phase {
@@ -172,8 +172,8 @@ fn extrapolated_aging_agrees_with_exact_aging() {
 /// writes nothing is an error, not an endless loop.
 #[test]
 fn aging_replays_a_trace_in_a_loop() {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-age-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("age-trace");
+    let dir = tmp.path().to_path_buf();
     // MQSim: arrival_ns device lba(512 B sectors) sectors type(0 write, 1 read).
     let trace = dir.join("small.trace");
     let lines: String =
@@ -199,7 +199,6 @@ fn aging_replays_a_trace_in_a_loop() {
     let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
     let err = sim.try_run_phase(&job(&reads).jobs[0].phase, 0, 1).unwrap_err().to_string();
     assert!(err.contains("writes or trims"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A built-in synthetic client generator named in a job file is not a

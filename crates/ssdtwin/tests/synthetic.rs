@@ -16,7 +16,7 @@ use ssdtwin::run::trace::{replay, synth, trace_stats, OutOfRange, ReplayMode, Tr
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
 use ssdtwin::{Drive, DriveState};
 
-use crate::common::{small_model, small_slc_model};
+use crate::common::{scratch_dir, small_model, small_slc_model};
 
 fn within(got: f64, want: f64, rel: f64) -> bool {
     (got - want).abs() <= rel * want
@@ -214,8 +214,8 @@ fn streaming_memory_does_not_grow_with_trace_length() {
     }
     // And a converted file streams the same way: reading a 10× longer
     // file costs no more memory.
-    let dir = std::env::temp_dir().join(format!("ssdtwin-synth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("synth");
+    let dir = tmp.path().to_path_buf();
     let mut peaks = Vec::new();
     for n in [20_000u64, 200_000] {
         let path = dir.join(format!("light-{n}.fio"));

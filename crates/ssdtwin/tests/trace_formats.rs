@@ -4,11 +4,12 @@
 //! are read as streams, and random bytes never panic the reader.
 
 use std::io::{BufRead, Cursor, Write};
-use std::path::PathBuf;
 
 use proptest::prelude::*;
 use ssdtwin::run::trace::{TraceFormat, TraceOp, TraceReader, TraceRequest, TraceSpec, TraceStats};
 use ssdtwin::TraceError;
+
+use crate::common::TempFile;
 
 fn reader(text: &str, format: Option<TraceFormat>) -> Result<TraceReader, TraceError> {
     let input: Box<dyn BufRead + Send> = Box::new(Cursor::new(text.as_bytes().to_vec()));
@@ -39,12 +40,10 @@ fn parse_error(text: &str, format: Option<TraceFormat>) -> (u64, &'static str, S
     }
 }
 
-pub fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdtwin-trace-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+/// `bytes` written as `name` in a temporary directory of its own, removed
+/// when the returned file is dropped.
+pub fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
+    TempFile::new(name, bytes)
 }
 
 #[test]

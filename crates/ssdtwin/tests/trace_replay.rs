@@ -11,7 +11,7 @@ use ssdtwin::run::workload::{Job, Phase};
 use ssdtwin::study::report::phase_json;
 use ssdtwin::{Drive, DriveState, IoKind, PhaseResult, Simulator, TraceError};
 
-use crate::common::small_model;
+use crate::common::{small_model, TempFile};
 use crate::trace_formats::temp_file;
 
 const MIB: u64 = 1 << 20;
@@ -47,11 +47,32 @@ fn run(device: &mut Device, spec: &TraceSpec) -> PhaseResult {
     replay(device, spec, &mut |_| {}).unwrap()
 }
 
-fn spec(name: &str, text: &str, mode: Option<ReplayMode>) -> TraceSpec {
+/// A trace spec of `text` written to a temporary file named `name`; the
+/// file lives as long as this (which dereferences to the spec).
+struct FileSpec {
+    spec: TraceSpec,
+    _file: TempFile,
+}
+
+impl std::ops::Deref for FileSpec {
+    type Target = TraceSpec;
+
+    fn deref(&self) -> &TraceSpec {
+        &self.spec
+    }
+}
+
+impl std::ops::DerefMut for FileSpec {
+    fn deref_mut(&mut self) -> &mut TraceSpec {
+        &mut self.spec
+    }
+}
+
+fn spec(name: &str, text: &str, mode: Option<ReplayMode>) -> FileSpec {
     let path = temp_file(name, text.as_bytes());
     let mut s = TraceSpec::new(name, path.to_str().unwrap());
     s.mode = mode;
-    s
+    FileSpec { spec: s, _file: path }
 }
 
 fn logged(device: &mut Device, spec: &TraceSpec) -> (PhaseResult, Vec<Completion>) {
@@ -262,7 +283,7 @@ fn a_job_runs_trace_phases_beside_the_others() {
     assert!(results[1].start_ns >= 1_000_000);
     // A malformed trace is an error, not a panic.
     let bad = spec("bad.mqsim", "0 0 0 8 1\n5 0 0 8 9\n", None);
-    let err = sim.try_run_job(&Job { phases: vec![Phase::Trace(bad)] }).unwrap_err().to_string();
+    let err = sim.try_run_job(&Job { phases: vec![Phase::Trace(bad.clone())] }).unwrap_err().to_string();
     assert!(err.ends_with("bad.mqsim:2: field `type`: expected 0 (write) or 1 (read), found `9`"), "{err}");
 }
 

@@ -140,6 +140,15 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
     drive.reset_time();
     let pages = drive.user_bytes() / 4096;
     let path = std::env::temp_dir().join(format!("ssdtwin-bench-{}.mqsim", std::process::id()));
+    /// Removes the trace file when dropped: after the replay, and also
+    /// when writing or replaying it panics.
+    struct RemoveFile<'a>(&'a std::path::Path);
+    impl Drop for RemoveFile<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(self.0);
+        }
+    }
+    let trace_file = RemoveFile(&path);
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("temporary trace file"));
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -156,7 +165,7 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
     let t = Instant::now();
     let r = sim.try_run_phase(&Phase::Trace(spec.clone()), 0, 1).expect("the generated trace replays");
     let wall_s = t.elapsed().as_secs_f64();
-    let _ = std::fs::remove_file(&path);
+    drop(trace_file);
     let row = phase_row(spec.name, &r, wall_s, r.counters.waf());
     (sim.into_drive(), row)
 }
