@@ -266,6 +266,8 @@ impl OpLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
 
     #[test]
     fn timeline_backfills_gaps_and_merges() {
@@ -309,13 +311,8 @@ mod tests {
         // Timelines with many small gaps (so that the gap limit is met),
         // booked and pruned at random; every search, from inside an
         // interval, inside a gap and before everything, must agree.
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut next = |n: u64| rng.random_range(0..n);
         let mut gave_up = 0;
         for round in 0..40 {
             let mut t = Timeline::default();

@@ -139,6 +139,8 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
 
     #[test]
     fn equal_times_keep_insertion_order() {
@@ -159,13 +161,8 @@ mod tests {
         let mut q = EventQueue::default();
         let mut reference: Vec<(u64, u64, EventKind)> = Vec::new();
         let mut seq = 0u64;
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut next = |n: u64| rng.random_range(0..n);
         for step in 0..20_000u32 {
             if next(3) > 0 || reference.is_empty() {
                 // Ties at the current time included.

@@ -366,12 +366,7 @@ impl FtlCore {
     /// count is unchanged, the page having been mapped before).
     #[inline(always)]
     fn place(&mut self, block: u32, lpn: u32) -> u32 {
-        let b = block as usize;
-        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
-        self.blocks.wp[b] += 1;
-        self.blocks.valid[b] += 1;
-        self.l2p[lpn as usize] = slot;
-        self.p2l[slot as usize] = lpn;
+        let slot = self.map_next_slot(block, lpn);
         if let Some(m) = &mut self.map {
             m.update(lpn, 1, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }

@@ -280,11 +280,7 @@ impl Hybrid {
             self.flush_pending(c);
         }
         let b = block as usize;
-        let slot = self.geo.first_slot(block) + c.blocks.wp[b];
-        c.blocks.wp[b] += 1;
-        c.blocks.valid[b] += 1;
-        c.l2p[lpn as usize] = slot;
-        c.p2l[slot as usize] = lpn;
+        let slot = c.map_next_slot(block, lpn);
         c.mapped_lpns += 1;
         let unit = self.geo.unit_slots(CellMode::Native);
         if c.blocks.wp[b] % unit == 0 {

@@ -714,24 +714,32 @@ impl FtlCore {
     pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
         let die = self.streams[id as usize].die;
         let block = streams::open_block(self, id, die);
-        let b = block as usize;
-        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
-        self.blocks.wp[b] += 1;
-        self.blocks.valid[b] += 1;
-        if self.blocks.mode[b] == CellMode::Slc {
+        let slot = self.map_next_slot(block, lpn);
+        if self.blocks.mode[block as usize] == CellMode::Slc {
             self.slc_valid_slots += 1;
             if id == StreamId::Host {
                 self.counters.host_slots_to_slc += 1;
             }
         }
-        self.l2p[lpn as usize] = slot;
-        self.p2l[slot as usize] = lpn;
         self.mapped_lpns += 1;
         if let Some(m) = &mut self.map {
             let lane = (id != StreamId::Host) as usize;
             m.update(lpn, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
         self.after_append(id, block);
+        slot
+    }
+
+    /// Map `lpn` to the next slot of `block` (at its write pointer, which
+    /// moves on; the slot counts as valid). Returns the slot.
+    #[inline(always)]
+    pub(super) fn map_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
+        let b = block as usize;
+        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
+        self.blocks.wp[b] += 1;
+        self.blocks.valid[b] += 1;
+        self.l2p[lpn as usize] = slot;
+        self.p2l[slot as usize] = lpn;
         slot
     }
 
