@@ -47,21 +47,29 @@ impl Timeline {
 
     /// Reserve `dur` ns at the earliest time ≥ `earliest` at which the
     /// resource is free for that long; returns the start time.
+    #[inline(always)]
     pub fn reserve(&mut self, earliest: u64, dur: u64) -> u64 {
         // Common case: after everything booked.
-        if self.head == self.busy.len() {
-            self.busy.push((earliest, earliest + dur));
-            return earliest;
-        }
-        let last = self.busy.len() - 1;
-        if earliest >= self.busy[last].1 {
-            if earliest == self.busy[last].1 {
-                self.busy[last].1 = earliest + dur;
-            } else {
-                self.busy.push((earliest, earliest + dur));
+        let live = self.head < self.busy.len();
+        match self.busy.last_mut() {
+            Some(last) if live => {
+                if earliest > last.1 {
+                    self.busy.push((earliest, earliest + dur));
+                } else if earliest == last.1 {
+                    last.1 = earliest + dur;
+                } else {
+                    return self.reserve_before_end(earliest, dur);
+                }
             }
-            return earliest;
+            _ => self.busy.push((earliest, earliest + dur)),
         }
+        earliest
+    }
+
+    /// [`Timeline::reserve`] of a time before the end of what is booked:
+    /// the first gap that fits, merged with the intervals it touches.
+    #[inline(never)]
+    fn reserve_before_end(&mut self, earliest: u64, dur: u64) -> u64 {
         let (i, t) = self.fit(earliest, dur);
         let live = self.live();
         let end = t + dur;

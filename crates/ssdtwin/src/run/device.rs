@@ -242,7 +242,7 @@ impl Device {
 
     /// Submit `cmd` at the current time, with the driver's `tag` (returned
     /// in its completion). Returns its completion time.
-    #[inline]
+    #[inline(always)]
     pub fn submit(&mut self, cmd: Command, tag: u32) -> u64 {
         let now = self.now();
         if self.outstanding == 0 {

@@ -339,15 +339,21 @@ impl BlockTable {
         self.link(block);
     }
 
-    /// One slot of `block` became invalid.
+    /// One slot of `block` became invalid. A sealed block moves one
+    /// bucket down the victim index.
     #[inline]
     pub fn invalidate(&mut self, block: u32) {
         let i = block as usize;
         debug_assert!(self.valid[i] > 0);
         if self.state[i] == BlockState::Sealed {
-            self.unlink(block);
+            let (g, h) = self.bucket(block);
+            self.list_remove(block, h);
             self.valid[i] -= 1;
-            self.link(block);
+            self.list_insert(block, h - 1);
+            if self.valid[i] == 0 {
+                self.empty_count[g] += 1;
+            }
+            self.min_bucket[g] = self.min_bucket[g].min(self.valid[i]);
         } else {
             self.valid[i] -= 1;
         }
@@ -401,15 +407,42 @@ impl BlockTable {
         }
     }
 
-    fn bucket(&self, block: u32) -> usize {
-        let g = self.group(block / self.blocks_per_die, self.mode[block as usize]);
-        g * self.buckets_per_die as usize + self.valid[block as usize] as usize
+    /// The victim-index group (die and mode) of `block` and the bucket
+    /// its valid count puts it in.
+    #[inline(always)]
+    fn bucket(&self, block: u32) -> (usize, usize) {
+        let i = block as usize;
+        let g = self.group(block / self.blocks_per_die, self.mode[i]);
+        (g, g * self.buckets_per_die as usize + self.valid[i] as usize)
     }
 
-    /// Link a sealed block into its bucket: native blocks at the head
-    /// (newest first among equals), SLC blocks at the tail (oldest first).
+    /// Link a sealed block into its bucket and count it.
     fn link(&mut self, block: u32) {
-        let h = self.bucket(block);
+        let i = block as usize;
+        let (g, h) = self.bucket(block);
+        self.list_insert(block, h);
+        self.sealed_count[g] += 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] += 1;
+        }
+        self.min_bucket[g] = self.min_bucket[g].min(self.valid[i]);
+    }
+
+    /// Take a sealed block out of its bucket and the counts.
+    fn unlink(&mut self, block: u32) {
+        let i = block as usize;
+        let (g, h) = self.bucket(block);
+        self.list_remove(block, h);
+        self.sealed_count[g] -= 1;
+        if self.valid[i] == 0 {
+            self.empty_count[g] -= 1;
+        }
+    }
+
+    /// Put `block` in bucket `h`'s list: native blocks at the head
+    /// (newest first among equals), SLC blocks at the tail (oldest first).
+    #[inline(always)]
+    fn list_insert(&mut self, block: u32, h: usize) {
         let i = block as usize;
         if self.mode[i] == CellMode::Slc && self.tail[h] != NONE {
             let last = self.tail[h];
@@ -428,37 +461,114 @@ impl BlockTable {
             }
             self.head[h] = block;
         }
-        let g = self.group(block / self.blocks_per_die, self.mode[i]);
-        self.sealed_count[g] += 1;
-        if self.valid[i] == 0 {
-            self.empty_count[g] += 1;
-        }
-        if self.valid[i] < self.min_bucket[g] {
-            self.min_bucket[g] = self.valid[i];
-        }
     }
 
-    fn unlink(&mut self, block: u32) {
+    /// Take `block` out of bucket `h`'s list.
+    #[inline(always)]
+    fn list_remove(&mut self, block: u32, h: usize) {
         let i = block as usize;
         let (p, n) = (self.prev[i], self.next[i]);
         if p != NONE {
             self.next[p as usize] = n;
         } else {
-            let h = self.bucket(block);
             self.head[h] = n;
         }
         if n != NONE {
             self.prev[n as usize] = p;
         } else {
-            let h = self.bucket(block);
             self.tail[h] = p;
         }
         self.prev[i] = NONE;
         self.next[i] = NONE;
-        let g = self.group(block / self.blocks_per_die, self.mode[i]);
-        self.sealed_count[g] -= 1;
-        if self.valid[i] == 0 {
-            self.empty_count[g] -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DriveSpec;
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    /// The victim index through random seals, invalidations and
+    /// collections, both modes, several dies: after every step each
+    /// group's sealed and empty counts match a recount, and the block
+    /// `min_valid` names is sealed, in its group, with the fewest valid
+    /// slots; among equals, the native block that reached that count last
+    /// or the SLC block that reached it first (the order the lists keep).
+    #[test]
+    fn victim_index_follows_valid_counts() {
+        let set = [
+            "geometry.blocks_per_plane=100",
+            "ftl.user_capacity_bytes=16000000000",
+            "slc_cache.static_bytes=500000000",
+            "slc_cache.capacity_curve=[[0.0,2e9],[1.0,1e9]]",
+        ]
+        .map(String::from);
+        let model = DriveSpec::load("intel-660p-1tb", &set).unwrap().build("test").unwrap();
+        let geo = model.geometry;
+        let mut t = BlockTable::new(&geo, 0);
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let mut seq = 0u64;
+        let mut sealed: Vec<u32> = Vec::new();
+        // When each block reached its valid count (sealed or invalidated).
+        let mut reached = vec![0u64; geo.total_blocks as usize];
+        for step in 0..20_000u64 {
+            let die = rng.random_range(0..geo.dies);
+            let mode = if rng.random_range(0..2u32) == 0 { CellMode::Slc } else { CellMode::Native };
+            match rng.random_range(0..10u32) {
+                0..=1 => {
+                    if let Some(b) = t.take_free(die, mode) {
+                        let full = geo.slots_in_mode(mode);
+                        t.wp[b as usize] = full;
+                        t.programmed[b as usize] = full;
+                        t.valid[b as usize] = rng.random_range(0..=full.min(8));
+                        seq += 1;
+                        t.seal(b, seq);
+                        sealed.push(b);
+                        reached[b as usize] = step;
+                    }
+                }
+                2 => {
+                    if let Some(b) = t.min_valid(die, mode) {
+                        t.begin_collect(b);
+                        sealed.retain(|&s| s != b);
+                        t.valid[b as usize] = 0;
+                        t.release(b);
+                    }
+                }
+                _ => {
+                    if !sealed.is_empty() {
+                        let b = sealed[rng.random_range(0..sealed.len())];
+                        if t.valid[b as usize] > 0 {
+                            t.invalidate(b);
+                            reached[b as usize] = step;
+                        }
+                    }
+                }
+            }
+            for d in 0..geo.dies {
+                for m in [CellMode::Slc, CellMode::Native] {
+                    let group: Vec<u32> = sealed
+                        .iter()
+                        .copied()
+                        .filter(|&b| b / geo.blocks_per_die == d && t.mode[b as usize] == m)
+                        .collect();
+                    let empty = group.iter().filter(|&&b| t.valid[b as usize] == 0).count() as u32;
+                    assert_eq!(t.sealed_count(d, m), group.len() as u32, "step {step}");
+                    assert_eq!(t.empty_count(d, m), empty, "step {step}");
+                    let Some(b) = t.peek_min_valid(d, m) else {
+                        assert!(group.is_empty(), "step {step}");
+                        continue;
+                    };
+                    let fewest = group.iter().map(|&g| t.valid[g as usize]).min().unwrap();
+                    assert_eq!(t.valid[b as usize], fewest, "step {step}");
+                    let equals = group.iter().filter(|&&g| t.valid[g as usize] == fewest);
+                    let by_age = equals.map(|&g| reached[g as usize]);
+                    let expected = if m == CellMode::Slc { by_age.min() } else { by_age.max() };
+                    assert_eq!(Some(reached[b as usize]), expected, "step {step}");
+                }
+            }
         }
     }
 }

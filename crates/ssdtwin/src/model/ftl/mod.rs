@@ -761,21 +761,29 @@ impl FtlCore {
         self.l2p[lpn as usize]
     }
 
-    /// After a slot was handed out: issue the program when a unit is full,
-    /// move the stream to its next die, seal a full block.
-    #[inline]
+    /// After a slot was handed out: when that completed a unit, issue its
+    /// program (see [`FtlCore::unit_written`]).
+    #[inline(always)]
     fn after_append(&mut self, id: StreamId, block: u32) {
         let b = block as usize;
-        let mode = self.blocks.mode[b];
-        let unit = self.geo.unit_slots(mode);
+        let unit = self.geo.unit_slots(self.blocks.mode[b]);
         // Programs are issued a whole unit at a time (padding included),
         // so a unit is full when a unit's worth is written but unissued.
         if self.blocks.wp[b] - self.blocks.programmed[b] == unit {
-            self.issue_program(id, block, unit);
-            if id == StreamId::Host {
-                let used = gc::native_slots_used(&self.geo, mode, unit);
-                gc::pace_collection(self, self.geo.die_of_block(block), used);
-            }
+            self.unit_written(id, block, unit);
+        }
+    }
+
+    /// A unit of `block` is written: issue its program (moving the stream
+    /// to its next die, sealing a full block) and, for the host, pace
+    /// collection. Once per unit, so kept out of the per-slot path.
+    #[inline(never)]
+    fn unit_written(&mut self, id: StreamId, block: u32, unit: u32) {
+        self.issue_program(id, block, unit);
+        if id == StreamId::Host {
+            let mode = self.blocks.mode[block as usize];
+            let used = gc::native_slots_used(&self.geo, mode, unit);
+            gc::pace_collection(self, self.geo.die_of_block(block), used);
         }
     }
 

@@ -89,7 +89,7 @@ impl Stream {
 /// SLC block returns nothing to the native free list, so GC must make the
 /// room first; it never consumes more than it frees); a GC block from the
 /// reserve.
-#[inline]
+#[inline(always)]
 pub fn open_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32 {
     let b = pool.open_block_of(stream, die);
     if b != NONE {
@@ -98,6 +98,9 @@ pub fn open_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
     open_new_block(pool, stream, die)
 }
 
+/// [`open_block`] when the stream has no open block on the die (once per
+/// block, so kept out of the per-slot path).
+#[inline(never)]
 fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32 {
     let b = match stream {
         StreamId::Host => {
