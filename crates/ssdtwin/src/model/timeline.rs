@@ -49,21 +49,28 @@ impl Timeline {
     /// resource is free for that long; returns the start time.
     #[inline(always)]
     pub fn reserve(&mut self, earliest: u64, dur: u64) -> u64 {
-        // Common case: after everything booked.
+        // Common cases: after everything booked, or from within the last
+        // interval (nothing is free before its end then; the new interval
+        // extends it).
         let live = self.head < self.busy.len();
         match self.busy.last_mut() {
             Some(last) if live => {
                 if earliest > last.1 {
                     self.busy.push((earliest, earliest + dur));
-                } else if earliest == last.1 {
-                    last.1 = earliest + dur;
+                    earliest
+                } else if earliest >= last.0 && dur > 0 {
+                    let t = last.1;
+                    last.1 = t + dur;
+                    t
                 } else {
-                    return self.reserve_before_end(earliest, dur);
+                    self.reserve_before_end(earliest, dur)
                 }
             }
-            _ => self.busy.push((earliest, earliest + dur)),
+            _ => {
+                self.busy.push((earliest, earliest + dur));
+                earliest
+            }
         }
-        earliest
     }
 
     /// [`Timeline::reserve`] of a time before the end of what is booked:
@@ -318,18 +325,28 @@ mod tests {
     fn first_fit_agrees_with_walking_the_intervals() {
         // Timelines with many small gaps (so that the gap limit is met),
         // booked and pruned at random; every search, from inside an
-        // interval, inside a gap and before everything, must agree.
+        // interval (the last one included), inside a gap and before
+        // everything, must agree, and so must every reservation.
         let mut rng = Pcg64Mcg::seed_from_u64(7);
         let mut next = |n: u64| rng.random_range(0..n);
+        // The draws of the extra bookings, apart from the others.
+        let mut extra = Pcg64Mcg::seed_from_u64(8);
         let mut gave_up = 0;
+        let mut in_last = 0;
         for round in 0..40 {
             let mut t = Timeline::default();
             let mut now = 0;
+            let mut booked_end = 0;
             // Short bookings scattered over a window: hundreds of
             // intervals with gaps of a few tens of ns.
             let window = 20_000 + round * 5_000;
             for _ in 0..3000 {
-                let earliest = now + next(window);
+                // Now and then from within the last interval, as a
+                // transfer booked after the operation before it.
+                let earliest = match t.live().last() {
+                    Some(&(s, e)) if extra.random_range(0..16u32) == 0 => s + extra.random_range(0..e - s),
+                    _ => now + next(window),
+                };
                 let dur = 1 + next(8);
                 for q in 0..4 {
                     let (e, d) = if q == 0 { (earliest, dur) } else { (now + next(window), 1 + next(80)) };
@@ -338,16 +355,25 @@ mod tests {
                     let first = t.live().partition_point(|&(_, end)| end <= e);
                     gave_up += usize::from(walked.0 == t.len() && t.len() > first + MAX_GAP_SCAN);
                 }
-                let start = t.reserve(earliest, dur);
-                assert!(start >= earliest);
+                // The reservation starts where the search says, and the
+                // intervals stay sorted, apart and non-empty.
+                let want = fit_walking(&t, earliest, dur).1;
+                in_last += usize::from(t.live().last().is_some_and(|&(s, e)| s <= earliest && earliest < e));
+                assert_eq!(t.reserve(earliest, dur), want, "round {round}, reserve({earliest}, {dur})");
+                booked_end = booked_end.max(want + dur);
+                assert_eq!(t.free_at(), booked_end, "round {round}: the booked end");
+                let live = t.live();
+                assert!(live.iter().all(|&(s, e)| s < e) && live.windows(2).all(|w| w[0].1 < w[1].0));
                 if next(100) == 0 {
                     now += next(window / 20);
                     t.prune(now);
                 }
             }
         }
-        // The gap limit was met (and agreed on) many times.
+        // The gap limit was met (and agreed on) many times, and so was a
+        // reservation from within the last interval.
         assert!(gave_up > 1000, "{gave_up}");
+        assert!(in_last > 1000, "{in_last}");
     }
 
     #[test]
