@@ -54,11 +54,8 @@ impl Timeline {
         // extends it).
         let live = self.head < self.busy.len();
         match self.busy.last_mut() {
-            Some(last) if live => {
-                if earliest > last.1 {
-                    self.busy.push((earliest, earliest + dur));
-                    earliest
-                } else if earliest >= last.0 && dur > 0 {
+            Some(last) if live && earliest <= last.1 => {
+                if earliest >= last.0 && dur > 0 {
                     let t = last.1;
                     last.1 = t + dur;
                     t

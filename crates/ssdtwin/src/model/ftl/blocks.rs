@@ -350,10 +350,7 @@ impl BlockTable {
             self.list_remove(block, h);
             self.valid[i] -= 1;
             self.list_insert(block, h - 1);
-            if self.valid[i] == 0 {
-                self.empty_count[g] += 1;
-            }
-            self.min_bucket[g] = self.min_bucket[g].min(self.valid[i]);
+            self.count_in_bucket(g, i);
         } else {
             self.valid[i] -= 1;
         }
@@ -418,10 +415,16 @@ impl BlockTable {
 
     /// Link a sealed block into its bucket and count it.
     fn link(&mut self, block: u32) {
-        let i = block as usize;
         let (g, h) = self.bucket(block);
         self.list_insert(block, h);
         self.sealed_count[g] += 1;
+        self.count_in_bucket(g, block as usize);
+    }
+
+    /// Count a block of group `g` that entered the bucket of its valid
+    /// count: an empty one, and the lowest bucket that may hold blocks.
+    #[inline(always)]
+    fn count_in_bucket(&mut self, g: usize, i: usize) {
         if self.valid[i] == 0 {
             self.empty_count[g] += 1;
         }
