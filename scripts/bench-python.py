@@ -1,4 +1,4 @@
-"""Speed of the Python package (README, Python): in a venv with the package,
+"""Speed of the Python package (docs/python.md, "Speed"): in a venv with the package,
   python scripts/bench-python.py sweep     # 64 short points, serial vs local (2 workers)
   python scripts/bench-python.py ray       # per-point time on a local Ray (num_cpus=2)
   python scripts/bench-python.py run CLI   # run() vs the `ssdtwin` binary CLI, ~1 s job

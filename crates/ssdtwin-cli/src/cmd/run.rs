@@ -25,7 +25,7 @@ use crate::output::{spinner, write_atomically, write_atomically_with, write_json
 #[derive(Args)]
 #[command(after_help = "Job options: any fio option in fio's spelling, `--name=value` (or `--name value`), \
 e.g. --rw=randread --bs=4k --iodepth=32 --size=10% --runtime=10s; `--name=JOB` starts a new job, \
-options before the first --name apply to all jobs. See README.md (\"Workloads\") for the options ssdtwin models.")]
+options before the first --name apply to all jobs. See docs/workloads.md for the options ssdtwin models.")]
 pub struct RunArgs {
     /// Preset name or path to a drive TOML file (`ssdtwin presets` lists presets).
     #[arg(long, short = 'd')]

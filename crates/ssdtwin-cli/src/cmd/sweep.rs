@@ -47,7 +47,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         cmd.args(["--max-workers", &n.to_string()]);
     }
     let status = cmd.status().with_context(|| {
-        format!("running `{} -m ssdtwin sweep` (sweeps need the Python package: see README, \"Python\")", python)
+        format!("running `{} -m ssdtwin sweep` (sweeps need the Python package: see docs/python.md)", python)
     })?;
     Ok(ExitCode::from(status.code().map_or(2, |c| c.clamp(0, 255) as u8)))
 }

@@ -1,31 +1,37 @@
 //! Concurrent fio jobs on one device, with fio's ordering rules.
 //!
-//! Every job of a job file is a workload source of the closed-loop driver
-//! ([`crate::run::sim`]); all of them interleave their commands on one
-//! [`Device`], so the drive sees the merged stream and each job's latency
-//! includes the wait behind the others'. Jobs start together unless the
-//! file orders them, as fio does:
+//! Every I/O job of a job file is a workload source of the closed-loop
+//! driver ([`crate::run::driver`]); all of them interleave their commands
+//! on one [`Device`], so the drive sees the merged stream and each job's
+//! latency includes the wait behind the others'. Jobs start together
+//! unless the file orders them, as fio does:
 //!
-//! - `stonewall` (or `wait_for_previous`): the job, and the jobs after it,
-//!   wait until every job before it has finished (fio runs the jobs
-//!   between two stonewalls as one group);
+//! - `stonewall` (or `wait_for_previous`): the job, and the jobs after it
+//!   up to the next stonewall, wait until every job before it has
+//!   finished; it also starts a new reporting group;
 //! - `wait_for=NAME`: the job waits for the job(s) of that name;
 //! - `startdelay=T`: the job starts T after it could have started;
-//! - ssdtwin's `idle` and `secure_erase` sections run alone, with every
-//!   job before them finished and every job after them waiting.
+//! - ssdtwin's `idle`, `secure_erase`, `retention` and `age` sections run
+//!   alone, with every job before them finished and every job after them
+//!   waiting (the parser makes them stonewalls, and the job after them
+//!   one too).
+//!
+//! `new_group` starts a new reporting group without ordering anything.
+//! Trace sections are not run here: a job file with one runs its sections
+//! one after another, as phases of [`crate::run::sim`].
 //!
 //! Each job keeps its own statistics (latency per direction, bandwidth and
 //! IOPS samples every 500 ms as fio's `bwavgtime`, the queue depths it
 //! submitted at, a per-second series); the drive's counters and energy are
 //! reported over each job's lifetime, so jobs that overlap share them.
 //!
-//! Jobs with `latency_target` or `ss` steer themselves
+//! Jobs with `latency_target`, `ss` or a minimum rate (`rate_min`,
+//! `rate_iops_min` over `rate_cycle`) steer or end themselves
 //! ([`crate::run::control`]); jobs with log options write fio's log files
 //! ([`crate::run::logs`]), installed under their names once every job has
 //! finished.
 //!
-//! Left out: fio's `rate_min` and `rate_cycle` enforcement (the rate
-//! reached is reported) and per-job CPU figures (there is no host CPU).
+//! Left out: per-job CPU figures (there is no host CPU).
 
 use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
@@ -45,9 +51,10 @@ pub struct JobResult {
     pub name: String,
     /// Reporting group (fio's `groupid`).
     pub groupid: u32,
-    /// The job's results in the same form as a sequential phase's
+    /// The job's results in the same form as a phase run on its own
     /// (`dirs` and `series` are the job's own; counters and energy are the
-    /// drive's over the job's lifetime).
+    /// drive's over the job's lifetime, shared with the jobs that overlap
+    /// it).
     pub result: PhaseResult,
     /// The job's own statistics (I/O jobs).
     pub stats: Option<JobStats>,
@@ -83,7 +90,8 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
 pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, crate::Error> {
     let n = file.jobs.len();
     let capacity = dev.drive().user_bytes();
-    // Sources for the I/O jobs; `src[i]` is job i's.
+    // Reporting groups: a new one at each `new_group` (implied by
+    // `stonewall` and by ssdtwin's barrier sections).
     let mut groupid = 0u32;
     let groups: Vec<u32> = file
         .jobs
@@ -103,6 +111,8 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         let members = file.jobs.iter().zip(&groups).filter(|(_, &h)| h == g);
         members.clone().count() > 1 && members.clone().any(|(j, _)| j.group_reporting)
     };
+    // Sources for the I/O jobs; `sources[src_of[i]]` is job i's
+    // (`usize::MAX` for a section that runs alone).
     let mut src_of = vec![usize::MAX; n];
     let mut sources = Vec::new();
     for (i, j) in file.jobs.iter().enumerate() {
