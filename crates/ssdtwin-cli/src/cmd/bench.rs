@@ -1,5 +1,6 @@
 //! `ssdtwin bench`: the simulator's own speed (simulated I/Os per wall
-//! second, preconditioning time and memory) on a fixed set of runs.
+//! second, preconditioning time and memory, the review's wall time and
+//! peak memory) on a fixed set of runs.
 
 use std::process::ExitCode;
 
@@ -26,10 +27,14 @@ pub struct BenchArgs {
     /// random writes on it (the slowest rows).
     #[arg(long)]
     pub no_steady: bool,
+    /// Skip the review row (`ssdtwin review` of the main drive: its wall
+    /// time and peak memory, about a minute).
+    #[arg(long)]
+    pub no_review: bool,
 }
 
 /// Run the command.
-pub fn run(BenchArgs { drive, set, scale, no_steady }: BenchArgs) -> Result<ExitCode> {
+pub fn run(BenchArgs { drive, set, scale, no_steady, no_review }: BenchArgs) -> Result<ExitCode> {
     let load = |name: &str| -> Result<(String, DriveModel)> {
         let spec = DriveSpec::load(name, &set)?;
         let model = spec.build(name)?;
@@ -50,7 +55,7 @@ pub fn run(BenchArgs { drive, set, scale, no_steady }: BenchArgs) -> Result<Exit
     );
     println!("{}", bench::HEADER);
     let drives = bench::BenchDrives { large, main };
-    bench::run(&drives, scale, !no_steady, |row| {
+    bench::run(&drives, scale, !no_steady, !no_review, |row| {
         println!("{}", bench::format_row(row));
     });
     Ok(ExitCode::SUCCESS)

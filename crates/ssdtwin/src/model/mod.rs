@@ -8,7 +8,7 @@
 //!
 //! [`drive`] assembles the parts and carries a command through them;
 //! [`power`], [`thermal`] and [`health`] account for energy, heat and
-//! wear. Nothing here owns
+//! wear; [`snapshot`] keeps a drive's state compactly. Nothing here owns
 //! a clock: every call is told the virtual time, and the drive answers with
 //! completion times (see [`crate::run`] for what drives it).
 
@@ -21,5 +21,6 @@ pub mod host;
 pub mod media;
 pub mod nand;
 pub mod power;
+pub mod snapshot;
 pub mod thermal;
 pub mod timeline;

@@ -188,6 +188,54 @@ fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
     phase_row(spec.name, &r, wall_s, r.counters.waf())
 }
 
+/// Reset this process's peak resident memory to what it holds now (Linux
+/// 4.0 and later: `5` written to `/proc/self/clear_refs`), so that a row's
+/// peak is its own, not an earlier row's. Returns whether it could.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// `ssdtwin review` of `drive` as the command runs it (client-2018, its
+/// standard and full passes in parallel on two threads, then the JSON
+/// document built), its peak memory measured from a reset high-water mark.
+/// `time_scale` shortens the timed steps and trace tests (sizes stay, so
+/// the memory is the review's).
+fn timed_review(drive: &(String, DriveModel), time_scale: f64) -> BenchRow {
+    use crate::study::suite::{self, run_suite, DriveUnderTest, SuiteOptions};
+    let suite = suite::load("client-2018").expect("client-2018 is built in");
+    let dut = DriveUnderTest { name: drive.0.clone(), overrides: Vec::new(), model: drive.1.clone() };
+    let opts = SuiteOptions {
+        threads: 2,
+        time_scale: time_scale.min(1.0),
+        trace_scale: time_scale.min(1.0),
+        ..SuiteOptions::default()
+    };
+    let peak_is_own = reset_peak_rss();
+    let t = Instant::now();
+    let result = run_suite(&suite, std::slice::from_ref(&dut), &opts, None).expect("client-2018 fits a preset");
+    let doc = suite::json::suite_json(&result);
+    let wall_s = t.elapsed().as_secs_f64();
+    drop(doc);
+    let phases = result.runs.iter().flat_map(|r| &r.tests).flat_map(|t| &t.steps).map(|s| &s.io);
+    let (mut ios, mut bytes, mut sim_ns) = (0, 0, 0);
+    for r in phases {
+        ios += r.dirs.iter().map(|d| d.ios).sum::<u64>();
+        bytes += r.dirs.iter().map(|d| d.bytes).sum::<u64>();
+        sim_ns += r.end_ns - r.start_ns;
+    }
+    BenchRow {
+        name: if peak_is_own { "review (client-2018, 2 passes)" } else { "review (peak: whole process)" }.into(),
+        drive: String::new(),
+        ios,
+        bytes,
+        wall_s,
+        sim_s: sim_ns as f64 / 1e9,
+        peak_rss: peak_rss_bytes(),
+        waf: 0.0,
+        huge_page_bytes: huge_page_bytes(),
+    }
+}
+
 /// The drives of the benchmark set: a large one for preconditioning,
 /// memory and steady-state writes, the main one for reads and the SLC
 /// write path.
@@ -220,8 +268,21 @@ pub struct BenchDrives {
 ///    scale 1);
 /// 9. and 10., when the large drive caches its map (and `large_steady`):
 ///    `precondition steady, cached map` and `4k randwrite, cached map`
-///    (a tenth of row 3's writes).
-pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+///    (a tenth of row 3's writes);
+/// 11. when `review`: `review (client-2018, 2 passes)` of the main drive
+///     as `ssdtwin review` runs it, with the drive file's map cache: its
+///     wall time and its own peak memory (the process's high-water mark is
+///     reset first, every earlier drive dropped; the row's name says
+///     `peak: whole process` where the kernel cannot reset it). Its I/Os
+///     and simulated time are the timed steps'; `scale` below 1 shortens
+///     the steps' runtimes and the traces, never the sizes.
+pub fn run(
+    drives: &BenchDrives,
+    scale: f64,
+    large_steady: bool,
+    review: bool,
+    mut on_row: impl FnMut(&BenchRow),
+) -> Vec<BenchRow> {
     let n = |x: f64| ((x * scale) as u64).max(1000);
     let mut rows = Vec::new();
     let mut push = |mut row: BenchRow, drive: &str, rows: &mut Vec<BenchRow>| {
@@ -276,6 +337,10 @@ pub fn run(drives: &BenchDrives, scale: f64, large_steady: bool, mut on_row: imp
         rw.io_size = Some(n(100_000.0) * 4096);
         let (_, row) = timed_run(drive, rw);
         push(row, large_name, &mut rows);
+    }
+    if review {
+        let row = timed_review(&drives.main, scale);
+        push(row, main_name, &mut rows);
     }
     rows
 }

@@ -226,6 +226,21 @@ impl Ftl {
         self.scheme.pending_slots(&self.core)
     }
 
+    /// Move the per-page arrays (map, reverse map, version stamps) out,
+    /// leaving them empty: the rest of the FTL can then be cloned cheaply
+    /// ([`crate::model::snapshot`]). Put them back before using the FTL.
+    pub fn take_page_arrays(&mut self) -> PageArrays {
+        let c = &mut self.core;
+        PageArrays([c.l2p.take(), c.p2l.take(), c.lpn_version.take(), c.slot_version.take()])
+    }
+
+    /// Put back what [`Ftl::take_page_arrays`] took (or arrays restored
+    /// from a snapshot of this FTL).
+    pub fn put_page_arrays(&mut self, arrays: PageArrays) {
+        let c = &mut self.core;
+        [c.l2p, c.p2l, c.lpn_version, c.slot_version] = arrays.0;
+    }
+
     /// Secure erase: forget all data, all blocks free (erase counts kept).
     pub fn secure_erase(&mut self) {
         self.core.secure_erase();
@@ -460,6 +475,12 @@ impl Ftl {
         self.core.fold_backlog_bytes()
     }
 }
+
+/// The FTL's per-page arrays, the bulk of a drive's memory: logical page
+/// → slot, slot → logical page, and the version stamps of each (empty
+/// when stamps are off).
+#[derive(Debug, Default)]
+pub struct PageArrays(pub [HugeVec<u32>; 4]);
 
 /// The FTL's state that its mapping schemes and block policies share: the
 /// map, the blocks, the write streams, the collections in progress, the

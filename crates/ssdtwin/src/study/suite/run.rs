@@ -38,6 +38,7 @@ use super::score::{compute, ScoreValue};
 use super::SuiteError;
 use crate::error::Error;
 use crate::model::drive::Drive;
+use crate::model::snapshot::DriveSnapshot;
 use crate::run::sim::{PhaseResult, Simulator};
 use crate::run::state::{apply_phases_fast, DriveState};
 use crate::run::trace::{OutOfRange, TraceSpec};
@@ -458,7 +459,7 @@ fn run_one(
     progress: Option<SuiteProgressFn>,
 ) -> Result<RunResult, SuiteError> {
     let mut drive = Drive::new(job.dut.model.clone());
-    let mut prepared: Option<(Vec<crate::run::workload::IoSpec>, Drive)> = None;
+    let mut prepared: Option<(Vec<crate::run::workload::IoSpec>, DriveSnapshot)> = None;
     let mut tests = Vec::new();
     let n = job.setups.len();
     let report = |test: &str, ti: usize, step: &str, si: (usize, usize), ns: u64, done: bool| {
@@ -480,14 +481,20 @@ fn run_one(
         let plan = &suite.tests[setup.test];
         report(&plan.name, k, "preparing drive state", (0, setup.steps.len()), 0, false);
         // Tests that start from the same state (every test of the full
-        // pass) share one preparation: the prepared drive is kept and
-        // cloned, which gives the same state as preparing it again.
-        match prepared.take() {
-            Some((prep, ready)) if prep == setup.prep => drive = ready,
-            _ => apply_phases_fast(&mut drive, &setup.prep),
+        // pass) share one preparation: the prepared drive is kept as a
+        // snapshot (its maps packed, not a second drive in memory) and
+        // restored into the drive, which gives the same state as preparing
+        // it again.
+        match &prepared {
+            Some((prep, snapshot)) if *prep == setup.prep => snapshot.restore_into(&mut drive),
+            _ => {
+                prepared = None;
+                apply_phases_fast(&mut drive, &setup.prep);
+            }
         }
-        if job.setups.get(k + 1).is_some_and(|next| next.prep == setup.prep) {
-            prepared = Some((setup.prep.clone(), drive.clone()));
+        let shared = job.setups.get(k + 1).is_some_and(|next| next.prep == setup.prep);
+        if shared && prepared.is_none() {
+            prepared = Some((setup.prep.clone(), DriveSnapshot::take(&mut drive)));
         }
         let mut sim = Simulator::new(drive);
         if let Some(p) = progress.clone() {
