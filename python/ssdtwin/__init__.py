@@ -7,6 +7,10 @@
 >>> ssdtwin.sweep({"drive": ["intel-660p-1tb"], "ftl.gc_policy": ["greedy", "fifo"],
 ...                "job": [{"rw": "randwrite", "bs": "4k", "runtime": "2s"}]})   # doctest: +SKIP
 
+>>> dev = ssdtwin.Device("generic-tlc-nvme", state="full")   # step it yourself
+>>> ids = dev.submit_many("read", [0, 4096, 8192], 4096)
+>>> dev.run_until_idle().latency_ns                            # doctest: +SKIP
+
 Runs, suites and figures call the Rust library (the same code as the
 ``ssdtwin`` command); :func:`sweep` spreads points over local processes or
 a Ray cluster.
@@ -25,10 +29,14 @@ from ._api import (
     suites,
     validate,
 )
+from ._device import Completion, Completions, Device
 from ._ssdtwin import __version__
 from ._sweep import expand_grid, sweep
 
 __all__ = [
+    "Completion",
+    "Completions",
+    "Device",
     "Drive",
     "Result",
     "SsdtwinError",

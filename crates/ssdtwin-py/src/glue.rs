@@ -253,3 +253,26 @@ pub fn suites() -> Vec<String> {
 pub fn figure_presets() -> Vec<String> {
     ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect()
 }
+
+/// The device core around a drive brought to `state` as `ssdtwin run
+/// --state STATE --seed SEED` brings it, at time 0, for Python to step.
+pub fn device(drive: &DriveSource, state: &str, seed: u64) -> Result<Device> {
+    let dut = drive.load()?;
+    let st: DriveState = state.parse().map_err(|e: String| anyhow::anyhow!("state {e}"))?;
+    let mut d = Drive::new(dut.model);
+    if st != DriveState::Fresh {
+        st.apply_fast(&mut d, seed);
+    }
+    Ok(Device::new(d))
+}
+
+/// The drive's counters now (as a run's `counters` object, plus `waf` and
+/// `energy_j`) and its health log, as JSON objects.
+pub fn counters_and_health(device: &Device) -> Result<(String, String)> {
+    let d = device.drive();
+    let c = ssdtwin::run::stats::Counters::of(d);
+    let mut v = serde_json::to_value(c)?;
+    v["waf"] = json!(c.waf());
+    v["energy_j"] = json!(d.energy_j(device.now()));
+    Ok((v.to_string(), serde_json::to_string(&Health::of(d))?))
+}

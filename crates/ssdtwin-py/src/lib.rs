@@ -7,11 +7,14 @@
 #![deny(missing_docs)]
 
 mod glue;
+mod stepper;
 
 use glue::{DriveSource, JobSource, SuiteArgs};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyTuple};
+use stepper::{Columns, Record, Stepper};
 
 create_exception!(_ssdtwin, SsdtwinError, PyValueError, "An error reported by the ssdtwin library.");
 
@@ -127,6 +130,125 @@ fn validate(py: Python<'_>, preset: String, quick: bool) -> PyResult<String> {
     py.allow_threads(|| glue::validate(&preset, quick)).map_err(err)
 }
 
+fn value_err(e: String) -> PyErr {
+    SsdtwinError::new_err(e)
+}
+
+/// A drive's device core stepped from Python (`ssdtwin.Device` wraps it):
+/// commands by op code (`OPS`), completions as columns of bytes
+/// (`id`, `op`, `offset`, `length`, `submit_ns`, `complete_ns`, `status`:
+/// little-endian `i64`, op and status codes `u8`). The simulation runs
+/// without the GIL. Not for use by two threads at once (a second call
+/// while one runs raises `RuntimeError`).
+#[pyclass(module = "ssdtwin._ssdtwin", name = "Stepper")]
+struct PyStepper {
+    inner: Stepper,
+}
+
+fn columns<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyTuple>> {
+    let b = |v: &[u8]| PyByteArray::new(py, v);
+    PyTuple::new(py, [b(&c.id), b(&c.op), b(&c.offset), b(&c.length), b(&c.submit_ns), b(&c.complete_ns), b(&c.status)])
+}
+
+#[pymethods]
+impl PyStepper {
+    /// A drive brought to `state` (as `ssdtwin run --state`), at time 0.
+    #[new]
+    #[pyo3(signature = (source, is_text, set, state, seed))]
+    fn new(
+        py: Python<'_>,
+        source: String,
+        is_text: bool,
+        set: Vec<String>,
+        state: String,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let d = drive(source, is_text, set);
+        let device = py.allow_threads(|| glue::device(&d, &state, seed)).map_err(err)?;
+        Ok(PyStepper { inner: Stepper::new(device) })
+    }
+
+    /// Virtual time, ns.
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.inner.now()
+    }
+
+    /// Commands submitted whose completions have not been returned.
+    #[getter]
+    fn outstanding(&self) -> u64 {
+        self.inner.outstanding()
+    }
+
+    /// Bytes the host may address.
+    #[getter]
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.user_bytes()
+    }
+
+    /// The drive's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.device().drive().model.spec.name.clone()
+    }
+
+    /// Submit one command (op code, offset, length) at `at_ns` (default
+    /// now); returns its id.
+    #[pyo3(signature = (op, offset, length, at_ns=None))]
+    fn submit(&mut self, op: u8, offset: u64, length: u64, at_ns: Option<u64>) -> PyResult<u64> {
+        self.inner.submit(op, offset, length, at_ns).map_err(value_err)
+    }
+
+    /// Submit commands given as columns (op codes; offsets, lengths and
+    /// optional times as little-endian `i64` bytes); returns the first id.
+    #[pyo3(signature = (ops, offsets, lengths, at_ns=None))]
+    fn submit_many(
+        &mut self,
+        py: Python<'_>,
+        ops: &[u8],
+        offsets: &[u8],
+        lengths: &[u8],
+        at_ns: Option<&[u8]>,
+    ) -> PyResult<u64> {
+        let inner = &mut self.inner;
+        py.allow_threads(|| inner.submit_many(ops, offsets, lengths, at_ns)).map_err(value_err)
+    }
+
+    /// Advance to `t_ns`: the completions up to then, as columns.
+    fn run_until<'py>(&mut self, py: Python<'py>, t_ns: u64) -> PyResult<Bound<'py, PyTuple>> {
+        let inner = &mut self.inner;
+        let c = py.allow_threads(|| inner.run_until(t_ns)).map_err(value_err)?;
+        columns(py, &c)
+    }
+
+    /// Run until nothing is outstanding: the completions, as columns.
+    fn run_until_idle<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let inner = &mut self.inner;
+        let c = py.allow_threads(|| inner.run_until_idle());
+        columns(py, &c)
+    }
+
+    /// The next completion (at or before `until_ns` when given) as `(id,
+    /// op, offset, length, submit_ns, complete_ns, status)`, or None.
+    #[pyo3(signature = (until_ns=None))]
+    #[allow(clippy::type_complexity)]
+    fn next_completion(&mut self, until_ns: Option<u64>) -> PyResult<Option<(u64, u8, u64, u64, u64, u64, u8)>> {
+        let r = self.inner.next_completion(until_ns).map_err(value_err)?;
+        Ok(r.map(|r: Record| (r.id, r.op, r.offset, r.length, r.submit_ns, r.complete_ns, r.status)))
+    }
+
+    /// `(counters JSON, health JSON)`.
+    fn counters_and_health(&self) -> PyResult<(String, String)> {
+        glue::counters_and_health(self.inner.device()).map_err(err)
+    }
+
+    /// An independent copy (same drive state, clock and outstanding commands).
+    fn copy(&self, py: Python<'_>) -> Self {
+        let inner = &self.inner;
+        PyStepper { inner: py.allow_threads(|| inner.clone()) }
+    }
+}
+
 /// The extension module.
 #[pymodule]
 fn _ssdtwin(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -139,5 +261,8 @@ fn _ssdtwin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_suite, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<PyStepper>()?;
+    m.add("OPS", stepper::OPS.to_vec())?;
+    m.add("STATUSES", stepper::STATUSES.to_vec())?;
     Ok(())
 }

@@ -1,0 +1,399 @@
+//! Python steps the device: a host-side program (an I/O scheduler, a cache,
+//! a prefetcher) submits commands to the device core
+//! ([`ssdtwin::run::device::Device`]) one at a time or in batches and
+//! moves its virtual clock, as the library's own drivers do. Plain Rust:
+//! `lib.rs` wraps it in the `_ssdtwin.Stepper` class (releasing the GIL
+//! while it simulates) and `python/ssdtwin/_device.py` in `ssdtwin.Device`.
+//!
+//! What this adds to the device core is host bookkeeping only, no
+//! simulation: command ids (0, 1, 2, … in submission order), the checks a
+//! host's driver would make before a command reaches the drive (op known,
+//! offset and length multiples of 4 KiB and inside the drive, time not going
+//! back), flushes delivered as completions (the core returns a flush's
+//! completion time and leaves its delivery to the caller: a timer of the
+//! core carries it), and completions gathered into columns (little-endian
+//! `i64`/`u8` buffers that numpy reads without a copy).
+//!
+//! The clock only moves in [`Device::advance_until`] / [`Device::next_event`]:
+//! - [`Stepper::run_until`]`(t)`: every event up to `t`, background work
+//!   included, the clock ends at `t`;
+//! - [`Stepper::run_until_idle`]: events until nothing is outstanding, the
+//!   clock ends at the last completion (the host may submit at once, as a
+//!   closed-loop driver does; idle work has not started);
+//! - a submission at a later time (`at`) first runs the events up to it;
+//!   completions on the way are held and returned first by the next call.
+
+use std::collections::VecDeque;
+
+use ssdtwin::model::drive::{Command, IoError, IoKind};
+use ssdtwin::run::device::{Device, Event};
+
+/// Op codes, in the order of `ssdtwin.Device.OPS`.
+pub const OPS: [&str; 4] = ["read", "write", "trim", "flush"];
+/// Op code of a flush.
+pub const FLUSH: u8 = 3;
+/// Status names, in the order of their codes (`ssdtwin.Device.STATUSES`).
+pub const STATUSES: [&str; 3] = ["ok", "media_error", "read_only"];
+/// Commands' granularity: offsets and lengths are multiples of it.
+pub const BLOCK: u64 = 4096;
+
+/// One delivered completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Command id.
+    pub id: u64,
+    /// Op code (index in [`OPS`]).
+    pub op: u8,
+    /// Byte offset (0 for a flush).
+    pub offset: u64,
+    /// Bytes (0 for a flush).
+    pub length: u64,
+    /// Submitted at, ns.
+    pub submit_ns: u64,
+    /// Completed at, ns.
+    pub complete_ns: u64,
+    /// Status code (index in [`STATUSES`]).
+    pub status: u8,
+}
+
+/// Completions as columns: `id`, `offset`, `length`, `submit_ns`,
+/// `complete_ns` as little-endian `i64`, `op` and `status` as `u8`.
+#[derive(Debug, Default, Clone)]
+pub struct Columns {
+    /// Number of completions.
+    pub len: usize,
+    /// Command ids.
+    pub id: Vec<u8>,
+    /// Op codes.
+    pub op: Vec<u8>,
+    /// Offsets.
+    pub offset: Vec<u8>,
+    /// Lengths.
+    pub length: Vec<u8>,
+    /// Submission times.
+    pub submit_ns: Vec<u8>,
+    /// Completion times.
+    pub complete_ns: Vec<u8>,
+    /// Status codes.
+    pub status: Vec<u8>,
+}
+
+impl Columns {
+    fn with_capacity(n: usize) -> Columns {
+        let b = || Vec::with_capacity(8 * n);
+        Columns {
+            len: 0,
+            id: b(),
+            op: Vec::with_capacity(n),
+            offset: b(),
+            length: b(),
+            submit_ns: b(),
+            complete_ns: b(),
+            status: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, r: Record) {
+        self.len += 1;
+        self.id.extend_from_slice(&(r.id as i64).to_le_bytes());
+        self.op.push(r.op);
+        self.offset.extend_from_slice(&(r.offset as i64).to_le_bytes());
+        self.length.extend_from_slice(&(r.length as i64).to_le_bytes());
+        self.submit_ns.extend_from_slice(&(r.submit_ns as i64).to_le_bytes());
+        self.complete_ns.extend_from_slice(&(r.complete_ns as i64).to_le_bytes());
+        self.status.push(r.status);
+    }
+}
+
+/// A command waiting for its completion: its id, and for a flush (which
+/// the core does not track) when it was submitted.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    id: u64,
+    submit_ns: u64,
+}
+
+/// The device core with a host's bookkeeping (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Stepper {
+    device: Device,
+    /// Pending commands by the core's tag (I/O) or timer token (flush).
+    pending: Vec<Pending>,
+    free: Vec<u32>,
+    next_id: u64,
+    /// Flushes submitted and not delivered.
+    flushes: u64,
+    /// Completions delivered while advancing to a submission time.
+    held: VecDeque<Record>,
+    user_bytes: u64,
+}
+
+fn kind_of(op: u8) -> IoKind {
+    match op {
+        0 => IoKind::Read,
+        1 => IoKind::Write,
+        _ => IoKind::Trim,
+    }
+}
+
+fn status_of(e: Option<IoError>) -> u8 {
+    match e {
+        None => 0,
+        Some(IoError::Media) => 1,
+        Some(IoError::ReadOnly) => 2,
+    }
+}
+
+impl Stepper {
+    /// Step `device` from its current time.
+    pub fn new(device: Device) -> Stepper {
+        let user_bytes = device.drive().user_bytes();
+        Stepper {
+            device,
+            pending: Vec::new(),
+            free: Vec::new(),
+            next_id: 0,
+            flushes: 0,
+            held: VecDeque::new(),
+            user_bytes,
+        }
+    }
+
+    /// The device core.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Virtual time, ns.
+    pub fn now(&self) -> u64 {
+        self.device.now()
+    }
+
+    /// Bytes the host may address.
+    pub fn user_bytes(&self) -> u64 {
+        self.user_bytes
+    }
+
+    /// Commands submitted whose completion has not been returned yet.
+    pub fn outstanding(&self) -> u64 {
+        u64::from(self.device.outstanding()) + self.flushes + self.held.len() as u64
+    }
+
+    /// Why a command may not be submitted (`Ok`: it may).
+    pub fn check(&self, op: u8, offset: u64, length: u64) -> Result<(), String> {
+        if op as usize >= OPS.len() {
+            return Err(format!("op code {op} is not one of 0..=3 ({})", OPS.join(", ")));
+        }
+        if op == FLUSH {
+            return Ok(());
+        }
+        let name = OPS[op as usize];
+        if offset % BLOCK != 0 {
+            return Err(format!("{name}: offset {offset} is not a multiple of 4096"));
+        }
+        if length == 0 || length % BLOCK != 0 {
+            return Err(format!("{name}: length {length} is not a positive multiple of 4096"));
+        }
+        if length > u64::from(u32::MAX) {
+            return Err(format!("{name}: length {length} is over 4 GiB"));
+        }
+        if offset.checked_add(length).is_none_or(|end| end > self.user_bytes) {
+            return Err(format!(
+                "{name}: [{offset}, {offset} + {length}) is beyond the drive's {} bytes",
+                self.user_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_time(&self, at: u64) -> Result<(), String> {
+        if at < self.now() {
+            return Err(format!("time would go backwards: {at} ns is before now ({} ns)", self.now()));
+        }
+        Ok(())
+    }
+
+    /// Submit one command at `at` (default: now), after the checks of
+    /// [`Stepper::check`]. Returns its id.
+    pub fn submit(&mut self, op: u8, offset: u64, length: u64, at: Option<u64>) -> Result<u64, String> {
+        self.check(op, offset, length)?;
+        if let Some(t) = at {
+            self.check_time(t)?;
+            self.hold_until(t);
+        }
+        Ok(self.submit_checked(op, offset, length))
+    }
+
+    /// Submit `ops.len()` commands (columns: op codes, offsets and lengths
+    /// as little-endian `i64`, times as little-endian `i64` or none for
+    /// "now"), in order, each at its time. Nothing is submitted unless
+    /// every command passes the checks. Returns the first id (the others
+    /// follow it).
+    pub fn submit_many(
+        &mut self,
+        ops: &[u8],
+        offsets: &[u8],
+        lengths: &[u8],
+        at: Option<&[u8]>,
+    ) -> Result<u64, String> {
+        let n = ops.len();
+        let words = |b: &[u8], what: &str| -> Result<Vec<u64>, String> {
+            if b.len() != 8 * n {
+                return Err(format!("{what}: {} values for {n} ops", b.len() / 8));
+            }
+            b.chunks_exact(8)
+                .enumerate()
+                .map(|(i, c)| {
+                    let v = i64::from_le_bytes(c.try_into().expect("8 bytes"));
+                    u64::try_from(v).map_err(|_| format!("command {i}: {what} {v} is negative"))
+                })
+                .collect()
+        };
+        let offsets = words(offsets, "offset")?;
+        let lengths = words(lengths, "length")?;
+        let times = at.map(|a| words(a, "time")).transpose()?;
+        for i in 0..n {
+            self.check(ops[i], offsets[i], lengths[i]).map_err(|e| format!("command {i}: {e}"))?;
+        }
+        if let Some(ts) = &times {
+            let mut prev = self.now();
+            for (i, &t) in ts.iter().enumerate() {
+                if t < prev {
+                    return Err(format!(
+                        "command {i}: time would go backwards: {t} ns is before {prev} ns ({})",
+                        if i == 0 { "now" } else { "the previous command's time" }
+                    ));
+                }
+                prev = t;
+            }
+        }
+        let first = self.next_id;
+        for i in 0..n {
+            if let Some(ts) = &times {
+                self.hold_until(ts[i]);
+            }
+            self.submit_checked(ops[i], offsets[i], lengths[i]);
+        }
+        Ok(first)
+    }
+
+    fn submit_checked(&mut self, op: u8, offset: u64, length: u64) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let entry = Pending { id, submit_ns: self.now() };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.pending[s as usize] = entry;
+                s
+            }
+            None => {
+                self.pending.push(entry);
+                self.pending.len() as u32 - 1
+            }
+        };
+        if op == FLUSH {
+            let done = self.device.flush();
+            self.device.set_timer(done, slot);
+            self.flushes += 1;
+        } else {
+            self.device.submit(Command { kind: kind_of(op), offset, len: length as u32 }, slot);
+        }
+        id
+    }
+
+    /// The completion an event delivers.
+    #[inline]
+    fn record(&mut self, ev: Event) -> Record {
+        match ev {
+            Event::Completion(c) => {
+                let p = self.pending[c.tag as usize];
+                self.free.push(c.tag);
+                Record {
+                    id: p.id,
+                    op: c.cmd.kind as u8,
+                    offset: c.cmd.offset,
+                    length: u64::from(c.cmd.len),
+                    submit_ns: c.submitted_ns,
+                    complete_ns: c.done_ns,
+                    status: status_of(c.error),
+                }
+            }
+            Event::Timer(token) => {
+                let p = self.pending[token as usize];
+                self.free.push(token);
+                self.flushes -= 1;
+                Record {
+                    id: p.id,
+                    op: FLUSH,
+                    offset: 0,
+                    length: 0,
+                    submit_ns: p.submit_ns,
+                    complete_ns: self.device.now(),
+                    status: 0,
+                }
+            }
+        }
+    }
+
+    /// Run the events up to `t` (≥ now), holding the completions for the
+    /// next call that returns completions.
+    fn hold_until(&mut self, t: u64) {
+        while let Some(ev) = self.device.advance_until(t) {
+            let r = self.record(ev);
+            self.held.push_back(r);
+        }
+    }
+
+    fn take_held(&mut self, n: usize) -> Columns {
+        let mut cols = Columns::with_capacity(n + self.held.len());
+        for r in self.held.drain(..) {
+            cols.push(r);
+        }
+        cols
+    }
+
+    /// Advance the clock to `t` (not before now): the completions up to
+    /// then, in completion order (with those held since the last call).
+    pub fn run_until(&mut self, t: u64) -> Result<Columns, String> {
+        self.check_time(t)?;
+        let mut cols = self.take_held(0);
+        while let Some(ev) = self.device.advance_until(t) {
+            let r = self.record(ev);
+            cols.push(r);
+        }
+        Ok(cols)
+    }
+
+    /// Run until no command is outstanding: every outstanding command's
+    /// completion, in completion order; the clock stops at the last one.
+    pub fn run_until_idle(&mut self) -> Columns {
+        let n = self.device.outstanding() as usize + self.flushes as usize;
+        let mut cols = self.take_held(n);
+        while self.device.outstanding() > 0 || self.flushes > 0 {
+            let Some(ev) = self.device.next_event() else { break };
+            let r = self.record(ev);
+            cols.push(r);
+        }
+        cols
+    }
+
+    /// The next completion (advancing the clock to it), or `None` when
+    /// nothing is outstanding (the clock unchanged). With `until`, only a
+    /// completion at or before it: `None` with the clock at `until` when
+    /// there is none (not before now).
+    pub fn next_completion(&mut self, until: Option<u64>) -> Result<Option<Record>, String> {
+        if let Some(t) = until {
+            self.check_time(t)?;
+        }
+        if let Some(r) = self.held.pop_front() {
+            return Ok(Some(r));
+        }
+        let ev = match until {
+            Some(t) => self.device.advance_until(t),
+            None if self.device.outstanding() == 0 && self.flushes == 0 => None,
+            None => self.device.next_event(),
+        };
+        Ok(ev.map(|ev| self.record(ev)))
+    }
+}
