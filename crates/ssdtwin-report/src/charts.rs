@@ -100,7 +100,7 @@ pub fn test_charts(doc: &Doc, k: usize) -> Vec<Chart> {
 
 /// Whether the test replays a trace (the synthetic Storage Bench tests).
 fn is_trace_test(t: &Test) -> bool {
-    t.def.is_some_and(|d| d.steps.iter().any(|st| st.trace.is_some()))
+    t.def.is_some_and(|d| d.steps.iter().any(|st| st.options.contains_key("trace")))
 }
 
 /// Bars of the test's scores in `unit` (`None`: the primary score's).

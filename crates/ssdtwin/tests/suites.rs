@@ -314,8 +314,31 @@ fn bad_suite_files_name_file_and_field() {
     assert!(suite::parse(GOOD, "my-suite.toml").is_ok());
     let e = parse_err(&GOOD.replace("iodepth", "io_depth"));
     assert!(e.contains("my-suite.toml") && e.contains("io_depth"), "{e}");
-    let e = parse_err(&GOOD.replace("\"4KiB\"", "\"4k\""));
-    assert!(e.contains("my-suite.toml") && e.contains("test `a`") && e.contains("`bs`") && e.contains("4KiB"), "{e}");
+    // A step is an fio job: fio's option names, units and checks.
+    let e = parse_err(&GOOD.replace("iodepth", "span"));
+    assert!(
+        e.contains("my-suite.toml") && e.contains("test `a`") && e.contains("`span`") && e.contains("fio option"),
+        "{e}"
+    );
+    let bs = |text: &str| match &suite::parse(text, "my-suite.toml").unwrap().tests[0].steps[0].source {
+        suite::plan::StepSource::Io(io) => io.bs,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(bs(&GOOD.replace("\"4KiB\"", "\"4k\"")), 4096, "fio's default kb_base: 4k is 4096 bytes");
+    let decimal = GOOD.replace("runtime = \"1s\"", "runtime = \"1s\"\nkb_base = 1000");
+    assert_eq!(bs(&decimal.replace("\"4KiB\"", "\"512k\"")), 512_000, "kb_base = 1000: 512k is 512,000 bytes");
+    let e = parse_err(&decimal.replace("\"4KiB\"", "\"4k\""));
+    assert!(e.contains("test `a`") && e.contains("`bs`"), "4000 bytes is not a block size: {e}");
+    let e = parse_err(&GOOD.replace("runtime = \"1s\"", "runtime = \"1s\"\nsize = \"50%\""));
+    assert!(e.contains("`size`") && e.contains("extra_op"), "{e}");
+    let e = parse_err(&GOOD.replace("runtime = \"1s\"", "runtime = \"1s\"\nstonewall = 1"));
+    assert!(e.contains("`stonewall`") && e.contains("in order"), "{e}");
+    let e = parse_err(&GOOD.replace("runtime = \"1s\"", "runtime = \"1s\"\nidle = \"10s\""));
+    assert!(e.contains("test `a`"), "an idle job is not a step: {e}");
+    // Any option may be swept; the others follow the named ones in key order.
+    let swept = suite::parse(&GOOD.replace("runtime = \"1s\"", "runtime = \"1s\"\nthinktime = [0, 100]"), "s").unwrap();
+    let names: Vec<&str> = swept.tests[0].steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["qd1-thinktime0", "qd1-thinktime100", "qd2-thinktime0", "qd2-thinktime100"]);
     let e = parse_err(&GOOD.replace("runtime = \"1s\"", ""));
     assert!(e.contains("limit"), "{e}");
     let e = parse_err(&GOOD.replace("[1, 2]", "[]"));

@@ -6,8 +6,10 @@
 //! and `[[test]]` tables each with `[[test.step]]` step templates and a
 //! `[test.score]` rule. Every table denies unknown fields, so a misspelt
 //! field is an error that names it (with line and column), never a silent
-//! default. Sizes and times stay strings here (`"16GB"`, `"60s"`); they are
-//! parsed, with the field named in any error, by [`super::plan`].
+//! default — except a step, whose keys are fio's options, checked by the
+//! fio parser when [`super::plan`] builds the step. Sizes and times stay
+//! strings here (`"16GB"`, `"60s"`); they are parsed, with the field named
+//! in any error, by [`super::plan`].
 //!
 //! Leaves out: includes or inheritance between suite files.
 
@@ -143,66 +145,84 @@ pub struct TestDef {
     pub passes: Option<Vec<String>>,
 }
 
-/// A step template in fio's vocabulary. Fields given as lists are swept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A step template: a fio job in fio's option names, plus the suite's own
+/// `name`. Every other key is a fio option (`rw`, `bs`, `iodepth`,
+/// `size`, `io_size`, `runtime`, `time_based`, `kb_base`, ssdtwin's
+/// `burst_size`, `duty_cycle`, `apst`, ... or `trace` and `replay` for a
+/// trace step), parsed by the fio parser with fio's units and checks; a
+/// list sweeps the option. Values may be TOML strings, integers, floats
+/// or booleans (written to the parser as fio would read them: `true` is
+/// `1`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepDef {
     /// Name prefix of the expanded steps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// fio `rw`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rw: Option<Sweep<String>>,
-    /// fio `bs` (a size string, e.g. `"4KiB"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bs: Option<Sweep<String>>,
-    /// fio `iodepth` (per worker).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iodepth: Option<Sweep<u32>>,
-    /// fio `numjobs` (workers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub numjobs: Option<Sweep<u32>>,
-    /// fio `rwmixread`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rwmixread: Option<Sweep<u32>>,
-    /// fio `percentage_random`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub percentage_random: Option<Sweep<u32>>,
-    /// The span (fio `size`): a size, or `"whole"` for the whole
-    /// (usable) drive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub span: Option<String>,
-    /// fio `offset`: start of the span.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<String>,
-    /// Byte limit (fio `io_size`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io_size: Option<String>,
-    /// Time limit (fio `runtime`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
-    /// Bytes per burst (ssdtwin `burst_size`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_size: Option<String>,
-    /// Busy fraction of bursts (ssdtwin `duty_cycle`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duty_cycle: Option<f64>,
-    /// fio `norandommap`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub norandommap: Option<bool>,
-    /// The host enables APST for the step and the idle after it (ssdtwin
-    /// `apst`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub apst: Option<bool>,
-    /// Replay a trace instead of the fio fields: a trace file or a
-    /// synthetic generator (`atsb-destroyer-synthetic`, a generator
-    /// `.toml`). Its addresses are scaled onto the capacity the test may
-    /// use when they exceed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// Timing of a trace step (`--replay`: `dependent:25` unless given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<String>,
+    /// fio options in key order, each one value or a list to sweep.
+    pub options: BTreeMap<String, Sweep<OptionValue>>,
+}
+
+impl StepDef {
+    /// The option's values as fio strings, if it is given.
+    pub fn option(&self, key: &str) -> Option<Vec<String>> {
+        self.options.get(key).map(|v| v.0.iter().map(OptionValue::to_fio).collect())
+    }
+}
+
+/// One fio option value as written in TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    /// `"4KiB"`, `"randread"`.
+    Text(String),
+    /// `32`.
+    Int(i64),
+    /// `0.2`.
+    Float(f64),
+    /// `true` (fio's `1`).
+    Bool(bool),
+}
+
+impl OptionValue {
+    /// The value as fio reads it on its command line.
+    pub fn to_fio(&self) -> String {
+        match self {
+            OptionValue::Text(s) => s.clone(),
+            OptionValue::Int(i) => i.to_string(),
+            OptionValue::Float(f) => f.to_string(),
+            OptionValue::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StepDef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut table = BTreeMap::<String, toml::Value>::deserialize(d)?;
+        let name = match table.remove("name") {
+            None => None,
+            Some(toml::Value::String(n)) => Some(n),
+            Some(other) => return Err(D::Error::custom(format!("`name` must be a string, not {other}"))),
+        };
+        let mut options = BTreeMap::new();
+        for (key, value) in table {
+            let v = Sweep::<OptionValue>::deserialize(value).map_err(|e| D::Error::custom(format!("`{key}`: {e}")))?;
+            options.insert(key, v);
+        }
+        Ok(StepDef { name, options })
+    }
+}
+
+impl Serialize for StepDef {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.options.len() + usize::from(self.name.is_some())))?;
+        if let Some(n) = &self.name {
+            m.serialize_entry("name", n)?;
+        }
+        for (k, v) in &self.options {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }
 
 /// How a test is scored.

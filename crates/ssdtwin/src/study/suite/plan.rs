@@ -17,12 +17,13 @@
 
 use std::collections::BTreeSet;
 
-use super::def::{ScoreDef, StepDef, SuiteFile, Sweep, TestDef};
+use super::def::{ScoreDef, StepDef, SuiteFile, TestDef};
 use super::SuiteError;
+use crate::error::JobError;
 use crate::run::state::DriveState;
 use crate::run::trace::ReplayMode;
-use crate::run::workload::fio::{parse_size, parse_time};
-use crate::run::workload::{Burst, IoSpec, RwPattern};
+use crate::run::workload::fio::{is_host_only, is_known, parse_size, parse_time, SCHEDULE_OPTIONS};
+use crate::run::workload::{IoSpec, JobOptions, Phase};
 
 /// A validated suite.
 #[derive(Debug, Clone)]
@@ -327,7 +328,7 @@ fn build_test(def: &SuiteFile, t: &TestDef, c: &Ctx) -> Result<TestPlan, SuiteEr
     for (i, s) in t.steps.iter().enumerate() {
         let sc = Ctx { origin: c.origin, at: format!("{}, step {}", c.at, i + 1) };
         // A trace step does not inherit the fio defaults.
-        let step = if s.trace.is_some() { s.clone() } else { merge(&d.step, s) };
+        let step = if s.options.contains_key("trace") { s.clone() } else { merge(&d.step, s) };
         for p in expand(&step, &sc)? {
             if steps.iter().any(|q| q.name == p.name) {
                 return Err(sc.err("name", format!("two steps are named `{}`", p.name)));
@@ -349,29 +350,12 @@ fn build_test(def: &SuiteFile, t: &TestDef, c: &Ctx) -> Result<TestPlan, SuiteEr
     })
 }
 
+/// A step's template over `[defaults.step]`: the step's own options win,
+/// option by option.
 fn merge(d: &StepDef, s: &StepDef) -> StepDef {
-    macro_rules! pick {
-        ($($f:ident),*) => { StepDef { $($f: s.$f.clone().or_else(|| d.$f.clone()),)* } };
-    }
-    pick!(
-        name,
-        rw,
-        bs,
-        iodepth,
-        numjobs,
-        rwmixread,
-        percentage_random,
-        span,
-        offset,
-        io_size,
-        runtime,
-        burst_size,
-        duty_cycle,
-        norandommap,
-        apst,
-        trace,
-        replay
-    )
+    let mut options = d.options.clone();
+    options.extend(s.options.iter().map(|(k, v)| (k.clone(), v.clone())));
+    StepDef { name: s.name.clone().or_else(|| d.name.clone()), options }
 }
 
 fn format_bs(b: u64) -> String {
@@ -384,173 +368,152 @@ fn format_bs(b: u64) -> String {
     }
 }
 
-/// A step replaying `s.trace`: no fio field may be set.
-fn trace_step(s: &StepDef, source: &str, c: &Ctx) -> Result<StepPlan, SuiteError> {
-    let set = [
-        ("rw", s.rw.is_some()),
-        ("bs", s.bs.is_some()),
-        ("iodepth", s.iodepth.is_some()),
-        ("numjobs", s.numjobs.is_some()),
-        ("rwmixread", s.rwmixread.is_some()),
-        ("percentage_random", s.percentage_random.is_some()),
-        ("span", s.span.is_some()),
-        ("offset", s.offset.is_some()),
-        ("io_size", s.io_size.is_some()),
-        ("runtime", s.runtime.is_some()),
-        ("burst_size", s.burst_size.is_some()),
-        ("duty_cycle", s.duty_cycle.is_some()),
-        ("norandommap", s.norandommap.is_some()),
-    ];
-    if let Some((f, _)) = set.iter().find(|(_, on)| *on) {
+/// A step replaying `trace`: it takes only `replay` besides.
+fn trace_step(s: &StepDef, c: &Ctx) -> Result<StepPlan, SuiteError> {
+    if let Some(f) = s.options.keys().find(|k| !matches!(k.as_str(), "trace" | "replay")) {
         return Err(c.err(f, "a trace step takes no fio I/O fields (its requests come from the trace)"));
     }
+    let one = |key: &str| -> Result<Option<String>, SuiteError> {
+        match s.option(key) {
+            None => Ok(None),
+            Some(v) if v.len() == 1 => Ok(v.into_iter().next()),
+            Some(_) => Err(c.err(key, "a trace step sweeps nothing (give one value)")),
+        }
+    };
+    let source = one("trace")?.unwrap_or_default();
     if source.trim().is_empty() {
         return Err(c.err("trace", "needs a trace file or generator name"));
     }
-    let replay = s.replay.as_deref().unwrap_or(DEFAULT_TRACE_REPLAY);
-    let mode = ReplayMode::parse(replay).map_err(|e| c.err("replay", e.to_string()))?;
+    let replay = one("replay")?.unwrap_or_else(|| DEFAULT_TRACE_REPLAY.to_string());
+    let mode = ReplayMode::parse(&replay).map_err(|e| c.err("replay", e.to_string()))?;
     Ok(StepPlan {
-        name: s.name.clone().unwrap_or_else(|| source.to_string()),
-        source: StepSource::Trace(TraceStep { source: source.to_string(), mode }),
+        name: s.name.clone().unwrap_or_else(|| source.clone()),
+        source: StepSource::Trace(TraceStep { source, mode }),
         sweep: Vec::new(),
     })
 }
 
+/// Swept options nest in this order, outer to inner, before any other
+/// swept option (those follow in key order); each names its steps so.
+const SWEEP_ORDER: &[&str] = &["bs", "rw", "rwmixread", "percentage_random", "numjobs", "iodepth"];
+
+/// Options whose value is a size within the drive: a suite gives them in
+/// bytes, never as a share of the drive (whose usable part depends on the
+/// test's `extra_op`).
+const SPAN_OPTIONS: &[&str] = &["size", "filesize", "offset", "io_size", "io_limit", "burst_size"];
+
+/// A drive capacity for checking a step without a drive: every span the
+/// suite names fits; the real fit is checked per drive ([`super::run`]).
+const ANY_CAPACITY: u64 = 1 << 60;
+
+/// Expand a step template into its steps: one fio job per combination of
+/// swept values, each parsed by the fio parser.
 fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
-    if let Some(source) = &s.trace {
-        return Ok(vec![trace_step(s, source, c)?]);
+    if s.options.contains_key("trace") {
+        return Ok(vec![trace_step(s, c)?]);
     }
-    if s.replay.is_some() {
+    if s.options.contains_key("replay") {
         return Err(c.err("replay", "only a trace step (with `trace`) has a replay mode"));
     }
-    let rws: Vec<RwPattern> = match &s.rw {
-        None => return Err(c.err("rw", "missing (e.g. rw = \"randread\")")),
-        Some(v) => {
-            v.0.iter()
-                .map(|r| {
-                    RwPattern::parse(r).ok_or_else(|| {
-                        c.err(
-                            "rw",
-                            format!("`{r}` is not one of read, write, randread, randwrite, rw, randrw, trim, randtrim"),
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?
+    for (key, values) in &s.options {
+        let key = key.as_str();
+        if key == "name" || !(is_known(key) || is_host_only(key)) {
+            return Err(c.err(key, "is not a fio option the twin knows (`ssdtwin help run` lists them)"));
         }
-    };
-    let bss: Vec<u64> = match &s.bs {
-        None => vec![4096],
-        Some(v) => v.0.iter().map(|b| {
-            let n = c.size("bs", b)?;
-            if n == 0 || n % 512 != 0 || n > 64 << 20 {
-                return Err(c.err("bs", format!("`{b}` ({n} bytes) is not a multiple of 512 between 512 B and 64 MiB (write 4KiB, not 4k: sizes here are decimal unless marked KiB/MiB)")));
-            }
-            Ok(n)
-        }).collect::<Result<_, _>>()?,
-    };
-    let ints = |f: &str, v: &Option<Sweep<u32>>, default: u32, lo: u32, hi: u32| -> Result<Vec<u32>, SuiteError> {
-        let vals = v.as_ref().map_or(vec![default], |s| s.0.clone());
-        for &x in &vals {
-            if x < lo || x > hi {
-                return Err(c.err(f, format!("{x} is not between {lo} and {hi}")));
-            }
+        if SCHEDULE_OPTIONS.contains(&key) {
+            return Err(c.err(key, "orders the jobs of a job file; a suite runs its steps in order"));
         }
-        Ok(vals)
-    };
-    let qds = ints("iodepth", &s.iodepth, 1, 1, 65536)?;
-    let jobs = ints("numjobs", &s.numjobs, 1, 1, 65536)?;
-    let mixes = ints("rwmixread", &s.rwmixread, 50, 0, 100)?;
-    let prs = ints("percentage_random", &s.percentage_random, 100, 0, 100)?;
-    let span = match s.span.as_deref() {
-        None | Some("whole") => None,
-        Some(v) => Some(c.size("span", v)?),
-    };
-    let offset = s.offset.as_deref().map(|v| c.size("offset", v)).transpose()?.unwrap_or(0);
-    let io_size = s.io_size.as_deref().map(|v| c.size("io_size", v)).transpose()?;
-    let runtime_ns = s.runtime.as_deref().map(|v| c.time("runtime", v)).transpose()?;
-    if io_size.is_none() && runtime_ns.is_none() {
-        return Err(c.err("runtime", "a step needs a limit: runtime, io_size or both (whichever comes first)"));
+        if SPAN_OPTIONS.contains(&key) && values.0.iter().any(|v| v.to_fio().trim().ends_with('%')) {
+            return Err(c.err(
+                key,
+                "give a size (e.g. \"16GB\" with kb_base = 1000); for a share of the drive leave `size` out (the whole drive) and use extra_op",
+            ));
+        }
     }
-    if io_size == Some(0) || runtime_ns == Some(0) {
-        return Err(c.err("io_size", "a limit of zero runs nothing"));
-    }
-    let burst_bytes = s.burst_size.as_deref().map(|v| c.size("burst_size", v)).transpose()?;
-    let burst = match (burst_bytes, s.duty_cycle) {
-        (Some(b), dc) => {
-            let dc = dc.unwrap_or(1.0);
-            if !(dc > 0.0 && dc <= 1.0) {
-                return Err(c.err("duty_cycle", format!("{dc} is not in (0, 1]")));
-            }
-            Some(Burst { bytes: b, duty_cycle: dc })
-        }
-        (None, Some(_)) => return Err(c.err("duty_cycle", "needs burst_size")),
-        (None, None) => None,
-    };
-    let swept = |n: usize| n > 1;
+    // Swept options in nesting order.
+    let mut swept: Vec<&str> =
+        SWEEP_ORDER.iter().copied().filter(|k| s.options.get(*k).is_some_and(|v| v.0.len() > 1)).collect();
+    swept.extend(
+        s.options.iter().filter(|(k, v)| v.0.len() > 1 && !SWEEP_ORDER.contains(&k.as_str())).map(|(k, _)| k.as_str()),
+    );
+    let fixed: Vec<(&str, String)> =
+        s.options.iter().filter(|(_, v)| v.0.len() == 1).map(|(k, v)| (k.as_str(), v.0[0].to_fio())).collect();
+    let origin = format!("{}: {}", c.origin, c.at);
     let mut out = Vec::new();
-    for &bs in &bss {
-        for &rw in &rws {
-            for &mix in &mixes {
-                for &pr in &prs {
-                    for &nj in &jobs {
-                        for &qd in &qds {
-                            let mut sweep = Vec::new();
-                            let mut label = vec![s.name.clone().unwrap_or_default()];
-                            if swept(bss.len()) {
-                                sweep.push(("bs".to_string(), bs));
-                                label.push(format!("bs{}", format_bs(bs)));
-                            }
-                            if swept(rws.len()) {
-                                label.push(rw.name().to_string());
-                            }
-                            if swept(mixes.len()) {
-                                sweep.push(("rwmixread".to_string(), mix as u64));
-                                label.push(format!("read{mix}"));
-                            }
-                            if swept(prs.len()) {
-                                sweep.push(("percentage_random".to_string(), pr as u64));
-                                label.push(format!("random{pr}"));
-                            }
-                            if swept(jobs.len()) {
-                                sweep.push(("numjobs".to_string(), nj as u64));
-                                label.push(format!("t{nj}"));
-                            }
-                            if swept(qds.len()) {
-                                sweep.push(("iodepth".to_string(), qd as u64));
-                                label.push(format!("qd{qd}"));
-                            }
-                            label.retain(|l| !l.is_empty());
-                            let name = if label.is_empty() { rw.name().to_string() } else { label.join("-") };
-                            if let Some(b) = burst {
-                                if b.bytes < bs {
-                                    return Err(c.err("burst_size", "smaller than one block (bs)"));
-                                }
-                            }
-                            if span.is_some_and(|sp| sp < bs) {
-                                return Err(c.err("span", "smaller than one block (bs)"));
-                            }
-                            let mut io = IoSpec::new(&name, rw);
-                            io.bs = bs as u32;
-                            io.iodepth = qd;
-                            io.numjobs = nj;
-                            io.rwmixread = mix;
-                            io.percentage_random = pr;
-                            io.norandommap = s.norandommap.unwrap_or(false);
-                            io.size = span;
-                            io.offset = offset;
-                            io.io_size = io_size;
-                            io.runtime_ns = runtime_ns;
-                            io.time_based = io_size.is_none();
-                            io.burst = burst;
-                            io.apst = s.apst.unwrap_or(false);
-                            out.push(StepPlan { name, source: StepSource::Io(Box::new(io)), sweep });
-                        }
-                    }
+    let mut choice = vec![0usize; swept.len()];
+    loop {
+        let mut opts = JobOptions::new();
+        for (k, v) in &fixed {
+            opts.push(k, v, &origin);
+        }
+        for (k, &i) in swept.iter().zip(&choice) {
+            opts.push(k, &s.options[*k].0[i].to_fio(), &origin);
+        }
+        let phase = opts.to_phase("step", ANY_CAPACITY).map_err(|e| match e {
+            JobError::Invalid { option, reason, .. } => c.err(&option, reason),
+            other => c.err("step", other.to_string()),
+        })?;
+        let Phase::Io(mut io) = phase else {
+            return Err(c.err(
+                "step",
+                "a step is an fio I/O job or a trace (`trace`); idle and other sections are the suite's",
+            ));
+        };
+        if io.io_size.is_none() && io.runtime_ns.is_none() {
+            return Err(c.err("runtime", "a step needs a limit: runtime, io_size or both (whichever comes first)"));
+        }
+        if io.io_size == Some(0) || io.runtime_ns == Some(0) {
+            return Err(c.err("io_size", "a limit of zero runs nothing"));
+        }
+        let mut sweep = Vec::new();
+        let mut label = vec![s.name.clone().unwrap_or_default()];
+        for key in &swept {
+            match *key {
+                "bs" => {
+                    sweep.push(("bs".to_string(), io.bs as u64));
+                    label.push(format!("bs{}", format_bs(io.bs as u64)));
+                }
+                "rw" => label.push(io.rw.name().to_string()),
+                "rwmixread" => {
+                    sweep.push(("rwmixread".to_string(), io.rwmixread as u64));
+                    label.push(format!("read{}", io.rwmixread));
+                }
+                "percentage_random" => {
+                    sweep.push(("percentage_random".to_string(), io.percentage_random as u64));
+                    label.push(format!("random{}", io.percentage_random));
+                }
+                "numjobs" => {
+                    sweep.push(("numjobs".to_string(), io.numjobs as u64));
+                    label.push(format!("t{}", io.numjobs));
+                }
+                "iodepth" => {
+                    sweep.push(("iodepth".to_string(), io.iodepth as u64));
+                    label.push(format!("qd{}", io.iodepth));
+                }
+                other => {
+                    let i = choice[swept.iter().position(|k| k == key).expect("swept")];
+                    label.push(format!("{other}{}", s.options[other].0[i].to_fio()));
                 }
             }
         }
+        label.retain(|l| !l.is_empty());
+        io.name = if label.is_empty() { io.rw.name().to_string() } else { label.join("-") };
+        let name = io.name.clone();
+        out.push(StepPlan { name, source: StepSource::Io(Box::new(io)), sweep });
+        // The next combination, innermost option fastest.
+        let mut level = swept.len();
+        loop {
+            if level == 0 {
+                return Ok(out);
+            }
+            level -= 1;
+            choice[level] += 1;
+            if choice[level] < s.options[swept[level]].0.len() {
+                break;
+            }
+            choice[level] = 0;
+        }
     }
-    Ok(out)
 }
 
 fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, SuiteError> {

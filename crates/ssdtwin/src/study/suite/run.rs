@@ -310,7 +310,6 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
     io.size = Some(span);
     io.io_size = step.io_size.map(|b| scale_bytes(b, opts.scale, bs));
     io.runtime_ns = step.runtime_ns.map(|t| scale_time(t, opts.time_scale));
-    io.time_based = io.io_size.is_none();
     io.burst = step.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
     io.randseed = seed;
     Ok(Phase::Io(io))

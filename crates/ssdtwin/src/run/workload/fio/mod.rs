@@ -30,7 +30,7 @@ pub mod options;
 pub mod phase;
 pub mod values;
 
-pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN};
+pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN, SCHEDULE as SCHEDULE_OPTIONS};
 pub(crate) use values::parse_bool;
 pub use values::{parse_size, parse_time};
 

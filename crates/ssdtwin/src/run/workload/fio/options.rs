@@ -73,7 +73,7 @@ pub const KNOWN: &[&str] = &[
 
 /// Options that decide when a job runs or how it is reported, handled by
 /// [`super::parse_job_file`] rather than by the phase.
-pub(super) const SCHEDULE: &[&str] =
+pub const SCHEDULE: &[&str] =
     &["stonewall", "wait_for_previous", "wait_for", "new_group", "group_reporting", "startdelay", "offset_increment"];
 
 /// fio options accepted for compatibility that do not change a
