@@ -171,6 +171,70 @@ pub enum TraceError {
     },
 }
 
+/// A suite file could not be read, is malformed, or does not fit a drive.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum SuiteError {
+    /// TOML syntax, a field of the wrong type or an unknown field.
+    #[error("{origin}: {message}")]
+    Parse {
+        /// Suite name or file.
+        origin: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// The file could not be read.
+    #[error("{origin}: {message}")]
+    Io {
+        /// File name.
+        origin: String,
+        /// The system's message.
+        message: String,
+    },
+    /// Neither a built-in suite nor a file of that name exists.
+    #[error("no suite or suite file named `{name}` (suites: {known})")]
+    UnknownSuite {
+        /// What the user asked for.
+        name: String,
+        /// Built-in names.
+        known: String,
+    },
+    /// A field holds a value that cannot be used.
+    #[error("{origin}: {at}: field `{field}`: {reason}")]
+    Invalid {
+        /// Suite name or file.
+        origin: String,
+        /// Which test, step or pass.
+        at: String,
+        /// The field.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `--only` names a test the suite does not have.
+    #[error("suite `{suite}` has no test `{name}` (tests: {known})")]
+    UnknownTest {
+        /// Suite name.
+        suite: String,
+        /// The name given.
+        name: String,
+        /// Test names.
+        known: String,
+    },
+    /// A test does not fit the drive (span beyond the capacity, ...).
+    #[error("suite `{suite}`, test `{test}` on drive `{drive}`: {reason}")]
+    DoesNotFit {
+        /// Suite name.
+        suite: String,
+        /// Test name.
+        test: String,
+        /// Drive name.
+        drive: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
 /// Any error of the library.
 #[derive(Debug, ThisError)]
 #[non_exhaustive]
@@ -183,7 +247,7 @@ pub enum Error {
     Job(#[from] JobError),
     /// Suite file error.
     #[error(transparent)]
-    Suite(#[from] crate::study::suite::SuiteError),
+    Suite(#[from] SuiteError),
     /// Trace error.
     #[error(transparent)]
     Trace(#[from] TraceError),

@@ -67,11 +67,13 @@ pub mod error;
 pub mod fsio;
 pub mod mem;
 pub mod model;
+mod perm;
 pub mod run;
 pub mod spec;
 pub mod study;
+pub mod units;
 
-pub use error::{Error, JobError, SpecError, TraceError};
+pub use error::{Error, JobError, SpecError, SuiteError, TraceError};
 pub use model::drive::{Command, Drive, IoKind};
 pub use run::sim::{PhaseResult, Simulator};
 pub use run::state::DriveState;

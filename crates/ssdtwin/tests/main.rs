@@ -9,6 +9,7 @@ mod fio_distributions;
 mod gc;
 mod hybrid;
 mod integrity;
+mod layout;
 mod lifetime;
 mod mapcache;
 mod media;

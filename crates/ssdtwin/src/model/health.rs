@@ -91,7 +91,7 @@ impl Health {
         });
         let total = |b: usize| counts[0][b] + counts[1][b];
         let (lo, hi) = (0..counts[0].len()).fold((u32::MAX, 0), |(lo, hi), b| (lo.min(total(b)), hi.max(total(b))));
-        let c = crate::run::stats::Counters::of(drive);
+        let c = super::counters::Counters::of(drive);
         let units = |slots: u64| (slots * 8).div_ceil(1000);
         let bad = drive.ftl.bad_blocks();
         let spare = bad.map(|b| b.available_spare_percent());

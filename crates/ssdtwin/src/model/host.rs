@@ -15,8 +15,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::model::nand::transfer_ns;
+use crate::model::params::DriveModel;
 use crate::model::timeline::Timeline;
-use crate::spec::DriveModel;
 
 /// Smallest number of admitted commands at which those completed are
 /// dropped from the queue's record.

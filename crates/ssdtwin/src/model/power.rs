@@ -38,7 +38,7 @@
 //! Leaves out: the energy of entering a state, and PCIe link
 //! power states apart from the NVMe ones.
 
-use crate::spec::PowerSpec;
+use crate::model::params::PowerSpec;
 
 /// Linux's default `ps_max_latency_us`: deeper states wake slower than this.
 pub const APST_MAX_LATENCY_US: u64 = 100_000;

@@ -47,7 +47,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{PowerSpec, ThermalSpec};
+use crate::model::params::{PowerSpec, ThermalSpec};
 
 /// The validated thermal network and throttle policy of a drive.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -96,68 +96,11 @@ pub(crate) fn drive_sources(
         let now = dev.now();
         let mut ended = None;
         match ev {
-            Event::Completion(c) => {
-                let i = c.tag as usize;
-                let s = &mut sources[i];
-                s.outstanding -= 1;
-                s.completions += 1;
-                let steady = s.record(&c, dev.drive());
-                if (steady && s.ss_holder) || s.ss_forward.is_some() {
-                    group_steady_state(sources, i, &c, steady);
-                }
-                let s = &mut sources[i];
-                if let Some(max) = s.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
-                    lat_fatal(s, &c, max);
-                }
-                let mut raised = false;
-                if let Some(l) = &mut s.lat {
-                    match l.on_completion(c.latency_ns(), now, s.completions, c.submitted_ns >= s.ramp_end) {
-                        LatAction::Go => raised = true,
-                        LatAction::Drain => {}
-                        LatAction::Fatal => {
-                            let target = s.spec.latency_target.map_or(0, |t| t.target_ns);
-                            lat_fatal(s, &c, target);
-                        }
-                        LatAction::Done => s.stop = true,
-                    }
-                }
-                if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
-                    let think = s.spec.thinktime_ns > 0 && s.completions % s.spec.thinktime_blocks as u64 == 0;
-                    s.issue_or_wait(dev, i as u32, think);
-                }
-                if raised {
-                    s.fill(dev, i as u32);
-                }
-                if s.outstanding == 0 && s.pending == 0 && s.draining() {
-                    s.drain_over(dev, i as u32);
-                }
-                if s.outstanding == 0 {
-                    s.end_ns = now;
-                    if let Some(st) = &mut s.stats {
-                        st.busy_ns += now - s.busy_since;
-                    }
-                    if s.pending == 0 {
-                        ended = Some(i);
-                    }
-                }
-            }
+            Event::Completion(c) => ended = on_completion(dev, sources, &c, now),
             Event::Timer(token) => {
                 let i = (token / 4) as usize;
                 match token % 4 {
-                    TIMER_SUBMIT => {
-                        let s = &mut sources[i];
-                        s.pending -= 1;
-                        if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
-                            s.submit(dev, i as u32);
-                        } else if s.outstanding == 0 && s.pending == 0 {
-                            if s.draining() {
-                                s.drain_over(dev, i as u32);
-                            }
-                            if s.outstanding == 0 && s.pending == 0 {
-                                ended = Some(i);
-                            }
-                        }
-                    }
+                    TIMER_SUBMIT => ended = on_submit_timer(dev, &mut sources[i], i, now),
                     TIMER_BURST => {
                         let s = &mut sources[i];
                         s.pending -= 1;
@@ -175,30 +118,9 @@ pub(crate) fn drive_sources(
             }
         }
         if let Some(i) = ended {
-            let s = &mut sources[i];
-            match s.spec.burst {
-                Some(burst) if s.error == 0 => {
-                    // End of a burst: idle so that busy / (busy + idle) is
-                    // the duty cycle, then start the next burst.
-                    let busy = now - s.seg_start;
-                    let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
-                    if single {
-                        dev.idle_until(now + idle);
-                        s.end_ns = dev.now();
-                        if !restart_burst(dev, s, i) {
-                            running -= 1;
-                            work.push(Hooked::Finished(i));
-                        }
-                    } else {
-                        s.pending += 1;
-                        dev.set_timer(now + idle, i as u32 * 4 + TIMER_BURST);
-                    }
-                }
-                _ => {
-                    s.finished = true;
-                    running -= 1;
-                    work.push(Hooked::Finished(i));
-                }
+            if source_ended(dev, &mut sources[i], i, now, single) {
+                running -= 1;
+                work.push(Hooked::Finished(i));
             }
         }
         if !work.is_empty() {
@@ -206,6 +128,102 @@ pub(crate) fn drive_sources(
         }
         if now >= next_progress {
             report_progress(&mut progress, &sources[0], now, &mut next_progress);
+        }
+    }
+}
+
+/// Source `c.tag`'s command completed at `now`: record it, run the job's
+/// controllers and issue what may follow. `Some(i)`: source `i` has
+/// nothing left outstanding or pending.
+#[inline]
+fn on_completion(dev: &mut Device, sources: &mut [Source], c: &Completion, now: u64) -> Option<usize> {
+    let i = c.tag as usize;
+    let s = &mut sources[i];
+    s.outstanding -= 1;
+    s.completions += 1;
+    let steady = s.record(c, dev.drive());
+    if (steady && s.ss_holder) || s.ss_forward.is_some() {
+        group_steady_state(sources, i, c, steady);
+    }
+    let s = &mut sources[i];
+    if let Some(max) = s.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
+        lat_fatal(s, c, max);
+    }
+    let mut raised = false;
+    if let Some(l) = &mut s.lat {
+        match l.on_completion(c.latency_ns(), now, s.completions, c.submitted_ns >= s.ramp_end) {
+            LatAction::Go => raised = true,
+            LatAction::Drain => {}
+            LatAction::Fatal => {
+                let target = s.spec.latency_target.map_or(0, |t| t.target_ns);
+                lat_fatal(s, c, target);
+            }
+            LatAction::Done => s.stop = true,
+        }
+    }
+    if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
+        let think = s.spec.thinktime_ns > 0 && s.completions % s.spec.thinktime_blocks as u64 == 0;
+        s.issue_or_wait(dev, i as u32, think);
+    }
+    if raised {
+        s.fill(dev, i as u32);
+    }
+    if s.outstanding == 0 && s.pending == 0 && s.draining() {
+        s.drain_over(dev, i as u32);
+    }
+    if s.outstanding == 0 {
+        s.end_ns = now;
+        if let Some(st) = &mut s.stats {
+            st.busy_ns += now - s.busy_since;
+        }
+        if s.pending == 0 {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Source `i`'s think time or rate wait is over at `now`: submit, or see
+/// whether it has ended (`Some(i)`).
+#[inline]
+fn on_submit_timer(dev: &mut Device, s: &mut Source, i: usize, now: u64) -> Option<usize> {
+    s.pending -= 1;
+    if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
+        s.submit(dev, i as u32);
+    } else if s.outstanding == 0 && s.pending == 0 {
+        if s.draining() {
+            s.drain_over(dev, i as u32);
+        }
+        if s.outstanding == 0 && s.pending == 0 {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Source `i` has nothing outstanding or pending at `now`: a burst ends
+/// (idle for the duty cycle, then the next burst), or the source is done.
+/// `true`: it has finished.
+fn source_ended(dev: &mut Device, s: &mut Source, i: usize, now: u64, single: bool) -> bool {
+    match s.spec.burst {
+        Some(burst) if s.error == 0 => {
+            // End of a burst: idle so that busy / (busy + idle) is
+            // the duty cycle, then start the next burst.
+            let busy = now - s.seg_start;
+            let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
+            if single {
+                dev.idle_until(now + idle);
+                s.end_ns = dev.now();
+                !restart_burst(dev, s, i)
+            } else {
+                s.pending += 1;
+                dev.set_timer(now + idle, i as u32 * 4 + TIMER_BURST);
+                false
+            }
+        }
+        _ => {
+            s.finished = true;
+            true
         }
     }
 }

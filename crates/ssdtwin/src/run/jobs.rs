@@ -89,187 +89,25 @@ pub fn run_jobs(dev: &mut Device, file: &JobFile) -> Vec<JobResult> {
 /// order, or the first log file that could not be written.
 pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, crate::Error> {
     let n = file.jobs.len();
-    let capacity = dev.drive().user_bytes();
-    // Reporting groups: a new one at each `new_group` (implied by
-    // `stonewall` and by ssdtwin's barrier sections).
-    let mut groupid = 0u32;
-    let groups: Vec<u32> = file
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if i > 0 && j.new_group {
-                groupid += 1;
-            }
-            groupid
-        })
-        .collect();
-    // A job reported with others of its group sums their bandwidth
-    // samples interval by interval, so it keeps each interval; the others
-    // keep running statistics only.
-    let merged = |g: u32| {
-        let members = file.jobs.iter().zip(&groups).filter(|(_, &h)| h == g);
-        members.clone().count() > 1 && members.clone().any(|(j, _)| j.group_reporting)
+    let groups = report_groups(file);
+    let (src_of, mut sources) = job_sources(file, &groups, dev.drive().user_bytes())?;
+    let deps = dependencies(file);
+    let mut sched = Scheduler {
+        file,
+        deps: &deps,
+        job_of: (0..n).filter(|&i| src_of[i] != usize::MAX).collect(),
+        src_of: &src_of,
+        state: vec![St::Waiting; n],
+        before: vec![None; n],
+        results: vec![None; n],
+        finished_logs: Vec::new(),
+        log_error: None,
+        quiet_error: None,
     };
-    // Sources for the I/O jobs; `sources[src_of[i]]` is job i's
-    // (`usize::MAX` for a section that runs alone).
-    let mut src_of = vec![usize::MAX; n];
-    let mut sources = Vec::new();
-    for (i, j) in file.jobs.iter().enumerate() {
-        if let Phase::Io(spec) = &j.phase {
-            src_of[i] = sources.len();
-            let mut src = Source::new(spec.clone(), capacity, 0, Some(merged(groups[i])));
-            if let Some(logs) = &spec.logs {
-                let fixed: [u64; 3] = std::array::from_fn(|k| match &spec.sizes {
-                    None => spec.bs as u64,
-                    Some(s) if s[k].choices.len() == 1 => s[k].choices[0].0 as u64,
-                    Some(_) => 0,
-                });
-                src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
-            }
-            sources.push(src);
-        }
-    }
-    // Steady state of a group reported as one is judged on the group's
-    // summed rate, by its last job's tracker (fio's steadystate_setup).
-    for g in 0..=groupid {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| groups[i] == g && src_of[i] != usize::MAX)
-            .map(|i| src_of[i])
-            .filter(|&s| sources[s].spec.steadystate.is_some())
-            .collect();
-        if let (true, Some(&holder)) = (merged(g), members.last()) {
-            sources[holder].ss_holder = true;
-            for &s in &members[..members.len() - 1] {
-                sources[s].ss_forward = Some(holder);
-            }
-        }
-    }
-    let mut finished_logs: Vec<(usize, FinishedLog)> = Vec::new();
-    let mut log_error: Option<crate::Error> = None;
-    // An aging phase whose trace fails to read.
-    let mut quiet_error: Option<crate::Error> = None;
-    // Dependencies: a stonewall waits for every job before it, and so do
-    // the jobs after it up to the next stonewall.
-    let mut wall = 0;
-    let deps: Vec<Vec<usize>> = file
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if j.stonewall {
-                wall = i;
-            }
-            let mut d: Vec<usize> = (0..wall).collect();
-            if let Some(w) = &j.wait_for {
-                d.extend(file.jobs.iter().enumerate().filter(|(_, o)| o.phase.name() == w).map(|(k, _)| k));
-            }
-            d.retain(|&k| k != i);
-            d
-        })
-        .collect();
-
-    #[derive(Clone, Copy, PartialEq)]
-    enum St {
-        Waiting,
-        Delayed,
-        Running,
-        Done,
-    }
-    let mut state = vec![St::Waiting; n];
-    let mut before: Vec<Option<(Counters, Option<f64>)>> = vec![None; n];
-    let mut results: Vec<Option<PhaseResult>> = vec![None; n];
-    let job_of: Vec<usize> = (0..n).filter(|&i| src_of[i] != usize::MAX).collect();
-
-    let mut hook = |dev: &mut Device, sources: &mut [Source], h: Hooked| -> Action {
-        let mut action = Action::default();
-        let mut start_now: Vec<usize> = Vec::new();
-        match h {
-            Hooked::Begin => {}
-            Hooked::Timer(i) => start_now.push(i as usize),
-            Hooked::Finished(s) => {
-                let i = job_of[s];
-                let now = dev.now();
-                let src = &mut sources[s];
-                let st = src.stats.as_mut().expect("job statistics");
-                let end = src.end_ns.max(src.start);
-                st.series.finish(dev.drive(), end);
-                let (c0, e0) = before[i].take().expect("started");
-                let e1 = dev.drive().energy_j(end);
-                if let Some(logs) = src.logs.take() {
-                    match logs.finish(end.saturating_sub(src.ramp_end)) {
-                        Ok(done) => finished_logs.extend(done.into_iter().map(|l| (i, l))),
-                        Err(e) => {
-                            log_error.get_or_insert(e);
-                        }
-                    }
-                }
-                results[i] = Some(PhaseResult {
-                    phase: Phase::Io(src.spec.clone()),
-                    start_ns: src.start,
-                    end_ns: end,
-                    measured_ns: end.saturating_sub(src.ramp_end),
-                    dirs: st.dirs.clone(),
-                    series: st.series.clone(),
-                    counters: Counters::of(dev.drive()).since(&c0),
-                    bursts: src.bursts,
-                    busy_ns: st.busy_ns,
-                    energy_j: e0.zip(e1).map(|(a, b)| b - a),
-                    trace: None,
-                    // Jobs overlap on one drive: its temperature is in the
-                    // per-second series, not per job.
-                    thermal: None,
-                    age: None,
-                });
-                let _ = now;
-                state[i] = St::Done;
-            }
-        }
-        loop {
-            // Jobs whose turn has come.
-            for i in 0..n {
-                if state[i] == St::Waiting && deps[i].iter().all(|&d| state[d] == St::Done) {
-                    if file.jobs[i].startdelay_ns > 0 {
-                        state[i] = St::Delayed;
-                        action.timers.push((dev.now() + file.jobs[i].startdelay_ns, i as u32));
-                    } else {
-                        start_now.push(i);
-                    }
-                }
-            }
-            if start_now.is_empty() {
-                break;
-            }
-            let mut quiet_ran = false;
-            for i in start_now.drain(..) {
-                match &file.jobs[i].phase {
-                    Phase::Io(spec) => {
-                        state[i] = St::Running;
-                        dev.set_apst(spec.apst);
-                        before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
-                        action.start.push(src_of[i]);
-                    }
-                    quiet => {
-                        // Runs alone: every job before it is done and
-                        // every job after it waits for it.
-                        match run_quiet(dev, quiet) {
-                            Ok(r) => results[i] = Some(r),
-                            Err(e) => {
-                                quiet_error.get_or_insert(e);
-                            }
-                        }
-                        state[i] = St::Done;
-                        quiet_ran = true;
-                    }
-                }
-            }
-            if !quiet_ran {
-                break;
-            }
-        }
-        action
-    };
-    drive_sources(dev, &mut sources, None, &mut hook);
+    drive_sources(dev, &mut sources, None, &mut |dev: &mut Device, sources: &mut [Source], h: Hooked| {
+        sched.on(dev, sources, h)
+    });
+    let Scheduler { mut results, mut finished_logs, log_error, quiet_error, .. } = sched;
     if let Some(e) = quiet_error.or(log_error) {
         for (_, l) in &finished_logs {
             let _ = std::fs::remove_file(&l.tmp);
@@ -313,6 +151,210 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
             }
         })
         .collect())
+}
+
+/// Each job's reporting group: a new one at each `new_group` (implied by
+/// `stonewall` and by ssdtwin's barrier sections).
+fn report_groups(file: &JobFile) -> Vec<u32> {
+    let mut groupid = 0u32;
+    file.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.new_group {
+                groupid += 1;
+            }
+            groupid
+        })
+        .collect()
+}
+
+/// Whether group `g` is reported as one: a job reported with others of its
+/// group sums their bandwidth samples interval by interval, so it keeps
+/// each interval; the others keep running statistics only.
+fn merged(file: &JobFile, groups: &[u32], g: u32) -> bool {
+    let members = file.jobs.iter().zip(groups).filter(|(_, &h)| h == g);
+    members.clone().count() > 1 && members.clone().any(|(j, _)| j.group_reporting)
+}
+
+/// Sources for the I/O jobs, with their log files open; `sources[src_of[i]]`
+/// is job i's (`usize::MAX` for a section that runs alone).
+fn job_sources(file: &JobFile, groups: &[u32], capacity: u64) -> Result<(Vec<usize>, Vec<Source>), crate::Error> {
+    let n = file.jobs.len();
+    let mut src_of = vec![usize::MAX; n];
+    let mut sources = Vec::new();
+    for (i, j) in file.jobs.iter().enumerate() {
+        if let Phase::Io(spec) = &j.phase {
+            src_of[i] = sources.len();
+            let mut src = Source::new(spec.clone(), capacity, 0, Some(merged(file, groups, groups[i])));
+            if let Some(logs) = &spec.logs {
+                let fixed: [u64; 3] = std::array::from_fn(|k| match &spec.sizes {
+                    None => spec.bs as u64,
+                    Some(s) if s[k].choices.len() == 1 => s[k].choices[0].0 as u64,
+                    Some(_) => 0,
+                });
+                src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
+            }
+            sources.push(src);
+        }
+    }
+    // Steady state of a group reported as one is judged on the group's
+    // summed rate, by its last job's tracker (fio's steadystate_setup).
+    for g in 0..=groups.last().copied().unwrap_or(0) {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| groups[i] == g && src_of[i] != usize::MAX)
+            .map(|i| src_of[i])
+            .filter(|&s| sources[s].spec.steadystate.is_some())
+            .collect();
+        if let (true, Some(&holder)) = (merged(file, groups, g), members.last()) {
+            sources[holder].ss_holder = true;
+            for &s in &members[..members.len() - 1] {
+                sources[s].ss_forward = Some(holder);
+            }
+        }
+    }
+    Ok((src_of, sources))
+}
+
+/// The jobs each job waits for: a stonewall waits for every job before
+/// it, and so do the jobs after it up to the next stonewall; `wait_for`
+/// adds the job it names.
+fn dependencies(file: &JobFile) -> Vec<Vec<usize>> {
+    let mut wall = 0;
+    file.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if j.stonewall {
+                wall = i;
+            }
+            let mut d: Vec<usize> = (0..wall).collect();
+            if let Some(w) = &j.wait_for {
+                d.extend(file.jobs.iter().enumerate().filter(|(_, o)| o.phase.name() == w).map(|(k, _)| k));
+            }
+            d.retain(|&k| k != i);
+            d
+        })
+        .collect()
+}
+
+/// Where a job is in its life.
+#[derive(Clone, Copy, PartialEq)]
+enum St {
+    Waiting,
+    Delayed,
+    Running,
+    Done,
+}
+
+/// The driver's hook for a job file: starts jobs when their turn comes
+/// (after their dependencies and `startdelay`), runs the sections that
+/// run alone, and collects each I/O job's result when it finishes.
+struct Scheduler<'a> {
+    file: &'a JobFile,
+    deps: &'a [Vec<usize>],
+    src_of: &'a [usize],
+    /// The job of each source.
+    job_of: Vec<usize>,
+    state: Vec<St>,
+    /// The drive's counters and energy when each job started.
+    before: Vec<Option<(Counters, Option<f64>)>>,
+    results: Vec<Option<PhaseResult>>,
+    finished_logs: Vec<(usize, FinishedLog)>,
+    log_error: Option<crate::Error>,
+    /// An aging phase whose trace fails to read.
+    quiet_error: Option<crate::Error>,
+}
+
+impl Scheduler<'_> {
+    fn on(&mut self, dev: &mut Device, sources: &mut [Source], h: Hooked) -> Action {
+        let mut action = Action::default();
+        let mut start_now: Vec<usize> = Vec::new();
+        match h {
+            Hooked::Begin => {}
+            Hooked::Timer(i) => start_now.push(i as usize),
+            Hooked::Finished(s) => self.finished(dev, &mut sources[s], self.job_of[s]),
+        }
+        loop {
+            // Jobs whose turn has come.
+            let n = self.file.jobs.len();
+            for i in 0..n {
+                if self.state[i] == St::Waiting && self.deps[i].iter().all(|&d| self.state[d] == St::Done) {
+                    if self.file.jobs[i].startdelay_ns > 0 {
+                        self.state[i] = St::Delayed;
+                        action.timers.push((dev.now() + self.file.jobs[i].startdelay_ns, i as u32));
+                    } else {
+                        start_now.push(i);
+                    }
+                }
+            }
+            if start_now.is_empty() {
+                break;
+            }
+            let mut quiet_ran = false;
+            for i in start_now.drain(..) {
+                match &self.file.jobs[i].phase {
+                    Phase::Io(spec) => {
+                        self.state[i] = St::Running;
+                        dev.set_apst(spec.apst);
+                        self.before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
+                        action.start.push(self.src_of[i]);
+                    }
+                    quiet => {
+                        // Runs alone: every job before it is done and
+                        // every job after it waits for it.
+                        match run_quiet(dev, quiet) {
+                            Ok(r) => self.results[i] = Some(r),
+                            Err(e) => {
+                                self.quiet_error.get_or_insert(e);
+                            }
+                        }
+                        self.state[i] = St::Done;
+                        quiet_ran = true;
+                    }
+                }
+            }
+            if !quiet_ran {
+                break;
+            }
+        }
+        action
+    }
+
+    /// I/O job `i` (source `src`) finished: its result and log files.
+    fn finished(&mut self, dev: &mut Device, src: &mut Source, i: usize) {
+        let st = src.stats.as_mut().expect("job statistics");
+        let end = src.end_ns.max(src.start);
+        st.series.finish(dev.drive(), end);
+        let (c0, e0) = self.before[i].take().expect("started");
+        let e1 = dev.drive().energy_j(end);
+        if let Some(logs) = src.logs.take() {
+            match logs.finish(end.saturating_sub(src.ramp_end)) {
+                Ok(done) => self.finished_logs.extend(done.into_iter().map(|l| (i, l))),
+                Err(e) => {
+                    self.log_error.get_or_insert(e);
+                }
+            }
+        }
+        self.results[i] = Some(PhaseResult {
+            phase: Phase::Io(src.spec.clone()),
+            start_ns: src.start,
+            end_ns: end,
+            measured_ns: end.saturating_sub(src.ramp_end),
+            dirs: st.dirs.clone(),
+            series: st.series.clone(),
+            counters: Counters::of(dev.drive()).since(&c0),
+            bursts: src.bursts,
+            busy_ns: st.busy_ns,
+            energy_j: e0.zip(e1).map(|(a, b)| b - a),
+            trace: None,
+            // Jobs overlap on one drive: its temperature is in the
+            // per-second series, not per job.
+            thermal: None,
+            age: None,
+        });
+        self.state[i] = St::Done;
+    }
 }
 
 impl JobResult {

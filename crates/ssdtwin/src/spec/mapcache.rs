@@ -7,103 +7,10 @@
 //! translation pages on flash and the controller caches whole translation
 //! pages (see `model::ftl::mapcache`).
 
-use serde::{Deserialize, Serialize};
-
 use super::{DriveSpec, MappingScheme};
 use crate::error::SpecError;
 use crate::model::nand::{CellMode, Geometry};
-
-/// `[ftl.map_cache]`: the map cached in limited memory (DFTL-style).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MapCacheSpec {
-    /// Bytes per map entry (default 4: a 32-bit flash address per 4 KiB,
-    /// about 1 GB of map per TB).
-    #[serde(default = "default_entry_bytes")]
-    pub entry_bytes: u32,
-    /// Bytes per translation page, the unit the controller caches, loads
-    /// and writes back (default 4096: 1024 entries, 4 MiB of user data).
-    #[serde(default = "default_page_bytes")]
-    pub page_bytes: u32,
-    /// Share of the memory the map cache lives in (the controller's DRAM;
-    /// the host memory buffer of a DRAM-less drive; else its SRAM) that
-    /// caches translation pages, 0 < x ≤ 1; the rest holds firmware, the
-    /// write buffer and other tables.
-    pub dram_share: f64,
-    /// Which cached page a miss replaces: `"lru"` (least recently used,
-    /// default) or `"fifo"` (loaded first).
-    #[serde(default)]
-    pub policy: MapCachePolicy,
-    /// Following translation pages loaded together with a missed one
-    /// (sequential prefetch; default 0).
-    #[serde(default)]
-    pub prefetch_pages: u32,
-    /// Map checkpoint: after this many map updates (host writes and moves
-    /// by GC and folding) the firmware writes every dirty cached
-    /// translation page to flash in one go. Absent: dirty pages are only
-    /// written back when evicted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint_updates: Option<u64>,
-}
-
-fn default_entry_bytes() -> u32 {
-    4
-}
-
-fn default_page_bytes() -> u32 {
-    4096
-}
-
-/// Replacement policy of the map cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MapCachePolicy {
-    /// Replace the least recently used page.
-    #[default]
-    Lru,
-    /// Replace the page loaded first.
-    Fifo,
-}
-
-/// Where the cached map lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MapCacheLocation {
-    /// The controller's DRAM.
-    Dram,
-    /// The host memory buffer (NVMe HMB): each lookup crosses PCIe.
-    Hmb,
-    /// The controller's SRAM (DRAM-less without HMB).
-    Sram,
-}
-
-/// The map cache in the FTL's units.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MapCacheModel {
-    /// Map entries per translation page.
-    pub entries_per_page: u32,
-    /// Translation pages of the whole map.
-    pub map_pages: u32,
-    /// Translation pages the cache holds.
-    pub capacity_pages: u32,
-    /// Replacement policy.
-    pub policy: MapCachePolicy,
-    /// Pages prefetched after a missed one.
-    pub prefetch_pages: u32,
-    /// Where the cache lives.
-    pub location: MapCacheLocation,
-    /// Cost of one lookup in the cache, ns (an HMB round trip; 0 in the
-    /// controller's own memory, whose cost is in `cmd_overhead_ns`).
-    pub access_ns: u64,
-    /// Blocks per die reserved for translation pages.
-    pub blocks_per_die: u32,
-    /// Mode of the translation blocks (pSLC where the NAND has it, as
-    /// firmware keeps metadata).
-    pub mode: CellMode,
-    /// Map updates between checkpoints of the dirty cached pages (0:
-    /// none).
-    pub checkpoint_updates: u64,
-}
+pub use crate::model::params::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 
 /// Translation area on flash per map size: room for every translation
 /// page plus a quarter for the copies not yet cleaned.

@@ -23,6 +23,8 @@ use crate::study::record::{
     self, DirRecord, JobOptions, LatencyRecord, OverallRecord, PhaseKind, PhaseRecord, RunRecord, SeriesPoint,
 };
 
+pub use crate::units::fmt_ns;
+
 /// fio's default completion-latency percentiles.
 pub const PERCENTILES: &[f64] =
     &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
@@ -254,19 +256,6 @@ impl RunReport<'_> {
             out.push_str(&format!("  power: {:.2} W mean, {e:.1} J\n", e / (elapsed as f64 / 1e9)));
         }
         out
-    }
-}
-
-/// Human units for a latency in ns.
-pub fn fmt_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
     }
 }
 

@@ -37,7 +37,7 @@ use super::pool::{BlockPool, Paced};
 use super::streams::StreamId;
 use super::{prefetch, FtlCore, NandOp, Purpose, PREFETCH_AHEAD};
 use crate::model::nand::{CellMode, Geometry, NONE};
-use crate::spec::GcPolicy;
+use crate::model::params::GcPolicy;
 
 /// Picks GC victims according to a policy.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 use super::mapping::MappingScheme;
 use super::{FtlCore, NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::spec::{HybridModel, LogAssociation, MergePolicy};
+use crate::model::params::{HybridModel, LogAssociation, MergePolicy};
 
 /// State of the hybrid FTL.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

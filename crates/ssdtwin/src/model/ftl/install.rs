@@ -14,7 +14,7 @@ use rand_pcg::Pcg64Mcg;
 use super::streams::StreamId;
 use super::{Ftl, FtlCore, FtlCounters};
 use crate::model::nand::CellMode;
-use crate::run::workload::generator::Permutation;
+use crate::perm::Permutation;
 
 /// What an installed block is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -34,7 +34,7 @@
 
 use super::{NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, NONE};
-use crate::spec::mapcache::{MapCacheModel, MapCachePolicy};
+use crate::model::params::{MapCacheModel, MapCachePolicy};
 
 const RESIDENT: u8 = 1;
 const DIRTY: u8 = 2;

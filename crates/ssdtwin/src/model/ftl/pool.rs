@@ -21,7 +21,7 @@
 //! are whole numbers, exact in `f64`.
 
 use crate::model::nand::{CellMode, Geometry};
-use crate::spec::SlcModel;
+use crate::model::params::SlcModel;
 
 use super::streams::StreamId;
 

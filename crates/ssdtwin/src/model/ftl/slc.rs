@@ -34,7 +34,7 @@ use super::gc::collect_one;
 use super::pool::BlockPool;
 use super::FtlCore;
 use crate::model::nand::{CellMode, SECTOR_BYTES};
-use crate::spec::SlcWritePolicy;
+use crate::model::params::SlcWritePolicy;
 
 impl FtlCore {
     /// Fill fraction: mapped logical pages / user pages.

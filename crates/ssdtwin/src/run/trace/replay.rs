@@ -168,13 +168,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
 
     let start = device.now();
     device.begin_window(start);
-    let mut max_outstanding = 0u32;
-    let mut submitted = 0u64;
-    let mut io_errors = 0u64;
-    let mut idle_removed = 0u64;
-    let mut scheduled_ns = 0u64;
-    let mut groups = 0u64;
-    let mut max_group = 0u32;
+    let mut t = Tally::default();
     let mut next_progress = start + 1_000_000_000;
     let mut tick = |now: u64| {
         if now >= next_progress {
@@ -183,108 +177,16 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         }
     };
     match mode {
-        ReplayMode::Closed { depth } => loop {
-            while device.outstanding() < depth {
-                let Some((cmd, _, _)) = src.next(device)? else { break };
-                device.submit(cmd, submitted as u32);
-                io_errors += device.drive().last_error().is_some() as u64;
-                submitted += 1;
-            }
-            max_outstanding = max_outstanding.max(device.outstanding());
-            if device.outstanding() == 0 {
-                break;
-            }
-            device.next_event();
-            tick(device.now());
-        },
+        ReplayMode::Closed { depth } => replay_closed(device, &mut src, depth, &mut t, &mut tick)?,
         ReplayMode::AsRecorded | ReplayMode::CappedIdle { .. } => {
             let cap = match mode {
                 ReplayMode::CappedIdle { max_idle_ns } => Some(max_idle_ns),
                 _ => None,
             };
-            let scale = spec.time_scale;
-            // Time removed by the cap so far, and when the drive last had
-            // nothing outstanding.
-            let mut shift = 0u64;
-            let mut idle_from = start;
-            while let Some((cmd, recorded, _)) = src.next(device)? {
-                let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
-                scheduled_ns = scheduled_ns.max(scaled);
-                let at = (start + scaled.saturating_sub(shift)).max(device.now());
-                loop {
-                    let target = match cap {
-                        Some(c) if device.outstanding() == 0 => at.min(idle_from + c).max(device.now()),
-                        _ => at,
-                    };
-                    match device.advance_until(target) {
-                        Some(Event::Completion(c)) => {
-                            if device.outstanding() == 0 {
-                                idle_from = c.done_ns;
-                            }
-                        }
-                        Some(Event::Timer(_)) => {}
-                        None => {
-                            shift += at - target;
-                            idle_removed += at - target;
-                            break;
-                        }
-                    }
-                }
-                device.submit(cmd, submitted as u32);
-                io_errors += device.drive().last_error().is_some() as u64;
-                submitted += 1;
-                max_outstanding = max_outstanding.max(device.outstanding());
-                tick(device.now());
-            }
+            replay_timed(device, &mut src, spec.time_scale, cap, &mut t, &mut tick)?
         }
-        ReplayMode::Dependent { max_idle_ns: cap } => {
-            let scale = |t: u64| if spec.time_scale == 1.0 { t } else { (t as f64 * spec.time_scale).round() as u64 };
-            // The current group: when it was issued, its recorded start
-            // and how many requests it has.
-            let mut group_at = start;
-            let mut group_recorded = 0u64;
-            let mut group_len = 0u32;
-            while let Some((cmd, recorded, mark)) = src.next(device)? {
-                let recorded = scale(recorded);
-                scheduled_ns = scheduled_ns.max(recorded);
-                let idle = match mark {
-                    _ if groups == 0 => Some(0),
-                    GroupMark::Joins => None,
-                    GroupMark::Starts { idle_ns } => Some(scale(idle_ns)),
-                    GroupMark::Own => Some(recorded.saturating_sub(group_recorded)),
-                };
-                let at = match idle {
-                    None => {
-                        group_len += 1;
-                        group_at + recorded.saturating_sub(group_recorded)
-                    }
-                    Some(idle) => {
-                        // A new group: after the previous one has
-                        // completed and its recorded gap (idle part
-                        // capped) has elapsed.
-                        while device.outstanding() > 0 {
-                            device.next_event();
-                        }
-                        let gap = recorded.saturating_sub(group_recorded);
-                        let idle = idle.min(gap);
-                        idle_removed += idle - idle.min(cap);
-                        let at = if groups == 0 { start } else { group_at + gap - idle + idle.min(cap) };
-                        groups += 1;
-                        group_at = at.max(device.now());
-                        group_recorded = recorded;
-                        group_len = 1;
-                        group_at
-                    }
-                };
-                max_group = max_group.max(group_len);
-                let at = at.max(device.now());
-                while device.advance_until(at).is_some() {}
-                device.submit(cmd, submitted as u32);
-                io_errors += device.drive().last_error().is_some() as u64;
-                submitted += 1;
-                max_outstanding = max_outstanding.max(device.outstanding());
-                tick(device.now());
-            }
+        ReplayMode::Dependent { max_idle_ns } => {
+            replay_dependent(device, &mut src, spec.time_scale, max_idle_ns, &mut t, &mut tick)?
         }
     }
     while device.outstanding() > 0 {
@@ -301,13 +203,13 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         compression,
         mode,
         time_scale: spec.time_scale,
-        submitted,
-        idle_removed_ns: idle_removed,
-        groups,
-        max_group,
-        max_outstanding,
-        io_errors,
-        scheduled_ns,
+        submitted: t.submitted,
+        idle_removed_ns: t.idle_removed,
+        groups: t.groups,
+        max_group: t.max_group,
+        max_outstanding: t.max_outstanding,
+        io_errors: t.io_errors,
+        scheduled_ns: t.scheduled_ns,
         simulated_ns: end - start,
         address_scale: src.requests.mapper.scale.map(|(n, d)| n as f64 / d as f64),
         lines,
@@ -327,6 +229,154 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         thermal: w.thermal,
         age: None,
     })
+}
+
+/// What a replay counts as it goes.
+#[derive(Default)]
+struct Tally {
+    max_outstanding: u32,
+    submitted: u64,
+    io_errors: u64,
+    idle_removed: u64,
+    scheduled_ns: u64,
+    groups: u64,
+    max_group: u32,
+}
+
+impl Tally {
+    /// Submit `cmd` now, counting it and whether it failed.
+    fn submit(&mut self, device: &mut Device, cmd: Command) {
+        device.submit(cmd, self.submitted as u32);
+        self.io_errors += device.drive().last_error().is_some() as u64;
+        self.submitted += 1;
+    }
+}
+
+/// Closed loop: `depth` requests outstanding, each issued as one completes.
+fn replay_closed(
+    device: &mut Device,
+    src: &mut Source,
+    depth: u32,
+    t: &mut Tally,
+    tick: &mut dyn FnMut(u64),
+) -> Result<(), TraceError> {
+    loop {
+        while device.outstanding() < depth {
+            let Some((cmd, _, _)) = src.next(device)? else { break };
+            t.submit(device, cmd);
+        }
+        t.max_outstanding = t.max_outstanding.max(device.outstanding());
+        if device.outstanding() == 0 {
+            return Ok(());
+        }
+        device.next_event();
+        tick(device.now());
+    }
+}
+
+/// Open loop at the recorded times (scaled by `scale`), with idle periods
+/// capped at `cap` when given.
+fn replay_timed(
+    device: &mut Device,
+    src: &mut Source,
+    scale: f64,
+    cap: Option<u64>,
+    t: &mut Tally,
+    tick: &mut dyn FnMut(u64),
+) -> Result<(), TraceError> {
+    let start = device.now();
+    // Time removed by the cap so far, and when the drive last had
+    // nothing outstanding.
+    let mut shift = 0u64;
+    let mut idle_from = start;
+    while let Some((cmd, recorded, _)) = src.next(device)? {
+        let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
+        t.scheduled_ns = t.scheduled_ns.max(scaled);
+        let at = (start + scaled.saturating_sub(shift)).max(device.now());
+        loop {
+            let target = match cap {
+                Some(c) if device.outstanding() == 0 => at.min(idle_from + c).max(device.now()),
+                _ => at,
+            };
+            match device.advance_until(target) {
+                Some(Event::Completion(c)) => {
+                    if device.outstanding() == 0 {
+                        idle_from = c.done_ns;
+                    }
+                }
+                Some(Event::Timer(_)) => {}
+                None => {
+                    shift += at - target;
+                    t.idle_removed += at - target;
+                    break;
+                }
+            }
+        }
+        t.submit(device, cmd);
+        t.max_outstanding = t.max_outstanding.max(device.outstanding());
+        tick(device.now());
+    }
+    Ok(())
+}
+
+/// Dependent replay: requests in groups, a group issued once the previous
+/// one has completed and its recorded gap (idle part capped at `cap`) has
+/// elapsed; times scaled by `time_scale`.
+fn replay_dependent(
+    device: &mut Device,
+    src: &mut Source,
+    time_scale: f64,
+    cap: u64,
+    t: &mut Tally,
+    tick: &mut dyn FnMut(u64),
+) -> Result<(), TraceError> {
+    let start = device.now();
+    let scale = |x: u64| if time_scale == 1.0 { x } else { (x as f64 * time_scale).round() as u64 };
+    // The current group: when it was issued, its recorded start
+    // and how many requests it has.
+    let mut group_at = start;
+    let mut group_recorded = 0u64;
+    let mut group_len = 0u32;
+    while let Some((cmd, recorded, mark)) = src.next(device)? {
+        let recorded = scale(recorded);
+        t.scheduled_ns = t.scheduled_ns.max(recorded);
+        let idle = match mark {
+            _ if t.groups == 0 => Some(0),
+            GroupMark::Joins => None,
+            GroupMark::Starts { idle_ns } => Some(scale(idle_ns)),
+            GroupMark::Own => Some(recorded.saturating_sub(group_recorded)),
+        };
+        let at = match idle {
+            None => {
+                group_len += 1;
+                group_at + recorded.saturating_sub(group_recorded)
+            }
+            Some(idle) => {
+                // A new group: after the previous one has
+                // completed and its recorded gap (idle part
+                // capped) has elapsed.
+                while device.outstanding() > 0 {
+                    device.next_event();
+                }
+                let gap = recorded.saturating_sub(group_recorded);
+                let idle = idle.min(gap);
+                t.idle_removed += idle - idle.min(cap);
+                let at = if t.groups == 0 { start } else { group_at + gap - idle + idle.min(cap) };
+                t.groups += 1;
+                group_at = at.max(device.now());
+                group_recorded = recorded;
+                group_len = 1;
+                group_at
+            }
+        };
+        t.max_group = t.max_group.max(group_len);
+        let at = at.max(device.now());
+        while device.advance_until(at).is_some() {}
+        t.submit(device, cmd);
+        t.max_outstanding = t.max_outstanding.max(device.outstanding());
+        tick(device.now());
+    }
+    Ok(())
 }
 
 /// The trace's requests as drive commands, skipped ones counted, read

@@ -17,6 +17,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::TraceOp;
+use crate::units::fmt_ns;
 
 /// Size buckets: up to 512 B, 1 KiB, ... 16 MiB, then larger.
 const SIZE_BUCKETS: usize = 17;
@@ -345,10 +346,10 @@ impl TraceStats {
         out.push_str(&format!(
             "recorded duration: {:.3} s; inter-arrival mean {} p50 {} p99 {} max {}{}\n",
             self.recorded_ns as f64 / 1e9,
-            crate::study::report::fmt_ns(self.inter_arrival_mean_ns()),
-            crate::study::report::fmt_ns(self.inter_arrival_percentile_ns(50.0) as f64),
-            crate::study::report::fmt_ns(self.inter_arrival_percentile_ns(99.0) as f64),
-            crate::study::report::fmt_ns(self.inter_arrival_max_ns as f64),
+            fmt_ns(self.inter_arrival_mean_ns()),
+            fmt_ns(self.inter_arrival_percentile_ns(50.0) as f64),
+            fmt_ns(self.inter_arrival_percentile_ns(99.0) as f64),
+            fmt_ns(self.inter_arrival_max_ns as f64),
             if self.out_of_order > 0 {
                 format!("; {} requests out of time order", self.out_of_order)
             } else {

@@ -172,6 +172,13 @@ fn check_steadystate_groups(jobs: &[JobEntry], ss_at: &[String]) -> Result<(), J
     Ok(())
 }
 
+/// A section of a job file: its name, `[global]` as it stood at the
+/// section, and the section's own options.
+type Section = (String, Vec<Entry>, Vec<Entry>);
+
+/// Options as written in `[global]`: (name, value).
+type Written = Vec<(String, String)>;
+
 fn parse_lines(
     text: &str,
     at_line: &dyn Fn(usize) -> String,
@@ -179,9 +186,78 @@ fn parse_lines(
     capacity: u64,
     defaults: &JobOptions,
 ) -> Result<JobFile, JobError> {
+    let (global_written, sections) = read_sections(text, at_line, origin, defaults)?;
+    let ignored = check_options(&sections)?;
+    let mut jobs = Vec::new();
+    let mut ss_at: Vec<String> = Vec::new();
+    let mut barrier_before = false;
+    for (name, global_here, opts) in sections {
+        // [global] I/O options do not apply to idle, secure-erase and
+        // retention sections; an age section's workload takes them. All
+        // four run alone.
+        let quiet = opts.iter().any(|(k, _, _)| matches!(k.as_str(), "idle" | "secure_erase" | "retention"));
+        let barrier = quiet || opts.iter().any(|(k, _, _)| k == "age");
+        let entries: Vec<Entry> =
+            if quiet { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
+        let Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs } =
+            schedule_options(&entries, barrier || barrier_before, capacity)?;
+        barrier_before = barrier;
+        let phase = build_phase(&name, &entries, capacity)?;
+        let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
+        let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
+        for clone in 0..clones {
+            let mut phase = phase.clone();
+            if let Phase::Io(spec) = &mut phase {
+                if clones > 1 {
+                    // Clones are separate jobs (fio's threads): each with its
+                    // own queue, seed and offset.
+                    spec.numjobs = 1;
+                    spec.offset += clone as u64 * offset_increment;
+                    spec.randseed = spec.randseed.wrapping_add((clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    let at = entries.iter().rev().find(|e| e.0 == "offset_increment").or(entries.first());
+                    check_fits(spec, capacity).map_err(|(o, r)| {
+                        invalid(at.map_or(origin, |e| e.2.as_str()), o, format!("clone {clone}: {r}"))
+                    })?;
+                }
+            }
+            // Where the job's steady-state options were written (for
+            // fio's consistency check within a reporting group).
+            let ss_option = ["ss", "steadystate", "ss_dur", "steadystate_duration", "ss_ramp", "steadystate_ramp_time"];
+            let at = entries.iter().rev().find(|e| ss_option.contains(&e.0.as_str())).or(entries.first());
+            ss_at.push(at.map_or(origin.to_string(), |e| e.2.clone()));
+            jobs.push(JobEntry {
+                phase,
+                options: options.clone(),
+                stonewall: stonewall && clone == 0,
+                new_group: (new_group || stonewall) && clone == 0,
+                wait_for: wait_for.clone(),
+                startdelay_ns,
+                group_reporting,
+                clone,
+            });
+        }
+    }
+    check_steadystate_groups(&jobs, &ss_at)?;
+    for j in &jobs {
+        if let Some(w) = &j.wait_for {
+            if !jobs.iter().any(|o| o.phase.name() == w) {
+                return Err(invalid(origin, "wait_for", format!("no job named `{w}`")));
+            }
+        }
+    }
+    Ok(JobFile { jobs, global: global_written, ignored })
+}
+
+/// The file's sections, and the `[global]` options as written.
+fn read_sections(
+    text: &str,
+    at_line: &dyn Fn(usize) -> String,
+    origin: &str,
+    defaults: &JobOptions,
+) -> Result<(Written, Vec<Section>), JobError> {
     let mut global: Vec<Entry> = defaults.entries.clone();
-    let mut global_written: Vec<(String, String)> = Vec::new();
-    let mut sections: Vec<(String, Vec<Entry>, Vec<Entry>)> = Vec::new();
+    let mut global_written: Written = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut in_global = false;
     for (i, raw) in text.lines().enumerate() {
         let at = at_line(i);
@@ -242,6 +318,12 @@ fn parse_lines(
             reason: "the file has no job section".into(),
         });
     }
+    Ok((global_written, sections))
+}
+
+/// Every unknown option in the file at once (an error), else the
+/// host-only options the twin ignores.
+fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
     // Every unknown option in the file at once.
     let all: Vec<&Entry> = sections.iter().flat_map(|(_, g, o)| g.iter().chain(o)).collect();
     let mut seen = std::collections::BTreeSet::new();
@@ -267,87 +349,50 @@ fn parse_lines(
             ignored.push(k.clone());
         }
     }
-    let mut jobs = Vec::new();
-    let mut ss_at: Vec<String> = Vec::new();
-    let mut barrier_before = false;
-    for (name, global_here, opts) in sections {
-        // [global] I/O options do not apply to idle, secure-erase and
-        // retention sections; an age section's workload takes them. All
-        // four run alone.
-        let quiet = opts.iter().any(|(k, _, _)| matches!(k.as_str(), "idle" | "secure_erase" | "retention"));
-        let barrier = quiet || opts.iter().any(|(k, _, _)| k == "age");
-        let entries: Vec<Entry> =
-            if quiet { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
-        let mut stonewall = barrier || barrier_before;
-        let mut new_group = false;
-        let mut wait_for = None;
-        let mut startdelay_ns = 0;
-        let mut group_reporting = false;
-        let mut offset_increment = 0u64;
-        let mut numjobs = 1u32;
-        let kb_base = kb_base_of(&entries)?;
-        for (k, v, at) in &entries {
-            let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
-            match k.as_str() {
-                "stonewall" | "wait_for_previous" => stonewall |= flag()?,
-                "new_group" => new_group |= flag()?,
-                "group_reporting" => group_reporting = flag()?,
-                "wait_for" => wait_for = Some(v.clone()),
-                "startdelay" => {
-                    startdelay_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, k, r))?;
-                }
-                "offset_increment" => {
-                    offset_increment = parse_size(v, kb_base, capacity).map_err(|r| invalid(at, k, r))?;
-                }
-                "numjobs" => numjobs = v.parse().unwrap_or(1),
-                _ => {}
+    Ok(ignored)
+}
+
+/// A section's scheduling options (fio's `stonewall`, `wait_for`,
+/// `numjobs`, ...).
+struct Schedule {
+    stonewall: bool,
+    new_group: bool,
+    wait_for: Option<String>,
+    startdelay_ns: u64,
+    group_reporting: bool,
+    offset_increment: u64,
+    numjobs: u32,
+}
+
+/// The scheduling options of a section's `entries`; `stonewall` is set
+/// already when the section must run alone.
+fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result<Schedule, JobError> {
+    let mut stonewall = stonewall;
+    let mut new_group = false;
+    let mut wait_for = None;
+    let mut startdelay_ns = 0;
+    let mut group_reporting = false;
+    let mut offset_increment = 0u64;
+    let mut numjobs = 1u32;
+    let kb_base = kb_base_of(entries)?;
+    for (k, v, at) in entries {
+        let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
+        match k.as_str() {
+            "stonewall" | "wait_for_previous" => stonewall |= flag()?,
+            "new_group" => new_group |= flag()?,
+            "group_reporting" => group_reporting = flag()?,
+            "wait_for" => wait_for = Some(v.clone()),
+            "startdelay" => {
+                startdelay_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, k, r))?;
             }
-        }
-        barrier_before = barrier;
-        let phase = build_phase(&name, &entries, capacity)?;
-        let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
-        let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
-        for clone in 0..clones {
-            let mut phase = phase.clone();
-            if let Phase::Io(spec) = &mut phase {
-                if clones > 1 {
-                    // Clones are separate jobs (fio's threads): each with its
-                    // own queue, seed and offset.
-                    spec.numjobs = 1;
-                    spec.offset += clone as u64 * offset_increment;
-                    spec.randseed = spec.randseed.wrapping_add((clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                    let at = entries.iter().rev().find(|e| e.0 == "offset_increment").or(entries.first());
-                    check_fits(spec, capacity).map_err(|(o, r)| {
-                        invalid(at.map_or(origin, |e| e.2.as_str()), o, format!("clone {clone}: {r}"))
-                    })?;
-                }
+            "offset_increment" => {
+                offset_increment = parse_size(v, kb_base, capacity).map_err(|r| invalid(at, k, r))?;
             }
-            // Where the job's steady-state options were written (for
-            // fio's consistency check within a reporting group).
-            let ss_option = ["ss", "steadystate", "ss_dur", "steadystate_duration", "ss_ramp", "steadystate_ramp_time"];
-            let at = entries.iter().rev().find(|e| ss_option.contains(&e.0.as_str())).or(entries.first());
-            ss_at.push(at.map_or(origin.to_string(), |e| e.2.clone()));
-            jobs.push(JobEntry {
-                phase,
-                options: options.clone(),
-                stonewall: stonewall && clone == 0,
-                new_group: (new_group || stonewall) && clone == 0,
-                wait_for: wait_for.clone(),
-                startdelay_ns,
-                group_reporting,
-                clone,
-            });
+            "numjobs" => numjobs = v.parse().unwrap_or(1),
+            _ => {}
         }
     }
-    check_steadystate_groups(&jobs, &ss_at)?;
-    for j in &jobs {
-        if let Some(w) = &j.wait_for {
-            if !jobs.iter().any(|o| o.phase.name() == w) {
-                return Err(invalid(origin, "wait_for", format!("no job named `{w}`")));
-            }
-        }
-    }
-    Ok(JobFile { jobs, global: global_written, ignored })
+    Ok(Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs })
 }
 
 #[cfg(test)]

@@ -27,42 +27,93 @@ pub(super) fn build_phase(
     }
     // kb_base first: it changes how every size is read.
     let kb_base = kb_base_of(entries)?;
-    let mut spec = IoSpec::new(default_name, RwPattern::Read);
-    let mut rw_given = false;
-    let mut idle: Option<(u64, String)> = None;
-    let mut retention: Option<(u64, String)> = None;
-    let mut aging = crate::run::lifetime::AgeOptions::default();
-    let mut secure_erase: Option<String> = None;
-    let mut apst_given = false;
-    let mut burst_size: Option<(u64, String)> = None;
-    let mut duty: Option<(f64, String)> = None;
-    let mut other_io_option: Option<String> = None;
     let unknown: Vec<&Entry> = entries.iter().filter(|(k, _, _)| !is_host_only(k) && !is_known(k)).collect();
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
     }
-    let mut bs_given: Option<[Option<u32>; 3]> = None;
-    let mut ranges: Option<[SizeChoice; 3]> = None;
-    let mut bs_unaligned = false;
-    let mut rate = Rate { bytes_per_s: [0; 3], iops: [0; 3], poisson: false };
-    let mut rate_given = false;
-    // Where `rate`, `rate_iops`, `rate_min` and `rate_iops_min` were last
-    // written (fio makes each pair exclusive).
-    let mut rate_at: [Option<String>; 4] = Default::default();
-    let mut min_rate = MinRate { bytes_per_s: [0; 3], iops: [0; 3], cycle_ms: 1000 };
-    let mut min_rate_given = false;
-    let mut modifier: Option<u64> = None;
-    let mut sequencer = Sequencer::Sequential;
-    let mut zoned_abs: Option<(Vec<Option<AbsZones>>, String)> = None;
-    let mut control = super::jobctl::Control::default();
+    let mut b = PhaseBuilder::new(default_name, kb_base, capacity);
     for entry in entries {
-        let (k, v, at) = entry;
-        let key = k.as_str();
-        if is_host_only(key) || SCHEDULE.contains(&key) {
-            continue;
+        b.apply(entry)?;
+    }
+    if let Some(phase) = b.special_phase()? {
+        return Ok(phase);
+    }
+    b.io_phase(entries)
+}
+
+/// A job's options read so far: the I/O spec, and what only the whole
+/// job can settle (idle, retention, aging and secure-erase sections, block
+/// sizes per direction, rates, bursts, absolute zones).
+struct PhaseBuilder {
+    kb_base: u64,
+    capacity: u64,
+    spec: IoSpec,
+    rw_given: bool,
+    idle: Option<(u64, String)>,
+    retention: Option<(u64, String)>,
+    aging: crate::run::lifetime::AgeOptions,
+    secure_erase: Option<String>,
+    apst_given: bool,
+    burst_size: Option<(u64, String)>,
+    duty: Option<(f64, String)>,
+    other_io_option: Option<String>,
+    bs_given: Option<[Option<u32>; 3]>,
+    ranges: Option<[SizeChoice; 3]>,
+    bs_unaligned: bool,
+    rate: Rate,
+    rate_given: bool,
+    /// Where `rate`, `rate_iops`, `rate_min` and `rate_iops_min` were last
+    /// written (fio makes each pair exclusive).
+    rate_at: [Option<String>; 4],
+    min_rate: MinRate,
+    min_rate_given: bool,
+    modifier: Option<u64>,
+    sequencer: Sequencer,
+    zoned_abs: Option<(Vec<Option<AbsZones>>, String)>,
+    control: super::jobctl::Control,
+}
+
+/// A whole number, or the error naming the option.
+fn int(v: &str, at: &str, key: &str) -> Result<u64, JobError> {
+    v.parse::<u64>().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")))
+}
+
+impl PhaseBuilder {
+    fn new(default_name: &str, kb_base: u64, capacity: u64) -> PhaseBuilder {
+        PhaseBuilder {
+            kb_base,
+            capacity,
+            spec: IoSpec::new(default_name, RwPattern::Read),
+            rw_given: false,
+            idle: None,
+            retention: None,
+            aging: crate::run::lifetime::AgeOptions::default(),
+            secure_erase: None,
+            apst_given: false,
+            burst_size: None,
+            duty: None,
+            other_io_option: None,
+            bs_given: None,
+            ranges: None,
+            bs_unaligned: false,
+            rate: Rate { bytes_per_s: [0; 3], iops: [0; 3], poisson: false },
+            rate_given: false,
+            rate_at: Default::default(),
+            min_rate: MinRate { bytes_per_s: [0; 3], iops: [0; 3], cycle_ms: 1000 },
+            min_rate_given: false,
+            modifier: None,
+            sequencer: Sequencer::Sequential,
+            zoned_abs: None,
+            control: super::jobctl::Control::default(),
         }
-        let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
-        let int = || v.parse::<u64>().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number")));
+    }
+
+    /// One option (`entry`: key, value, where it was written).
+    fn apply(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let key = entry.0.as_str();
+        if is_host_only(key) || SCHEDULE.contains(&key) {
+            return Ok(());
+        }
         // Options that do not make a phase an I/O phase: the seed (the
         // command line always gives one) and APST are harmless in an idle
         // or secure-erase phase.
@@ -70,34 +121,84 @@ pub(super) fn build_phase(
             key,
             "name" | "idle" | "kb_base" | "randseed" | "randrepeat" | "secure_erase" | "apst" | "retention"
         ) {
-            other_io_option.get_or_insert_with(|| key.to_string());
+            self.other_io_option.get_or_insert_with(|| key.to_string());
         }
         match key {
-            "name" => spec.name = v.clone(),
+            "rw" | "readwrite" | "rw_sequencer" | "random_distribution" => self.pattern_option(entry),
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" | "blockalign" | "ba" | "bs_unaligned" => {
+                self.size_option(entry)
+            }
+            "rate" | "rate_iops" | "rate_min" | "rate_iops_min" | "rate_cycle" | "rate_process" => {
+                self.rate_option(entry)
+            }
+            "apst" | "burst_size" | "duty_cycle" | "idle" | "retention" | "age" | "per_day" | "age_exact"
+            | "secure_erase" => self.section_option(entry),
+            k if super::jobctl::OPTIONS.contains(&k) => self.control.apply(entry),
+            _ => self.io_option(entry),
+        }
+    }
+
+    /// The access pattern: `rw` (with its `:N` modifier), `rw_sequencer`,
+    /// `random_distribution`.
+    fn pattern_option(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let (k, v, at) = entry;
+        let key = k.as_str();
+        let (kb_base, capacity) = (self.kb_base, self.capacity);
+        match key {
             "rw" | "readwrite" => {
                 let (pattern, m) = match v.split_once(':') {
                     Some((p, m)) => (p, Some(m)),
                     None => (v.as_str(), None),
                 };
-                spec.rw = RwPattern::parse(pattern).ok_or_else(|| {
+                self.spec.rw = RwPattern::parse(pattern).ok_or_else(|| {
                     invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite (with an optional `:N`)"))
                 })?;
-                modifier = match m {
+                self.modifier = match m {
                     None => None,
-                    Some(m) if spec.rw.is_random() => {
+                    Some(m) if self.spec.rw.is_random() => {
                         Some(m.parse::<u64>().map_err(|_| invalid(at, key, format!("`{m}` is not a number of I/Os")))?)
                     }
                     Some(m) => Some(parse_size(m, kb_base, capacity).map_err(|r| invalid(at, key, r))?),
                 };
-                rw_given = true;
+                self.rw_given = true;
             }
             "rw_sequencer" => {
-                sequencer = match v.as_str() {
+                self.sequencer = match v.as_str() {
                     "sequential" => Sequencer::Sequential,
                     "identical" => Sequencer::Identical,
                     _ => return Err(invalid(at, key, format!("`{v}` is not sequential or identical"))),
                 }
             }
+            "random_distribution" => {
+                // fio's per-direction list: one value for all, or
+                // `read,write[,trim]`.
+                let mut dirs: [(Distribution, Option<AbsZones>, Option<f64>); 3] = Default::default();
+                for (i, part) in per_direction(v).into_iter().enumerate() {
+                    dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
+                }
+                self.zoned_abs = Some((dirs.iter().map(|d| d.1.clone()).collect(), at.clone()));
+                // fio keeps one center per job.
+                self.spec.random_center = dirs.iter().rev().find_map(|d| d.2);
+                let [r, w, t] = dirs.map(|d| d.0);
+                if r == w && w == t {
+                    self.spec.distribution = r;
+                    self.spec.distributions = None;
+                } else {
+                    self.spec.distribution = r.clone();
+                    self.spec.distributions = Some([r, w, t]);
+                }
+            }
+            _ => unreachable!("a pattern option"),
+        }
+        Ok(())
+    }
+
+    /// Block sizes and alignment.
+    fn size_option(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let (k, v, at) = entry;
+        let key = k.as_str();
+        let kb_base = self.kb_base;
+        match key {
             "bs" | "blocksize" => {
                 let mut dirs = [None; 3];
                 for (i, part) in per_direction(v).into_iter().enumerate() {
@@ -106,9 +207,9 @@ pub(super) fn build_phase(
                     }
                 }
                 if let Some(b) = dirs[0].or(dirs[1]).or(dirs[2]) {
-                    spec.bs = dirs[0].unwrap_or(b);
+                    self.spec.bs = dirs[0].unwrap_or(b);
                 }
-                bs_given = Some(dirs);
+                self.bs_given = Some(dirs);
             }
             "bsrange" | "blocksize_range" => {
                 let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
@@ -123,7 +224,7 @@ pub(super) fn build_phase(
                     }
                     dirs[i].choices = (1..=hi / lo).map(|m| (lo * m, 1)).collect();
                 }
-                ranges = Some(dirs);
+                self.ranges = Some(dirs);
             }
             "bssplit" => {
                 let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
@@ -132,40 +233,33 @@ pub(super) fn build_phase(
                         dirs[i].choices = bssplit(p, kb_base).map_err(|r| invalid(at, key, r))?;
                     }
                 }
-                ranges = Some(dirs);
+                self.ranges = Some(dirs);
             }
             "blockalign" | "ba" => {
                 let parts = per_direction(v);
                 let b = parts.iter().flatten().next().copied().unwrap_or("4k");
-                spec.blockalign = Some(block_size(b, kb_base).map_err(|r| invalid(at, key, r))?);
+                self.spec.blockalign = Some(block_size(b, kb_base).map_err(|r| invalid(at, key, r))?);
             }
-            "bs_unaligned" => bs_unaligned = parse_bool(v).map_err(|r| invalid(at, key, r))?,
-            "random_distribution" => {
-                // fio's per-direction list: one value for all, or
-                // `read,write[,trim]`.
-                let mut dirs: [(Distribution, Option<AbsZones>, Option<f64>); 3] = Default::default();
-                for (i, part) in per_direction(v).into_iter().enumerate() {
-                    dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
-                }
-                zoned_abs = Some((dirs.iter().map(|d| d.1.clone()).collect(), at.clone()));
-                // fio keeps one center per job.
-                spec.random_center = dirs.iter().rev().find_map(|d| d.2);
-                let [r, w, t] = dirs.map(|d| d.0);
-                if r == w && w == t {
-                    spec.distribution = r;
-                    spec.distributions = None;
-                } else {
-                    spec.distribution = r.clone();
-                    spec.distributions = Some([r, w, t]);
-                }
-            }
+            "bs_unaligned" => self.bs_unaligned = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            _ => unreachable!("a block-size option"),
+        }
+        Ok(())
+    }
+
+    /// Rate limits, minimum rates and how arrivals are spread.
+    fn rate_option(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let (k, v, at) = entry;
+        let key = k.as_str();
+        let (kb_base, capacity) = (self.kb_base, self.capacity);
+        let int = || int(v, at, key);
+        match key {
             "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
                 let (bytes, iops) = if key.ends_with("_min") {
-                    min_rate_given = true;
-                    (&mut min_rate.bytes_per_s, &mut min_rate.iops)
+                    self.min_rate_given = true;
+                    (&mut self.min_rate.bytes_per_s, &mut self.min_rate.iops)
                 } else {
-                    rate_given = true;
-                    (&mut rate.bytes_per_s, &mut rate.iops)
+                    self.rate_given = true;
+                    (&mut self.rate.bytes_per_s, &mut self.rate.iops)
                 };
                 for (i, part) in per_direction(v).into_iter().enumerate() {
                     let Some(p) = part else { continue };
@@ -176,37 +270,91 @@ pub(super) fn build_phase(
                     }
                 }
                 let slot = ["rate", "rate_iops", "rate_min", "rate_iops_min"].iter().position(|o| *o == key);
-                rate_at[slot.expect("one of the four")] = Some(at.clone());
+                self.rate_at[slot.expect("one of the four")] = Some(at.clone());
             }
             "rate_cycle" => {
                 let ms = int()?;
                 if ms == 0 {
                     return Err(invalid(at, key, "must be at least 1 (ms)"));
                 }
-                min_rate.cycle_ms = ms;
+                self.min_rate.cycle_ms = ms;
             }
             "rate_process" => {
-                rate.poisson = match v.as_str() {
+                self.rate.poisson = match v.as_str() {
                     "linear" => false,
                     "poisson" => true,
                     _ => return Err(invalid(at, key, format!("`{v}` is not linear or poisson"))),
                 }
             }
+            _ => unreachable!("a rate option"),
+        }
+        Ok(())
+    }
+
+    /// ssdtwin's own sections (idle, retention, age, secure erase), APST
+    /// and bursts.
+    fn section_option(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let (k, v, at) = entry;
+        let key = k.as_str();
+        let (kb_base, capacity) = (self.kb_base, self.capacity);
+        let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
+        match key {
+            "apst" => {
+                self.spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?;
+                self.apst_given = true;
+            }
+            "burst_size" => self.burst_size = Some((size()?, at.clone())),
+            "duty_cycle" => {
+                let d: f64 = v.parse().map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?;
+                if !(d > 0.0 && d <= 1.0) {
+                    return Err(invalid(at, key, format!("{d} is not in (0, 1]")));
+                }
+                self.duty = Some((d, at.clone()));
+            }
+            "idle" => self.idle = Some((parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?, at.clone())),
+            "retention" => {
+                let ns = crate::run::lifetime::parse_retention(v, |t| parse_time(t, 1_000_000_000))
+                    .map_err(|r| invalid(at, key, r))?;
+                self.retention = Some((ns, at.clone()));
+            }
+            "age" | "per_day" | "age_exact" => {
+                self.aging.take(key, v, at, |s| parse_size(s, kb_base, capacity))?;
+            }
+            "secure_erase" => {
+                if parse_bool(v).map_err(|r| invalid(at, key, r))? {
+                    self.secure_erase = Some(at.clone());
+                }
+            }
+            _ => unreachable!("a section option"),
+        }
+        Ok(())
+    }
+
+    /// The other I/O options: counts, limits, times, mixes.
+    fn io_option(&mut self, entry: &Entry) -> Result<(), JobError> {
+        let (k, v, at) = entry;
+        let key = k.as_str();
+        let (kb_base, capacity) = (self.kb_base, self.capacity);
+        let size = || parse_size(v, kb_base, capacity).map_err(|r| invalid(at, key, r));
+        let int = || int(v, at, key);
+        match key {
+            "name" => self.spec.name = v.clone(),
             "thinktime_blocks" => {
                 let n = int()?;
                 if n == 0 {
                     return Err(invalid(at, key, "must be at least 1"));
                 }
-                spec.thinktime_blocks = n as u32;
+                self.spec.thinktime_blocks = n as u32;
             }
             // Spinning or sleeping: the same time passes for the drive.
             "thinktime_spin" => {
                 parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?;
             }
-            "number_ios" => spec.number_ios = Some(int()?).filter(|&n| n > 0),
-            "loops" => spec.loops = int()?.max(1) as u32,
+            "number_ios" => self.spec.number_ios = Some(int()?).filter(|&n| n > 0),
+            "loops" => self.spec.loops = int()?.max(1) as u32,
             "max_latency" => {
-                spec.max_latency_ns = Some(parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?).filter(|&t| t > 0)
+                self.spec.max_latency_ns =
+                    Some(parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?).filter(|&t| t > 0)
             }
             // The twin is deterministic: randrepeat=0 still uses randseed.
             "randrepeat" => {
@@ -218,157 +366,156 @@ pub(super) fn build_phase(
                     return Err(invalid(at, key, format!("{n} is not between 1 and 65536")));
                 }
                 if key == "iodepth" {
-                    spec.iodepth = n as u32;
+                    self.spec.iodepth = n as u32;
                 } else {
-                    spec.numjobs = n as u32;
+                    self.spec.numjobs = n as u32;
                 }
             }
-            "offset" => spec.offset = size()?,
-            "size" | "filesize" => spec.size = Some(size()?),
-            "io_size" | "io_limit" => spec.io_size = Some(size()?),
-            "runtime" => spec.runtime_ns = Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?),
-            "ramp_time" => spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
-            "thinktime" => spec.thinktime_ns = parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?,
-            "time_based" => spec.time_based = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "offset" => self.spec.offset = size()?,
+            "size" | "filesize" => self.spec.size = Some(size()?),
+            "io_size" | "io_limit" => self.spec.io_size = Some(size()?),
+            "runtime" => self.spec.runtime_ns = Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?),
+            "ramp_time" => self.spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
+            "thinktime" => self.spec.thinktime_ns = parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?,
+            "time_based" => self.spec.time_based = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "rwmixread" | "rwmixwrite" => {
                 let p = int()?;
                 if p > 100 {
                     return Err(invalid(at, key, format!("{p} is not a percentage")));
                 }
-                spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
+                self.spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
             }
-            "randseed" => spec.randseed = int()?,
+            "randseed" => self.spec.randseed = int()?,
             "percentage_random" => {
                 let p = int()?;
                 if p > 100 {
                     return Err(invalid(at, key, format!("{p} is not a percentage")));
                 }
-                spec.percentage_random = p as u32;
+                self.spec.percentage_random = p as u32;
             }
-            "norandommap" => spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
-            "apst" => {
-                spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?;
-                apst_given = true;
-            }
+            "norandommap" => self.spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "kb_base" => {}
-            "burst_size" => burst_size = Some((size()?, at.clone())),
-            "duty_cycle" => {
-                let d: f64 = v.parse().map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?;
-                if !(d > 0.0 && d <= 1.0) {
-                    return Err(invalid(at, key, format!("{d} is not in (0, 1]")));
-                }
-                duty = Some((d, at.clone()));
-            }
-            "idle" => idle = Some((parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?, at.clone())),
-            "retention" => {
-                let ns = crate::run::lifetime::parse_retention(v, |t| parse_time(t, 1_000_000_000))
-                    .map_err(|r| invalid(at, key, r))?;
-                retention = Some((ns, at.clone()));
-            }
-            "age" | "per_day" | "age_exact" => {
-                aging.take(key, v, at, |s| parse_size(s, kb_base, capacity))?;
-            }
-            "secure_erase" => {
-                if parse_bool(v).map_err(|r| invalid(at, key, r))? {
-                    secure_erase = Some(at.clone());
-                }
-            }
-            k if super::jobctl::OPTIONS.contains(&k) => control.apply(entry)?,
             _ => unreachable!("every known option is handled"),
         }
+        Ok(())
     }
-    if let Some(at) = secure_erase {
-        if let Some(o) = other_io_option.or(idle.as_ref().map(|_| "idle".to_string())) {
-            return Err(invalid(
-                &at,
-                "secure_erase",
-                format!("a secure-erase phase takes no other options (found `{o}`)"),
-            ));
-        }
-        return Ok(Phase::SecureErase { name: spec.name });
-    }
-    if let Some((duration_ns, at)) = retention {
-        if let Some(o) = other_io_option.or(idle.as_ref().map(|_| "idle".to_string())) {
-            return Err(invalid(&at, "retention", format!("a retention phase takes no other options (found `{o}`)")));
-        }
-        return Ok(Phase::Retention { name: spec.name, duration_ns });
-    }
-    if let Some((duration_ns, at)) = idle {
-        if let Some(o) = other_io_option {
-            return Err(invalid(&at, "idle", format!("an idle phase takes no I/O options (found `{o}`)")));
-        }
-        return Ok(Phase::Idle { name: spec.name, duration_ns, apst: apst_given.then_some(spec.apst) });
-    }
-    let origin = entries.first().map_or("command line", |e| e.2.as_str()).to_string();
-    // Block sizes per direction.
-    if let Some(mut dirs) = ranges {
-        for (i, d) in dirs.iter_mut().enumerate() {
-            if d.choices.is_empty() {
-                d.choices = vec![(bs_given.and_then(|b| b[i]).unwrap_or(spec.bs), 100)];
+
+    /// A secure-erase, retention or idle section (`None`: an I/O job),
+    /// which takes no I/O options.
+    fn special_phase(&self) -> Result<Option<Phase>, JobError> {
+        let name = || self.spec.name.clone();
+        if let Some(at) = &self.secure_erase {
+            if let Some(o) = self.other_io_option.clone().or(self.idle.as_ref().map(|_| "idle".to_string())) {
+                return Err(invalid(
+                    at,
+                    "secure_erase",
+                    format!("a secure-erase phase takes no other options (found `{o}`)"),
+                ));
             }
+            return Ok(Some(Phase::SecureErase { name: name() }));
         }
-        spec.sizes = Some(dirs);
-    } else if let Some(b) = bs_given {
-        if b.iter().flatten().any(|&x| x != spec.bs) {
-            spec.sizes = Some(std::array::from_fn(|i| SizeChoice { choices: vec![(b[i].unwrap_or(4096), 100)] }));
-        }
-    }
-    if bs_unaligned && spec.blockalign.is_none() {
-        spec.blockalign = Some(512);
-    }
-    check_rates(&rate, &min_rate, &rate_at)?;
-    if rate_given {
-        spec.rate = Some(rate);
-    }
-    if min_rate_given && (min_rate.bytes_per_s.iter().any(|&b| b > 0) || min_rate.iops.iter().any(|&n| n > 0)) {
-        spec.rate_min = Some(min_rate);
-    }
-    control.finish(&mut spec);
-    spec.modifier = modifier.filter(|&m| m > 0 || sequencer == Sequencer::Sequential).map(|m| (m, sequencer));
-    if let Some((zones, at)) = zoned_abs {
-        // zoned_abs: zones in bytes become fractions of the span.
-        let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset)).max(1);
-        for (k, z) in zones.into_iter().enumerate() {
-            let Some(z) = z else { continue };
-            if z.iter().map(|x| x.1).sum::<u64>() > span {
-                return Err(invalid(&at, "random_distribution", "the zones are larger than the span"));
+        if let Some((duration_ns, at)) = &self.retention {
+            if let Some(o) = self.other_io_option.clone().or(self.idle.as_ref().map(|_| "idle".to_string())) {
+                return Err(invalid(
+                    at,
+                    "retention",
+                    format!("a retention phase takes no other options (found `{o}`)"),
+                ));
             }
-            let d = Distribution::Zoned(z.into_iter().map(|(a, b)| (a, b as f64 / span as f64)).collect());
-            match &mut spec.distributions {
-                Some(dirs) => {
-                    if k == 0 {
-                        spec.distribution = d.clone();
-                    }
-                    dirs[k] = d;
+            return Ok(Some(Phase::Retention { name: name(), duration_ns: *duration_ns }));
+        }
+        if let Some((duration_ns, at)) = &self.idle {
+            if let Some(o) = &self.other_io_option {
+                return Err(invalid(at, "idle", format!("an idle phase takes no I/O options (found `{o}`)")));
+            }
+            return Ok(Some(Phase::Idle {
+                name: name(),
+                duration_ns: *duration_ns,
+                apst: self.apst_given.then_some(self.spec.apst),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// The I/O job: block sizes per direction, rates, the job controllers,
+    /// absolute zones, bursts, the span inside the drive, and aging.
+    fn io_phase(mut self, entries: &[(String, String, String)]) -> Result<Phase, JobError> {
+        let capacity = self.capacity;
+        let origin = entries.first().map_or("command line", |e| e.2.as_str()).to_string();
+        // Block sizes per direction.
+        if let Some(mut dirs) = self.ranges {
+            for (i, d) in dirs.iter_mut().enumerate() {
+                if d.choices.is_empty() {
+                    d.choices = vec![(self.bs_given.and_then(|b| b[i]).unwrap_or(self.spec.bs), 100)];
                 }
-                None => spec.distribution = d,
+            }
+            self.spec.sizes = Some(dirs);
+        } else if let Some(b) = self.bs_given {
+            if b.iter().flatten().any(|&x| x != self.spec.bs) {
+                self.spec.sizes =
+                    Some(std::array::from_fn(|i| SizeChoice { choices: vec![(b[i].unwrap_or(4096), 100)] }));
             }
         }
-    }
-    if !rw_given {
-        return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", spec.name)));
-    }
-    match (burst_size, duty) {
-        (Some((bytes, at)), d) => {
-            if bytes < spec.bs as u64 {
-                return Err(invalid(&at, "burst_size", "smaller than one block (bs)"));
-            }
-            spec.burst = Some(Burst { bytes, duty_cycle: d.map_or(1.0, |x| x.0) });
+        if self.bs_unaligned && self.spec.blockalign.is_none() {
+            self.spec.blockalign = Some(512);
         }
-        (None, Some((_, at))) => return Err(invalid(&at, "duty_cycle", "needs burst_size")),
-        (None, None) => {}
+        check_rates(&self.rate, &self.min_rate, &self.rate_at)?;
+        if self.rate_given {
+            self.spec.rate = Some(self.rate);
+        }
+        if self.min_rate_given
+            && (self.min_rate.bytes_per_s.iter().any(|&b| b > 0) || self.min_rate.iops.iter().any(|&n| n > 0))
+        {
+            self.spec.rate_min = Some(self.min_rate);
+        }
+        self.control.finish(&mut self.spec);
+        self.spec.modifier =
+            self.modifier.filter(|&m| m > 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
+        if let Some((zones, at)) = self.zoned_abs {
+            // zoned_abs: zones in bytes become fractions of the span.
+            let span = self.spec.size.unwrap_or(capacity.saturating_sub(self.spec.offset)).max(1);
+            for (k, z) in zones.into_iter().enumerate() {
+                let Some(z) = z else { continue };
+                if z.iter().map(|x| x.1).sum::<u64>() > span {
+                    return Err(invalid(&at, "random_distribution", "the zones are larger than the span"));
+                }
+                let d = Distribution::Zoned(z.into_iter().map(|(a, b)| (a, b as f64 / span as f64)).collect());
+                match &mut self.spec.distributions {
+                    Some(dirs) => {
+                        if k == 0 {
+                            self.spec.distribution = d.clone();
+                        }
+                        dirs[k] = d;
+                    }
+                    None => self.spec.distribution = d,
+                }
+            }
+        }
+        if !self.rw_given {
+            return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", self.spec.name)));
+        }
+        match (self.burst_size, self.duty) {
+            (Some((bytes, at)), d) => {
+                if bytes < self.spec.bs as u64 {
+                    return Err(invalid(&at, "burst_size", "smaller than one block (bs)"));
+                }
+                self.spec.burst = Some(Burst { bytes, duty_cycle: d.map_or(1.0, |x| x.0) });
+            }
+            (None, Some((_, at))) => return Err(invalid(&at, "duty_cycle", "needs burst_size")),
+            (None, None) => {}
+        }
+        check_fits(&self.spec, capacity).map_err(|(option, r)| {
+            let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
+            invalid(at, option, r)
+        })?;
+        let Some((days, per_day, exact, at)) = self.aging.finish()? else { return Ok(Phase::Io(self.spec)) };
+        if matches!(self.spec.rw, RwPattern::Read | RwPattern::RandRead) {
+            return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
+        }
+        let name = self.spec.name.clone();
+        let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(self.spec));
+        Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
     }
-    check_fits(&spec, capacity).map_err(|(option, r)| {
-        let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
-        invalid(at, option, r)
-    })?;
-    let Some((days, per_day, exact, at)) = aging.finish()? else { return Ok(Phase::Io(spec)) };
-    if matches!(spec.rw, RwPattern::Read | RwPattern::RandRead) {
-        return Err(invalid(&at, "age", "the workload writes nothing (rw is a read pattern)"));
-    }
-    let name = spec.name.clone();
-    let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(spec));
-    Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
 }
 
 /// fio's checks of the rate options (init.c): a byte rate and an IOPS

@@ -35,8 +35,6 @@ mod distribution;
 mod random_map;
 mod sizes;
 
-pub(crate) use random_map::Permutation;
-
 use distribution::Draw;
 use random_map::RandomMap;
 use sizes::Sizes;
@@ -46,6 +44,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::{Distribution, IoSpec, RwPattern, Sequencer};
 use crate::model::drive::{Command, IoKind};
+use crate::perm::Permutation;
 
 /// How many commands the generator computes ahead of the one it returns
 /// (so that the simulator can warm the map entries they will touch).

@@ -30,9 +30,13 @@ use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
 use crate::model::media::Media;
 use crate::model::nand::{CellMode, CellTiming, SECTOR_BYTES};
+use crate::model::params::{BufferRelease, DriveModel, OpOrder};
 use crate::model::power::PowerMeter;
 use crate::model::thermal::Thermal;
-use crate::spec::{BufferRelease, DriveModel, OpOrder};
+
+mod image;
+
+pub use image::{DriveImage, DriveImageRef};
 
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,54 +135,6 @@ pub struct Drive {
     merge_parts: u32,
 }
 
-/// A drive's state without its model (which is rebuilt from the spec):
-/// what [`Drive::image`] saves and [`Drive::from_image`] restores — the
-/// FTL's maps and blocks, the flash's and parts' counters, wear, power
-/// and temperature. Field for field the parts of [`Drive`].
-#[derive(serde::Serialize)]
-pub struct DriveImageRef<'a> {
-    host: &'a HostInterface,
-    cores: &'a Cores,
-    buffer: &'a WriteBuffer,
-    ftl: &'a Ftl,
-    flash: &'a Flash,
-    counters: &'a DriveCounters,
-    power: &'a PowerMeter,
-    thermal: &'a Option<Thermal>,
-    media: &'a Option<Media>,
-    clock_base_ns: u64,
-    last_t: u64,
-    timings: &'a [CellTiming; 2],
-    gc_ready: &'a [u64],
-    reloc_done: &'a [u64],
-    submits: u32,
-    merge_done: u64,
-    merge_parts: u32,
-}
-
-/// A loaded [`DriveImageRef`].
-#[derive(serde::Deserialize)]
-pub struct DriveImage {
-    host: HostInterface,
-    cores: Cores,
-    buffer: WriteBuffer,
-    ftl: Ftl,
-    flash: Flash,
-    counters: DriveCounters,
-    power: PowerMeter,
-    thermal: Option<Thermal>,
-    media: Option<Media>,
-    clock_base_ns: u64,
-    last_t: u64,
-    timings: [CellTiming; 2],
-    gc_ready: Vec<u64>,
-    #[serde(default)]
-    reloc_done: Vec<u64>,
-    submits: u32,
-    merge_done: u64,
-    merge_parts: u32,
-}
-
 impl Drive {
     /// A fresh (secure-erased) drive.
     pub fn new(model: DriveModel) -> Drive {
@@ -215,79 +171,6 @@ impl Drive {
             merge_parts: model.hybrid.as_ref().map_or(1, |h| h.merge_parts),
             model,
         }
-    }
-
-    /// The drive's state for saving (see [`DriveImageRef`]).
-    pub fn image(&self) -> DriveImageRef<'_> {
-        DriveImageRef {
-            host: &self.host,
-            cores: &self.cores,
-            buffer: &self.buffer,
-            ftl: &self.ftl,
-            flash: &self.flash,
-            counters: &self.counters,
-            power: &self.power,
-            thermal: &self.thermal,
-            media: &self.media,
-            clock_base_ns: self.clock_base_ns,
-            last_t: self.last_t,
-            timings: &self.timings,
-            gc_ready: &self.gc_ready,
-            reloc_done: &self.reloc_done,
-            submits: self.submits,
-            merge_done: self.merge_done,
-            merge_parts: self.merge_parts,
-        }
-    }
-
-    /// The drive `model` describes, in the state `image` saved. The
-    /// image must come from a drive of the same model (the caller keeps
-    /// the spec with the image); a mismatch in the parts' sizes is an
-    /// error, not a panic later.
-    pub fn from_image(model: DriveModel, image: DriveImage) -> Result<Drive, String> {
-        let fresh = Drive::new(model);
-        let dies = fresh.model.geometry.dies as usize;
-        if image.gc_ready.len() != dies {
-            return Err(format!("the image has {} dies, the drive {dies}", image.gc_ready.len()));
-        }
-        if image.flash.block_prog_done.len() != fresh.flash.block_prog_done.len() {
-            return Err(format!(
-                "the image has {} blocks, the drive {}",
-                image.flash.block_prog_done.len(),
-                fresh.flash.block_prog_done.len()
-            ));
-        }
-        if image.ftl.user_lpns() != fresh.ftl.user_lpns() {
-            return Err(format!(
-                "the image maps {} logical pages, the drive {}",
-                image.ftl.user_lpns(),
-                fresh.ftl.user_lpns()
-            ));
-        }
-        let mut flash = image.flash;
-        flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
-        Ok(Drive {
-            model: fresh.model,
-            host: image.host,
-            cores: image.cores,
-            buffer: image.buffer,
-            ftl: image.ftl,
-            flash,
-            counters: image.counters,
-            power: image.power,
-            thermal: image.thermal,
-            media: image.media,
-            clock_base_ns: image.clock_base_ns,
-            last_t: image.last_t,
-            last_error: None,
-            relocate_block: crate::model::nand::NONE,
-            timings: image.timings,
-            reloc_done: if image.reloc_done.len() == dies { image.reloc_done } else { vec![0; dies] },
-            gc_ready: image.gc_ready,
-            submits: image.submits,
-            merge_done: image.merge_done,
-            merge_parts: image.merge_parts,
-        })
     }
 
     /// Logical 4 KiB pages the host can address.
@@ -831,7 +714,7 @@ impl Drive {
 
     /// Write amplification so far: slots programmed / host slots written.
     pub fn waf(&self) -> f64 {
-        crate::run::stats::Counters::of(self).waf()
+        super::counters::Counters::of(self).waf()
     }
 }
 
