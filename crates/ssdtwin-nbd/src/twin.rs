@@ -168,7 +168,7 @@ impl Twin {
                     continue;
                 }
                 let block = geo.block_of(slot) as usize;
-                if d.ftl.is_unprogrammed(slot) || d.flash.block_prog_done[block] > t {
+                if d.ftl.is_unprogrammed(slot) || d.flash().block_prog_done[block] > t {
                     lost.push((lpn, old));
                 }
             }

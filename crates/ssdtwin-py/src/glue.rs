@@ -12,13 +12,14 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use ssdtwin::model::health::Health;
 use ssdtwin::run::device::Device;
-use ssdtwin::run::jobs::run_jobs;
+use ssdtwin::run::sim::{Progress, ProgressFn};
 use ssdtwin::run::workload::fio::{parse_command_line, JobFile};
-use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
+use ssdtwin::run::workload::{parse_job_file, JobOptions};
+use ssdtwin::run::{execute, RunOptions, RunResults};
 use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::study::report::RunReport;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions};
-use ssdtwin::{Drive, DriveSpec, DriveState, Simulator};
+use ssdtwin::{Drive, DriveSpec, DriveState};
 
 /// Where a drive comes from: a preset name or file path, or TOML text.
 #[derive(Debug, Clone)]
@@ -109,11 +110,11 @@ fn build_job(job: &JobSource, capacity: u64, seed: u64) -> Result<JobFile> {
     })
 }
 
-/// Run `job` on the drive from `state` by the code path of `ssdtwin run`
-/// for the same inputs: fio's semantics (jobs of a file run concurrently,
-/// `stonewall` and `numjobs` as in fio) and fio's JSON with ssdtwin's
-/// additions; a job with a trace section replays through the sequential
-/// driver and gives the run document, as the CLI does. Returns the JSON
+/// Run `job` on the drive from `state` through the library's one entry
+/// point ([`ssdtwin::run::execute`]), as `ssdtwin run` does: fio's
+/// semantics (jobs of a file run concurrently, `stonewall` and `numjobs`
+/// as in fio) and fio's JSON with ssdtwin's additions; a job with a trace
+/// section runs sequentially and gives the run document. Returns the JSON
 /// text `ssdtwin run --json` writes, byte for byte. `progress` is called
 /// with the fraction done of a sequential (trace) run, when known.
 pub fn run(
@@ -131,26 +132,22 @@ pub fn run(
     if st != DriveState::Fresh {
         st.apply_fast(&mut d, seed);
     }
-    if file.jobs.iter().any(|j| matches!(j.phase, Phase::Trace(_))) {
-        let mut sim = Simulator::new(d);
-        if let Some(mut f) = progress {
-            sim.on_progress(move |p| {
-                if let Some(x) = p.fraction {
-                    f((p.phase_index as f64 + x) / p.phases as f64);
-                }
-            });
+    let progress = progress.map(|mut f| -> ProgressFn {
+        Box::new(move |p: &Progress| {
+            if let Some(x) = p.fraction {
+                f((p.phase_index as f64 + x) / p.phases as f64);
+            }
+        })
+    });
+    let outcome = execute(d, &file, RunOptions { record_commands: false, progress })?;
+    let (state, health) = (st.to_string(), &outcome.health);
+    let json = match &outcome.results {
+        RunResults::Phases(phases) => RunReport { drive: &spec, state, seed, phases, health }.to_json(),
+        RunResults::Jobs(jobs) => {
+            FioReport { drive: &spec, state, seed, global: &file.global, jobs, health }.to_json(false)
         }
-        let results = sim.try_run_job(&file.to_job())?;
-        let health = Health::of(sim.drive());
-        let report = RunReport { drive: &spec, state: st.to_string(), seed, phases: &results, health: &health };
-        return Ok(serde_json::to_string_pretty(&report.to_json())? + "\n");
-    }
-    let mut device = Device::new(d);
-    let results = run_jobs(&mut device, &file);
-    let health = Health::of(device.drive());
-    let report =
-        FioReport { drive: &spec, state: st.to_string(), seed, global: &file.global, jobs: &results, health: &health };
-    Ok(serde_json::to_string_pretty(&report.to_json(false))? + "\n")
+    };
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
 }
 
 /// Options of a suite run.

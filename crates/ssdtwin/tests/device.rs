@@ -68,7 +68,7 @@ fn hand_written_commands_complete_as_in_the_closed_loop() {
         assert_eq!((o.seq, o.cmd, o.submitted_ns, o.done_ns), (c.seq, c.cmd, c.submitted_ns, c.done_ns));
     }
     assert_eq!(device.drive().ftl.counters(), after);
-    assert_eq!(device.drive().flash.counters, sim.drive().flash.counters);
+    assert_eq!(device.drive().flash().counters, sim.drive().flash().counters);
 }
 
 #[test]

@@ -211,10 +211,10 @@ fn qd1_commands(drive: &mut Drive, n: usize) -> Vec<(u64, [u64; 4])> {
     for _ in 0..n {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let page = (x >> 33) % span_pages;
-        let f = drive.flash.counters;
+        let f = drive.flash().counters;
         let merges = drive.ftl.counters().full_merges;
         let done = drive.submit(Command { kind: IoKind::Write, offset: page * 4096, len: 4096 }, t);
-        let g = drive.flash.counters;
+        let g = drive.flash().counters;
         out.push((
             done - t,
             [

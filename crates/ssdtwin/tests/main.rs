@@ -3,6 +3,7 @@
 mod common;
 mod determinism;
 mod device;
+mod entry;
 mod fio;
 mod fio_control;
 mod fio_distributions;

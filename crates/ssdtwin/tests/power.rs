@@ -78,7 +78,7 @@ fn apst_sleeps_only_after_its_timeouts() {
     sim.run_phase(&idle(2_000_000_000), 0, 1);
     let ps4 = sim.run_phase(&one_read(true), 0, 1);
     assert!((55_000_000..56_000_000).contains(&read_latency_ns(&ps4)), "PS4: {} ns", read_latency_ns(&ps4));
-    assert_eq!(sim.drive().power.wakes, 2);
+    assert_eq!(sim.drive().power().wakes, 2);
     // APST off: the same idle costs nothing, and idles at the PS0 floor.
     sim.run_phase(&one_read(false), 0, 1);
     let rest = sim.run_phase(&idle(2_000_000_000), 0, 1);

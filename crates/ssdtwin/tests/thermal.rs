@@ -39,7 +39,7 @@ fn thermal_model(sim: &Simulator) -> ThermalModel {
 
 /// NAND array energy of the drive so far, J.
 fn nand_j(d: &Drive) -> f64 {
-    d.power.nand_j(d.flash.counters.array_ns).unwrap()
+    d.power().nand_j(d.flash().counters.array_ns).unwrap()
 }
 
 fn mbps(r: &PhaseResult) -> f64 {

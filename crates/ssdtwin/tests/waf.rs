@@ -34,18 +34,18 @@ fn measured_waf(alpha: f64, policy: &str) -> f64 {
     assert_eq!(model.geometry.slots_per_block as u64, slots_per_block);
     let mut drive = Drive::new(model);
     DriveState::Filled(100.0).apply_fast(&mut drive, 1);
-    drive.ftl.set_emit_ops(false);
     let n = drive.user_lpns();
+    let mut untimed = drive.untimed();
     let mut rng = Pcg64Mcg::seed_from_u64(42);
     // Warm up to steady state: three times the logical capacity.
     for _ in 0..3 * n as u64 {
-        drive.ftl.write(rng.random_range(0..n));
+        untimed.write(rng.random_range(0..n));
     }
-    let before = drive.ftl.counters();
+    let before = untimed.drive().ftl.counters();
     for _ in 0..2 * n as u64 {
-        drive.ftl.write(rng.random_range(0..n));
+        untimed.write(rng.random_range(0..n));
     }
-    let after = drive.ftl.counters();
+    let after = untimed.drive().ftl.counters();
     let host = (after.host_slots_written - before.host_slots_written) as f64;
     let moved = (after.gc_slots_moved - before.gc_slots_moved) as f64;
     (host + moved) / host

@@ -2,6 +2,8 @@
 //! job file) on one drive from a chosen state; jobs run concurrently on
 //! the drive unless the file orders them (see
 //! [`ssdtwin::run::jobs`]); prints fio's output format and writes JSON.
+//! Which runner runs the job is [`ssdtwin::run::execute`]'s to decide;
+//! this command reads the arguments, shows progress and writes the output.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -10,13 +12,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use ssdtwin::run::device::Device;
-use ssdtwin::run::jobs::try_run_jobs;
-use ssdtwin::run::workload::fio::{is_host_only, parse_command_line};
-use ssdtwin::run::workload::{parse_job_file, Job, JobOptions, Phase};
+use ssdtwin::run::sim::{Progress, ProgressFn};
+use ssdtwin::run::workload::fio::{is_host_only, parse_command_line, JobFile};
+use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
+use ssdtwin::run::{execute, mode, Mode, RunOptions, RunOutcome, RunResults};
 use ssdtwin::study::fio_out::FioReport;
 use ssdtwin::study::report::RunReport;
-use ssdtwin::Simulator;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 
 use crate::output::{spinner, write_atomically, write_atomically_with, write_json_to};
@@ -98,55 +99,47 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         pairs.push((k.to_string(), v.to_string()));
     }
-    if args.trace.trace.is_some() {
+    let file = if args.trace.trace.is_some() {
         let name = pairs.iter().find(|(k, _)| k == "name").map_or("trace", |(_, v)| v.as_str()).to_string();
         let tspec = args.trace.spec(&name)?.expect("--trace given");
-        return run_sequential(&args, &spec, model, state, Job { phases: vec![Phase::Trace(tspec)] });
-    }
-    let file = match &args.job_file {
-        Some(path) => {
-            if !pairs.is_empty() {
-                bail!(
-                    "give job options either on the command line or in --job-file, not both (found --{})",
-                    pairs[0].0
-                );
-            }
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
-            parse_job_file(&text, &path.display().to_string(), capacity, &defaults)?
+        JobFile::of_phase(Phase::Trace(tspec))
+    } else {
+        let file = job_file(&args, pairs, capacity, &defaults)?;
+        if !file.ignored.is_empty() {
+            eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
         }
-        None => {
-            if !pairs.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
-                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
-            }
-            if pairs.first().is_none_or(|(k, _)| k != "name") && !pairs.iter().any(|(k, _)| k == "name") {
-                pairs.insert(0, ("name".into(), "job".into()));
-            }
-            parse_command_line(&pairs, "command line", capacity, &defaults)?
-        }
+        file
     };
-    if !file.ignored.is_empty() {
-        eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
-    }
-    if args.trace.record_format()?.is_some() || file.jobs.iter().any(|j| matches!(j.phase, Phase::Trace(_))) {
-        return run_sequential(&args, &spec, model, state, file.to_job());
-    }
+    let record = args.trace.record_format()?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let drive = prepared_drive(model, state, args.seed, show_progress);
-    let mut device = Device::new(drive);
-    let bar = spinner(show_progress, &format!("running {} job(s)", file.jobs.len()));
-    let results = try_run_jobs(&mut device, &file);
-    bar.finish_and_clear();
-    let results = results?;
-    let health = ssdtwin::model::health::Health::of(device.drive());
-    let report = FioReport {
-        drive: &spec,
-        state: state.to_string(),
-        seed: args.seed,
-        global: &file.global,
-        jobs: &results,
-        health: &health,
+    let (bar, progress) = match mode(&file, record.is_some()) {
+        Mode::Concurrent => (spinner(show_progress, &format!("running {} job(s)", file.jobs.len())), None),
+        Mode::Sequential => phase_bar(show_progress),
     };
+    let outcome = execute(drive, &file, RunOptions { record_commands: record.is_some(), progress });
+    bar.finish_and_clear();
+    let RunOutcome { results, health, mut device } = outcome?;
+    let state = state.to_string();
     let json_to_stdout = args.json.as_deref() == Some("-");
+    let results = match results {
+        RunResults::Jobs(results) => results,
+        RunResults::Phases(phases) => {
+            if let Some((file, format)) = &record {
+                crate::cmd::trace::write_recording(&mut device, file, *format)?;
+            }
+            let report = RunReport { drive: &spec, state, seed: args.seed, phases: &phases, health: &health };
+            if !args.quiet && !json_to_stdout {
+                print!("{}", report.summary());
+            }
+            if let Some(out) = &args.json {
+                write_json_to(out, |w| report.write_json(w))?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let report =
+        FioReport { drive: &spec, state, seed: args.seed, global: &file.global, jobs: &results, health: &health };
     let to_stdout = !args.quiet && !json_to_stdout;
     match (format, &args.output) {
         (Format::Json(plus), Some(path)) => write_atomically_with(path, |w| report.write_json(plus, w))?,
@@ -172,18 +165,34 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(failed.min(255) as u8))
 }
 
-/// Trace replay and trace recording run the job's phases one after another
-/// through the closed-loop driver (the trace engineer's path).
-fn run_sequential(
-    args: &RunArgs,
-    spec: &DriveSpec,
-    model: ssdtwin::DriveModel,
-    state: DriveState,
-    job: Job,
-) -> Result<ExitCode> {
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let drive = prepared_drive(model, state, args.seed, show_progress);
-    let mut sim = Simulator::new(drive);
+/// The job file of the command line's fio options or of `--job-file`.
+fn job_file(args: &RunArgs, mut pairs: Vec<(String, String)>, capacity: u64, defaults: &JobOptions) -> Result<JobFile> {
+    Ok(match &args.job_file {
+        Some(path) => {
+            if !pairs.is_empty() {
+                bail!(
+                    "give job options either on the command line or in --job-file, not both (found --{})",
+                    pairs[0].0
+                );
+            }
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
+            parse_job_file(&text, &path.display().to_string(), capacity, defaults)?
+        }
+        None => {
+            if !pairs.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
+                bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
+            }
+            if pairs.first().is_none_or(|(k, _)| k != "name") && !pairs.iter().any(|(k, _)| k == "name") {
+                pairs.insert(0, ("name".into(), "job".into()));
+            }
+            parse_command_line(&pairs, "command line", capacity, defaults)?
+        }
+    })
+}
+
+/// The progress bar of a sequential run (trace replay, trace recording)
+/// and the callback that moves it, phase by phase.
+fn phase_bar(show_progress: bool) -> (ProgressBar, Option<ProgressFn>) {
     let bar = if show_progress {
         let b = ProgressBar::new(1000);
         b.set_style(ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {elapsed}").expect("valid template"));
@@ -192,7 +201,7 @@ fn run_sequential(
         ProgressBar::hidden()
     };
     let b2 = bar.clone();
-    sim.on_progress(move |p| {
+    let progress: ProgressFn = Box::new(move |p: &Progress| {
         b2.set_message(format!(
             "phase {}/{} {} · {:.0} s simulated",
             p.phase_index + 1,
@@ -204,27 +213,7 @@ fn run_sequential(
             b2.set_position((f * 1000.0) as u64);
         }
     });
-    let record = args.trace.record_format()?;
-    if record.is_some() {
-        sim.device().log_commands(true);
-    }
-    let results = sim.try_run_job(&job);
-    bar.finish_and_clear();
-    let results = results?;
-    if let Some((file, format)) = &record {
-        crate::cmd::trace::write_recording(&mut sim, file, *format)?;
-    }
-    let health = ssdtwin::model::health::Health::of(sim.drive());
-    let report =
-        RunReport { drive: spec, state: state.to_string(), seed: args.seed, phases: &results, health: &health };
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    if !args.quiet && !json_to_stdout {
-        print!("{}", report.summary());
-    }
-    if let Some(out) = &args.json {
-        write_json_to(out, |w| report.write_json(w))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    (bar, Some(progress))
 }
 
 /// A drive brought to its starting state (fast path), with a spinner

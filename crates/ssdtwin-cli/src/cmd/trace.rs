@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
+use ssdtwin::run::device::Device;
 use ssdtwin::run::trace::{self, options::apply_option, TraceFormat, TraceSpec, TraceWriter};
-use ssdtwin::Simulator;
 
 use crate::output::write_atomically;
 
@@ -102,8 +102,8 @@ impl TraceArgs {
 }
 
 /// Write the commands the simulator logged as a trace.
-pub fn write_recording(sim: &mut Simulator, file: &str, format: TraceFormat) -> Result<()> {
-    let mut log = sim.device().take_log();
+pub fn write_recording(device: &mut Device, file: &str, format: TraceFormat) -> Result<()> {
+    let mut log = device.take_log();
     let mut w = TraceWriter::create(file, format)?;
     w.write_log(&mut log, 0)?;
     let (written, dropped) = (w.written(), w.dropped());

@@ -119,13 +119,13 @@ counters! {
 impl Counters {
     /// Snapshot of a drive's counters.
     pub fn of(drive: &Drive) -> Counters {
-        let f = &drive.flash.counters;
+        let f = &drive.flash().counters;
         let t = &drive.ftl.counters();
         let m = drive.ftl.map_counters().unwrap_or_default();
-        let e = drive.media.as_ref().map(|m| m.counters).unwrap_or_default();
+        let e = drive.media().map(|m| m.counters).unwrap_or_default();
         let b = drive.ftl.bad_blocks().map(|b| b.counters).unwrap_or_default();
         Counters {
-            host_slots_read: drive.counters.host_slots_read,
+            host_slots_read: drive.counters().host_slots_read,
             host_slots_written: t.host_slots_written,
             nand_reads_native: f.reads[0],
             nand_reads_slc: f.reads[1],
@@ -142,8 +142,8 @@ impl Counters {
             fold_blocks: t.fold_blocks,
             host_slots_to_slc: t.host_slots_to_slc,
             trimmed_slots: t.trimmed_slots,
-            buffer_read_hits: drive.counters.buffer_read_hits,
-            unmapped_reads: drive.counters.unmapped_reads,
+            buffer_read_hits: drive.counters().buffer_read_hits,
+            unmapped_reads: drive.counters().unmapped_reads,
             buffer_blocked_ns: drive.buffer.blocked_ns,
             switch_merges: t.switch_merges,
             partial_merges: t.partial_merges,
@@ -164,7 +164,7 @@ impl Counters {
             program_failures: b.program_failures,
             erase_failures: b.erase_failures,
             grown_bad_blocks: b.grown_bad_blocks,
-            write_errors: drive.counters.write_errors,
+            write_errors: drive.counters().write_errors,
         }
     }
 

@@ -99,7 +99,7 @@ impl Health {
         let low_spare = bad.is_some_and(|b| b.read_only());
         let critical_warning = if low_spare { 0x01 | 0x08 } else { 0 };
         Health {
-            media_errors: drive.counters.media_errors,
+            media_errors: drive.counters().media_errors,
             critical_warning,
             available_spare: spare,
             available_spare_threshold: threshold,

@@ -103,6 +103,8 @@ pub struct Window {
     pub start_ns: u64,
     /// End of the window, ns.
     pub end_ns: u64,
+    /// Time from which commands were recorded (after a ramp), ns.
+    pub record_from_ns: u64,
     /// Read, write and trim statistics (index `IoKind as usize`) of the
     /// commands submitted at or after `record_from_ns`.
     pub dirs: [DirStats; 3],
@@ -479,6 +481,7 @@ impl Device {
         Window {
             start_ns: r.series.start_ns,
             end_ns,
+            record_from_ns: r.record_from_ns,
             dirs: r.dirs,
             counters: Counters::of(&self.drive).since(&r.counters_before),
             busy_ns: self.busy_ns - r.busy_before,

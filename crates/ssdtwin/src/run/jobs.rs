@@ -35,7 +35,7 @@
 
 use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
-use crate::run::device::Device;
+use crate::run::device::{Device, Window};
 use crate::run::driver::{drive_sources, Action, Hooked};
 use crate::run::logs::{install, FinishedLog, JobLogs};
 use crate::run::sim::{run_quiet, PhaseResult};
@@ -336,23 +336,23 @@ impl Scheduler<'_> {
                 }
             }
         }
-        self.results[i] = Some(PhaseResult {
-            phase: Phase::Io(src.spec.clone()),
+        // The job's own statistics are its window; the drive's counters
+        // and energy are over the job's lifetime. Jobs overlap on one
+        // drive: its temperature is in the per-second series, not per job.
+        let window = Window {
             start_ns: src.start,
             end_ns: end,
-            measured_ns: end.saturating_sub(src.ramp_end),
+            record_from_ns: src.ramp_end,
             dirs: st.dirs.clone(),
             series: st.series.clone(),
             counters: Counters::of(dev.drive()).since(&c0),
-            bursts: src.bursts,
             busy_ns: st.busy_ns,
             energy_j: e0.zip(e1).map(|(a, b)| b - a),
-            trace: None,
-            // Jobs overlap on one drive: its temperature is in the
-            // per-second series, not per job.
             thermal: None,
-            age: None,
-        });
+        };
+        let mut r = PhaseResult::from_window(Phase::Io(src.spec.clone()), window);
+        r.bursts = src.bursts;
+        self.results[i] = Some(r);
         self.state[i] = St::Done;
     }
 }

@@ -362,25 +362,19 @@ pub(crate) fn run_age(
 /// background work. Returns the bytes written.
 fn age_one_day(dev: &mut Device, gen: &mut AgeCommands, per_day: u64, day_start: u64) -> Result<u64, TraceError> {
     let drive = dev.drive_mut();
-    drive.ftl.set_emit_ops(false);
     let day_begins = drive.drive_time_ns(day_start);
+    let mut drive = drive.untimed();
     let mut written = 0u64;
     while written < per_day {
         let into_day = (DAY_NS as u128 * written as u128 / per_day as u128) as u64;
-        drive.ftl.set_clock(day_begins + into_day);
-        let cmd = match gen.next() {
-            Ok(c) => c,
-            Err(e) => {
-                drive.ftl.set_emit_ops(true);
-                return Err(e);
-            }
-        };
+        drive.set_clock(day_begins + into_day);
+        let cmd = gen.next()?;
         let first = (cmd.offset / 4096) as u32;
         let pages = (cmd.offset + cmd.len as u64).div_ceil(4096) as u32 - first;
         match cmd.kind {
             IoKind::Write => {
                 for lpn in first..first + pages {
-                    drive.ftl.write(lpn);
+                    drive.write(lpn);
                 }
                 written += cmd.len as u64;
             }
@@ -388,7 +382,7 @@ fn age_one_day(dev: &mut Device, gen: &mut AgeCommands, per_day: u64, day_start:
                 // Whole pages only, as the timed path trims.
                 let whole = (cmd.offset.div_ceil(4096) as u32)..((cmd.offset + cmd.len as u64) / 4096) as u32;
                 for lpn in whole {
-                    drive.ftl.trim(lpn);
+                    drive.trim(lpn);
                 }
             }
             IoKind::Read => {}
@@ -396,8 +390,7 @@ fn age_one_day(dev: &mut Device, gen: &mut AgeCommands, per_day: u64, day_start:
     }
     // Overnight the drive idles long enough to finish its background
     // work (folding down to its idle target, GC up to its watermark).
-    while drive.ftl.background_step() {}
-    drive.ftl.set_emit_ops(true);
+    while drive.background_step() {}
     Ok(written)
 }
 

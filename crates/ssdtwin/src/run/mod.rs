@@ -1,5 +1,7 @@
 //! Running workloads on a drive in virtual time.
 //!
+//! - [`entry`]: the one way into a run ([`execute`]): a job file on a
+//!   drive, by the runner it needs (concurrent jobs or sequential phases);
 //! - [`engine`]: the event queue and the integer-nanosecond clock;
 //! - [`device`]: the device core — one drive, its clock, its idle policy
 //!   and its statistics, fed one command at a time by any workload source;
@@ -22,6 +24,7 @@ pub mod control;
 pub mod device;
 pub mod driver;
 pub mod engine;
+pub mod entry;
 pub mod jobs;
 pub mod lifetime;
 pub mod logs;
@@ -31,3 +34,5 @@ pub mod state;
 pub mod stats;
 pub mod trace;
 pub mod workload;
+
+pub use entry::{execute, mode, Mode, RunOptions, RunOutcome, RunResults};

@@ -52,6 +52,30 @@ pub struct PhaseResult {
 }
 
 impl PhaseResult {
+    /// A phase's results from its statistics window (what
+    /// [`Device::end_window`] returns, or a job's own statistics as one):
+    /// from the window's start to its end, throughput over the time from
+    /// its `record_from_ns` (after `ramp_time`). What a window does not
+    /// hold starts empty — no bursts, no trace or aging summary — for the
+    /// phases that have one to set it.
+    pub fn from_window(phase: Phase, w: Window) -> PhaseResult {
+        PhaseResult {
+            phase,
+            start_ns: w.start_ns,
+            end_ns: w.end_ns,
+            measured_ns: w.end_ns.saturating_sub(w.record_from_ns),
+            dirs: w.dirs,
+            series: w.series,
+            counters: w.counters,
+            bursts: 0,
+            busy_ns: w.busy_ns,
+            energy_j: w.energy_j,
+            trace: None,
+            thermal: w.thermal,
+            age: None,
+        }
+    }
+
     /// IOPS of one direction over the measured time.
     pub fn iops(&self, kind: IoKind) -> f64 {
         per_second(self.dirs[kind as usize].ios as f64, self.measured_ns)
@@ -197,7 +221,7 @@ impl Simulator {
     /// returned. The other kinds of phase cannot fail.
     pub fn try_run_phase(&mut self, phase: &Phase, index: usize, phases: usize) -> Result<PhaseResult, crate::Error> {
         let start = self.now();
-        let (end_ns, record_from, bursts) = match phase {
+        let (end_ns, bursts) = match phase {
             Phase::Age(spec) => {
                 // Progress by the day (an aging phase may take minutes).
                 let progress = &mut self.progress;
@@ -217,27 +241,12 @@ impl Simulator {
             Phase::Io(spec) => {
                 let ramp_end = start + spec.ramp_time_ns;
                 self.device.begin_window(ramp_end);
-                let (end, bursts) = self.run_io(spec, index, phases);
-                (end, ramp_end, bursts)
+                self.run_io(spec, index, phases)
             }
         };
-        let w: Window = self.device.end_window(end_ns);
-        let measured_ns = end_ns.saturating_sub(record_from);
-        Ok(PhaseResult {
-            phase: phase.clone(),
-            start_ns: start,
-            end_ns,
-            measured_ns,
-            dirs: w.dirs,
-            series: w.series,
-            counters: w.counters,
-            bursts,
-            busy_ns: w.busy_ns,
-            energy_j: w.energy_j,
-            trace: None,
-            thermal: w.thermal,
-            age: None,
-        })
+        let mut r = PhaseResult::from_window(phase.clone(), self.device.end_window(end_ns));
+        r.bursts = bursts;
+        Ok(r)
     }
 
     /// A trace phase: the replay on the device core, reporting progress.
@@ -303,21 +312,10 @@ pub(crate) fn run_quiet(dev: &mut Device, phase: &Phase) -> Result<PhaseResult, 
     }
     let end_ns = dev.now();
     dev.touch_series((end_ns - start).saturating_sub(1));
-    let w: Window = dev.end_window(end_ns);
-    let measured_ns = end_ns - start;
-    Ok(PhaseResult {
-        phase: phase.clone(),
-        start_ns: start,
-        end_ns,
-        measured_ns,
-        dirs: w.dirs,
-        series: w.series,
-        counters: w.counters,
-        bursts: 0,
-        busy_ns: if let Phase::SecureErase { .. } = phase { measured_ns } else { w.busy_ns },
-        energy_j: w.energy_j,
-        trace: None,
-        thermal: w.thermal,
-        age: None,
-    })
+    let mut r = PhaseResult::from_window(phase.clone(), dev.end_window(end_ns));
+    if let Phase::SecureErase { .. } = phase {
+        // The erase keeps the drive busy throughout.
+        r.busy_ns = r.measured_ns;
+    }
+    Ok(r)
 }

@@ -263,7 +263,7 @@ impl TimeSeries {
         while self.seconds.len() <= idx {
             // Programs are stored cumulatively here and turned into
             // per-point counts by `finish`.
-            let p = &drive.flash.counters.programs;
+            let p = &drive.flash().counters.programs;
             let began = self.start_ns + self.next_point_ns();
             let temps = drive.temperatures();
             self.seconds.push(Second {
@@ -308,7 +308,7 @@ impl TimeSeries {
     /// Compute per-point means and counts (call once at the end of the
     /// phase, at `end_ns`, with the drive as it is then).
     pub fn finish(&mut self, drive: &Drive, end_ns: u64) {
-        let end = drive.flash.counters.programs;
+        let end = drive.flash().counters.programs;
         let end_energy = drive.energy_j(end_ns);
         let point_ns = self.point_ns();
         for i in 0..self.seconds.len() {

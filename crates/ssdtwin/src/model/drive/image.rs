@@ -37,7 +37,10 @@ pub struct DriveImageRef<'a> {
     gc_ready: &'a [u64],
     reloc_done: &'a [u64],
     submits: u32,
+    /// [`Drive`]'s `serial_done` (the name is the image format's).
     merge_done: u64,
+    /// The mapping scheme's parts per merge unit (kept for the image
+    /// format; the loaded drive asks its scheme).
     merge_parts: u32,
 }
 
@@ -61,7 +64,8 @@ pub struct DriveImage {
     reloc_done: Vec<u64>,
     submits: u32,
     merge_done: u64,
-    merge_parts: u32,
+    #[serde(rename = "merge_parts")]
+    _merge_parts: u32,
 }
 
 impl Drive {
@@ -83,8 +87,8 @@ impl Drive {
             gc_ready: &self.gc_ready,
             reloc_done: &self.reloc_done,
             submits: self.submits,
-            merge_done: self.merge_done,
-            merge_parts: self.merge_parts,
+            merge_done: self.serial_done,
+            merge_parts: self.booking.of(crate::model::ftl::Purpose::Merge).parts,
         }
     }
 
@@ -112,6 +116,7 @@ impl Drive {
                 fresh.ftl.user_lpns()
             ));
         }
+        let booking = image.ftl.scheme_timing();
         let mut flash = image.flash;
         flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
         Ok(Drive {
@@ -133,8 +138,8 @@ impl Drive {
             reloc_done: if image.reloc_done.len() == dies { image.reloc_done } else { vec![0; dies] },
             gc_ready: image.gc_ready,
             submits: image.submits,
-            merge_done: image.merge_done,
-            merge_parts: image.merge_parts,
+            serial_done: image.merge_done,
+            booking,
         })
     }
 }

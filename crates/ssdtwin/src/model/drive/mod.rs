@@ -26,6 +26,7 @@
 
 use crate::model::controller::{Cores, WriteBuffer};
 use crate::model::flash::{Flash, Lane};
+use crate::model::ftl::mapping::SchemeTiming;
 use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
 use crate::model::media::Media;
@@ -35,8 +36,10 @@ use crate::model::power::PowerMeter;
 use crate::model::thermal::Thermal;
 
 mod image;
+mod untimed;
 
 pub use image::{DriveImage, DriveImageRef};
+pub use untimed::UntimedWrites;
 
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,23 +95,23 @@ pub struct Drive {
     /// The validated specification.
     pub model: DriveModel,
     /// Host link and command slots.
-    pub host: HostInterface,
+    host: HostInterface,
     /// Controller cores.
-    pub cores: Cores,
+    cores: Cores,
     /// Write buffer.
     pub buffer: WriteBuffer,
     /// Flash translation layer.
     pub ftl: Ftl,
     /// Flash array (scheduler, channels, dies).
-    pub flash: Flash,
+    flash: Flash,
     /// Counters.
-    pub counters: DriveCounters,
+    counters: DriveCounters,
     /// Power states and energy.
-    pub power: PowerMeter,
+    power: PowerMeter,
     /// Temperature and thermal throttling (`None`: no `[thermal]`).
     pub thermal: Option<Thermal>,
     /// Bit errors and ECC (`None`: no `[controller.ecc]`).
-    pub media: Option<Media>,
+    media: Option<Media>,
     /// Drive time (ns since its life began) at which the current clock's
     /// zero lies: the clock restarts at 0 after a preparation, and time
     /// powered off passes here ([`Drive::pass_time_powered_off`]).
@@ -128,11 +131,11 @@ pub struct Drive {
     /// power-loss safety and for multi-pass programming of QLC).
     reloc_done: Vec<u64>,
     submits: u32,
-    /// Completion of the latest merge operation scheduled (hybrid mapping).
-    merge_done: u64,
-    /// Single-plane pages a merge reads and programs per program unit, one
-    /// after another (hybrid mapping; 1: the whole unit at once).
-    merge_parts: u32,
+    /// Completion of the latest serial operation scheduled (the mapping
+    /// scheme's page-by-page copying, see [`SchemeTiming`]).
+    serial_done: u64,
+    /// How the mapping scheme's operations are booked (asked once).
+    booking: SchemeTiming,
 }
 
 impl Drive {
@@ -141,11 +144,13 @@ impl Drive {
         let geo = &model.geometry;
         let c = &model.spec.controller;
         let timings = [model.native.clone(), model.slc_timing.clone()];
+        let ftl = Ftl::new(&model);
         Drive {
             host: HostInterface::new(&model),
             cores: Cores::new(c.cores, c.cmd_overhead_ns),
             buffer: WriteBuffer::new(c.write_buffer_bytes),
-            ftl: Ftl::new(&model),
+            booking: ftl.scheme_timing(),
+            ftl,
             flash: Flash::new(
                 geo.dies,
                 geo.channels,
@@ -167,10 +172,39 @@ impl Drive {
             gc_ready: vec![0; geo.dies as usize],
             reloc_done: vec![0; geo.dies as usize],
             submits: 0,
-            merge_done: 0,
-            merge_parts: model.hybrid.as_ref().map_or(1, |h| h.merge_parts),
+            serial_done: 0,
             model,
         }
+    }
+
+    /// Host link and command slots.
+    pub fn host(&self) -> &HostInterface {
+        &self.host
+    }
+
+    /// Controller cores.
+    pub fn cores(&self) -> &Cores {
+        &self.cores
+    }
+
+    /// Flash array (scheduler, channels, dies).
+    pub fn flash(&self) -> &Flash {
+        &self.flash
+    }
+
+    /// Drive-level counters.
+    pub fn counters(&self) -> &DriveCounters {
+        &self.counters
+    }
+
+    /// Power states and energy.
+    pub fn power(&self) -> &PowerMeter {
+        &self.power
+    }
+
+    /// Bit errors and ECC (`None`: no `[controller.ecc]`).
+    pub fn media(&self) -> Option<&Media> {
+        self.media.as_ref()
     }
 
     /// Logical 4 KiB pages the host can address.
@@ -199,7 +233,7 @@ impl Drive {
         }
         self.gc_ready.fill(0);
         self.reloc_done.fill(0);
-        self.merge_done = 0;
+        self.serial_done = 0;
     }
 
     /// Secure erase: all data gone, every block free. This is the start
@@ -284,15 +318,15 @@ impl Drive {
         }
         let entered = self.host.admit(t);
         let ready = self.cores.process(entered);
-        let merges_before = self.merge_done;
+        let serial_before = self.serial_done;
         let done = match cmd.kind {
             IoKind::Read => self.read(cmd, ready),
             IoKind::Write => self.write(cmd, ready),
             IoKind::Trim => self.trim(cmd, ready),
         };
-        if self.merge_done > merges_before && self.model.hybrid.as_ref().is_some_and(|h| h.merge_holds_core) {
-            // The firmware ran the merge on this command's core.
-            self.cores.hold(ready, self.merge_done);
+        if self.serial_done > serial_before && self.booking.serial_holds_core {
+            // The firmware ran the serial work on this command's core.
+            self.cores.hold(ready, self.serial_done);
         }
         self.host.occupy_until(done);
         self.power.busy(arrived, done);
@@ -616,11 +650,12 @@ impl Drive {
                     let die = geo.die_of_block(block);
                     let mode = self.ftl.mode_of(block);
                     let tr = self.timings[mode as usize].tr(row);
-                    // Merges copy page by page: each read waits for the
-                    // merge's previous operation on the die.
-                    let earliest = if purpose == Purpose::Merge { t.max(self.gc_ready[die as usize]) } else { t };
-                    let ready = if purpose == Purpose::Merge && self.merge_parts > 1 {
-                        self.flash.read_parts(earliest, die, tr, slots, self.merge_parts, mode) + ecc
+                    let how = self.booking.of(purpose);
+                    // Serial work copies page by page: each read waits for
+                    // the previous operation on the die.
+                    let earliest = if how.serial { t.max(self.gc_ready[die as usize]) } else { t };
+                    let ready = if how.parts > 1 {
+                        self.flash.read_parts(earliest, die, tr, slots, how.parts, mode) + ecc
                     } else {
                         self.flash.read(earliest, die, tr, slots, mode, lane_of(purpose)) + ecc
                     };
@@ -637,20 +672,11 @@ impl Drive {
                     let mode = self.ftl.mode_of(block);
                     let tprog = self.timings[mode as usize].tprog(row);
                     let bytes = slots as u64 * SECTOR_BYTES as u64;
-                    let earliest = match purpose {
-                        // Hybrid mapping: the log block a host write goes to
-                        // is the one its merges free, so it waits for them.
-                        Purpose::HostWrite if self.model.hybrid.is_some() => {
-                            data_ready.max(self.gc_ready[die as usize])
-                        }
-                        Purpose::HostWrite => data_ready,
-                        Purpose::Gc | Purpose::Fold | Purpose::Merge | Purpose::MapStore => {
-                            t.max(self.gc_ready[die as usize])
-                        }
-                        Purpose::MapLoad => t,
-                    };
-                    let done = if purpose == Purpose::Merge && self.merge_parts > 1 {
-                        self.flash.program_parts(earliest, die, block, tprog, (slots, self.merge_parts), mode)
+                    let how = self.booking.of(purpose);
+                    let issued = if purpose == Purpose::HostWrite { data_ready } else { t };
+                    let earliest = if how.program_waits { issued.max(self.gc_ready[die as usize]) } else { issued };
+                    let done = if how.parts > 1 {
+                        self.flash.program_parts(earliest, die, block, tprog, (slots, how.parts), mode)
                     } else {
                         self.flash.program(earliest, die, block, tprog, slots, (mode, lane_of(purpose)))
                     };
@@ -662,9 +688,9 @@ impl Drive {
                         self.buffer.release_at(release, bytes);
                         last_host_prog = last_host_prog.max(done);
                     }
-                    if purpose == Purpose::Merge {
+                    if how.serial {
                         self.gc_ready[die as usize] = done;
-                        self.merge_done = self.merge_done.max(done);
+                        self.serial_done = self.serial_done.max(done);
                     }
                     if is_relocation(purpose) {
                         let r = &mut self.reloc_done[die as usize];
@@ -682,9 +708,9 @@ impl Drive {
                         earliest = earliest.max(self.reloc_done[die as usize]);
                     }
                     let done = self.flash.erase(earliest, die, block, tbers, mode, lane_of(purpose));
-                    if purpose == Purpose::Merge {
+                    if self.booking.of(purpose).serial {
                         self.gc_ready[die as usize] = done;
-                        self.merge_done = self.merge_done.max(done);
+                        self.serial_done = self.serial_done.max(done);
                     }
                 }
             }

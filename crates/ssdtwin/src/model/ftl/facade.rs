@@ -204,6 +204,16 @@ impl Ftl {
         }
     }
 
+    /// Whether NAND operations are recorded (see [`Ftl::set_emit_ops`]).
+    pub fn emits_ops(&self) -> bool {
+        self.core.emit_ops
+    }
+
+    /// How the drive books the mapping scheme's NAND operations.
+    pub fn scheme_timing(&self) -> mapping::SchemeTiming {
+        self.scheme.timing()
+    }
+
     /// The map cache's counters, when the map is cached.
     pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
         self.core.map.as_ref().map(|m| m.counters)

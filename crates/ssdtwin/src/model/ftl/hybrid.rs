@@ -47,7 +47,7 @@
 
 use std::collections::VecDeque;
 
-use super::mapping::MappingScheme;
+use super::mapping::{MappingScheme, OpTiming, SchemeTiming};
 use super::{FtlCore, NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 use crate::model::params::{HybridModel, LogAssociation, MergePolicy};
@@ -552,6 +552,14 @@ impl MappingScheme for Hybrid {
     }
     fn reclaims_by_page_gc(&self) -> bool {
         false
+    }
+    fn timing(&self) -> SchemeTiming {
+        let mut t = SchemeTiming::COMMON;
+        // The log block a host write goes to is the one its merges free.
+        t.set(Purpose::HostWrite, OpTiming { program_waits: true, ..t.of(Purpose::HostWrite) });
+        t.set(Purpose::Merge, OpTiming { program_waits: true, serial: true, parts: self.model.merge_parts });
+        t.serial_holds_core = self.model.merge_holds_core;
+        t
     }
     fn reset(&mut self) {
         Hybrid::reset(self);

@@ -15,11 +15,68 @@
 //! the shared state, because GC's map updates go through it too: every
 //! map access may emit the NAND reads and programs of translation pages
 //! into the same operation list as data.
+//!
+//! A scheme also says how the drive books its NAND operations
+//! ([`SchemeTiming`]): which wait for the work already booked on their
+//! die, which copy page by page, and whether that work holds the core of
+//! the command that caused it.
 
 use super::hybrid::Hybrid;
 use super::streams::StreamId;
-use super::FtlCore;
+use super::{FtlCore, Purpose};
 use crate::model::nand::Slot;
+
+/// How the drive books the NAND operations of one [`Purpose`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpTiming {
+    /// A program waits for the relocation work booked on its die (the
+    /// die's reclamation front).
+    pub program_waits: bool,
+    /// Copied page by page through the controller: each read waits for
+    /// the die's front, and each program or erase becomes it.
+    pub serial: bool,
+    /// Single-plane operations per program unit in its reads and
+    /// programs, one after another (1: the whole unit at once).
+    pub parts: u32,
+}
+
+/// How the drive books a mapping scheme's NAND operations: per
+/// [`Purpose`], and whether serial work holds a controller core. Asked
+/// once, when the drive is built (a table, no dispatch per operation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemeTiming {
+    ops: [OpTiming; 6],
+    /// The firmware runs serial work on the core of the command that
+    /// caused it, which is held until the work is done.
+    pub serial_holds_core: bool,
+}
+
+impl SchemeTiming {
+    /// The FTL's own rules (page mapping): programs of garbage
+    /// collection, folding, merges and map write-back wait for the die's
+    /// relocation work; host programs and map loads do not; nothing is
+    /// serial.
+    pub const COMMON: SchemeTiming = {
+        const fn op(program_waits: bool) -> OpTiming {
+            OpTiming { program_waits, serial: false, parts: 1 }
+        }
+        let mut ops = [op(true); 6];
+        ops[Purpose::HostWrite as usize] = op(false);
+        ops[Purpose::MapLoad as usize] = op(false);
+        SchemeTiming { ops, serial_holds_core: false }
+    };
+
+    /// How operations of `purpose` are booked.
+    #[inline(always)]
+    pub fn of(&self, purpose: Purpose) -> OpTiming {
+        self.ops[purpose as usize]
+    }
+
+    /// Change how operations of `purpose` are booked.
+    pub fn set(&mut self, purpose: Purpose, timing: OpTiming) {
+        self.ops[purpose as usize] = timing;
+    }
+}
 
 /// What a mapping scheme does for the FTL.
 pub trait MappingScheme {
@@ -35,6 +92,8 @@ pub trait MappingScheme {
     /// Whether space comes back by page-level GC (else by the scheme's own
     /// merges, and idle time has no page GC to do).
     fn reclaims_by_page_gc(&self) -> bool;
+    /// How the drive books the scheme's NAND operations.
+    fn timing(&self) -> SchemeTiming;
     /// Forget everything (secure erase).
     fn reset(&mut self);
     /// The scheme's invariants (tests).
@@ -62,6 +121,9 @@ impl MappingScheme for PageMapping {
     }
     fn reclaims_by_page_gc(&self) -> bool {
         true
+    }
+    fn timing(&self) -> SchemeTiming {
+        SchemeTiming::COMMON
     }
     fn reset(&mut self) {}
     fn check(&self, _core: &FtlCore) -> Result<(), String> {
@@ -110,6 +172,12 @@ impl MappingScheme for Scheme {
         match self {
             Scheme::Page(s) => s.reclaims_by_page_gc(),
             Scheme::Hybrid(s) => s.reclaims_by_page_gc(),
+        }
+    }
+    fn timing(&self) -> SchemeTiming {
+        match self {
+            Scheme::Page(s) => s.timing(),
+            Scheme::Hybrid(s) => s.timing(),
         }
     }
     fn reset(&mut self) {

@@ -191,7 +191,7 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
     let mut gen = IoGenerator::new(spec, capacity);
     let span = spec.size.unwrap_or(capacity - spec.offset);
     let total = spec.io_size.unwrap_or(span);
-    drive.ftl.set_emit_ops(false);
+    let mut untimed = drive.untimed();
     let mut done = 0u64;
     // Commands are taken in batches so that the map entries they will touch
     // can be requested from memory before they are needed (random writes
@@ -199,7 +199,7 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
     // order, same state.
     const BATCH: usize = 32;
     let mut batch = [(0u32, 0u32); BATCH];
-    while done < total && !drive.ftl.read_only() {
+    while done < total && !untimed.read_only() {
         let mut n = 0;
         while n < BATCH && done < total {
             let cmd = gen.next_command();
@@ -209,13 +209,12 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
             n += 1;
         }
         for &(first, _) in &batch[..n] {
-            drive.ftl.prefetch_write(first);
+            untimed.prefetch_write(first);
         }
         for &(first, pages) in &batch[..n] {
             for lpn in first..first + pages {
-                drive.ftl.write(lpn);
+                untimed.write(lpn);
             }
         }
     }
-    drive.ftl.set_emit_ops(true);
 }

@@ -214,21 +214,9 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
         address_scale: src.requests.mapper.scale.map(|(n, d)| n as f64 / d as f64),
         lines,
     };
-    Ok(PhaseResult {
-        phase: Phase::Trace(spec.clone()),
-        start_ns: start,
-        end_ns: end,
-        measured_ns: end - start,
-        dirs: w.dirs,
-        series: w.series,
-        counters: w.counters,
-        bursts: 0,
-        busy_ns: w.busy_ns,
-        energy_j: w.energy_j,
-        trace: Some(Box::new(TraceSummary { replay, stats: src.requests.stats })),
-        thermal: w.thermal,
-        age: None,
-    })
+    let mut r = PhaseResult::from_window(Phase::Trace(spec.clone()), w);
+    r.trace = Some(Box::new(TraceSummary { replay, stats: src.requests.stats }));
+    Ok(r)
 }
 
 /// What a replay counts as it goes.

@@ -107,6 +107,23 @@ pub struct JobFile {
 }
 
 impl JobFile {
+    /// A job file of one section running `phase`, with no ordering,
+    /// reporting or global options (as `ssdtwin run --trace FILE` runs
+    /// the trace).
+    pub fn of_phase(phase: Phase) -> JobFile {
+        let entry = JobEntry {
+            phase,
+            options: Vec::new(),
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
+            startdelay_ns: 0,
+            group_reporting: false,
+            clone: 0,
+        };
+        JobFile { jobs: vec![entry], global: Vec::new(), ignored: Vec::new() }
+    }
+
     /// The jobs as a sequence of phases (the order of the file).
     pub fn to_job(&self) -> Job {
         Job { phases: self.jobs.iter().map(|j| j.phase.clone()).collect() }
