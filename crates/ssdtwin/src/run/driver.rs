@@ -1,17 +1,114 @@
-//! The event loop of closed-loop I/O on one device: every running
-//! [`Source`] keeps its commands outstanding, completions and timers (think
-//! time, rate schedule, burst gaps) are dispatched to the source they
-//! belong to, and a scheduler hook above the loop decides when sources
-//! start (fio's `stonewall`, `wait_for`, `startdelay` in
-//! [`crate::run::jobs`]; one source for [`crate::run::sim::Simulator`]).
-//! What each source does with an event is in [`crate::run::source`]. Left
-//! out: open-loop trace replay, which has its own loop
+//! The one event loop on a device and the closed-loop fio jobs it runs.
+//!
+//! A command source is a `Workload`: `drive` hands it the device's
+//! events — the start, a completion of one of its commands, one of its
+//! `Timer`s, the clock reaching the time it asked to wake at — and it
+//! answers by submitting commands and setting timers on the device, until
+//! it says it is done. The loop is generic over the workload (static
+//! dispatch, nothing allocated per command). Its workloads: the fio jobs
+//! here (`drive_sources`) and trace replay's pacing modes
 //! ([`crate::run::trace`]).
+//!
+//! The fio jobs: every running `Source` keeps its commands outstanding,
+//! completions and timers (think time, rate schedule, burst gaps) are
+//! dispatched to the source they belong to, and a scheduler hook above
+//! the loop decides when sources start (fio's `stonewall`, `wait_for`,
+//! `startdelay` in [`crate::run::jobs`]; one source for
+//! [`crate::run::sim::Simulator`]). What each source does with an event is
+//! in [`crate::run::source`].
+
+use std::convert::Infallible;
 
 use crate::run::control::LatAction;
 use crate::run::device::{Completion, Device, Event};
 use crate::run::sim::{Progress, ProgressFn};
-use crate::run::source::{Source, ETIMEDOUT, TIMER_BURST, TIMER_EXTERNAL, TIMER_SUBMIT};
+use crate::run::source::{Source, ETIMEDOUT};
+
+/// A source of commands driven by [`drive`]. Each method is called with
+/// the device's clock at the event's time; it submits and sets timers
+/// through the device.
+pub(crate) trait Workload {
+    /// What can stop the loop early (a trace's read error).
+    type Error;
+    /// The loop begins at the device's current time.
+    fn start(&mut self, dev: &mut Device) -> Result<(), Self::Error>;
+    /// One of its commands completed.
+    fn on_completion(&mut self, dev: &mut Device, c: &Completion) -> Result<(), Self::Error>;
+    /// One of its timers expired.
+    fn on_timer(&mut self, dev: &mut Device, t: Timer) -> Result<(), Self::Error>;
+    /// The latest time the clock may move to before it acts again without
+    /// an event (an open-loop arrival); `u64::MAX`: only on its events.
+    #[inline]
+    fn wake_at(&self, _dev: &Device) -> u64 {
+        u64::MAX
+    }
+    /// The clock reached [`Workload::wake_at`] with no event before.
+    #[inline]
+    fn on_wake(&mut self, _dev: &mut Device) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// Nothing left to do: the loop returns (commands may still be
+    /// outstanding, for the caller to drain).
+    fn done(&self) -> bool;
+}
+
+/// The one loop: start `w`, then move the device's clock event by event
+/// (or to the time `w` wakes at) and hand `w` each, until it is done or
+/// the device has no event left.
+#[inline]
+pub(crate) fn drive<W: Workload>(dev: &mut Device, w: &mut W) -> Result<(), W::Error> {
+    w.start(dev)?;
+    while !w.done() {
+        let until = w.wake_at(dev);
+        match dev.advance_until(until) {
+            Some(Event::Completion(c)) => w.on_completion(dev, &c)?,
+            Some(Event::Timer(token)) => w.on_timer(dev, Timer::of_token(token))?,
+            None if until == u64::MAX => break,
+            None => w.on_wake(dev)?,
+        }
+    }
+    Ok(())
+}
+
+/// A timer of a workload: whose (a source's index, or the scheduler's id)
+/// and what for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timer {
+    /// The source (or, for [`TimerKind::External`], the scheduler's id).
+    pub(crate) source: u32,
+    /// What it is for.
+    pub(crate) kind: TimerKind,
+}
+
+/// What a [`Timer`] is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// A source's think time or rate wait is over: submit.
+    Submit = 0,
+    /// A source's idle gap between bursts is over.
+    Burst = 1,
+    /// The scheduler above the loop (e.g. a delayed job start).
+    External = 2,
+}
+
+impl Timer {
+    /// Set on `dev` to expire at `at`. (The device carries a `u32`
+    /// token; it is packed and unpacked here only.)
+    #[inline]
+    pub(crate) fn set(self, dev: &mut Device, at: u64) {
+        dev.set_timer(at, self.source * 4 + self.kind as u32);
+    }
+
+    #[inline]
+    fn of_token(token: u32) -> Timer {
+        let kind = match token % 4 {
+            0 => TimerKind::Submit,
+            1 => TimerKind::Burst,
+            _ => TimerKind::External,
+        };
+        Timer { source: token / 4, kind }
+    }
+}
 
 /// What a scheduler above the loop wants done: sources to start now and
 /// timers (time, id) after which it is asked again.
@@ -45,90 +142,146 @@ pub(crate) enum Hooked {
 pub(crate) fn drive_sources(
     dev: &mut Device,
     sources: &mut [Source],
-    mut progress: Option<(&mut ProgressFn, usize, usize)>,
+    progress: Option<(&mut ProgressFn, usize, usize)>,
     hook: &mut Hook<'_>,
 ) {
-    let single = sources.len() == 1;
-    let mut running = 0usize;
-    let mut hook_timers = 0usize;
-    let mut work = vec![Hooked::Begin];
-    let mut react = |dev: &mut Device,
-                     sources: &mut [Source],
-                     work: &mut Vec<Hooked>,
-                     running: &mut usize,
-                     hook_timers: &mut usize| {
-        while let Some(h) = work.pop() {
-            let action = hook(dev, sources, h);
+    let next_progress = dev.now() + 1_000_000_000;
+    let mut jobs = Jobs {
+        single: sources.len() == 1,
+        sources,
+        progress,
+        hook,
+        running: 0,
+        hook_timers: 0,
+        work: Vec::new(),
+        next_progress,
+    };
+    let Ok(()) = drive(dev, &mut jobs);
+}
+
+/// fio jobs as one [`Workload`]: the sources, the scheduler's hook and
+/// what the loop keeps about them.
+struct Jobs<'s, 'p, 'h, 'a> {
+    sources: &'s mut [Source],
+    progress: Option<(&'p mut ProgressFn, usize, usize)>,
+    hook: &'h mut Hook<'a>,
+    single: bool,
+    /// Sources started and not finished.
+    running: usize,
+    /// The hook's timers set and not expired.
+    hook_timers: usize,
+    /// What the hook is still to be told.
+    work: Vec<Hooked>,
+    next_progress: u64,
+}
+
+impl Jobs<'_, '_, '_, '_> {
+    /// Tell the hook what happened and do what it asks.
+    fn react(&mut self, dev: &mut Device) {
+        while let Some(h) = self.work.pop() {
+            let action = (self.hook)(dev, self.sources, h);
             for (at, id) in action.timers {
-                *hook_timers += 1;
-                dev.set_timer(at.max(dev.now()), id * 4 + TIMER_EXTERNAL);
+                self.hook_timers += 1;
+                Timer { source: id, kind: TimerKind::External }.set(dev, at.max(dev.now()));
             }
             for j in action.start {
-                let s = &mut sources[j];
+                let s = &mut self.sources[j];
                 s.begin(dev.now());
                 s.fill(dev, j as u32);
                 if s.outstanding == 0 && s.pending == 0 {
                     s.finished = true;
-                    work.push(Hooked::Finished(j));
+                    self.work.push(Hooked::Finished(j));
                 } else {
-                    *running += 1;
+                    self.running += 1;
                 }
             }
         }
-    };
-    react(dev, sources, &mut work, &mut running, &mut hook_timers);
-    let mut next_progress = dev.now() + 1_000_000_000;
-    while running > 0 || hook_timers > 0 {
-        if single && running == 1 && hook_timers == 0 && sources[0].plain {
-            // The common case (one job with nothing but its depth and
-            // limits) in a loop of its own: the same steps as below
-            // without the branches it cannot take.
-            if !drive_plain(dev, &mut sources[0], &mut progress, &mut next_progress) {
-                break;
-            }
-            sources[0].finished = true;
-            running -= 1;
-            work.push(Hooked::Finished(0));
-            react(dev, sources, &mut work, &mut running, &mut hook_timers);
-            continue;
-        }
-        let Some(ev) = dev.next_event() else { break };
-        let now = dev.now();
-        let mut ended = None;
-        match ev {
-            Event::Completion(c) => ended = on_completion(dev, sources, &c, now),
-            Event::Timer(token) => {
-                let i = (token / 4) as usize;
-                match token % 4 {
-                    TIMER_SUBMIT => ended = on_submit_timer(dev, &mut sources[i], i, now),
-                    TIMER_BURST => {
-                        let s = &mut sources[i];
-                        s.pending -= 1;
-                        s.end_ns = now;
-                        if !restart_burst(dev, s, i) {
-                            running -= 1;
-                            work.push(Hooked::Finished(i));
-                        }
-                    }
-                    _ => {
-                        hook_timers -= 1;
-                        work.push(Hooked::Timer(i as u32));
-                    }
-                }
-            }
-        }
+    }
+
+    /// After an event at `now`: source `ended` (if any) has nothing
+    /// outstanding or pending; the hook is told what finished; progress.
+    #[inline]
+    fn after(&mut self, dev: &mut Device, ended: Option<usize>, now: u64) {
         if let Some(i) = ended {
-            if source_ended(dev, &mut sources[i], i, now, single) {
-                running -= 1;
-                work.push(Hooked::Finished(i));
+            if source_ended(dev, &mut self.sources[i], i, now, self.single) {
+                self.running -= 1;
+                self.work.push(Hooked::Finished(i));
             }
         }
-        if !work.is_empty() {
-            react(dev, sources, &mut work, &mut running, &mut hook_timers);
+        if !self.work.is_empty() {
+            self.react(dev);
         }
-        if now >= next_progress {
-            report_progress(&mut progress, &sources[0], now, &mut next_progress);
+        if now >= self.next_progress {
+            report_progress(&mut self.progress, &self.sources[0], now, &mut self.next_progress);
         }
+    }
+}
+
+impl Workload for Jobs<'_, '_, '_, '_> {
+    type Error = Infallible;
+
+    fn start(&mut self, dev: &mut Device) -> Result<(), Infallible> {
+        self.work.push(Hooked::Begin);
+        self.react(dev);
+        Ok(())
+    }
+
+    #[inline]
+    fn on_completion(&mut self, dev: &mut Device, c: &Completion) -> Result<(), Infallible> {
+        let now = dev.now();
+        if self.single && self.running == 1 && self.hook_timers == 0 && self.sources[0].plain {
+            // The common case (one job with nothing but its depth and
+            // limits): the same steps as below without the branches it
+            // cannot take.
+            let s = &mut self.sources[0];
+            s.outstanding -= 1;
+            s.completions += 1;
+            if s.can_issue(now) {
+                s.submit(dev, 0);
+            }
+            if s.outstanding == 0 {
+                s.end_ns = now;
+                s.finished = true;
+                self.running -= 1;
+                self.work.push(Hooked::Finished(0));
+                self.react(dev);
+            } else if now >= self.next_progress {
+                report_progress(&mut self.progress, &self.sources[0], now, &mut self.next_progress);
+            }
+            return Ok(());
+        }
+        let ended = on_completion(dev, self.sources, c, now);
+        self.after(dev, ended, now);
+        Ok(())
+    }
+
+    fn on_timer(&mut self, dev: &mut Device, t: Timer) -> Result<(), Infallible> {
+        let now = dev.now();
+        let i = t.source as usize;
+        let mut ended = None;
+        match t.kind {
+            TimerKind::Submit => ended = on_submit_timer(dev, &mut self.sources[i], i, now),
+            TimerKind::Burst => {
+                let s = &mut self.sources[i];
+                s.pending -= 1;
+                s.end_ns = now;
+                if !restart_burst(dev, s, i) {
+                    self.running -= 1;
+                    self.work.push(Hooked::Finished(i));
+                }
+            }
+            TimerKind::External => {
+                self.hook_timers -= 1;
+                self.work.push(Hooked::Timer(t.source));
+            }
+        }
+        self.after(dev, ended, now);
+        Ok(())
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.running == 0 && self.hook_timers == 0
     }
 }
 
@@ -217,7 +370,7 @@ fn source_ended(dev: &mut Device, s: &mut Source, i: usize, now: u64, single: bo
                 !restart_burst(dev, s, i)
             } else {
                 s.pending += 1;
-                dev.set_timer(now + idle, i as u32 * 4 + TIMER_BURST);
+                Timer { source: i as u32, kind: TimerKind::Burst }.set(dev, now + idle);
                 false
             }
         }
@@ -251,35 +404,6 @@ fn report_progress(
         phase_ns: now - s.start,
         fraction: fraction.map(|f| f.min(1.0)),
     });
-}
-
-/// [`drive_sources`]' loop for one plain source ([`Source::plain`]):
-/// every completion is answered by the next command while the limits
-/// allow. Returns true when the source ended (nothing outstanding), false
-/// when the device ran out of events first.
-fn drive_plain(
-    dev: &mut Device,
-    s: &mut Source,
-    progress: &mut Option<(&mut ProgressFn, usize, usize)>,
-    next_progress: &mut u64,
-) -> bool {
-    while let Some(ev) = dev.next_event() {
-        let Event::Completion(_) = ev else { unreachable!("a plain source sets no timers and the hook has none") };
-        let now = dev.now();
-        s.outstanding -= 1;
-        s.completions += 1;
-        if s.can_issue(now) {
-            s.submit(dev, 0);
-        }
-        if s.outstanding == 0 {
-            s.end_ns = now;
-            return true;
-        }
-        if now >= *next_progress {
-            report_progress(progress, s, now, next_progress);
-        }
-    }
-    false
 }
 
 /// After a burst's idle gap: start the next burst; false (and the source

@@ -8,8 +8,8 @@
 //! - [`sim`]: runs a job's phases one after the other over the device core;
 //! - [`source`]: one fio-style job's bookkeeping (generator, limits, rate
 //!   schedule, its own statistics);
-//! - [`driver`]: the closed-loop event loop driving one or several sources
-//!   on the device;
+//! - [`driver`]: the one event loop on the device (a `Workload` is handed
+//!   the device's events) and the closed-loop fio jobs it runs;
 //! - [`control`]: fio's latency-target depth search and steady-state
 //!   detection inside a job;
 //! - [`logs`]: fio's log files (bandwidth, IOPS, latency, histograms);

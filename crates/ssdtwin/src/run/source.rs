@@ -13,16 +13,11 @@ use rand_pcg::Pcg64Mcg;
 use crate::model::drive::Drive;
 use crate::run::control::{LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
+use crate::run::driver::{Timer, TimerKind};
 use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
-
-/// Timer tokens: the source's index times 4 plus one of these.
-pub(crate) const TIMER_SUBMIT: u32 = 0;
-pub(crate) const TIMER_BURST: u32 = 1;
-/// A timer of the scheduler above the loop (e.g. a delayed job start).
-pub(crate) const TIMER_EXTERNAL: u32 = 2;
 
 /// fio's error number when a job ends below its minimum rate (EIO).
 pub const EIO: i32 = 5;
@@ -303,7 +298,7 @@ impl Source {
         };
         if at > now {
             self.pending += 1;
-            dev.set_timer(at, me * 4 + TIMER_SUBMIT);
+            Timer { source: me, kind: TimerKind::Submit }.set(dev, at);
         } else {
             self.submit(dev, me);
         }

@@ -22,7 +22,8 @@ use super::address::Mapper;
 use super::{GroupMark, ReplayMode, TraceFormat, TraceOp, TraceReader, TraceSpec, TraceStats};
 use crate::error::TraceError;
 use crate::model::drive::{Command, IoKind};
-use crate::run::device::{Device, Event};
+use crate::run::device::{Completion, Device};
+use crate::run::driver::{drive, Timer, Workload};
 use crate::run::sim::PhaseResult;
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::Phase;
@@ -170,23 +171,41 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     device.begin_window(start);
     let mut t = Tally::default();
     let mut next_progress = start + 1_000_000_000;
-    let mut tick = |now: u64| {
+    let tick = |now: u64| {
         if now >= next_progress {
             next_progress = now + 1_000_000_000;
             progress(now - start);
         }
     };
     match mode {
-        ReplayMode::Closed { depth } => replay_closed(device, &mut src, depth, &mut t, &mut tick)?,
+        ReplayMode::Closed { depth } => {
+            drive(device, &mut Closed { src: &mut src, t: &mut t, tick, depth, done: false })?
+        }
         ReplayMode::AsRecorded | ReplayMode::CappedIdle { .. } => {
             let cap = match mode {
                 ReplayMode::CappedIdle { max_idle_ns } => Some(max_idle_ns),
                 _ => None,
             };
-            replay_timed(device, &mut src, spec.time_scale, cap, &mut t, &mut tick)?
+            let scale = spec.time_scale;
+            let mut w =
+                Timed { src: &mut src, t: &mut t, tick, scale, cap, start, shift: 0, idle_from: start, next: None };
+            drive(device, &mut w)?
         }
         ReplayMode::Dependent { max_idle_ns } => {
-            replay_dependent(device, &mut src, spec.time_scale, max_idle_ns, &mut t, &mut tick)?
+            let mut w = Dependent {
+                src: &mut src,
+                t: &mut t,
+                tick,
+                time_scale: spec.time_scale,
+                cap: max_idle_ns,
+                start,
+                group_at: start,
+                group_recorded: 0,
+                group_len: 0,
+                next: None,
+                at: None,
+            };
+            drive(device, &mut w)?
         }
     }
     while device.outstanding() > 0 {
@@ -241,130 +260,262 @@ impl Tally {
 }
 
 /// Closed loop: `depth` requests outstanding, each issued as one completes.
-fn replay_closed(
-    device: &mut Device,
-    src: &mut Source,
+struct Closed<'a, T> {
+    src: &'a mut Source,
+    t: &'a mut Tally,
+    tick: T,
     depth: u32,
-    t: &mut Tally,
-    tick: &mut dyn FnMut(u64),
-) -> Result<(), TraceError> {
-    loop {
-        while device.outstanding() < depth {
-            let Some((cmd, _, _)) = src.next(device)? else { break };
-            t.submit(device, cmd);
+    done: bool,
+}
+
+impl<T: FnMut(u64)> Closed<'_, T> {
+    /// Fill the queue to the depth; done when nothing is left outstanding.
+    #[inline]
+    fn fill(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        while device.outstanding() < self.depth {
+            let Some((cmd, _, _)) = self.src.next(device)? else { break };
+            self.t.submit(device, cmd);
         }
-        t.max_outstanding = t.max_outstanding.max(device.outstanding());
-        if device.outstanding() == 0 {
-            return Ok(());
-        }
-        device.next_event();
-        tick(device.now());
+        self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
+        self.done = device.outstanding() == 0;
+        Ok(())
+    }
+}
+
+impl<T: FnMut(u64)> Workload for Closed<'_, T> {
+    type Error = TraceError;
+
+    fn start(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        self.fill(device)
+    }
+
+    #[inline]
+    fn on_completion(&mut self, device: &mut Device, _: &Completion) -> Result<(), TraceError> {
+        (self.tick)(device.now());
+        self.fill(device)
+    }
+
+    fn on_timer(&mut self, device: &mut Device, _: Timer) -> Result<(), TraceError> {
+        (self.tick)(device.now());
+        self.fill(device)
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.done
     }
 }
 
 /// Open loop at the recorded times (scaled by `scale`), with idle periods
-/// capped at `cap` when given.
-fn replay_timed(
-    device: &mut Device,
-    src: &mut Source,
+/// capped at `cap` when given: each request is submitted when the clock
+/// wakes at its time.
+struct Timed<'a, T> {
+    src: &'a mut Source,
+    t: &'a mut Tally,
+    tick: T,
     scale: f64,
     cap: Option<u64>,
-    t: &mut Tally,
-    tick: &mut dyn FnMut(u64),
-) -> Result<(), TraceError> {
-    let start = device.now();
-    // Time removed by the cap so far, and when the drive last had
-    // nothing outstanding.
-    let mut shift = 0u64;
-    let mut idle_from = start;
-    while let Some((cmd, recorded, _)) = src.next(device)? {
-        let scaled = if scale == 1.0 { recorded } else { (recorded as f64 * scale).round() as u64 };
-        t.scheduled_ns = t.scheduled_ns.max(scaled);
-        let at = (start + scaled.saturating_sub(shift)).max(device.now());
-        loop {
-            let target = match cap {
-                Some(c) if device.outstanding() == 0 => at.min(idle_from + c).max(device.now()),
-                _ => at,
-            };
-            match device.advance_until(target) {
-                Some(Event::Completion(c)) => {
-                    if device.outstanding() == 0 {
-                        idle_from = c.done_ns;
-                    }
-                }
-                Some(Event::Timer(_)) => {}
-                None => {
-                    shift += at - target;
-                    t.idle_removed += at - target;
-                    break;
-                }
+    start: u64,
+    /// Time removed by the cap so far.
+    shift: u64,
+    /// When the drive last had nothing outstanding.
+    idle_from: u64,
+    /// The next request and its time.
+    next: Option<(Command, u64)>,
+}
+
+impl<T: FnMut(u64)> Timed<'_, T> {
+    /// Read the next request and place it in time.
+    #[inline]
+    fn read(&mut self, device: &Device) -> Result<(), TraceError> {
+        self.next = match self.src.next(device)? {
+            None => None,
+            Some((cmd, recorded, _)) => {
+                let scaled = if self.scale == 1.0 { recorded } else { (recorded as f64 * self.scale).round() as u64 };
+                self.t.scheduled_ns = self.t.scheduled_ns.max(scaled);
+                Some((cmd, (self.start + scaled.saturating_sub(self.shift)).max(device.now())))
             }
-        }
-        t.submit(device, cmd);
-        t.max_outstanding = t.max_outstanding.max(device.outstanding());
-        tick(device.now());
+        };
+        Ok(())
     }
-    Ok(())
+}
+
+impl<T: FnMut(u64)> Workload for Timed<'_, T> {
+    type Error = TraceError;
+
+    fn start(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        self.read(device)
+    }
+
+    #[inline]
+    fn on_completion(&mut self, device: &mut Device, c: &Completion) -> Result<(), TraceError> {
+        if device.outstanding() == 0 {
+            self.idle_from = c.done_ns;
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _: &mut Device, _: Timer) -> Result<(), TraceError> {
+        Ok(())
+    }
+
+    /// The request's time, or the end of the capped idle gap before it.
+    #[inline]
+    fn wake_at(&self, device: &Device) -> u64 {
+        let Some((_, at)) = self.next else { return u64::MAX };
+        match self.cap {
+            Some(c) if device.outstanding() == 0 => at.min(self.idle_from + c).max(device.now()),
+            _ => at,
+        }
+    }
+
+    /// Submit the request (the idle cut short by the cap is removed from
+    /// the times of the requests after it).
+    #[inline]
+    fn on_wake(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        let Some((cmd, at)) = self.next.take() else { return Ok(()) };
+        let removed = at - device.now();
+        self.shift += removed;
+        self.t.idle_removed += removed;
+        self.t.submit(device, cmd);
+        self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
+        (self.tick)(device.now());
+        self.read(device)
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.next.is_none()
+    }
 }
 
 /// Dependent replay: requests in groups, a group issued once the previous
 /// one has completed and its recorded gap (idle part capped at `cap`) has
 /// elapsed; times scaled by `time_scale`.
-fn replay_dependent(
-    device: &mut Device,
-    src: &mut Source,
+struct Dependent<'a, T> {
+    src: &'a mut Source,
+    t: &'a mut Tally,
+    tick: T,
     time_scale: f64,
     cap: u64,
-    t: &mut Tally,
-    tick: &mut dyn FnMut(u64),
-) -> Result<(), TraceError> {
-    let start = device.now();
-    let scale = |x: u64| if time_scale == 1.0 { x } else { (x as f64 * time_scale).round() as u64 };
-    // The current group: when it was issued, its recorded start
-    // and how many requests it has.
-    let mut group_at = start;
-    let mut group_recorded = 0u64;
-    let mut group_len = 0u32;
-    while let Some((cmd, recorded, mark)) = src.next(device)? {
-        let recorded = scale(recorded);
-        t.scheduled_ns = t.scheduled_ns.max(recorded);
-        let idle = match mark {
-            _ if t.groups == 0 => Some(0),
-            GroupMark::Joins => None,
-            GroupMark::Starts { idle_ns } => Some(scale(idle_ns)),
-            GroupMark::Own => Some(recorded.saturating_sub(group_recorded)),
-        };
-        let at = match idle {
-            None => {
-                group_len += 1;
-                group_at + recorded.saturating_sub(group_recorded)
-            }
-            Some(idle) => {
-                // A new group: after the previous one has
-                // completed and its recorded gap (idle part
-                // capped) has elapsed.
-                while device.outstanding() > 0 {
-                    device.next_event();
-                }
-                let gap = recorded.saturating_sub(group_recorded);
-                let idle = idle.min(gap);
-                t.idle_removed += idle - idle.min(cap);
-                let at = if t.groups == 0 { start } else { group_at + gap - idle + idle.min(cap) };
-                t.groups += 1;
-                group_at = at.max(device.now());
-                group_recorded = recorded;
-                group_len = 1;
-                group_at
-            }
-        };
-        t.max_group = t.max_group.max(group_len);
-        let at = at.max(device.now());
-        while device.advance_until(at).is_some() {}
-        t.submit(device, cmd);
-        t.max_outstanding = t.max_outstanding.max(device.outstanding());
-        tick(device.now());
+    start: u64,
+    /// The current group: when it was issued, its recorded start and how
+    /// many requests it has.
+    group_at: u64,
+    group_recorded: u64,
+    group_len: u32,
+    /// The next request, its recorded time (scaled) and, when it starts a
+    /// group, the recorded idle before it.
+    next: Option<(Command, u64, Option<u64>)>,
+    /// When it is submitted (`None`: it starts a group and waits for the
+    /// previous one to complete).
+    at: Option<u64>,
+}
+
+impl<T: FnMut(u64)> Dependent<'_, T> {
+    #[inline]
+    fn scale(&self, x: u64) -> u64 {
+        if self.time_scale == 1.0 {
+            x
+        } else {
+            (x as f64 * self.time_scale).round() as u64
+        }
     }
-    Ok(())
+
+    /// Read the next request and place it in time (or wait for its
+    /// group's predecessor).
+    #[inline]
+    fn read(&mut self, device: &Device) -> Result<(), TraceError> {
+        let Some((cmd, recorded, mark)) = self.src.next(device)? else {
+            self.next = None;
+            return Ok(());
+        };
+        let recorded = self.scale(recorded);
+        self.t.scheduled_ns = self.t.scheduled_ns.max(recorded);
+        let idle = match mark {
+            _ if self.t.groups == 0 => Some(0),
+            GroupMark::Joins => None,
+            GroupMark::Starts { idle_ns } => Some(self.scale(idle_ns)),
+            GroupMark::Own => Some(recorded.saturating_sub(self.group_recorded)),
+        };
+        self.next = Some((cmd, recorded, idle));
+        self.at = None;
+        match idle {
+            None => {
+                self.group_len += 1;
+                self.place(device, self.group_at + recorded.saturating_sub(self.group_recorded));
+            }
+            Some(_) if device.outstanding() > 0 => {}
+            Some(idle) => self.begin_group(device, recorded, idle),
+        }
+        Ok(())
+    }
+
+    /// A new group, now that the previous one has completed: after its
+    /// recorded gap (idle part capped) has elapsed.
+    fn begin_group(&mut self, device: &Device, recorded: u64, idle: u64) {
+        let gap = recorded.saturating_sub(self.group_recorded);
+        let idle = idle.min(gap);
+        self.t.idle_removed += idle - idle.min(self.cap);
+        let at = if self.t.groups == 0 { self.start } else { self.group_at + gap - idle + idle.min(self.cap) };
+        self.t.groups += 1;
+        self.group_at = at.max(device.now());
+        self.group_recorded = recorded;
+        self.group_len = 1;
+        self.place(device, self.group_at);
+    }
+
+    #[inline]
+    fn place(&mut self, device: &Device, at: u64) {
+        self.t.max_group = self.t.max_group.max(self.group_len);
+        self.at = Some(at.max(device.now()));
+    }
+}
+
+impl<T: FnMut(u64)> Workload for Dependent<'_, T> {
+    type Error = TraceError;
+
+    fn start(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        self.read(device)
+    }
+
+    #[inline]
+    fn on_completion(&mut self, device: &mut Device, _: &Completion) -> Result<(), TraceError> {
+        if self.at.is_none() && device.outstanding() == 0 {
+            if let Some((_, recorded, Some(idle))) = self.next {
+                self.begin_group(device, recorded, idle);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, device: &mut Device, _: Timer) -> Result<(), TraceError> {
+        if self.at.is_none() && device.outstanding() == 0 {
+            if let Some((_, recorded, Some(idle))) = self.next {
+                self.begin_group(device, recorded, idle);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn wake_at(&self, _: &Device) -> u64 {
+        self.at.unwrap_or(u64::MAX)
+    }
+
+    #[inline]
+    fn on_wake(&mut self, device: &mut Device) -> Result<(), TraceError> {
+        let Some((cmd, _, _)) = self.next.take() else { return Ok(()) };
+        self.t.submit(device, cmd);
+        self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
+        (self.tick)(device.now());
+        self.read(device)
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.next.is_none()
+    }
 }
 
 /// The trace's requests as drive commands, skipped ones counted, read
