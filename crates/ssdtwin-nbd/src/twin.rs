@@ -42,10 +42,12 @@
 //! Saving the twin (drive state and data) and loading it: [`crate::image`].
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 use ssdtwin::model::ftl::journal::Relocation;
 use ssdtwin::model::nand::NONE;
-use ssdtwin::run::device::Device;
+use ssdtwin::run::device::{Completion, Device};
+use ssdtwin::run::driver::{drive_until, Workload};
 use ssdtwin::run::sim::PhaseResult;
 use ssdtwin::run::workload::{IoSpec, Phase, RwPattern};
 use ssdtwin::{Command, Drive, IoKind};
@@ -72,6 +74,26 @@ pub struct Twin {
     /// tracking on): `None` when the page was unmapped.
     preimages: Option<HashMap<u64, Option<Box<[u8; PAGE]>>>>,
     traffic: Traffic,
+}
+
+/// The clients as the loop's workload: each request is submitted by the
+/// twin itself, which learns its completion time at submission, so a
+/// completion the loop delivers has nothing left to do (it has entered
+/// the device's statistics window); there are no timers.
+struct Clients;
+
+impl Workload for Clients {
+    type Error = Infallible;
+
+    #[inline]
+    fn on_completion(&mut self, _dev: &mut Device, _c: &Completion) -> Result<(), Infallible> {
+        Ok(())
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// What the clients' reads and writes looked like, for the phase's
@@ -231,7 +253,7 @@ impl Twin {
     /// the idle policy wants. Returns the time reached.
     pub fn advance_to(&mut self, t: u64) -> u64 {
         let t = t.max(self.device.now());
-        while self.device.advance_until(t).is_some() {}
+        let Ok(()) = drive_until(&mut self.device, &mut Clients, t);
         self.sync();
         t
     }
@@ -488,21 +510,7 @@ impl Twin {
             spec.rwmixread = (r.ios * 100 / ios) as u32;
         }
         spec.offset = 0;
-        let result = PhaseResult {
-            phase: Phase::Io(spec),
-            start_ns: self.start_ns,
-            end_ns: end,
-            measured_ns: end - self.start_ns,
-            dirs: w.dirs,
-            series: w.series,
-            counters: w.counters,
-            bursts: 0,
-            busy_ns: w.busy_ns,
-            energy_j: w.energy_j,
-            trace: None,
-            thermal: w.thermal,
-            age: None,
-        };
+        let result = PhaseResult::from_window(Phase::Io(spec), w);
         self.start_ns = end;
         self.device.begin_window(end);
         result

@@ -14,7 +14,10 @@
 //! core carries it), and completions gathered into columns (little-endian
 //! `i64`/`u8` buffers that numpy reads without a copy).
 //!
-//! The clock only moves in [`Device::advance_until`] / [`Device::next_event`]:
+//! The clock only moves in the library's one loop,
+//! [`ssdtwin::run::driver::drive_until`], with the host's side as its
+//! workload (`Collect`: each completion, a flush's timer included, becomes
+//! a record held for the caller):
 //! - [`Stepper::run_until`]`(t)`: every event up to `t`, background work
 //!   included, the clock ends at `t`;
 //! - [`Stepper::run_until_idle`]: events until nothing is outstanding, the
@@ -25,8 +28,11 @@
 
 use std::collections::VecDeque;
 
+use std::convert::Infallible;
+
 use ssdtwin::model::drive::{Command, IoError, IoKind};
-use ssdtwin::run::device::{Device, Event};
+use ssdtwin::run::device::{Completion, Device};
+use ssdtwin::run::driver::{drive_until, Timer, TimerKind, Workload};
 
 /// Op codes, in the order of `ssdtwin.Device.OPS`.
 pub const OPS: [&str; 4] = ["read", "write", "trim", "flush"];
@@ -118,15 +124,75 @@ struct Pending {
 #[derive(Debug, Clone)]
 pub struct Stepper {
     device: Device,
-    /// Pending commands by the core's tag (I/O) or timer token (flush).
+    host: Host,
+    next_id: u64,
+    user_bytes: u64,
+}
+
+/// What the host keeps about its commands between steps.
+#[derive(Debug, Clone, Default)]
+struct Host {
+    /// Pending commands by the core's tag (I/O) or timer's source (flush).
     pending: Vec<Pending>,
     free: Vec<u32>,
-    next_id: u64,
     /// Flushes submitted and not delivered.
     flushes: u64,
-    /// Completions delivered while advancing to a submission time.
+    /// Completions delivered and not yet returned to the caller.
     held: VecDeque<Record>,
-    user_bytes: u64,
+}
+
+/// The host as the loop's workload: every completion (and a flush's
+/// timer) becomes a held record; done after `limit` of them.
+struct Collect<'h> {
+    host: &'h mut Host,
+    limit: usize,
+    got: usize,
+}
+
+impl Workload for Collect<'_> {
+    type Error = Infallible;
+
+    #[inline]
+    fn on_completion(&mut self, _dev: &mut Device, c: &Completion) -> Result<(), Infallible> {
+        let h = &mut *self.host;
+        let p = h.pending[c.tag as usize];
+        h.free.push(c.tag);
+        h.held.push_back(Record {
+            id: p.id,
+            op: c.cmd.kind as u8,
+            offset: c.cmd.offset,
+            length: u64::from(c.cmd.len),
+            submit_ns: c.submitted_ns,
+            complete_ns: c.done_ns,
+            status: status_of(c.error),
+        });
+        self.got += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn on_timer(&mut self, dev: &mut Device, t: Timer) -> Result<(), Infallible> {
+        let h = &mut *self.host;
+        let p = h.pending[t.source as usize];
+        h.free.push(t.source);
+        h.flushes -= 1;
+        h.held.push_back(Record {
+            id: p.id,
+            op: FLUSH,
+            offset: 0,
+            length: 0,
+            submit_ns: p.submit_ns,
+            complete_ns: dev.now(),
+            status: 0,
+        });
+        self.got += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.got >= self.limit
+    }
 }
 
 fn kind_of(op: u8) -> IoKind {
@@ -149,15 +215,7 @@ impl Stepper {
     /// Step `device` from its current time.
     pub fn new(device: Device) -> Stepper {
         let user_bytes = device.drive().user_bytes();
-        Stepper {
-            device,
-            pending: Vec::new(),
-            free: Vec::new(),
-            next_id: 0,
-            flushes: 0,
-            held: VecDeque::new(),
-            user_bytes,
-        }
+        Stepper { device, host: Host::default(), next_id: 0, user_bytes }
     }
 
     /// The device core.
@@ -177,7 +235,7 @@ impl Stepper {
 
     /// Commands submitted whose completion has not been returned yet.
     pub fn outstanding(&self) -> u64 {
-        u64::from(self.device.outstanding()) + self.flushes + self.held.len() as u64
+        u64::from(self.device.outstanding()) + self.host.flushes + self.host.held.len() as u64
     }
 
     /// Why a command may not be submitted (`Ok`: it may).
@@ -282,72 +340,45 @@ impl Stepper {
         let id = self.next_id;
         self.next_id += 1;
         let entry = Pending { id, submit_ns: self.now() };
-        let slot = match self.free.pop() {
+        let h = &mut self.host;
+        let slot = match h.free.pop() {
             Some(s) => {
-                self.pending[s as usize] = entry;
+                h.pending[s as usize] = entry;
                 s
             }
             None => {
-                self.pending.push(entry);
-                self.pending.len() as u32 - 1
+                h.pending.push(entry);
+                h.pending.len() as u32 - 1
             }
         };
         if op == FLUSH {
             let done = self.device.flush();
-            self.device.set_timer(done, slot);
-            self.flushes += 1;
+            Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
+            h.flushes += 1;
         } else {
             self.device.submit(Command { kind: kind_of(op), offset, len: length as u32 }, slot);
         }
         id
     }
 
-    /// The completion an event delivers.
+    /// Run the loop up to `until`, holding at most `limit` more
+    /// completions (the clock stops at the last one when the limit is
+    /// reached first).
     #[inline]
-    fn record(&mut self, ev: Event) -> Record {
-        match ev {
-            Event::Completion(c) => {
-                let p = self.pending[c.tag as usize];
-                self.free.push(c.tag);
-                Record {
-                    id: p.id,
-                    op: c.cmd.kind as u8,
-                    offset: c.cmd.offset,
-                    length: u64::from(c.cmd.len),
-                    submit_ns: c.submitted_ns,
-                    complete_ns: c.done_ns,
-                    status: status_of(c.error),
-                }
-            }
-            Event::Timer(token) => {
-                let p = self.pending[token as usize];
-                self.free.push(token);
-                self.flushes -= 1;
-                Record {
-                    id: p.id,
-                    op: FLUSH,
-                    offset: 0,
-                    length: 0,
-                    submit_ns: p.submit_ns,
-                    complete_ns: self.device.now(),
-                    status: 0,
-                }
-            }
-        }
+    fn collect(&mut self, until: u64, limit: usize) {
+        let mut w = Collect { host: &mut self.host, limit, got: 0 };
+        let Ok(()) = drive_until(&mut self.device, &mut w, until);
     }
 
     /// Run the events up to `t` (≥ now), holding the completions for the
     /// next call that returns completions.
     fn hold_until(&mut self, t: u64) {
-        while let Some(ev) = self.device.advance_until(t) {
-            let r = self.record(ev);
-            self.held.push_back(r);
-        }
+        self.collect(t, usize::MAX);
     }
 
-    fn take_held(&mut self, n: usize) -> Columns {
-        let mut cols = Columns::with_capacity(n + self.held.len());
-        for r in self.held.drain(..) {
+    fn take_held(&mut self) -> Columns {
+        let mut cols = Columns::with_capacity(self.host.held.len());
+        for r in self.host.held.drain(..) {
             cols.push(r);
         }
         cols
@@ -357,25 +388,18 @@ impl Stepper {
     /// then, in completion order (with those held since the last call).
     pub fn run_until(&mut self, t: u64) -> Result<Columns, String> {
         self.check_time(t)?;
-        let mut cols = self.take_held(0);
-        while let Some(ev) = self.device.advance_until(t) {
-            let r = self.record(ev);
-            cols.push(r);
-        }
-        Ok(cols)
+        self.hold_until(t);
+        Ok(self.take_held())
     }
 
     /// Run until no command is outstanding: every outstanding command's
     /// completion, in completion order; the clock stops at the last one.
     pub fn run_until_idle(&mut self) -> Columns {
-        let n = self.device.outstanding() as usize + self.flushes as usize;
-        let mut cols = self.take_held(n);
-        while self.device.outstanding() > 0 || self.flushes > 0 {
-            let Some(ev) = self.device.next_event() else { break };
-            let r = self.record(ev);
-            cols.push(r);
-        }
-        cols
+        // Each command outstanding completes once; nothing is submitted
+        // meanwhile.
+        let n = self.device.outstanding() as usize + self.host.flushes as usize;
+        self.collect(u64::MAX, n);
+        self.take_held()
     }
 
     /// The next completion (advancing the clock to it), or `None` when
@@ -386,14 +410,13 @@ impl Stepper {
         if let Some(t) = until {
             self.check_time(t)?;
         }
-        if let Some(r) = self.held.pop_front() {
-            return Ok(Some(r));
+        if self.host.held.is_empty() {
+            match until {
+                Some(t) => self.collect(t, 1),
+                None if self.device.outstanding() == 0 && self.host.flushes == 0 => {}
+                None => self.collect(u64::MAX, 1),
+            }
         }
-        let ev = match until {
-            Some(t) => self.device.advance_until(t),
-            None if self.device.outstanding() == 0 && self.flushes == 0 => None,
-            None => self.device.next_event(),
-        };
-        Ok(ev.map(|ev| self.record(ev)))
+        Ok(self.host.held.pop_front())
     }
 }

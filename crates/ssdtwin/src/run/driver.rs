@@ -5,9 +5,12 @@
 //! `Timer`s, the clock reaching the time it asked to wake at — and it
 //! answers by submitting commands and setting timers on the device, until
 //! it says it is done. The loop is generic over the workload (static
-//! dispatch, nothing allocated per command). Its workloads: the fio jobs
-//! here (`drive_sources`) and trace replay's pacing modes
-//! ([`crate::run::trace`]).
+//! dispatch, nothing allocated per command). `drive` runs one to its end,
+//! `drive_until` up to a time (for a host that steps the device between
+//! its own requests). Its workloads: the fio jobs here (`drive_sources`),
+//! trace replay's pacing modes ([`crate::run::trace`]), aging
+//! ([`crate::run::lifetime`]), and outside the library the NBD twin and
+//! Python's `Device`.
 //!
 //! The fio jobs: every running `Source` keeps its commands outstanding,
 //! completions and timers (think time, rate schedule, burst gaps) are
@@ -19,25 +22,32 @@
 
 use std::convert::Infallible;
 
-use crate::run::control::LatAction;
 use crate::run::device::{Completion, Device, Event};
 use crate::run::sim::{Progress, ProgressFn};
-use crate::run::source::{Source, ETIMEDOUT};
+use crate::run::source::Source;
 
 /// A source of commands driven by [`drive`]. Each method is called with
 /// the device's clock at the event's time; it submits and sets timers
-/// through the device.
-pub(crate) trait Workload {
+/// through the device. The fio jobs, trace replay's pacing modes and
+/// aging are workloads run to their end by [`drive`]; a host outside the
+/// library (the NBD twin, Python's `Device`) is one stepped by
+/// [`drive_until`] between its own requests.
+pub trait Workload {
     /// What can stop the loop early (a trace's read error).
     type Error;
-    /// The loop begins at the device's current time.
-    fn start(&mut self, dev: &mut Device) -> Result<(), Self::Error>;
+    /// The loop begins at the device's current time ([`drive`] only).
+    fn start(&mut self, _dev: &mut Device) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// One of its commands completed.
     fn on_completion(&mut self, dev: &mut Device, c: &Completion) -> Result<(), Self::Error>;
     /// One of its timers expired.
-    fn on_timer(&mut self, dev: &mut Device, t: Timer) -> Result<(), Self::Error>;
+    fn on_timer(&mut self, _dev: &mut Device, _t: Timer) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// The latest time the clock may move to before it acts again without
-    /// an event (an open-loop arrival); `u64::MAX`: only on its events.
+    /// an event (an open-loop arrival, the next day of aging); `u64::MAX`:
+    /// only on its events.
     #[inline]
     fn wake_at(&self, _dev: &Device) -> u64 {
         u64::MAX
@@ -56,15 +66,24 @@ pub(crate) trait Workload {
 /// (or to the time `w` wakes at) and hand `w` each, until it is done or
 /// the device has no event left.
 #[inline]
-pub(crate) fn drive<W: Workload>(dev: &mut Device, w: &mut W) -> Result<(), W::Error> {
+pub fn drive<W: Workload>(dev: &mut Device, w: &mut W) -> Result<(), W::Error> {
     w.start(dev)?;
+    drive_until(dev, w, u64::MAX)
+}
+
+/// The loop up to time `until`: hand `w` every event at or before it (and
+/// wake it at the times it asks for up to then) until it is done; unless
+/// it is done first, the clock ends at `until` (with `u64::MAX`: where
+/// the device ran out of events).
+#[inline]
+pub fn drive_until<W: Workload>(dev: &mut Device, w: &mut W, until: u64) -> Result<(), W::Error> {
     while !w.done() {
-        let until = w.wake_at(dev);
-        match dev.advance_until(until) {
+        let wake = w.wake_at(dev);
+        match dev.advance_until(wake.min(until)) {
             Some(Event::Completion(c)) => w.on_completion(dev, &c)?,
             Some(Event::Timer(token)) => w.on_timer(dev, Timer::of_token(token))?,
-            None if until == u64::MAX => break,
-            None => w.on_wake(dev)?,
+            None if wake <= until && wake != u64::MAX => w.on_wake(dev)?,
+            None => break,
         }
     }
     Ok(())
@@ -73,16 +92,16 @@ pub(crate) fn drive<W: Workload>(dev: &mut Device, w: &mut W) -> Result<(), W::E
 /// A timer of a workload: whose (a source's index, or the scheduler's id)
 /// and what for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Timer {
+pub struct Timer {
     /// The source (or, for [`TimerKind::External`], the scheduler's id).
-    pub(crate) source: u32,
+    pub source: u32,
     /// What it is for.
-    pub(crate) kind: TimerKind,
+    pub kind: TimerKind,
 }
 
 /// What a [`Timer`] is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TimerKind {
+pub enum TimerKind {
     /// A source's think time or rate wait is over: submit.
     Submit = 0,
     /// A source's idle gap between bursts is over.
@@ -95,7 +114,7 @@ impl Timer {
     /// Set on `dev` to expire at `at`. (The device carries a `u32`
     /// token; it is packed and unpacked here only.)
     #[inline]
-    pub(crate) fn set(self, dev: &mut Device, at: u64) {
+    pub fn set(self, dev: &mut Device, at: u64) {
         dev.set_timer(at, self.source * 4 + self.kind as u32);
     }
 
@@ -185,14 +204,10 @@ impl Jobs<'_, '_, '_, '_> {
                 Timer { source: id, kind: TimerKind::External }.set(dev, at.max(dev.now()));
             }
             for j in action.start {
-                let s = &mut self.sources[j];
-                s.begin(dev.now());
-                s.fill(dev, j as u32);
-                if s.outstanding == 0 && s.pending == 0 {
-                    s.finished = true;
-                    self.work.push(Hooked::Finished(j));
-                } else {
+                if self.sources[j].start(dev, j as u32) {
                     self.running += 1;
+                } else {
+                    self.work.push(Hooked::Finished(j));
                 }
             }
         }
@@ -203,7 +218,7 @@ impl Jobs<'_, '_, '_, '_> {
     #[inline]
     fn after(&mut self, dev: &mut Device, ended: Option<usize>, now: u64) {
         if let Some(i) = ended {
-            if source_ended(dev, &mut self.sources[i], i, now, self.single) {
+            if self.sources[i].on_idle(dev, i as u32, now, self.single) {
                 self.running -= 1;
                 self.work.push(Hooked::Finished(i));
             }
@@ -233,15 +248,7 @@ impl Workload for Jobs<'_, '_, '_, '_> {
             // The common case (one job with nothing but its depth and
             // limits): the same steps as below without the branches it
             // cannot take.
-            let s = &mut self.sources[0];
-            s.outstanding -= 1;
-            s.completions += 1;
-            if s.can_issue(now) {
-                s.submit(dev, 0);
-            }
-            if s.outstanding == 0 {
-                s.end_ns = now;
-                s.finished = true;
+            if self.sources[0].on_plain_completion(dev, now) {
                 self.running -= 1;
                 self.work.push(Hooked::Finished(0));
                 self.react(dev);
@@ -250,7 +257,12 @@ impl Workload for Jobs<'_, '_, '_, '_> {
             }
             return Ok(());
         }
-        let ended = on_completion(dev, self.sources, c, now);
+        let i = c.tag as usize;
+        let steady = self.sources[i].on_completion(c, dev.drive());
+        if (steady && self.sources[i].ss_holder) || self.sources[i].ss_forward.is_some() {
+            group_steady_state(self.sources, i, c, steady);
+        }
+        let ended = self.sources[i].after_completion(dev, c, i as u32, now).then_some(i);
         self.after(dev, ended, now);
         Ok(())
     }
@@ -260,12 +272,9 @@ impl Workload for Jobs<'_, '_, '_, '_> {
         let i = t.source as usize;
         let mut ended = None;
         match t.kind {
-            TimerKind::Submit => ended = on_submit_timer(dev, &mut self.sources[i], i, now),
+            TimerKind::Submit => ended = self.sources[i].on_submit_timer(dev, i as u32, now).then_some(i),
             TimerKind::Burst => {
-                let s = &mut self.sources[i];
-                s.pending -= 1;
-                s.end_ns = now;
-                if !restart_burst(dev, s, i) {
+                if !self.sources[i].on_burst_timer(dev, i as u32, now) {
                     self.running -= 1;
                     self.work.push(Hooked::Finished(i));
                 }
@@ -285,102 +294,6 @@ impl Workload for Jobs<'_, '_, '_, '_> {
     }
 }
 
-/// Source `c.tag`'s command completed at `now`: record it, run the job's
-/// controllers and issue what may follow. `Some(i)`: source `i` has
-/// nothing left outstanding or pending.
-#[inline]
-fn on_completion(dev: &mut Device, sources: &mut [Source], c: &Completion, now: u64) -> Option<usize> {
-    let i = c.tag as usize;
-    let s = &mut sources[i];
-    s.outstanding -= 1;
-    s.completions += 1;
-    let steady = s.record(c, dev.drive());
-    if (steady && s.ss_holder) || s.ss_forward.is_some() {
-        group_steady_state(sources, i, c, steady);
-    }
-    let s = &mut sources[i];
-    if let Some(max) = s.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
-        lat_fatal(s, c, max);
-    }
-    let mut raised = false;
-    if let Some(l) = &mut s.lat {
-        match l.on_completion(c.latency_ns(), now, s.completions, c.submitted_ns >= s.ramp_end) {
-            LatAction::Go => raised = true,
-            LatAction::Drain => {}
-            LatAction::Fatal => {
-                let target = s.spec.latency_target.map_or(0, |t| t.target_ns);
-                lat_fatal(s, c, target);
-            }
-            LatAction::Done => s.stop = true,
-        }
-    }
-    if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
-        let think = s.spec.thinktime_ns > 0 && s.completions % s.spec.thinktime_blocks as u64 == 0;
-        s.issue_or_wait(dev, i as u32, think);
-    }
-    if raised {
-        s.fill(dev, i as u32);
-    }
-    if s.outstanding == 0 && s.pending == 0 && s.draining() {
-        s.drain_over(dev, i as u32);
-    }
-    if s.outstanding == 0 {
-        s.end_ns = now;
-        if let Some(st) = &mut s.stats {
-            st.busy_ns += now - s.busy_since;
-        }
-        if s.pending == 0 {
-            return Some(i);
-        }
-    }
-    None
-}
-
-/// Source `i`'s think time or rate wait is over at `now`: submit, or see
-/// whether it has ended (`Some(i)`).
-#[inline]
-fn on_submit_timer(dev: &mut Device, s: &mut Source, i: usize, now: u64) -> Option<usize> {
-    s.pending -= 1;
-    if s.can_issue(now) && s.outstanding + s.pending < s.limit() {
-        s.submit(dev, i as u32);
-    } else if s.outstanding == 0 && s.pending == 0 {
-        if s.draining() {
-            s.drain_over(dev, i as u32);
-        }
-        if s.outstanding == 0 && s.pending == 0 {
-            return Some(i);
-        }
-    }
-    None
-}
-
-/// Source `i` has nothing outstanding or pending at `now`: a burst ends
-/// (idle for the duty cycle, then the next burst), or the source is done.
-/// `true`: it has finished.
-fn source_ended(dev: &mut Device, s: &mut Source, i: usize, now: u64, single: bool) -> bool {
-    match s.spec.burst {
-        Some(burst) if s.error == 0 => {
-            // End of a burst: idle so that busy / (busy + idle) is
-            // the duty cycle, then start the next burst.
-            let busy = now - s.seg_start;
-            let idle = (busy as f64 * (1.0 - burst.duty_cycle) / burst.duty_cycle).round() as u64;
-            if single {
-                dev.idle_until(now + idle);
-                s.end_ns = dev.now();
-                !restart_burst(dev, s, i)
-            } else {
-                s.pending += 1;
-                Timer { source: i as u32, kind: TimerKind::Burst }.set(dev, now + idle);
-                false
-            }
-        }
-        _ => {
-            s.finished = true;
-            true
-        }
-    }
-}
-
 /// The progress callback, told how far the (first) source is at `now`;
 /// the next report is due a simulated second later.
 fn report_progress(
@@ -391,51 +304,13 @@ fn report_progress(
 ) {
     *next_progress = now + 1_000_000_000;
     let Some((cb, index, phases)) = progress.as_mut() else { return };
-    let by_bytes = (s.byte_limit != u64::MAX).then(|| s.issued as f64 / s.byte_limit as f64);
-    let by_time = s.deadline.map(|d| (now - s.start) as f64 / (d - s.start).max(1) as f64);
-    let fraction = match (by_bytes, by_time) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
     cb(&Progress {
         phase: s.spec.name.clone(),
         phase_index: *index,
         phases: *phases,
         phase_ns: now - s.start,
-        fraction: fraction.map(|f| f.min(1.0)),
+        fraction: s.progress(now),
     });
-}
-
-/// After a burst's idle gap: start the next burst; false (and the source
-/// finished) when its limits are reached.
-fn restart_burst(dev: &mut Device, s: &mut Source, me: usize) -> bool {
-    let t = dev.now();
-    if s.stop || s.issued >= s.byte_limit || s.issued_ios >= s.ios_limit || s.deadline.is_some_and(|dl| t >= dl) {
-        s.finished = true;
-        return false;
-    }
-    s.seg_start = t;
-    s.seg_issued = 0;
-    s.bursts += 1;
-    s.fill(dev, me as u32);
-    if s.outstanding == 0 && s.pending == 0 {
-        s.finished = true;
-        return false;
-    }
-    true
-}
-
-/// A command slower than `max_ns` ends the job with ETIMEDOUT and fio's
-/// message (io_u.c's `lat_fatal`).
-fn lat_fatal(s: &mut Source, c: &Completion, max_ns: u64) {
-    let dir = ["read", "write", "trim"][c.cmd.kind as usize];
-    let why = format!(
-        "latency of {} nsec exceeds specified max ({max_ns} nsec): {dir} {} {}",
-        c.latency_ns(),
-        c.cmd.offset,
-        c.cmd.len
-    );
-    s.fail(ETIMEDOUT, why);
 }
 
 /// Steady state judged on a reporting group's summed rate (fio with
@@ -449,17 +324,7 @@ fn group_steady_state(sources: &mut [Source], i: usize, c: &Completion, own_stea
         None => (i, own_steady),
         Some(h) => {
             let counted = c.submitted_ns >= sources[i].ramp_end;
-            let hs = &mut sources[h];
-            let mut reached = false;
-            if counted && !hs.finished && c.done_ns >= hs.ramp_end {
-                if let Some(ss) = &mut hs.ss {
-                    reached = ss.on_completion(c.done_ns - hs.ramp_end, c.cmd.len as u64);
-                }
-            }
-            if reached {
-                hs.stop = true;
-            }
-            (h, reached)
+            (h, counted && sources[h].count_member_completion(c))
         }
     };
     if reached {

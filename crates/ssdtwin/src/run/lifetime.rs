@@ -30,8 +30,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{JobError, TraceError};
 use crate::model::drive::{Command, IoKind};
+use crate::model::ftl::extrapolate::WearMark;
 use crate::model::health::Health;
-use crate::run::device::Device;
+use crate::run::device::{Completion, Device};
+use crate::run::driver::{drive, Workload};
 use crate::run::sim::PhaseResult;
 use crate::run::stats::Counters;
 use crate::run::trace::{LoopedTrace, TraceSpec};
@@ -262,7 +264,8 @@ fn window_days(capacity: u64, per_day: u64) -> u64 {
     (capacity / 4).div_ceil(per_day.max(1)).max(1)
 }
 
-/// Run an aging phase on `dev` now (nothing outstanding).
+/// Run an aging phase on `dev` now (nothing outstanding): the [`Aging`]
+/// workload through the one loop ([`drive`]).
 ///
 /// Days run exactly (every write through the FTL) until the workload's
 /// wear is stationary: it has written [`SETTLE_DRIVE_WRITES`] capacities,
@@ -285,66 +288,33 @@ pub(crate) fn run_age(
     let capacity = dev.drive().user_bytes();
     let per_day = spec.per_day.bytes(capacity);
     let window = window_days(capacity, per_day);
-    let mut gen = AgeCommands::open(&spec.workload, capacity)?;
-    let mut day_start = dev.drive().idle_since().max(start);
     let since = dev.drive().ftl.wear_mark();
-    // Windows in a span of one drive write: the wear of consecutive spans
-    // is compared, and the last span is the pattern carried forward.
-    let span = capacity.div_ceil(window * per_day).max(1) as usize;
-    // The starts of the last `span` windows (and the current one's), and
-    // the erases of every window since the workload settled.
-    let mut marks = std::collections::VecDeque::from([since.clone()]);
-    let mut history: Vec<[u64; 2]> = Vec::new();
-    let (mut day, mut host_bytes, mut extrapolated_days) = (0u64, 0u64, 0u64);
-    while day < spec.days {
-        host_bytes += age_one_day(dev, &mut gen, per_day, day_start)?;
-        dev.power_off(day_start, day_start + DAY_NS);
-        day_start += DAY_NS;
-        day += 1;
-        progress(day);
-        if spec.exact || extrapolated_days > 0 || day % window != 0 {
-            continue;
-        }
-        let erases = dev.drive().ftl.erases_since(marks.back().expect("a mark"));
-        marks.push_back(dev.drive().ftl.wear_mark());
-        if marks.len() > span + 1 {
-            marks.pop_front();
-        }
-        if host_bytes < SETTLE_DRIVE_WRITES * capacity {
-            continue;
-        }
-        history.push(erases);
-        let n = history.len();
-        if n < 2 * span {
-            continue;
-        }
-        let sum = |windows: &[[u64; 2]], m: usize| windows.iter().map(|w| w[m]).sum::<u64>() as f64;
-        let (last, before) = (&history[n - span..], &history[n - 2 * span..n - span]);
-        let stationary = (0..2).all(|m| {
-            let (a, b) = (sum(last, m), sum(before, m));
-            (a - b).abs() <= STATIONARY_TOLERANCE * a.max(b)
-        });
-        // Whole days, keeping the last window to run exactly.
-        let skip = spec.days.saturating_sub(day + window);
-        if stationary && skip > 0 {
-            let shift = skip * DAY_NS;
-            let pattern_days = (span as u64 * window) as f64;
-            // The draws are seeded by the day the extrapolation starts.
-            let seed = 0x5eed_a9e0 ^ day;
-            let pattern = &marks[0];
-            dev.drive_mut().ftl.extrapolate_wear(&since, pattern, skip as f64 / pattern_days, shift, seed);
-            dev.power_off(day_start, day_start + shift);
-            day_start += shift;
-            day += skip;
-            extrapolated_days = skip;
-        }
-    }
+    let mut aging = Aging {
+        spec,
+        gen: AgeCommands::open(&spec.workload, capacity)?,
+        capacity,
+        per_day,
+        window,
+        // Windows in a span of one drive write: the wear of consecutive
+        // spans is compared, and the last span is the pattern carried
+        // forward.
+        span: capacity.div_ceil(window * per_day).max(1) as usize,
+        marks: std::collections::VecDeque::from([since.clone()]),
+        since,
+        history: Vec::new(),
+        day: 0,
+        day_start: dev.drive().idle_since().max(start),
+        host_bytes: 0,
+        extrapolated_days: 0,
+        progress,
+    };
+    drive(dev, &mut aging)?;
     let end = dev.now();
     let counters = Counters::of(dev.drive()).since(&before);
     let health = Health::of(dev.drive());
     let summary = AgeSummary {
         days: spec.days,
-        days_extrapolated: extrapolated_days,
+        days_extrapolated: aging.extrapolated_days,
         host_bytes_written: counters.host_slots_written * 4096,
         nand_bytes_written: counters.ftl_slots_programmed() * 4096,
         waf: counters.waf(),
@@ -353,6 +323,99 @@ pub(crate) fn run_age(
         pe_cycles_native_mean: health.pe_cycles_native_mean,
     };
     Ok(quiet_result(dev, phase, start, end, before, Some(summary)))
+}
+
+/// An aging phase as the loop's workload: it submits no timed command;
+/// it wakes at once each morning (the night before moved the clock on a
+/// day), writes the day's bytes untimed ([`age_one_day`]), powers the
+/// drive off for the night, and judges whether the wear is stationary.
+struct Aging<'a, 'p> {
+    spec: &'a AgeSpec,
+    gen: AgeCommands,
+    capacity: u64,
+    per_day: u64,
+    window: u64,
+    span: usize,
+    /// The wear when the phase began.
+    since: WearMark,
+    /// The starts of the last `span` windows (and the current one's).
+    marks: std::collections::VecDeque<WearMark>,
+    /// The erases (per cell mode) of every window since the workload
+    /// settled.
+    history: Vec<[u64; 2]>,
+    day: u64,
+    day_start: u64,
+    host_bytes: u64,
+    extrapolated_days: u64,
+    progress: &'p mut dyn FnMut(u64),
+}
+
+impl Workload for Aging<'_, '_> {
+    type Error = TraceError;
+
+    fn on_completion(&mut self, _dev: &mut Device, _c: &Completion) -> Result<(), TraceError> {
+        Ok(())
+    }
+
+    fn wake_at(&self, dev: &Device) -> u64 {
+        dev.now()
+    }
+
+    fn on_wake(&mut self, dev: &mut Device) -> Result<(), TraceError> {
+        self.host_bytes += age_one_day(dev, &mut self.gen, self.per_day, self.day_start)?;
+        dev.power_off(self.day_start, self.day_start + DAY_NS);
+        self.day_start += DAY_NS;
+        self.day += 1;
+        (self.progress)(self.day);
+        if !self.spec.exact && self.extrapolated_days == 0 && self.day % self.window == 0 {
+            self.window_ended(dev);
+        }
+        Ok(())
+    }
+
+    fn done(&self) -> bool {
+        self.day >= self.spec.days
+    }
+}
+
+impl Aging<'_, '_> {
+    /// A window of days ended: keep its erases and, once the wear is
+    /// stationary, carry it forward to one window before the end.
+    fn window_ended(&mut self, dev: &mut Device) {
+        let erases = dev.drive().ftl.erases_since(self.marks.back().expect("a mark"));
+        self.marks.push_back(dev.drive().ftl.wear_mark());
+        if self.marks.len() > self.span + 1 {
+            self.marks.pop_front();
+        }
+        if self.host_bytes < SETTLE_DRIVE_WRITES * self.capacity {
+            return;
+        }
+        self.history.push(erases);
+        let (n, span) = (self.history.len(), self.span);
+        if n < 2 * span {
+            return;
+        }
+        let sum = |windows: &[[u64; 2]], m: usize| windows.iter().map(|w| w[m]).sum::<u64>() as f64;
+        let (last, before) = (&self.history[n - span..], &self.history[n - 2 * span..n - span]);
+        let stationary = (0..2).all(|m| {
+            let (a, b) = (sum(last, m), sum(before, m));
+            (a - b).abs() <= STATIONARY_TOLERANCE * a.max(b)
+        });
+        // Whole days, keeping the last window to run exactly.
+        let skip = self.spec.days.saturating_sub(self.day + self.window);
+        if stationary && skip > 0 {
+            let shift = skip * DAY_NS;
+            let pattern_days = (span as u64 * self.window) as f64;
+            // The draws are seeded by the day the extrapolation starts.
+            let seed = 0x5eed_a9e0 ^ self.day;
+            let pattern = &self.marks[0];
+            dev.drive_mut().ftl.extrapolate_wear(&self.since, pattern, skip as f64 / pattern_days, shift, seed);
+            dev.power_off(self.day_start, self.day_start + shift);
+            self.day_start += shift;
+            self.day += skip;
+            self.extrapolated_days = skip;
+        }
+    }
 }
 
 /// One day of an aging workload, starting at `day_start` (device clock):
@@ -394,6 +457,7 @@ fn age_one_day(dev: &mut Device, gen: &mut AgeCommands, per_day: u64, day_start:
     Ok(written)
 }
 
+/// The result of a retention or aging phase ([`PhaseResult::untimed`]).
 fn quiet_result(
     dev: &Device,
     phase: &Phase,
@@ -402,21 +466,9 @@ fn quiet_result(
     before: Counters,
     age: Option<AgeSummary>,
 ) -> PhaseResult {
-    PhaseResult {
-        phase: phase.clone(),
-        start_ns: start,
-        end_ns: end,
-        measured_ns: end - start,
-        dirs: Default::default(),
-        series: crate::run::stats::TimeSeries::new(start),
-        counters: Counters::of(dev.drive()).since(&before),
-        bursts: 0,
-        busy_ns: 0,
-        energy_j: dev.drive().energy_j(end).map(|_| 0.0),
-        trace: None,
-        thermal: None,
-        age,
-    }
+    let counters = Counters::of(dev.drive()).since(&before);
+    let power_model = dev.drive().energy_j(end).is_some();
+    PhaseResult { age, ..PhaseResult::untimed(phase.clone(), start, end, counters, power_model) }
 }
 
 /// The options of a retention or aging phase as results show them.

@@ -76,6 +76,28 @@ impl PhaseResult {
         }
     }
 
+    /// A phase that timed no command (retention, aging): from `start` to
+    /// `end`, no I/O, an empty series, the drive's `counters` over it and
+    /// no energy drawn (`Some(0.0)` with a `power_model`: the power was
+    /// off, or the days ran untimed).
+    pub fn untimed(phase: Phase, start: u64, end: u64, counters: Counters, power_model: bool) -> PhaseResult {
+        PhaseResult {
+            phase,
+            start_ns: start,
+            end_ns: end,
+            measured_ns: end - start,
+            dirs: Default::default(),
+            series: TimeSeries::new(start),
+            counters,
+            bursts: 0,
+            busy_ns: 0,
+            energy_j: power_model.then_some(0.0),
+            trace: None,
+            thermal: None,
+            age: None,
+        }
+    }
+
     /// IOPS of one direction over the measured time.
     pub fn iops(&self, kind: IoKind) -> f64 {
         per_second(self.dirs[kind as usize].ios as f64, self.measured_ns)
