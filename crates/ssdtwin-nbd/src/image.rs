@@ -155,9 +155,7 @@ pub fn load(path: &Path) -> Result<Loaded, ImageError> {
         Drive::from_image(model, image).map_err(|e| err(path, format!("drive state does not fit its spec: {e}")))?;
     // The clock restarts; the write buffer's cumulative stall time is a
     // counter, kept.
-    let blocked_ns = drive.buffer.blocked_ns;
-    drive.reset_time();
-    drive.buffer.blocked_ns = blocked_ns;
+    drive.reset_time_keeping_counters();
     let mut twin = Twin::new(drive);
     let slots = twin.store().total_slots();
     for i in 0..header.data_pages {

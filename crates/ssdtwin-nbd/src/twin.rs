@@ -125,8 +125,8 @@ impl Twin {
     /// turned on and a statistics window opens at its current time.
     pub fn new(drive: Drive) -> Twin {
         let mut device = Device::new(drive);
-        let store = DataStore::new(&device.drive().model.geometry);
-        device.drive_mut().ftl.journal_relocations(true);
+        let store = DataStore::new(&device.drive().model().geometry);
+        device.drive_mut().journal_relocations(true);
         let start_ns = device.now();
         device.begin_window(start_ns);
         let user_bytes = device.drive().user_bytes();
@@ -149,7 +149,7 @@ impl Twin {
     /// pre-images of pages written since the last flush. Otherwise nothing
     /// acknowledged can be lost and nothing is kept.
     pub fn track_power_loss(&mut self, plp: bool) {
-        let volatile = !plp && !self.device.drive().model.write_through;
+        let volatile = !plp && !self.device.drive().model().write_through;
         self.preimages = volatile.then(HashMap::new);
     }
 
@@ -183,14 +183,14 @@ impl Twin {
         let mut lost: Vec<(u64, Option<Box<[u8; PAGE]>>)> = Vec::new();
         {
             let d = self.device.drive();
-            let geo = &d.model.geometry;
+            let geo = &d.model().geometry;
             for (lpn, old) in pre {
-                let slot = d.ftl.lookup(lpn as u32);
+                let slot = d.ftl().lookup(lpn as u32);
                 if slot == NONE {
                     continue;
                 }
                 let block = geo.block_of(slot) as usize;
-                if d.ftl.is_unprogrammed(slot) || d.flash().block_prog_done[block] > t {
+                if d.ftl().is_unprogrammed(slot) || d.flash().block_prog_done[block] > t {
                     lost.push((lpn, old));
                 }
             }
@@ -242,7 +242,7 @@ impl Twin {
 
     /// Replay the FTL's journal into the store.
     fn sync(&mut self) {
-        self.device.drive_mut().ftl.drain_relocations(&mut self.relocs);
+        self.device.drive_mut().drain_relocations(&mut self.relocs);
         for r in self.relocs.drain(..) {
             self.store.apply(r);
         }
@@ -294,7 +294,7 @@ impl Twin {
     }
 
     fn lookup(&self, lpn: u64) -> u32 {
-        self.device.drive().ftl.lookup(lpn as u32)
+        self.device.drive().ftl().lookup(lpn as u32)
     }
 
     /// The current contents of logical page `lpn`.

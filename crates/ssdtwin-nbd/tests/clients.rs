@@ -230,7 +230,7 @@ fn qemu_img_convert_round_trip_through_gc() {
         run(Command::new("qemu-img").args(["compare", "-f", "raw", "-F", "raw"]).arg(&img).arg(s.uri()));
     }
     let o = s.stop();
-    let c = o.twin.device().drive().ftl.counters();
+    let c = o.twin.device().drive().ftl().counters();
     assert!(c.gc_slots_moved > 0, "GC ran: {c:?}");
     assert_eq!(o.counters.errors.load(Ordering::Relaxed), 0);
     let _ = std::fs::remove_file(&img);
@@ -284,7 +284,7 @@ fn fio_verify_on_a_page_mapped_drive() {
         return;
     }
     let o = fio_verify(small_tlc(), 5, "4k");
-    let c = o.twin.device().drive().ftl.counters();
+    let c = o.twin.device().drive().ftl().counters();
     assert!(c.gc_slots_moved > 20_480, "GC moved more than the drive holds: {c:?}");
     assert_eq!(o.counters.errors.load(Ordering::Relaxed), 0);
 }
@@ -295,7 +295,7 @@ fn fio_verify_on_an_slc_cached_drive() {
         return;
     }
     let o = fio_verify(small_660p(), 2, "16k");
-    let c = o.twin.device().drive().ftl.counters();
+    let c = o.twin.device().drive().ftl().counters();
     assert!(c.fold_slots_moved > 65_536, "folding moved more than the drive holds: {c:?}");
 }
 
@@ -305,7 +305,7 @@ fn fio_verify_on_a_hybrid_drive() {
         return;
     }
     let o = fio_verify(small_hybrid(), 2, "4k");
-    let c = o.twin.device().drive().ftl.counters();
+    let c = o.twin.device().drive().ftl().counters();
     assert!(c.merge_slots_copied > 7168, "merges copied more than the drive holds: {c:?}");
 }
 

@@ -89,7 +89,7 @@ fn a_saved_drive_comes_back_with_its_data_and_state_and_carries_on_alike() {
     let mut back = loaded.twin;
     assert_eq!(back.now(), 0, "the clock starts again");
     assert!(contents(&back) == shadow, "every page reads as written before the save");
-    back.device().drive().ftl.check_consistency().expect("FTL consistent after loading");
+    back.device().drive().ftl().check_consistency().expect("FTL consistent after loading");
     assert_eq!(Counters::of(back.device().drive()), before, "counters, wear and health come back");
     assert_eq!(back.store().live_pages(), twin.store().live_pages());
     // The same writes on both: the FTL decides alike (its decisions do

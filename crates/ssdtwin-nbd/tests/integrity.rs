@@ -132,7 +132,7 @@ fn stress(m: DriveModel, ops: usize, seed: u64) -> Twin {
     twin.copy_out(0, &mut all);
     let bad = all.chunks(4096).zip(shadow.chunks(4096)).filter(|(a, b)| a != b).count();
     assert_eq!(bad, 0, "{bad} pages differ from the last write");
-    twin.device().drive().ftl.check_consistency().expect("FTL consistent");
+    twin.device().drive().ftl().check_consistency().expect("FTL consistent");
     twin
 }
 
@@ -140,7 +140,7 @@ fn stress(m: DriveModel, ops: usize, seed: u64) -> Twin {
 fn page_map_gc_moves_data_correctly() {
     // 80 MiB drive filled, then about 9× its capacity in random writes.
     let twin = stress(small_tlc(), 40_000, 1);
-    let c = twin.device().drive().ftl.counters();
+    let c = twin.device().drive().ftl().counters();
     assert!(c.gc_slots_moved > 20_000, "GC ran too little to test: {c:?}");
     assert!(c.gc_blocks > 200, "{c:?}");
 }
@@ -148,7 +148,7 @@ fn page_map_gc_moves_data_correctly() {
 #[test]
 fn slc_cache_folding_moves_data_correctly() {
     let twin = stress(small_660p(), 40_000, 2);
-    let c = twin.device().drive().ftl.counters();
+    let c = twin.device().drive().ftl().counters();
     assert!(c.fold_slots_moved > 50_000, "folding ran too little to test: {c:?}");
     assert!(c.fold_blocks > 100, "{c:?}");
 }
@@ -157,7 +157,7 @@ fn slc_cache_folding_moves_data_correctly() {
 fn hybrid_merges_move_data_correctly() {
     for (assoc, seed) in [("block", 3), ("full", 4)] {
         let twin = stress(small_hybrid(assoc), 12_000, seed);
-        let c = twin.device().drive().ftl.counters();
+        let c = twin.device().drive().ftl().counters();
         assert!(c.full_merges + c.partial_merges > 200, "{assoc}: merges ran too little: {c:?}");
         assert!(c.merge_slots_copied > 20_000, "{assoc}: {c:?}");
     }
@@ -220,7 +220,7 @@ fn write_flush_write_cut(m: DriveModel, plp: bool) -> (u64, Vec<u8>, Vec<u8>) {
     let t = twin.now();
     twin.read(t, 0, &mut a);
     twin.read(t, 1 << 20, &mut b);
-    twin.device().drive().ftl.check_consistency().expect("consistent after the cut");
+    twin.device().drive().ftl().check_consistency().expect("consistent after the cut");
     (cut.lost_pages, a, b)
 }
 
@@ -286,7 +286,7 @@ fn a_read_only_drive_answers_writes_with_errors_and_keeps_the_data() {
     }
     let c = ssdtwin::run::stats::Counters::of(twin.device().drive());
     assert!(c.program_failures > 0 && c.grown_bad_blocks >= 3, "{} program failures", c.program_failures);
-    assert!(twin.device().drive().ftl.read_only());
+    assert!(twin.device().drive().ftl().read_only());
     let mut out = vec![0u8; 4096];
     for page in 0..pages {
         t = twin.read(t, page * 4096, &mut out);

@@ -189,7 +189,7 @@ impl PyStepper {
     /// The drive's name.
     #[getter]
     fn name(&self) -> String {
-        self.inner.device().drive().model.spec.name.clone()
+        self.inner.device().drive().model().spec.name.clone()
     }
 
     /// Submit one command (op code, offset, length) at `at_ns` (default

@@ -44,10 +44,10 @@ fn hand_written_commands_complete_as_in_the_closed_loop() {
     let job = parse_job_file(text, "mix.fio", 300 << 20, &Default::default()).unwrap().to_job();
     let mut sim = Simulator::new(steady_drive());
     sim.device().log_commands(true);
-    let before = sim.drive().ftl.counters();
+    let before = sim.drive().ftl().counters();
     sim.run_job(&job);
     let mut closed = sim.device().take_log();
-    let after = sim.drive().ftl.counters();
+    let after = sim.drive().ftl().counters();
     assert!(closed.len() >= 2000, "{} commands", closed.len());
     assert!(after.gc_slots_moved > before.gc_slots_moved, "the job must exercise background GC");
     closed.sort_by_key(|c| c.seq);
@@ -67,7 +67,7 @@ fn hand_written_commands_complete_as_in_the_closed_loop() {
     for (o, c) in open.iter().zip(&closed) {
         assert_eq!((o.seq, o.cmd, o.submitted_ns, o.done_ns), (c.seq, c.cmd, c.submitted_ns, c.done_ns));
     }
-    assert_eq!(device.drive().ftl.counters(), after);
+    assert_eq!(device.drive().ftl().counters(), after);
     assert_eq!(device.drive().flash().counters, sim.drive().flash().counters);
 }
 
@@ -97,7 +97,7 @@ fn idle_device_runs_background_work_and_then_reports_nothing() {
     let mut drive = Drive::new(small_model(300, &["ftl.idle_threshold_ns=1000000"]));
     DriveState::Steady.apply_fast(&mut drive, 2);
     let mut device = Device::new(drive);
-    let gc_before = device.drive().ftl.counters().gc_slots_moved;
+    let gc_before = device.drive().ftl().counters().gc_slots_moved;
     // One write, then nothing: the device delivers the completion, then
     // runs background GC (the steady drive is below its GC target) until
     // it has none, and reports no further event.
@@ -107,7 +107,7 @@ fn idle_device_runs_background_work_and_then_reports_nothing() {
         other => panic!("expected the completion, got {other:?}"),
     }
     assert_eq!(device.next_event(), None);
-    assert!(device.drive().ftl.counters().gc_slots_moved > gc_before, "no background GC ran");
+    assert!(device.drive().ftl().counters().gc_slots_moved > gc_before, "no background GC ran");
     // A timer is an event like a completion.
     let t = device.now() + 5;
     device.set_timer(t, 3);
@@ -126,9 +126,9 @@ fn plain_jobs_take_the_fast_loop_with_the_same_completions() {
         let job = parse_job_file(&text, "w.fio", 300 << 20, &Default::default()).unwrap().to_job();
         let mut sim = Simulator::new(steady_drive());
         sim.device().log_commands(true);
-        let before = sim.drive().ftl.counters();
+        let before = sim.drive().ftl().counters();
         sim.run_job(&job);
-        let moved = sim.drive().ftl.counters().gc_slots_moved - before.gc_slots_moved;
+        let moved = sim.drive().ftl().counters().gc_slots_moved - before.gc_slots_moved;
         (sim.device().take_log(), moved)
     };
     let (plain, moved) = run("");

@@ -27,7 +27,7 @@ fn random_unit_writes(gc_mode: &str, n: usize) -> (Vec<Cmd>, ssdtwin::DriveModel
         64,
         &["geometry.channels=1", "geometry.dies_per_channel=1", "controller.write_cache=write-through", &mode],
     );
-    let model = drive.model.clone();
+    let model = drive.model().clone();
     let unit = model.geometry.unit_slots(ssdtwin::model::nand::CellMode::Native) as u64 * 4096;
     let mut fill = IoSpec::new("fill", RwPattern::Write);
     fill.bs = unit as u32;
@@ -41,9 +41,9 @@ fn random_unit_writes(gc_mode: &str, n: usize) -> (Vec<Cmd>, ssdtwin::DriveModel
     for _ in 0..n {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let offset = ((x >> 33) % units) * unit;
-        let (c0, f0) = (drive.ftl.counters(), drive.flash().counters);
+        let (c0, f0) = (drive.ftl().counters(), drive.flash().counters);
         let done = drive.submit(Command { kind: IoKind::Write, offset, len: unit as u32 }, t);
-        let (c1, f1) = (drive.ftl.counters(), drive.flash().counters);
+        let (c1, f1) = (drive.ftl().counters(), drive.flash().counters);
         out.push(Cmd {
             lat: done - t,
             victims: c1.gc_blocks - c0.gc_blocks,

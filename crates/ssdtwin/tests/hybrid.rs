@@ -83,25 +83,24 @@ fn a_full_merge_costs_the_sum_of_its_nand_operations() {
     // of logical block 0) again: it goes to a log block of its own.
     let mut t = 0;
     t = write(&mut drive, 0, 64, t) + 1;
-    assert_eq!(drive.ftl.counters().switch_merges, 2);
+    assert_eq!(drive.ftl().counters().switch_merges, 2);
     write(&mut drive, 9, 1, t);
-    let (lb, off) = drive.ftl.hybrid().unwrap().locate(9);
+    let (lb, off) = drive.ftl().hybrid().unwrap().locate(9);
     assert_eq!((lb, off), (0, 5));
-    drive.ftl.flush_host();
-    // Drop the padding program: this test times only what follows.
-    drop(drive.ftl.take_ops());
-    let data = drive.ftl.hybrid().unwrap().data_block(0);
-    let log = geo.block_of(drive.ftl.lookup(9));
+    // The padding program untimed: this test times only what follows.
+    drive.untimed().flush();
+    let data = drive.ftl().hybrid().unwrap().data_block(0);
+    let log = geo.block_of(drive.ftl().lookup(9));
     assert_ne!(data, log);
     // An idle drive from here.
     drive.reset_time();
-    let before = drive.ftl.counters();
+    let before = drive.ftl().counters();
     // LPN 64 is offset 0 of logical block 2, also on die 0: it needs the
     // die's only log block, so logical block 0 is merged first. The log
     // holds offset 5 alone, out of place: a full merge.
     let t0 = 0;
     write(&mut drive, 64, 1, t0);
-    let after = drive.ftl.counters();
+    let after = drive.ftl().counters();
     assert_eq!(after.full_merges - before.full_merges, 1);
     assert_eq!(after.partial_merges + after.switch_merges, before.partial_merges + before.switch_merges);
     assert_eq!(after.merge_slots_copied - before.merge_slots_copied, 32);
@@ -137,7 +136,7 @@ fn a_full_merge_costs_the_sum_of_its_nand_operations() {
         err * 100.0
     );
     assert!(sum > 20_000_000, "a 128 KiB MLC block merge takes tens of ms: {sum}");
-    drive.ftl.check_consistency().unwrap();
+    drive.ftl().check_consistency().unwrap();
 }
 
 fn qd1_random_write(name: &str, runtime_s: u64) -> (PhaseResult, DriveModel) {
@@ -212,7 +211,7 @@ fn qd1_commands(drive: &mut Drive, n: usize) -> Vec<(u64, [u64; 4])> {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let page = (x >> 33) % span_pages;
         let f = drive.flash().counters;
-        let merges = drive.ftl.counters().full_merges;
+        let merges = drive.ftl().counters().full_merges;
         let done = drive.submit(Command { kind: IoKind::Write, offset: page * 4096, len: 4096 }, t);
         let g = drive.flash().counters;
         out.push((
@@ -221,7 +220,7 @@ fn qd1_commands(drive: &mut Drive, n: usize) -> Vec<(u64, [u64; 4])> {
                 g.reads[0] - f.reads[0],
                 g.programs[0] - f.programs[0],
                 g.erases[0] - f.erases[0],
-                drive.ftl.counters().full_merges - merges,
+                drive.ftl().counters().full_merges - merges,
             ],
         ));
         t = done;
@@ -303,7 +302,7 @@ fn ocz_slc_random_write_latency_is_its_merges_over_the_dies() {
     // logical block that has one, or start a logical block: a partial
     // merge of the rest of it).
     let merges: u64 = cmds.iter().map(|c| c.1[3]).sum();
-    let c = drive.ftl.counters();
+    let c = drive.ftl().counters();
     let all = c.full_merges + c.partial_merges;
     assert_eq!(merges, c.full_merges);
     assert!(all as f64 >= 0.95 * n as f64 && all <= n as u64, "one merge per write: {all} for {n}");
@@ -352,9 +351,9 @@ fn x25m_maximum_latency_is_its_map_checkpoint() {
     for i in 0..n {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let page = (x >> 33) % span_pages;
-        let before = drive.ftl.map_counters().unwrap();
+        let before = drive.ftl().map_counters().unwrap();
         let done = drive.submit(Command { kind: IoKind::Write, offset: page * 4096, len: 4096 }, t);
-        let after = drive.ftl.map_counters().unwrap();
+        let after = drive.ftl().map_counters().unwrap();
         if after.checkpoints > before.checkpoints {
             assert_eq!(at_checkpoint, None, "one checkpoint in {n} writes");
             at_checkpoint = Some((i, after.pages_programmed - before.pages_programmed));

@@ -98,7 +98,7 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
             }
             Op::Read { lpn } => {
                 submit(&mut drive, IoKind::Read, lpn, 1, &mut t);
-                prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "lpn {}", lpn);
+                prop_assert_eq!(drive.ftl().read_version(lpn), expected(&writes, &live, lpn), "lpn {}", lpn);
             }
             Op::Idle { ms } => {
                 // Background GC while the host is idle.
@@ -114,11 +114,11 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
         }
     }
     for lpn in 0..n {
-        prop_assert_eq!(drive.ftl.read_version(lpn), expected(&writes, &live, lpn), "final check of lpn {}", lpn);
+        prop_assert_eq!(drive.ftl().read_version(lpn), expected(&writes, &live, lpn), "final check of lpn {}", lpn);
     }
-    drive.ftl.check_consistency().map_err(TestCaseError::fail)?;
-    let c = drive.ftl.counters();
-    if drive.ftl.hybrid().is_some() {
+    drive.ftl().check_consistency().map_err(TestCaseError::fail)?;
+    let c = drive.ftl().counters();
+    if drive.ftl().hybrid().is_some() {
         prop_assert!(
             c.switch_merges > 0 && c.partial_merges > 0 && c.full_merges > 0,
             "the test must exercise every kind of merge: {:?}",
@@ -127,7 +127,7 @@ fn check_drive(mut drive: ssdtwin::Drive, ops: &[Op], fill_first: bool) -> Resul
         return Ok(());
     }
     prop_assert!(c.gc_blocks + c.fold_blocks > 0, "the test must exercise GC or folding");
-    if let Some(cache) = &drive.model.spec.slc_cache {
+    if let Some(cache) = &drive.model().spec.slc_cache {
         prop_assert!(c.fold_blocks > 0 && c.host_slots_to_slc > 0, "the test must exercise folding");
         if cache.write_policy == ssdtwin::spec::SlcWritePolicy::NativeWhenFull {
             prop_assert!(

@@ -191,7 +191,7 @@ fn aging_replays_a_trace_in_a_loop() {
     // 500 writes of 4 KiB a pass: 64 MB a day is 31.25 passes.
     let per_day = 64u64 << 20;
     assert!(a.host_bytes_written >= 3 * per_day && a.host_bytes_written < 3 * (per_day + 4096), "{a:?}");
-    assert_eq!(sim.drive().ftl.mapped_lpns(), 500, "the trace's 500 written pages, again and again");
+    assert_eq!(sim.drive().ftl().mapped_lpns(), 500, "the trace's 500 written pages, again and again");
     assert!(r.end_ns - r.start_ns >= 3 * DAY_NS);
 
     let reads = dir.join("reads.trace");

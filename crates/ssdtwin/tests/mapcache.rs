@@ -58,7 +58,7 @@ fn a_map_miss_costs_one_translation_page_read() {
     let plain = drive(&[]);
     let small = drive(&cached(8));
     let cap = plain.user_bytes();
-    let m = small.model.clone();
+    let m = small.model().clone();
     let per_miss =
         60_000 + m.channel_fs_per_byte * m.channel_bytes_per_slot / 1_000_000 + m.spec.controller.ecc_decode_ns;
     let phases = [
@@ -166,16 +166,16 @@ fn check_integrity(ops: &[(u32, u32)]) -> Result<(), TestCaseError> {
         // Each write of a page makes its next version.
         for l in lpn..lpn + pages {
             last[l as usize] += 1;
-            prop_assert_eq!(d.ftl.read_version(l), last[l as usize], "lpn {} right after its write", l);
+            prop_assert_eq!(d.ftl().read_version(l), last[l as usize], "lpn {} right after its write", l);
         }
     }
-    d.ftl.check_consistency().map_err(TestCaseError::fail)?;
+    d.ftl().check_consistency().map_err(TestCaseError::fail)?;
     for l in 0..n {
         if last[l as usize] != 0 {
-            prop_assert_eq!(d.ftl.read_version(l), last[l as usize], "lpn {}", l);
+            prop_assert_eq!(d.ftl().read_version(l), last[l as usize], "lpn {}", l);
         }
     }
-    prop_assert!(d.ftl.map_counters().unwrap().pages_programmed > 0);
+    prop_assert!(d.ftl().map_counters().unwrap().pages_programmed > 0);
     Ok(())
 }
 
@@ -281,7 +281,8 @@ fn a_dram_less_hmb_drive_collapses_beyond_the_buffers_reach() {
         ];
         run(d, &phases).0.pop().unwrap()
     };
-    let m = load(&hmb).model;
+    let loaded = load(&hmb);
+    let m = loaded.model();
     let mc = m.map_cache.clone().expect("the RC100 caches its map");
     assert_eq!(mc.capacity_pages, 16);
     let hmb_ns = m.spec.host.hmb_access_ns.unwrap() as f64;

@@ -58,7 +58,7 @@ fn written_drive(extra: &[&str], pe: u32, age_ns: u64) -> Drive {
     let mut set: Vec<&str> = TLC_MEDIA.to_vec();
     set.extend_from_slice(extra);
     let mut d = Drive::new(small_model(256, &set));
-    d.ftl.set_erase_counts(pe, 0);
+    d.untimed().set_erase_counts(pe, 0);
     let mut t = 0;
     for lpn in (0..d.user_lpns()).step_by(32) {
         t = d.submit(Command { kind: IoKind::Write, offset: lpn as u64 * 4096, len: 128 << 10 }, t);
@@ -73,18 +73,18 @@ fn written_drive(extra: &[&str], pe: u32, age_ns: u64) -> Drive {
 fn corrected_bits_follow_the_rber_formula() {
     let age = (NS_PER_YEAR / 4.0) as u64;
     let mut d = written_drive(&[], 1500, age);
-    let geo = d.model.geometry;
+    let geo = d.model().geometry;
     let mut rng = Pcg64Mcg::seed_from_u64(3);
     let mut expected_bits = 0.0;
     let mut t = 0;
     let before = Counters::of(&d);
     for _ in 0..20_000 {
         let lpn = rng.random_range(0..d.user_lpns());
-        let block = geo.block_of(d.ftl.lookup(lpn));
+        let block = geo.block_of(d.ftl().lookup(lpn));
         t = read(&mut d, lpn, t);
         // The model's inputs after the read: erases, program time, reads.
-        let b = d.ftl.blocks();
-        let age_ns = d.ftl.clock() - b.programmed_at[block as usize];
+        let b = d.ftl().blocks();
+        let age_ns = d.ftl().clock() - b.programmed_at[block as usize];
         expected_bits += rber(b.erase_count[0][block as usize], 3000.0, age_ns, b.reads[block as usize]) * 32768.0;
     }
     let c = Counters::of(&d).since(&before);
@@ -120,7 +120,7 @@ fn pslc_reads_see_fewer_errors_than_native() {
     );
     let refs: Vec<&str> = set.iter().map(String::as_str).collect();
     let mut d = Drive::new(small_slc_model(&refs));
-    d.ftl.set_erase_counts(300, 3000);
+    d.untimed().set_erase_counts(300, 3000);
     // 2 GB: the first part stays in the SLC cache, the rest goes native
     // once it fills and folds.
     let mut t = 0;
@@ -130,14 +130,14 @@ fn pslc_reads_see_fewer_errors_than_native() {
     }
     d.flush(t);
     d.reset_time();
-    let geo = d.model.geometry;
+    let geo = d.model().geometry;
     let (mut slc, mut native) = (Vec::new(), Vec::new());
     for lpn in 0..n {
-        let s = d.ftl.lookup(lpn);
-        if s == u32::MAX || d.ftl.is_unprogrammed(s) {
+        let s = d.ftl().lookup(lpn);
+        if s == u32::MAX || d.ftl().is_unprogrammed(s) {
             continue;
         }
-        match d.ftl.mode_of(geo.block_of(s)) {
+        match d.ftl().mode_of(geo.block_of(s)) {
             ssdtwin::model::nand::CellMode::Slc => slc.push(lpn),
             ssdtwin::model::nand::CellMode::Native => native.push(lpn),
         }
@@ -262,7 +262,7 @@ fn write_to_end_of_life(d: &mut Drive, seed: u64) -> (Vec<u32>, Vec<u32>, u64) {
 /// Every page reads its last acknowledged write, in random order, and
 /// reads still work on the read-only drive.
 fn check_read_your_writes(d: &mut Drive, versions: &[u32], mut t: u64) {
-    d.ftl.check_consistency().unwrap();
+    d.ftl().check_consistency().unwrap();
     let mut order: Vec<u32> = (0..versions.len() as u32).collect();
     let mut rng = Pcg64Mcg::seed_from_u64(17);
     for i in (1..order.len()).rev() {
@@ -271,7 +271,7 @@ fn check_read_your_writes(d: &mut Drive, versions: &[u32], mut t: u64) {
     for &lpn in &order {
         t = read(d, lpn, t);
         assert_eq!(d.last_error(), None);
-        assert_eq!(d.ftl.read_version(lpn), versions[lpn as usize], "lpn {lpn}");
+        assert_eq!(d.ftl().read_version(lpn), versions[lpn as usize], "lpn {lpn}");
     }
 }
 
@@ -346,14 +346,14 @@ fn carried_forward_wear_retires_blocks_without_losing_data() {
             }
         }
     };
-    let since = d.ftl.wear_mark();
+    let since = d.ftl().wear_mark();
     random_writes(&mut d, 3 * n as u64, &mut t);
-    let window = d.ftl.wear_mark();
+    let window = d.ftl().wear_mark();
     random_writes(&mut d, n as u64, &mut t);
     let before = Health::of(&d);
     assert!(before.pe_cycles_native_mean < 60.0, "not yet worn: {}", before.pe_cycles_native_mean);
-    let in_window: u64 = d.ftl.erases_since(&window).iter().sum();
-    let added = d.ftl.extrapolate_wear(&since, &window, 150.0, 0, 9);
+    let in_window: u64 = d.ftl().erases_since(&window).iter().sum();
+    let added = d.untimed().extrapolate_wear(&since, &window, 150.0, 0, 9);
     let worn = Health::of(&d);
     eprintln!("{added:?}; P/E {:.1} → {:.1} mean", before.pe_cycles_native_mean, worn.pe_cycles_native_mean);
     assert!(worn.pe_cycles_native_mean > 60.0, "carried past the rated 60 cycles");

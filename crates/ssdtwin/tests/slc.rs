@@ -23,7 +23,7 @@ fn seq_write(name: &str, offset: u64, bytes: u64) -> Phase {
 fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
     let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
     let mut sim = Simulator::new(Drive::new(model));
-    let reported_cache = sim.drive().ftl.slc_cache_bytes() as f64;
+    let reported_cache = sim.drive().ftl().slc_cache_bytes() as f64;
     assert!((reported_cache / 1e9 - 140.0).abs() < 1.0, "fresh cache {reported_cache}");
     let capacity = sim.drive().user_bytes() / (128 * 1024) * (128 * 1024);
     let r = sim.run_phase(&seq_write("fill", 0, capacity), 0, 1);
@@ -63,9 +63,9 @@ fn whole_drive_sequential_write_falls_off_the_slc_cliff() {
     let mean = plateau.iter().sum::<f64>() / plateau.len() as f64;
     assert!((mean / 1e6 - 100.0).abs() / 100.0 < 0.15, "post-cache writing at {:.0} MB/s", mean / 1e6);
     // The cache shrank as the drive filled: at 100% only the static 12 GB.
-    let end_cache = sim.drive().ftl.slc_cache_bytes() as f64 / 1e9;
+    let end_cache = sim.drive().ftl().slc_cache_bytes() as f64 / 1e9;
     assert!((end_cache - 12.0).abs() < 0.5, "full-drive cache {end_cache} GB");
-    sim.drive().ftl.check_consistency().unwrap();
+    sim.drive().ftl().check_consistency().unwrap();
 }
 
 /// At 80% full the cache is the static 12 GB; trimming half the data
@@ -75,7 +75,7 @@ fn cache_shrinks_as_the_drive_fills_and_grows_back_after_trim() {
     let model = DriveSpec::load("intel-660p-1tb", &[]).unwrap().build("660p").unwrap();
     let mut drive = Drive::new(model);
     DriveState::Filled(80.0).apply_fast(&mut drive, 1);
-    let at80 = drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    let at80 = drive.ftl().slc_cache_bytes() as f64 / 1e9;
     assert!((at80 - 12.0).abs() / 12.0 < 0.1, "cache at 80% full: {at80:.1} GB");
     // Trim the first half of the data: the drive is 40% full.
     let half = (drive.user_bytes() as f64 * 0.4) as u64 / 4096 * 4096;
@@ -84,20 +84,20 @@ fn cache_shrinks_as_the_drive_fills_and_grows_back_after_trim() {
         let len = (1u64 << 30).min(half - off) as u32;
         t = drive.submit(Command { kind: IoKind::Trim, offset: off, len }, t);
     }
-    let fill = drive.ftl.fill_fraction();
+    let fill = drive.ftl().fill_fraction();
     assert!((fill - 0.4).abs() < 0.01, "fill {fill}");
-    let at40 = drive.ftl.slc_cache_bytes() as f64 / 1e9;
+    let at40 = drive.ftl().slc_cache_bytes() as f64 / 1e9;
     assert!((at40 - 140.0).abs() / 140.0 < 0.05, "cache after trimming to 40% full: {at40:.1} GB");
 }
 
 fn write_mbps_after(idle_ns: u64) -> (f64, u64, u64) {
     let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
-    let cache = sim.drive().ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+    let cache = sim.drive().ftl().slc_cache_bytes() / (128 * 1024) * (128 * 1024);
     // A burst that fills the cache.
     sim.run_phase(&seq_write("burst", 0, cache), 0, 3);
-    let backlog_before = sim.drive().ftl.fold_backlog_bytes();
+    let backlog_before = sim.drive().ftl().fold_backlog_bytes();
     sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: idle_ns, apst: None }, 1, 3);
-    let backlog_after = sim.drive().ftl.fold_backlog_bytes();
+    let backlog_after = sim.drive().ftl().fold_backlog_bytes();
     let r = sim.run_phase(&seq_write("next", cache, 200_000_000 / (128 * 1024) * (128 * 1024)), 2, 3);
     (r.bw_bytes(IoKind::Write) / 1e6, backlog_before, backlog_after)
 }
@@ -172,9 +172,9 @@ fn full_slc_drive_survives_sustained_random_writes() {
     s.io_size = Some(sim.drive().user_bytes() / 4096 * 4096);
     let r = sim.run_phase(&Phase::Io(s), 0, 1);
     assert!(r.counters.fold_blocks > 0 && r.counters.gc_blocks > 0);
-    sim.drive().ftl.check_consistency().unwrap();
-    for die in 0..sim.drive().model.geometry.dies {
-        assert!(sim.drive().ftl.blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
+    sim.drive().ftl().check_consistency().unwrap();
+    for die in 0..sim.drive().model().geometry.dies {
+        assert!(sim.drive().ftl().blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
     }
 }
 
@@ -197,8 +197,8 @@ fn wear_is_counted_in_the_mode_each_block_was_used_in() {
     w.io_size = Some(3 * span);
     ssdtwin::run::state::write_fast(&mut drive, &w);
     let g = model.geometry;
-    let b = &drive.ftl.blocks();
-    let c = drive.ftl.counters();
+    let b = &drive.ftl().blocks();
+    let c = drive.ftl().counters();
     let in_use =
         |m: CellMode| (0..b.state.len()).filter(|&i| b.state[i] != BlockState::Free && b.mode[i] == m).count() as f64;
     let erased = |m: CellMode| b.erase_count[m as usize].iter().map(|&e| e as f64).sum::<f64>();
@@ -275,11 +275,11 @@ fn reads_during_folding_wait_for_programs_unless_the_die_suspends_them() {
 fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     let idle_left = |extra: &[&str]| {
         let mut sim = Simulator::new(Drive::new(small_slc_model(extra)));
-        let cache = sim.drive().ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+        let cache = sim.drive().ftl().slc_cache_bytes() / (128 * 1024) * (128 * 1024);
         sim.run_phase(&seq_write("burst", 0, cache), 0, 2);
-        let before = sim.drive().ftl.fold_backlog_bytes();
+        let before = sim.drive().ftl().fold_backlog_bytes();
         sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 120_000_000_000, apst: None }, 1, 2);
-        (before, sim.drive().ftl.fold_backlog_bytes())
+        (before, sim.drive().ftl().fold_backlog_bytes())
     };
     let (before, after) = idle_left(&["slc_cache.idle_fold=false"]);
     assert_eq!(after, before, "idle folding off: the backlog stays");
@@ -300,7 +300,7 @@ fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     let folded_after_three_quarters = |threshold: u64| {
         let mut sim =
             Simulator::new(Drive::new(small_slc_model(&[&format!("slc_cache.fold_threshold_bytes={threshold}")])));
-        let cache = sim.drive().ftl.slc_cache_bytes();
+        let cache = sim.drive().ftl().slc_cache_bytes();
         let bytes = cache * 3 / 4 / (128 * 1024) * (128 * 1024);
         let r = sim.run_phase(&seq_write("burst", 0, bytes), 0, 1);
         (r.counters.fold_slots_moved * 4096, cache, bytes)
@@ -326,7 +326,7 @@ fn a_full_sequential_fill_leaves_the_last_written_data_in_slc() {
     let mut sim = Simulator::new(Drive::new(small_slc_model(&[])));
     let capacity = sim.drive().user_bytes() / (128 * 1024) * (128 * 1024);
     sim.run_phase(&seq_write("fill", 0, capacity), 0, 1);
-    let ftl = &sim.drive().ftl;
+    let ftl = &sim.drive().ftl();
     ftl.check_consistency().unwrap();
     let geo = *ftl.geometry();
     let written = (capacity / 4096) as u32;

@@ -11,12 +11,12 @@ use ssdtwin::{Drive, DriveModel, DriveSpec, DriveState, IoKind, Simulator};
 use crate::common::{small_model, small_slc_model};
 
 fn assert_same_state(a: &Drive, b: &Drive) {
-    assert_eq!(a.ftl.l2p(), b.ftl.l2p(), "logical-to-physical maps differ");
-    assert_eq!(a.ftl.p2l(), b.ftl.p2l(), "physical-to-logical maps differ");
-    assert_eq!(a.ftl.blocks().valid, b.ftl.blocks().valid, "valid counts differ");
-    assert_eq!(a.ftl.blocks().state, b.ftl.blocks().state, "block states differ");
-    assert_eq!(a.ftl.blocks().erase_count, b.ftl.blocks().erase_count, "erase counts differ");
-    assert_eq!(a.ftl.counters(), b.ftl.counters(), "FTL counters differ");
+    assert_eq!(a.ftl().l2p(), b.ftl().l2p(), "logical-to-physical maps differ");
+    assert_eq!(a.ftl().p2l(), b.ftl().p2l(), "physical-to-logical maps differ");
+    assert_eq!(a.ftl().blocks().valid, b.ftl().blocks().valid, "valid counts differ");
+    assert_eq!(a.ftl().blocks().state, b.ftl().blocks().state, "block states differ");
+    assert_eq!(a.ftl().blocks().erase_count, b.ftl().blocks().erase_count, "erase counts differ");
+    assert_eq!(a.ftl().counters(), b.ftl().counters(), "FTL counters differ");
 }
 
 fn check(state: DriveState) {
@@ -30,7 +30,7 @@ fn check(state: DriveState) {
         sim.run_phase(p, i, phases.len());
     }
     assert_same_state(&fast, sim.drive());
-    fast.ftl.check_consistency().unwrap();
+    fast.ftl().check_consistency().unwrap();
 
     // The same benchmark afterwards gives the same results on both.
     let mut job = IoSpec::new("after", RwPattern::RandRw);
@@ -67,8 +67,8 @@ fn fast_steady_exact_state_equals_simulated_one() {
 /// Valid fractions of the sealed native blocks at the 10th, 25th, 50th,
 /// 75th and 90th percentiles.
 fn valid_quantiles(d: &Drive) -> Vec<f64> {
-    let b = &d.ftl.blocks();
-    let s = d.model.geometry.slots_per_block as f64;
+    let b = &d.ftl().blocks();
+    let s = d.model().geometry.slots_per_block as f64;
     let mut u: Vec<f64> = (0..b.valid.len())
         .filter(|&i| b.state[i] == BlockState::Sealed && b.mode[i] == CellMode::Native)
         .map(|i| b.valid[i] as f64 / s)
@@ -90,20 +90,20 @@ fn compare_steady(model: DriveModel, iops_tolerance: f64) {
     apply_phases_exact(&mut exact, &DriveState::Steady.phases(cap, 5));
     let mut stat = Drive::new(model);
     DriveState::Steady.apply_fast(&mut stat, 5);
-    stat.ftl.check_consistency().unwrap();
+    stat.ftl().check_consistency().unwrap();
     // The replay may leave a few pages of the span's last partial 128 KiB
     // unwritten (the fill skips them; random writes may miss them).
-    assert!(stat.ftl.mapped_lpns().abs_diff(exact.ftl.mapped_lpns()) < 32);
+    assert!(stat.ftl().mapped_lpns().abs_diff(exact.ftl().mapped_lpns()) < 32);
     let (qe, qs) = (valid_quantiles(&exact), valid_quantiles(&stat));
     for (a, b) in qe.iter().zip(&qs) {
         assert!((a - b).abs() < 0.03, "valid-fraction quantiles {qe:.3?} vs {qs:.3?}");
     }
-    let dies = exact.model.geometry.dies as u64;
+    let dies = exact.model().geometry.dies as u64;
     // Each die sits within a block or two of its background target,
     // depending on where in its collection cycle it is.
-    let (fe, fs) = (exact.ftl.blocks().total_free(), stat.ftl.blocks().total_free());
+    let (fe, fs) = (exact.ftl().blocks().total_free(), stat.ftl().blocks().total_free());
     assert!(fe.abs_diff(fs) <= 2 * dies, "free blocks {fe} vs {fs}");
-    let (se, ss) = (exact.ftl.blocks().slc_in_use, stat.ftl.blocks().slc_in_use);
+    let (se, ss) = (exact.ftl().blocks().slc_in_use, stat.ftl().blocks().slc_in_use);
     assert!(se.abs_diff(ss) as u64 <= dies, "SLC blocks in use {se} vs {ss}");
     assert!((exact.waf() / stat.waf() - 1.0).abs() < 0.05, "preconditioning WAF {} vs {}", exact.waf(), stat.waf());
     let mut r = IoSpec::new("randread", RwPattern::RandRead);
@@ -177,7 +177,7 @@ fn statistical_steady_state_matches_the_replay_native_when_full() {
 
 /// Share of host writes that went to SLC, and the preconditioning WAF.
 fn slc_share_and_waf(d: &Drive) -> (f64, f64) {
-    let c = d.ftl.counters();
+    let c = d.ftl().counters();
     (c.host_slots_to_slc as f64 / c.host_slots_written as f64, d.waf())
 }
 

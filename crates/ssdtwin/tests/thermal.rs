@@ -34,7 +34,7 @@ fn idle(secs: u64) -> Phase {
 }
 
 fn thermal_model(sim: &Simulator) -> ThermalModel {
-    sim.drive().thermal.as_ref().expect("the drive has [thermal]").model.clone()
+    sim.drive().thermal().as_ref().expect("the drive has [thermal]").model.clone()
 }
 
 /// NAND array energy of the drive so far, J.

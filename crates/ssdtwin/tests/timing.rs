@@ -154,13 +154,13 @@ fn secure_erase_erases_every_used_block_and_empties_the_map() {
         .map(|d| {
             (0..g.blocks_per_die)
                 .filter(|&b| {
-                    drive.ftl.blocks().state[(d * g.blocks_per_die + b) as usize]
+                    drive.ftl().blocks().state[(d * g.blocks_per_die + b) as usize]
                         != ssdtwin::model::ftl::blocks::BlockState::Free
                 })
                 .count() as u64
         })
         .collect();
-    let erases_before: u64 = drive.ftl.blocks().erase_count.iter().flatten().map(|&e| e as u64).sum();
+    let erases_before: u64 = drive.ftl().blocks().erase_count.iter().flatten().map(|&e| e as u64).sum();
     let mut sim = Simulator::new(drive);
     let r = sim.run_phase(&Phase::SecureErase { name: "format".into() }, 0, 1);
     let erased = r.counters.nand_erases_native + r.counters.nand_erases_slc;
@@ -170,10 +170,10 @@ fn secure_erase_erases_every_used_block_and_empties_the_map() {
     let took = r.end_ns - r.start_ns;
     assert!(took.abs_diff(expected) * 100 <= expected, "took {took} ns, expected {expected} ns");
     let drive = sim.drive();
-    let erases_after: u64 = drive.ftl.blocks().erase_count.iter().flatten().map(|&e| e as u64).sum();
+    let erases_after: u64 = drive.ftl().blocks().erase_count.iter().flatten().map(|&e| e as u64).sum();
     assert_eq!(erases_after - erases_before, erased);
     assert!((0..drive.user_lpns())
-        .all(|l| drive.ftl.read_version(l) == 0 && drive.ftl.lookup(l) == ssdtwin::model::nand::NONE));
-    assert_eq!(drive.ftl.blocks().total_free(), (g.dies * g.blocks_per_die) as u64);
-    drive.ftl.check_consistency().unwrap();
+        .all(|l| drive.ftl().read_version(l) == 0 && drive.ftl().lookup(l) == ssdtwin::model::nand::NONE));
+    assert_eq!(drive.ftl().blocks().total_free(), (g.dies * g.blocks_per_die) as u64);
+    drive.ftl().check_consistency().unwrap();
 }

@@ -41,11 +41,11 @@ fn measured_waf(alpha: f64, policy: &str) -> f64 {
     for _ in 0..3 * n as u64 {
         untimed.write(rng.random_range(0..n));
     }
-    let before = untimed.drive().ftl.counters();
+    let before = untimed.drive().ftl().counters();
     for _ in 0..2 * n as u64 {
         untimed.write(rng.random_range(0..n));
     }
-    let after = untimed.drive().ftl.counters();
+    let after = untimed.drive().ftl().counters();
     let host = (after.host_slots_written - before.host_slots_written) as f64;
     let moved = (after.gc_slots_moved - before.gc_slots_moved) as f64;
     (host + moved) / host

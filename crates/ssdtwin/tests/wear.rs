@@ -24,7 +24,7 @@ fn hot_writes(extra: &[&str]) -> Drive {
     hot.io_size = Some(8 << 30);
     hot.norandommap = true;
     apply_phases_exact(&mut d, &[fill, hot]);
-    d.ftl.check_consistency().unwrap();
+    d.ftl().check_consistency().unwrap();
     d
 }
 
@@ -33,7 +33,7 @@ fn static_leveling_bounds_the_erase_count_spread() {
     let plain = hot_writes(&[]);
     let leveled = hot_writes(&["ftl.wear_leveling.static_threshold=16", "ftl.wear_leveling.dynamic=least-worn"]);
     let (hp, hl) = (Health::of(&plain), Health::of(&leveled));
-    let (cp, cl) = (plain.ftl.counters(), leveled.ftl.counters());
+    let (cp, cl) = (plain.ftl().counters(), leveled.ftl().counters());
     eprintln!(
         "spread without leveling {}, with {}; WAF {:.3} vs {:.3}; {} blocks ({} slots) moved by leveling",
         hp.erase_count_spread,
@@ -54,7 +54,7 @@ fn static_leveling_bounds_the_erase_count_spread() {
     assert!(leveled.waf() > plain.waf() + 0.5 * extra, "WAF {} vs {} (+{extra:.3})", leveled.waf(), plain.waf());
     // Every page still reads its last write.
     for lpn in 0..leveled.user_lpns() {
-        assert_eq!(leveled.ftl.read_version(lpn), plain.ftl.read_version(lpn), "lpn {lpn}");
+        assert_eq!(leveled.ftl().read_version(lpn), plain.ftl().read_version(lpn), "lpn {lpn}");
     }
 }
 

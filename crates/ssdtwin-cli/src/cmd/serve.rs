@@ -171,7 +171,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             eprint!(
                 "\r{:>10.3} s simulated · {} MiB written · {} MiB read · WAF {:.2} · {} outstanding   ",
                 twin.now() as f64 / 1e9,
-                d.ftl.counters().host_slots_written >> 8,
+                d.ftl().counters().host_slots_written >> 8,
                 d.counters().host_slots_read >> 8,
                 c.waf(),
                 twin.device().outstanding(),

@@ -175,7 +175,7 @@ pub struct Device {
 impl Device {
     /// A device at time 0 around a drive.
     pub fn new(drive: Drive) -> Device {
-        let idle_threshold_ns = drive.model.spec.ftl.idle_threshold_ns;
+        let idle_threshold_ns = drive.model().spec.ftl.idle_threshold_ns;
         Device {
             drive,
             events: EventQueue::default(),
@@ -434,10 +434,8 @@ impl Device {
     pub fn begin_window(&mut self, record_from_ns: u64) {
         let now = self.now();
         self.drive.thermal_advance(now);
-        let thermal_before = self.drive.thermal.as_mut().map(|th| {
-            th.reset_peak();
-            (th.temperatures(), th.counters)
-        });
+        self.drive.reset_thermal_peak();
+        let thermal_before = self.drive.thermal().map(|th| (th.temperatures(), th.counters));
         self.recording = Some(Recording {
             record_from_ns,
             dirs: Default::default(),
@@ -464,7 +462,7 @@ impl Device {
     pub fn end_window(&mut self, end_ns: u64) -> Window {
         let mut r = self.recording.take().expect("a statistics window is open");
         self.drive.thermal_advance(end_ns);
-        let thermal = match (r.thermal_before, &self.drive.thermal) {
+        let thermal = match (r.thermal_before, &self.drive.thermal()) {
             (Some((start, before)), Some(th)) => Some(ThermalWindow {
                 start,
                 end: th.temperatures(),
@@ -510,7 +508,7 @@ impl Device {
         };
         if let Some(r) = &mut self.recording {
             if f.submitted_ns >= r.record_from_ns {
-                if self.drive.thermal.is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
+                if self.drive.thermal().is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
                     // A point opens: its temperature is sampled now.
                     self.drive.thermal_advance(now);
                 }

@@ -288,7 +288,7 @@ pub(crate) fn run_age(
     let capacity = dev.drive().user_bytes();
     let per_day = spec.per_day.bytes(capacity);
     let window = window_days(capacity, per_day);
-    let since = dev.drive().ftl.wear_mark();
+    let since = dev.drive().ftl().wear_mark();
     let mut aging = Aging {
         spec,
         gen: AgeCommands::open(&spec.workload, capacity)?,
@@ -382,8 +382,8 @@ impl Aging<'_, '_> {
     /// A window of days ended: keep its erases and, once the wear is
     /// stationary, carry it forward to one window before the end.
     fn window_ended(&mut self, dev: &mut Device) {
-        let erases = dev.drive().ftl.erases_since(self.marks.back().expect("a mark"));
-        self.marks.push_back(dev.drive().ftl.wear_mark());
+        let erases = dev.drive().ftl().erases_since(self.marks.back().expect("a mark"));
+        self.marks.push_back(dev.drive().ftl().wear_mark());
         if self.marks.len() > self.span + 1 {
             self.marks.pop_front();
         }
@@ -409,7 +409,7 @@ impl Aging<'_, '_> {
             // The draws are seeded by the day the extrapolation starts.
             let seed = 0x5eed_a9e0 ^ self.day;
             let pattern = &self.marks[0];
-            dev.drive_mut().ftl.extrapolate_wear(&self.since, pattern, skip as f64 / pattern_days, shift, seed);
+            dev.drive_mut().untimed().extrapolate_wear(&self.since, pattern, skip as f64 / pattern_days, shift, seed);
             dev.power_off(self.day_start, self.day_start + shift);
             self.day_start += shift;
             self.day += skip;

@@ -89,7 +89,7 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
     let t = Instant::now();
     state.apply_fast(&mut drive, 1);
     let wall_s = t.elapsed().as_secs_f64();
-    let bytes = drive.ftl.counters().host_slots_written * 4096;
+    let bytes = drive.ftl().counters().host_slots_written * 4096;
     let row = BenchRow {
         name: name.into(),
         drive: String::new(),

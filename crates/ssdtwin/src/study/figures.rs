@@ -305,7 +305,7 @@ fn measure_job(
             crate::run::state::write_fast(&mut drive, &fill);
         }
         "fill-slc-cache" => {
-            let cache = drive.ftl.slc_cache_bytes() / (128 * 1024) * (128 * 1024);
+            let cache = drive.ftl().slc_cache_bytes() / (128 * 1024) * (128 * 1024);
             let mut fill = IoSpec::new("prepare", RwPattern::Write);
             fill.bs = 128 * 1024;
             fill.iodepth = 32;
@@ -351,7 +351,7 @@ pub fn measure_slc_cache(model: &DriveModel, state: DriveState, hook: &Option<Pr
     let capacity = drive.user_bytes();
     let mut sim = simulator(drive, hook);
     for i in 0..180 {
-        if sim.drive().ftl.fold_backlog_bytes() == 0 {
+        if sim.drive().ftl().fold_backlog_bytes() == 0 {
             break;
         }
         sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 10_000_000_000, apst: None }, i, 180);

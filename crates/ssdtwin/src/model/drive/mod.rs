@@ -41,6 +41,8 @@ mod untimed;
 pub use image::{DriveImage, DriveImageRef};
 pub use untimed::UntimedWrites;
 
+mod parts;
+
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoKind {
@@ -93,15 +95,15 @@ pub enum IoError {
 #[derive(Debug, Clone)]
 pub struct Drive {
     /// The validated specification.
-    pub model: DriveModel,
+    pub(in crate::model) model: DriveModel,
     /// Host link and command slots.
     host: HostInterface,
     /// Controller cores.
     cores: Cores,
     /// Write buffer.
-    pub buffer: WriteBuffer,
+    pub(in crate::model) buffer: WriteBuffer,
     /// Flash translation layer.
-    pub ftl: Ftl,
+    pub(in crate::model) ftl: Ftl,
     /// Flash array (scheduler, channels, dies).
     flash: Flash,
     /// Counters.
@@ -109,7 +111,7 @@ pub struct Drive {
     /// Power states and energy.
     power: PowerMeter,
     /// Temperature and thermal throttling (`None`: no `[thermal]`).
-    pub thermal: Option<Thermal>,
+    pub(in crate::model) thermal: Option<Thermal>,
     /// Bit errors and ECC (`None`: no `[controller.ecc]`).
     media: Option<Media>,
     /// Drive time (ns since its life began) at which the current clock's
@@ -175,36 +177,6 @@ impl Drive {
             serial_done: 0,
             model,
         }
-    }
-
-    /// Host link and command slots.
-    pub fn host(&self) -> &HostInterface {
-        &self.host
-    }
-
-    /// Controller cores.
-    pub fn cores(&self) -> &Cores {
-        &self.cores
-    }
-
-    /// Flash array (scheduler, channels, dies).
-    pub fn flash(&self) -> &Flash {
-        &self.flash
-    }
-
-    /// Drive-level counters.
-    pub fn counters(&self) -> &DriveCounters {
-        &self.counters
-    }
-
-    /// Power states and energy.
-    pub fn power(&self) -> &PowerMeter {
-        &self.power
-    }
-
-    /// Bit errors and ECC (`None`: no `[controller.ecc]`).
-    pub fn media(&self) -> Option<&Media> {
-        self.media.as_ref()
     }
 
     /// Logical 4 KiB pages the host can address.

@@ -7,6 +7,9 @@
 //! caller's (a preparation resets them, aging moves the FTL's clock).
 
 use super::Drive;
+use crate::model::ftl::extrapolate::{Extrapolated, WearMark};
+use crate::model::ftl::install::InstalledBlock;
+use crate::model::ftl::FtlCounters;
 
 /// Untimed writes on a drive (see the module docs); made by
 /// [`Drive::untimed`].
@@ -68,6 +71,38 @@ impl UntimedWrites<'_> {
     #[inline]
     pub fn prefetch_write(&self, lpn: u32) {
         self.drive.ftl.prefetch_write(lpn);
+    }
+
+    /// Install a statistically built state into a page-mapped FTL
+    /// ([`crate::model::ftl::Ftl::install`]).
+    pub fn install(
+        &mut self,
+        blocks: &[InstalledBlock],
+        mapped: u32,
+        erase_counts: &[Vec<u32>; 2],
+        counters: FtlCounters,
+        seed: u64,
+    ) {
+        self.drive.ftl.install(blocks, mapped, erase_counts, counters, seed);
+    }
+
+    /// Carry a workload's wear forward
+    /// ([`crate::model::ftl::Ftl::extrapolate_wear`]).
+    pub fn extrapolate_wear(
+        &mut self,
+        since: &WearMark,
+        window: &WearMark,
+        repeat: f64,
+        shift_ns: u64,
+        seed: u64,
+    ) -> Extrapolated {
+        self.drive.ftl.extrapolate_wear(since, window, repeat, shift_ns, seed)
+    }
+
+    /// Set every block's erase counts, native and SLC mode, as if the
+    /// drive had been cycled so often (a drive taken from the field).
+    pub fn set_erase_counts(&mut self, native: u32, slc: u32) {
+        self.drive.ftl.set_erase_counts(native, slc);
     }
 
     /// The drive, to read.

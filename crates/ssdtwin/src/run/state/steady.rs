@@ -88,18 +88,18 @@ const PHASE_SPREAD: f64 = 0.25;
 
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
-    drive.ftl.hybrid().is_none()
-        && !drive.ftl.has_versions()
-        && !drive.model.wear_leveling.is_on()
+    drive.ftl().hybrid().is_none()
+        && !drive.ftl().has_versions()
+        && !drive.model().wear_leveling.is_on()
         // Bad blocks differ from die to die and fail at random.
-        && drive.model.media.as_ref().is_none_or(|m| m.bad_blocks.is_none())
+        && drive.model().media.as_ref().is_none_or(|m| m.bad_blocks.is_none())
 }
 
 /// Build the steady state of a span of `span_lpns` pages from LBA 0 on a
 /// secure-erased `drive`: the span written once, then `random_slots`
 /// uniform random 4 KiB writes over it. `seed` seeds every draw.
 pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
-    let geo = drive.model.geometry;
+    let geo = drive.model().geometry;
     let dies = geo.dies as u64;
     // One die is simulated with its share of the span and of the writes
     // (host writes are striped evenly over the dies).
@@ -134,13 +134,13 @@ pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
         }
     }
     sim.exact_total(&mut blocks, span_lpns as u64);
-    let mut erase = drive.ftl.blocks().erase_count.clone();
+    let mut erase = drive.ftl().blocks().erase_count.clone();
     for (mode, counts) in erase.iter_mut().enumerate() {
         for (i, e) in counts.iter_mut().enumerate() {
             *e += sim.erase[mode][i % geo.blocks_per_die as usize];
         }
     }
-    let before = drive.ftl.counters();
+    let before = drive.ftl().counters();
     let counters = FtlCounters {
         host_slots_written: before.host_slots_written + c.host_slots_written * dies,
         gc_slots_moved: before.gc_slots_moved + c.gc_slots_moved * dies,
@@ -150,7 +150,7 @@ pub fn build(drive: &mut Drive, span_lpns: u32, random_slots: u64, seed: u64) {
         host_slots_to_slc: before.host_slots_to_slc + c.host_slots_to_slc * dies,
         ..before
     };
-    drive.ftl.install(&blocks, span_lpns, &erase, counters, seed ^ 0x05ee_d0f5_7a7e);
+    drive.untimed().install(&blocks, span_lpns, &erase, counters, seed ^ 0x05ee_d0f5_7a7e);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,12 +224,12 @@ struct BlockSim {
 
 impl BlockSim {
     fn new(drive: &Drive, seed: u64) -> BlockSim {
-        let geo = drive.model.geometry;
-        let is_static = drive.ftl.blocks().is_static.clone();
+        let geo = drive.model().geometry;
+        let is_static = drive.ftl().blocks().is_static.clone();
         // Die 0 stands for every die: its blocks, its share of the
         // drive's capacity and SLC cache.
         let mut die = Die { open: [NONE; 3], ..Die::default() };
-        let state = &drive.ftl.blocks().state;
+        let state = &drive.ftl().blocks().state;
         for b in 0..geo.blocks_per_die {
             if state[b as usize] != BlockState::Free {
                 // Translation blocks of a cached map hold no data.
@@ -244,12 +244,12 @@ impl BlockSim {
         let dies = vec![die];
         BlockSim {
             geo,
-            slc: drive.model.slc.clone(),
-            policy: drive.model.gc_policy,
-            low: drive.model.spec.ftl.gc_low_free_blocks,
-            high: drive.model.spec.ftl.gc_high_free_blocks,
-            paced_gc: drive.model.spec.ftl.gc_mode == crate::spec::GcMode::Paced,
-            user_lpns: drive.model.user_lpns as u64 / geo.dies as u64,
+            slc: drive.model().slc.clone(),
+            policy: drive.model().gc_policy,
+            low: drive.model().spec.ftl.gc_low_free_blocks,
+            high: drive.model().spec.ftl.gc_high_free_blocks,
+            paced_gc: drive.model().spec.ftl.gc_mode == crate::spec::GcMode::Paced,
+            user_lpns: drive.model().user_lpns as u64 / geo.dies as u64,
             slc_scale: 1.0 / geo.dies as f64,
             is_static,
             blk: vec![
