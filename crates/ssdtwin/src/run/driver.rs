@@ -139,9 +139,10 @@ pub(crate) struct Action {
     pub(crate) timers: Vec<(u64, u32)>,
 }
 
-/// The scheduler's hook: told when the loop begins, when one of its timers
-/// expires and when a source finishes.
-pub(crate) type Hook<'a> = dyn FnMut(&mut Device, &mut [Source], Hooked) -> Action + 'a;
+// The scheduler's hook: told when the loop begins, when one of its timers
+// expires and when a source finishes; answers with what to do. Any
+// `FnMut(&mut Device, &mut [Source], Hooked) -> Action`: the loop is
+// generic over it too.
 
 /// What the scheduler hook is told.
 #[derive(Debug, Clone, Copy)]
@@ -158,11 +159,11 @@ pub(crate) enum Hooked {
 /// `iodepth` commands outstanding (with think time, rate limits and
 /// bursts) until its limits; the hook decides when sources start. Returns
 /// when no source runs and the hook has no timer left.
-pub(crate) fn drive_sources(
+pub(crate) fn drive_sources<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action>(
     dev: &mut Device,
     sources: &mut [Source],
     progress: Option<(&mut ProgressFn, usize, usize)>,
-    hook: &mut Hook<'_>,
+    hook: &mut H,
 ) {
     let next_progress = dev.now() + 1_000_000_000;
     let mut jobs = Jobs {
@@ -180,10 +181,10 @@ pub(crate) fn drive_sources(
 
 /// fio jobs as one [`Workload`]: the sources, the scheduler's hook and
 /// what the loop keeps about them.
-struct Jobs<'s, 'p, 'h, 'a> {
+struct Jobs<'s, 'p, 'h, H> {
     sources: &'s mut [Source],
     progress: Option<(&'p mut ProgressFn, usize, usize)>,
-    hook: &'h mut Hook<'a>,
+    hook: &'h mut H,
     single: bool,
     /// Sources started and not finished.
     running: usize,
@@ -194,7 +195,7 @@ struct Jobs<'s, 'p, 'h, 'a> {
     next_progress: u64,
 }
 
-impl Jobs<'_, '_, '_, '_> {
+impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Jobs<'_, '_, '_, H> {
     /// Tell the hook what happened and do what it asks.
     fn react(&mut self, dev: &mut Device) {
         while let Some(h) = self.work.pop() {
@@ -232,7 +233,7 @@ impl Jobs<'_, '_, '_, '_> {
     }
 }
 
-impl Workload for Jobs<'_, '_, '_, '_> {
+impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Workload for Jobs<'_, '_, '_, H> {
     type Error = Infallible;
 
     fn start(&mut self, dev: &mut Device) -> Result<(), Infallible> {
