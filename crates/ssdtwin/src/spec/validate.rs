@@ -28,6 +28,14 @@ impl Bad<'_> {
         }
     }
 
+    fn at_most(self, field: &str, v: u64, max: u64) -> Result<(), SpecError> {
+        if v > max {
+            Err(self.at(field, format!("{v} is more than {max}")))
+        } else {
+            Ok(())
+        }
+    }
+
     /// Times per page type: as many values as `allowed` says, all
     /// positive.
     fn per_type(self, field: &str, v: &[u64], allowed: &[usize], bits_per_cell: u32) -> Result<(), SpecError> {
@@ -200,6 +208,9 @@ impl DriveSpec {
             return Err(bad.at("host.link_efficiency", format!("{} is not in (0, 1]", h.link_efficiency)));
         }
         bad.positive("host.max_queue_depth", h.max_queue_depth as u64)?;
+        // The host keeps a slot per outstanding command: bounded, as NVMe's
+        // queue size (16 bits) bounds it.
+        bad.at_most("host.max_queue_depth", h.max_queue_depth as u64, 65_536)?;
         let (raw_bytes_per_s, full_duplex) = match h.interface {
             Interface::Nvme => {
                 if h.sata_gbps.is_some() {
@@ -245,6 +256,7 @@ impl DriveSpec {
     fn check_controller(&self, bad: Bad, slots_per_row: u32) -> Result<bool, SpecError> {
         let (g, n, c) = (&self.geometry, &self.nand, &self.controller);
         bad.positive("controller.cores", c.cores as u64)?;
+        bad.at_most("controller.cores", c.cores as u64, 1024)?;
         let unit_bytes = (n.program_pages * slots_per_row) as u64 * SECTOR_BYTES as u64;
         let write_through = c.write_cache == WriteCachePolicy::WriteThrough;
         if !write_through && c.write_buffer_bytes < unit_bytes {
