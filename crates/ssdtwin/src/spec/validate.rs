@@ -133,7 +133,7 @@ impl DriveSpec {
             gc_policy: f.gc_policy,
             slc_timing,
             slc,
-            channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes + n.page_spare_bytes) as u64
+            channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes as u64 + n.page_spare_bytes as u64)
                 / g.page_bytes as u64,
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
             hybrid,
@@ -562,10 +562,23 @@ impl DriveSpec {
                 watts("nand_erase_w", p.nand_erase_w)?;
                 watts("channel_pj_per_byte", p.channel_pj_per_byte)?;
                 watts("link_pj_per_byte", p.link_pj_per_byte)?;
+                // NVMe describes at most 32 power states.
+                bad.at_most("power.state", p.states.len() as u64, 32)?;
                 for (i, st) in p.states.iter().enumerate() {
                     watts(&format!("state[{i}].max_w"), st.max_w)?;
                     if let Some(w) = st.idle_w {
                         watts(&format!("state[{i}].idle_w"), w)?;
+                    }
+                    // NVMe's fields are 32-bit µs; longer would overflow
+                    // the APST timeouts derived from them.
+                    for (name, us) in [
+                        ("entry_latency_us", Some(st.entry_latency_us)),
+                        ("exit_latency_us", Some(st.exit_latency_us)),
+                        ("wake_latency_us", st.wake_latency_us),
+                    ] {
+                        if let Some(us) = us {
+                            bad.at_most(&format!("power.state[{i}].{name}"), us, u32::MAX as u64)?;
+                        }
                     }
                     if !st.non_operational && (st.idle_w.is_some() || st.wake_latency_us.is_some()) {
                         return Err(bad.at(

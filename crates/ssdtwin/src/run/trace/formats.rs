@@ -434,7 +434,7 @@ fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw
             let us = uint("offset", f.next())?;
             // fio: "Everything below 100 is discarded."
             if us >= 100 {
-                st.fio_wait_us += us;
+                st.fio_wait_us = st.fio_wait_us.saturating_add(us);
             }
             return Ok(None);
         }

@@ -75,7 +75,9 @@ pub struct TraceStats {
     pub recorded_ns: u64,
     /// Requests whose recorded time is earlier than the one before.
     pub out_of_order: u64,
-    /// Sum of recorded response times, ns (formats that record them).
+    /// Sum of recorded response times, ns (formats that record them);
+    /// written as at most `u64::MAX` (JSON numbers stop there).
+    #[serde(serialize_with = "at_most_u64")]
     pub response_sum_ns: Option<u128>,
     /// Longest gap between consecutive requests, ns.
     pub inter_arrival_max_ns: u64,
@@ -100,6 +102,10 @@ pub struct TraceStats {
     /// Chunks allocated (dense and sparse).
     #[serde(skip)]
     chunks: usize,
+}
+
+fn at_most_u64<S: serde::Serializer>(v: &Option<u128>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(|x| u64::try_from(x).unwrap_or(u64::MAX)).serialize(s)
 }
 
 fn is_true(b: &bool) -> bool {

@@ -219,7 +219,13 @@ fn parse_lines(
         let Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs } =
             schedule_options(&entries, barrier || barrier_before, capacity)?;
         barrier_before = barrier;
-        let phase = build_phase(&name, &entries, capacity)?;
+        let phase = build_phase(&name, &entries, capacity).map_err(|e| match e {
+            // A section with no option at all: name the file and section.
+            JobError::Invalid { origin: _, option, reason } if entries.is_empty() => {
+                JobError::Invalid { origin: format!("{origin}: [{name}]"), option, reason }
+            }
+            e => e,
+        })?;
         let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
         let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
         for clone in 0..clones {
