@@ -200,6 +200,17 @@ fn a_job_file_cannot_ask_for_an_absurd_window() {
 }
 
 #[test]
+fn a_job_file_cannot_make_more_jobs_than_fio() {
+    let dir = temp_dir();
+    let job = write(&dir, "many.fio", "[a]\nrw=randread\nnumjobs=4000\nio_size=4k\n[b]\nrw=read\nnumjobs=4000\n");
+    let mut args = vec!["run", "--drive"];
+    args.extend(SMALL_DRIVE);
+    args.extend(["--job-file", &job, "-q"]);
+    let r = limited(&args);
+    assert_refused(&r, &[&format!("{job}:7: option `numjobs`"), "at most 4096"]);
+}
+
+#[test]
 fn a_drive_file_cannot_ask_for_an_absurd_queue_or_core_count() {
     for (set, field) in [
         ("host.max_queue_depth=4000000000", "host.max_queue_depth"),

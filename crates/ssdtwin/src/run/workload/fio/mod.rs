@@ -153,6 +153,10 @@ pub fn parse_command_line(
     parse_lines(&text, &|i| lines.get(i).cloned().unwrap_or_default(), origin, capacity, defaults)
 }
 
+/// Most jobs one job file (or command line) may make, counting
+/// `numjobs` clones: fio's limit (`REAL_MAX_JOBS`).
+pub const MAX_JOBS: usize = 4096;
+
 /// Parse a job file. `origin` is its path (for messages); `defaults` apply
 /// before the file's own options (the command line's `--seed` as
 /// `randseed`, say), so `[global]` and the sections override them.
@@ -228,6 +232,16 @@ fn parse_lines(
         })?;
         let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
         let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
+        if jobs.len() + clones as usize > MAX_JOBS {
+            // Each job keeps its own statistics (about 4 MB of latency
+            // histograms): bound them as fio bounds its jobs.
+            let at = entries.iter().rev().find(|e| e.0 == "numjobs").or(entries.first());
+            return Err(invalid(
+                at.map_or(origin, |e| e.2.as_str()),
+                "numjobs",
+                format!("the file makes {} jobs or more; at most {MAX_JOBS}, as in fio", jobs.len() + clones as usize),
+            ));
+        }
         for clone in 0..clones {
             let mut phase = phase.clone();
             if let Phase::Io(spec) = &mut phase {
