@@ -3,8 +3,10 @@
 //! A thin binary: parse the command line, dispatch to the command's module
 //! in [`cmd`], print errors. The work is in the `ssdtwin` library.
 
-mod cmd;
+#[macro_use]
 mod output;
+mod cmd;
+mod interrupt;
 
 use std::process::ExitCode;
 
@@ -86,10 +88,17 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(cmd::fio_flags::rewrite(std::env::args_os().collect()));
+    // `serve` stops on these signals itself (and saves the drive).
+    if !matches!(cli.command, Command::Serve(_)) {
+        if let Err(e) = interrupt::remove_temporaries_on_signals() {
+            errln!("warning: cannot catch SIGINT and SIGTERM: {e}");
+        }
+    }
     match run(cli) {
         Ok(code) => code,
+        Err(e) if output::is_closed_pipe(&e) => output::closed_pipe(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

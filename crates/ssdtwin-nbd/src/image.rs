@@ -77,14 +77,14 @@ pub fn save(twin: &mut Twin, spec: &DriveSpec, origin: &str, path: &Path) -> Res
     let tmp = ssdtwin::fsio::temp_beside(path);
     let written = write_image(twin, spec, origin, &tmp);
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        ssdtwin::fsio::remove_temp(&tmp);
         return Err(err(path, format!("writing {}: {e}", tmp.display())));
     }
     ssdtwin::fsio::install(&tmp, path).map_err(|e| err(path, format!("renaming {} to it: {e}", tmp.display())))
 }
 
 fn write_image(twin: &Twin, spec: &DriveSpec, origin: &str, tmp: &Path) -> io::Result<()> {
-    let mut file = BufWriter::new(File::create(tmp)?);
+    let mut file = BufWriter::new(ssdtwin::fsio::create_temp(tmp)?);
     file.write_all(MAGIC)?;
     file.write_all(&VERSION.to_le_bytes())?;
     let mut z = zstd::stream::write::Encoder::new(file, 3)?;

@@ -9,10 +9,67 @@
 //! reading "nothing" from it reads what others wrote there). What is left
 //! out: fsync of the file and its directory (a power cut of the host may
 //! still lose a renamed result).
+//!
+//! Every temporary is registered while it lives (from [`create_temp`] to
+//! [`install`] or [`remove_temp`]), so that a process being interrupted
+//! can remove them all ([`remove_temporaries`], which the command line's
+//! SIGINT/SIGTERM handler calls). Creating, renaming and removing happen
+//! under the registry's lock, so that an interruption sees each
+//! temporary either registered or gone; the writes in between take no
+//! lock (nothing per I/O).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// The temporaries of this process that are neither installed nor
+/// removed yet.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live() -> MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn forget(live: &mut Vec<PathBuf>, tmp: &Path) {
+    if let Some(i) = live.iter().rposition(|p| p == tmp) {
+        live.swap_remove(i);
+    }
+}
+
+/// Create (or truncate) the temporary file `tmp` for writing, registered
+/// as live until [`install`] or [`remove_temp`].
+pub fn create_temp(tmp: &Path) -> io::Result<File> {
+    let mut live = live();
+    let file = File::create(tmp)?;
+    if !live.iter().any(|p| p == tmp) {
+        live.push(tmp.to_path_buf());
+    }
+    Ok(file)
+}
+
+/// Remove the temporary `tmp` (if it exists) and forget it.
+pub fn remove_temp(tmp: &Path) {
+    let mut live = live();
+    let _ = std::fs::remove_file(tmp);
+    forget(&mut live, tmp);
+}
+
+/// The temporaries live now (for tests and messages).
+pub fn live_temporaries() -> Vec<PathBuf> {
+    live().clone()
+}
+
+/// Remove every live temporary, then run `then` still holding the
+/// registry, so that no temporary is created or installed meanwhile: a
+/// signal handler passes a function that exits the process.
+pub fn remove_temporaries<R>(then: impl FnOnce() -> R) -> R {
+    let mut live = live();
+    for tmp in live.drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    then()
+}
 
 /// Whether `path` names something other than a regular file or a
 /// directory (a device, a FIFO, a socket), which must be written in place.
@@ -31,17 +88,25 @@ pub fn temp_beside(path: &Path) -> PathBuf {
 
 /// Put the finished temporary file `tmp` in place as `path`: a rename, or
 /// for a special file ([`is_special`]) a copy of its bytes into it, after
-/// which `tmp` is removed.
+/// which `tmp` is removed (also when the rename or copy fails); either
+/// way `tmp` is no longer live.
 pub fn install(tmp: &Path, path: &Path) -> io::Result<()> {
     if is_special(path) {
+        // Not under the lock: a FIFO's reader may take its time.
         let copied = (|| {
             let mut out = OpenOptions::new().write(true).open(path)?;
             io::copy(&mut File::open(tmp)?, &mut out).map(|_| ())
         })();
-        let _ = std::fs::remove_file(tmp);
+        remove_temp(tmp);
         return copied;
     }
-    std::fs::rename(tmp, path)
+    let mut live = live();
+    let renamed = std::fs::rename(tmp, path);
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    forget(&mut live, tmp);
+    renamed
 }
 
 /// Write `bytes` as `path` through a temporary file ([`install`]); a
@@ -63,8 +128,8 @@ pub fn write_atomically_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> 
         return stream(OpenOptions::new().write(true).open(path)?);
     }
     let tmp = temp_beside(path);
-    if let Err(e) = File::create(&tmp).and_then(stream) {
-        let _ = std::fs::remove_file(&tmp);
+    if let Err(e) = create_temp(&tmp).and_then(stream) {
+        remove_temp(&tmp);
         return Err(e);
     }
     install(&tmp, path)
@@ -121,6 +186,23 @@ mod tests {
             assert_eq!(reader.join().unwrap(), text);
             assert!(std::fs::metadata(&p).unwrap().file_type().is_fifo(), "still a FIFO");
         }
+    }
+
+    #[test]
+    fn temporaries_are_live_from_creation_to_install_or_removal() {
+        let dir = scratch("live");
+        let (a, b) = (dir.path().join("a.tmp"), dir.path().join("b.tmp"));
+        create_temp(&a).unwrap().write_all(b"a").unwrap();
+        create_temp(&b).unwrap();
+        assert!(live_temporaries().contains(&a) && live_temporaries().contains(&b));
+        install(&a, &dir.path().join("a")).unwrap();
+        assert!(!live_temporaries().contains(&a));
+        assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"a");
+        remove_temp(&b);
+        assert!(!b.exists() && !live_temporaries().contains(&b));
+        // `remove_temporaries` would remove other tests' temporaries too:
+        // the command line's interruption test (ssdtwin-cli/tests/interrupt.rs)
+        // checks it.
     }
 
     #[test]

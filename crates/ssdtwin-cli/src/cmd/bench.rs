@@ -47,16 +47,16 @@ pub fn run(BenchArgs { drive, set, scale, no_steady, no_review }: BenchArgs) -> 
     let describe = |(name, m): &(String, DriveModel)| {
         format!("{name} ({} dies, {:.0} GB)", m.geometry.dies, m.user_lpns as f64 * 4096.0 / 1e9)
     };
-    println!(
+    outln!(
         "ssdtwin {} bench: large drive {}, main drive {}",
         env!("CARGO_PKG_VERSION"),
         describe(&large),
         describe(&main)
     );
-    println!("{}", bench::HEADER);
+    outln!("{}", bench::HEADER);
     let drives = bench::BenchDrives { large, main };
     bench::run(&drives, scale, !no_steady, !no_review, |row| {
-        println!("{}", bench::format_row(row));
+        outln!("{}", bench::format_row(row));
     });
     Ok(ExitCode::SUCCESS)
 }

@@ -42,7 +42,7 @@ pub fn run(ReportArgs { results, out, quiet }: ReportArgs) -> Result<ExitCode> {
     let show = !quiet && std::io::stderr().is_terminal();
     let page = render_report(&doc, &out, show).with_context(|| format!("rendering {}", results.display()))?;
     if !quiet {
-        println!("report: {}", page.display());
+        outln!("report: {}", page.display());
     }
     Ok(ExitCode::SUCCESS)
 }

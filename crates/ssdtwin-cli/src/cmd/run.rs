@@ -5,7 +5,7 @@
 //! Which runner runs the job is [`ssdtwin::run::execute`]'s to decide;
 //! this command reads the arguments, shows progress and writes the output.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -106,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         let file = job_file(&args, pairs, capacity, &defaults)?;
         if !file.ignored.is_empty() {
-            eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
+            errln!("ignored: describes the host: {}", file.ignored.join(", "));
         }
         file
     };
@@ -130,7 +130,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             }
             let report = RunReport { drive: &spec, state, seed: args.seed, phases: &phases, health: &health };
             if !args.quiet && !json_to_stdout {
-                print!("{}", report.summary());
+                out!("{}", report.summary());
             }
             if let Some(out) = &args.json {
                 write_json_to(out, |w| report.write_json(w))?;
@@ -148,7 +148,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             let text = if matches!(format, Format::Normal) { report.normal() } else { report.terse() };
             match out {
                 Some(path) => write_atomically(path, text.as_bytes())?,
-                None => std::io::stdout().write_all(text.as_bytes())?,
+                None => out!("{text}"),
             }
         }
         _ => {}
@@ -159,7 +159,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // As fio: each job's error on stderr, and the exit status is the
     // number of jobs that ended with one (backend.c's exit_value).
     for why in results.iter().filter_map(|j| j.error_reason.as_deref()) {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let failed = results.iter().filter(|j| j.error != 0).count();
     Ok(ExitCode::from(failed.min(255) as u8))

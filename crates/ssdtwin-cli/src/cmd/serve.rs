@@ -157,10 +157,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             (Listen::Unix(p), None) => format!("nbd+unix:///{}?socket={}", args.name, p.display()),
             _ => String::new(),
         };
-        eprintln!(
-            "ssdtwin serve: {} ({} bytes) at {url}, time scale {}; Ctrl-C stops",
-            spec.name, size, args.time_scale
-        );
+        errln!("ssdtwin serve: {} ({} bytes) at {url}, time scale {}; Ctrl-C stops", spec.name, size, args.time_scale);
     }
     let mut last = Instant::now();
     let outcome = server.run_with(|twin| {
@@ -168,7 +165,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             last = Instant::now();
             let d = twin.device().drive();
             let c = ssdtwin::run::stats::Counters::of(d);
-            eprint!(
+            err!(
                 "\r{:>10.3} s simulated · {} MiB written · {} MiB read · WAF {:.2} · {} outstanding   ",
                 twin.now() as f64 / 1e9,
                 d.ftl().counters().host_slots_written >> 8,
@@ -180,18 +177,18 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         }
     })?;
     if terminal {
-        eprintln!();
+        errln!();
     }
     let mut outcome = outcome;
     let report = ServeReport::of(&mut outcome, args.time_scale);
     let to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !to_stdout {
-        print!("{}", report.summary(&spec, &state_name, args.seed));
+        out!("{}", report.summary(&spec, &state_name, args.seed));
     }
     if let Some(out) = &args.json {
         let text = serde_json::to_string_pretty(&report.to_json(&spec, &state_name, args.seed))? + "\n";
         if to_stdout {
-            print!("{text}");
+            out!("{text}");
         } else {
             write_atomically(Path::new(out), text.as_bytes())?;
         }
@@ -201,7 +198,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         image::save(&mut outcome.twin, &spec, &origin, path)?;
         bar.finish_and_clear();
         if !args.quiet {
-            eprintln!(
+            errln!(
                 "ssdtwin serve: saved the drive and {} pages of data to {}",
                 outcome.twin.store().live_pages(),
                 path.display()

@@ -22,7 +22,7 @@ pub struct ShowArgs {
 pub fn presets() -> Result<ExitCode> {
     for name in preset_names() {
         let spec = DriveSpec::load(name, &[])?;
-        println!("{name:<24} {}", spec.description);
+        outln!("{name:<24} {}", spec.description);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -32,17 +32,17 @@ pub fn run(ShowArgs { drive, set }: ShowArgs) -> Result<ExitCode> {
     let spec = DriveSpec::load(&drive, &set)?;
     spec.build(&drive)?;
     match preset_source(&drive) {
-        Some(src) if set.is_empty() && !src.lines().any(|l| l.starts_with("base")) => print!("{src}"),
+        Some(src) if set.is_empty() && !src.lines().any(|l| l.starts_with("base")) => out!("{src}"),
         Some(src) => {
             // A derived preset or overrides: its own comments, then the
             // resolved drive in full.
             for line in src.lines().take_while(|l| l.starts_with('#')) {
-                println!("{line}");
+                outln!("{line}");
             }
-            println!("# Resolved (base preset and overrides applied):");
-            print!("{}", spec.to_toml());
+            outln!("# Resolved (base preset and overrides applied):");
+            out!("{}", spec.to_toml());
         }
-        None => print!("{}", spec.to_toml()),
+        None => out!("{}", spec.to_toml()),
     }
     Ok(ExitCode::SUCCESS)
 }

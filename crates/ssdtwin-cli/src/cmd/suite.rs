@@ -93,23 +93,23 @@ pub fn run(args: SuiteArgs) -> Result<ExitCode> {
     if args.list && args.suite.is_none() {
         for name in suite::builtin_names() {
             let s = suite::load(name)?;
-            println!("{name:<16} {}", s.def.title);
+            outln!("{name:<16} {}", s.def.title);
         }
         return Ok(ExitCode::SUCCESS);
     }
     let name = args.suite.as_deref().expect("clap requires a suite");
     let s = suite::load(name)?;
     if args.show {
-        print!("{}", s.source);
+        out!("{}", s.source);
         return Ok(ExitCode::SUCCESS);
     }
     if args.list {
-        println!("{} — {}", s.def.name, s.def.title);
+        outln!("{} — {}", s.def.name, s.def.title);
         let passes: Vec<_> = s.passes.iter().map(|p| p.name.as_str()).collect();
-        println!("passes: {}", passes.join(", "));
+        outln!("passes: {}", passes.join(", "));
         for t in &s.tests {
             let steps: Vec<_> = t.steps.iter().map(|st| st.name.as_str()).collect();
-            println!("  {:<32} {}\n  {:<32} steps: {}", t.name, t.title, "", steps.join(" "));
+            outln!("  {:<32} {}\n  {:<32} steps: {}", t.name, t.title, "", steps.join(" "));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -208,8 +208,8 @@ fn run_and_report(
     // gives the same bytes.
     let page = render_report(&serde_json::from_str(&text)?, out, show)?;
     if !a.quiet {
-        print!("{}", suite::json::score_table(&result));
-        println!("\nresults: {}\nreport:  {}", path.display(), page.display());
+        out!("{}", suite::json::score_table(&result));
+        outln!("\nresults: {}\nreport:  {}", path.display(), page.display());
     }
     Ok(ExitCode::SUCCESS)
 }

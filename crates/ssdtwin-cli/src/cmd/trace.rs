@@ -109,9 +109,9 @@ pub fn write_recording(device: &mut Device, file: &str, format: TraceFormat) -> 
     let (written, dropped) = (w.written(), w.dropped());
     w.finish()?;
     if dropped > 0 {
-        eprintln!("note: {file}: {dropped} requests dropped ({} cannot hold trims)", format.name());
+        errln!("note: {file}: {dropped} requests dropped ({} cannot hold trims)", format.name());
     }
-    eprintln!("recorded {written} requests to {file} ({})", format.name());
+    errln!("recorded {written} requests to {file} ({})", format.name());
     Ok(())
 }
 
@@ -229,13 +229,13 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
             json["file"] = a.file.clone().into();
             json["format"] = format.name().into();
             if a.json.as_deref() != Some("-") {
-                println!("{} ({})", a.file, format.name());
-                print!("{}", stats.summary());
+                outln!("{} ({})", a.file, format.name());
+                out!("{}", stats.summary());
             }
             if let Some(out) = &a.json {
                 let text = serde_json::to_string_pretty(&json)? + "\n";
                 if out == "-" {
-                    print!("{text}");
+                    out!("{text}");
                 } else {
                     write_atomically(Path::new(out), text.as_bytes())?;
                 }
@@ -251,7 +251,7 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
                 for name in trace::synth::builtin_names() {
                     let g = trace::synth::load(name)?;
                     let p = &g.published;
-                    println!(
+                    outln!(
                         "{name}: {} requests ({} reads, {} writes; {:.2} GB read, {:.2} GB written; QD {}, {:.0}% \
                          sequential; figures {})",
                         g.requests,
@@ -263,7 +263,7 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
                         100.0 * p.sequential,
                         p.status
                     );
-                    println!("    {}", g.title);
+                    outln!("    {}", g.title);
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -289,29 +289,17 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Write `spec`'s trace to `output` in `to`, through a temporary file
-/// beside it (a failed conversion leaves nothing behind).
+/// Write `spec`'s trace to `output` in `to` (through a temporary file
+/// beside it: a failed conversion leaves nothing behind).
 fn convert_to(spec: &TraceSpec, input: &str, output: &str, to: TraceFormat) -> Result<()> {
-    let out = Path::new(output);
-    out.file_name().ok_or_else(|| anyhow!("{output}: no file name"))?;
-    // The extension stays last, so that compression follows it.
-    let tmp = ssdtwin::fsio::temp_beside(out);
-    let tmp_s = tmp.display().to_string();
-    let result = trace::convert(spec, &tmp_s, to);
-    let (from, [written, widened, dropped]) = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e.into());
-        }
-    };
-    ssdtwin::fsio::install(&tmp, out)?;
-    println!("{input} ({}) → {output} ({}): {written} requests", from.name(), to.name());
+    Path::new(output).file_name().ok_or_else(|| anyhow!("{output}: no file name"))?;
+    let (from, [written, widened, dropped]) = trace::convert(spec, output, to)?;
+    outln!("{input} ({}) → {output} ({}): {written} requests", from.name(), to.name());
     if widened > 0 {
-        println!("  {widened} requests widened to whole 512-byte sectors");
+        outln!("  {widened} requests widened to whole 512-byte sectors");
     }
     if dropped > 0 {
-        println!("  {dropped} requests dropped ({} holds only reads and writes)", to.name());
+        outln!("  {dropped} requests dropped ({} holds only reads and writes)", to.name());
     }
     Ok(())
 }

@@ -39,8 +39,8 @@ pub fn run(ValidateArgs { drives, quick, quiet }: ValidateArgs) -> Result<ExitCo
         })??;
         let spec = DriveSpec::load(&set.drive, &[])?;
         let model = spec.build(&set.drive)?;
-        println!("\n{} — {}{}", spec.name, spec.description, if quick { " (quick)" } else { "" });
-        println!("{}", ssdtwin::study::figures::HEADER);
+        outln!("\n{} — {}{}", spec.name, spec.description, if quick { " (quick)" } else { "" });
+        outln!("{}", ssdtwin::study::figures::HEADER);
         for fig in &set.figures {
             let bar = spinner(show, &fig.name);
             let (b, name) = (bar.clone(), fig.name.clone());
@@ -50,16 +50,16 @@ pub fn run(ValidateArgs { drives, quick, quiet }: ValidateArgs) -> Result<ExitCo
                 });
             let v = ssdtwin::study::figures::measure_reporting(&model, fig, quick, show.then_some(hook))?;
             bar.finish_and_clear();
-            println!("{}", ssdtwin::study::figures::format_verdict(&v));
+            outln!("{}", ssdtwin::study::figures::format_verdict(&v));
             if !v.pass {
                 failed += 1;
             }
         }
     }
     if failed > 0 {
-        println!("\n{failed} figure(s) outside tolerance");
+        outln!("\n{failed} figure(s) outside tolerance");
         return Ok(ExitCode::from(1));
     }
-    println!("\nall figures within tolerance");
+    outln!("\nall figures within tolerance");
     Ok(ExitCode::SUCCESS)
 }

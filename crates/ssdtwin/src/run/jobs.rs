@@ -110,7 +110,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
     let Scheduler { mut results, mut finished_logs, log_error, quiet_error, .. } = sched;
     if let Some(e) = quiet_error.or(log_error) {
         for (_, l) in &finished_logs {
-            let _ = std::fs::remove_file(&l.tmp);
+            crate::fsio::remove_temp(&l.tmp);
         }
         return Err(e);
     }

@@ -170,7 +170,7 @@ impl JobLogs {
                 PathBuf::from(format!("{prefix}_{}.log", kind.suffix()))
             };
             let tmp = PathBuf::from(format!("{}.ssdtwin-{}-{job_no}.tmp", path.display(), std::process::id()));
-            let file = File::create(&tmp).map_err(|e| log_error(&tmp, e))?;
+            let file = crate::fsio::create_temp(&tmp).map_err(|e| log_error(&tmp, e))?;
             files.push(LogFile { kind, path, tmp, out: BufWriter::new(file), windows: Default::default() });
         }
         let hist = spec
@@ -329,7 +329,7 @@ impl JobLogs {
         match self.error {
             Some(e) => {
                 for f in &done {
-                    let _ = std::fs::remove_file(&f.tmp);
+                    crate::fsio::remove_temp(&f.tmp);
                 }
                 Err(e)
             }
@@ -373,11 +373,11 @@ pub(crate) fn install(logs: Vec<FinishedLog>) -> Result<(), crate::Error> {
             continue;
         }
         let joined = PathBuf::from(format!("{}.ssdtwin-{}.tmp", path.display(), std::process::id()));
-        let mut out = File::create(&joined).map_err(|e| log_error(&joined, e))?;
+        let mut out = crate::fsio::create_temp(&joined).map_err(|e| log_error(&joined, e))?;
         for p in &parts {
             let mut f = File::open(&p.tmp).map_err(|e| log_error(&p.tmp, e))?;
             std::io::copy(&mut f, &mut out).map_err(|e| log_error(&joined, e))?;
-            let _ = std::fs::remove_file(&p.tmp);
+            crate::fsio::remove_temp(&p.tmp);
         }
         drop(out);
         crate::fsio::install(&joined, &path).map_err(|e| log_error(&path, e))?;

@@ -67,8 +67,11 @@ impl DriveSpec {
                 field: "base".into(),
                 reason: "must be the name of a preset".into(),
             })?;
-            let src = preset_source(name)
-                .ok_or_else(|| SpecError::UnknownDrive { name: name.to_string(), known: preset_names().join(", ") })?;
+            let src = preset_source(name).ok_or_else(|| SpecError::Invalid {
+                origin: origin.to_string(),
+                field: "base".into(),
+                reason: format!("no preset named `{name}` (presets: {})", preset_names().join(", ")),
+            })?;
             let mut merged: toml::Table = src
                 .parse()
                 .map_err(|e: toml::de::Error| SpecError::Parse { origin: name.to_string(), message: e.to_string() })?;

@@ -28,6 +28,14 @@ impl Bad<'_> {
         }
     }
 
+    fn at_most(self, field: &str, v: u64, max: u64) -> Result<(), SpecError> {
+        if v > max {
+            Err(self.at(field, format!("{v} is more than {max}")))
+        } else {
+            Ok(())
+        }
+    }
+
     /// Times per page type: as many values as `allowed` says, all
     /// positive.
     fn per_type(self, field: &str, v: &[u64], allowed: &[usize], bits_per_cell: u32) -> Result<(), SpecError> {
@@ -125,7 +133,7 @@ impl DriveSpec {
             gc_policy: f.gc_policy,
             slc_timing,
             slc,
-            channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes + n.page_spare_bytes) as u64
+            channel_bytes_per_slot: SECTOR_BYTES as u64 * (g.page_bytes as u64 + n.page_spare_bytes as u64)
                 / g.page_bytes as u64,
             read_suspend_ns: n.read_suspend.then_some(n.suspend_overhead_ns),
             hybrid,
@@ -200,6 +208,9 @@ impl DriveSpec {
             return Err(bad.at("host.link_efficiency", format!("{} is not in (0, 1]", h.link_efficiency)));
         }
         bad.positive("host.max_queue_depth", h.max_queue_depth as u64)?;
+        // The host keeps a slot per outstanding command: bounded, as NVMe's
+        // queue size (16 bits) bounds it.
+        bad.at_most("host.max_queue_depth", h.max_queue_depth as u64, 65_536)?;
         let (raw_bytes_per_s, full_duplex) = match h.interface {
             Interface::Nvme => {
                 if h.sata_gbps.is_some() {
@@ -245,6 +256,7 @@ impl DriveSpec {
     fn check_controller(&self, bad: Bad, slots_per_row: u32) -> Result<bool, SpecError> {
         let (g, n, c) = (&self.geometry, &self.nand, &self.controller);
         bad.positive("controller.cores", c.cores as u64)?;
+        bad.at_most("controller.cores", c.cores as u64, 1024)?;
         let unit_bytes = (n.program_pages * slots_per_row) as u64 * SECTOR_BYTES as u64;
         let write_through = c.write_cache == WriteCachePolicy::WriteThrough;
         if !write_through && c.write_buffer_bytes < unit_bytes {
@@ -550,10 +562,23 @@ impl DriveSpec {
                 watts("nand_erase_w", p.nand_erase_w)?;
                 watts("channel_pj_per_byte", p.channel_pj_per_byte)?;
                 watts("link_pj_per_byte", p.link_pj_per_byte)?;
+                // NVMe describes at most 32 power states.
+                bad.at_most("power.state", p.states.len() as u64, 32)?;
                 for (i, st) in p.states.iter().enumerate() {
                     watts(&format!("state[{i}].max_w"), st.max_w)?;
                     if let Some(w) = st.idle_w {
                         watts(&format!("state[{i}].idle_w"), w)?;
+                    }
+                    // NVMe's fields are 32-bit µs; longer would overflow
+                    // the APST timeouts derived from them.
+                    for (name, us) in [
+                        ("entry_latency_us", Some(st.entry_latency_us)),
+                        ("exit_latency_us", Some(st.exit_latency_us)),
+                        ("wake_latency_us", st.wake_latency_us),
+                    ] {
+                        if let Some(us) = us {
+                            bad.at_most(&format!("power.state[{i}].{name}"), us, u32::MAX as u64)?;
+                        }
                     }
                     if !st.non_operational && (st.idle_w.is_some() || st.wake_latency_us.is_some()) {
                         return Err(bad.at(

@@ -145,12 +145,12 @@ fn timed_trace(mut drive: Drive, n: u64) -> (Drive, BenchRow) {
     struct RemoveFile<'a>(&'a std::path::Path);
     impl Drop for RemoveFile<'_> {
         fn drop(&mut self) {
-            let _ = std::fs::remove_file(self.0);
+            crate::fsio::remove_temp(self.0);
         }
     }
     let trace_file = RemoveFile(&path);
     {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("temporary trace file"));
+        let mut f = std::io::BufWriter::new(crate::fsio::create_temp(&path).expect("temporary trace file"));
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for i in 0..n {
             x ^= x << 13;

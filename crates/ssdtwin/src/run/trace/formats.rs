@@ -15,6 +15,30 @@ use super::{GroupMark, TraceFormat, TraceOp};
 /// must not grow memory).
 pub(super) const BLKPARSE_MAX_PENDING: usize = 1 << 16;
 
+/// Longest request a trace line may give, bytes: below 4 GiB, as the
+/// twin's commands carry a 32-bit length (and no block layer issues
+/// larger). A longer one is an error naming its field, so that no line
+/// can make a reader or the statistics work or allocate in proportion to
+/// what it says.
+pub const MAX_REQUEST_BYTES: u64 = u32::MAX as u64;
+
+/// A request length field in units of `unit` bytes: the count and the
+/// bytes, at most [`MAX_REQUEST_BYTES`].
+#[inline]
+fn length(field: &'static str, s: Option<&str>, unit: u64) -> Result<(u64, u64), LineError> {
+    let n = uint(field, s)?;
+    match n.checked_mul(unit) {
+        Some(bytes) if bytes <= MAX_REQUEST_BYTES => Ok((n, bytes)),
+        _ => Err((
+            field,
+            format!(
+                "{n}{} is 4 GiB or more; requests must be shorter than 4 GiB",
+                if unit == 1 { " bytes".to_string() } else { format!(" × {unit}-byte sectors") }
+            ),
+        )),
+    }
+}
+
 /// A request as one line gives it, before times are made relative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Raw {
@@ -204,7 +228,7 @@ fn mqsim(line: &str) -> Result<Raw, LineError> {
     let ticks = uint("arrival time", f.next())?;
     let device = uint("device", f.next())?;
     let address = uint("start sector", f.next())?;
-    let len = uint("size in sectors", f.next())?;
+    let (len, len_bytes) = length("size in sectors", f.next(), 512)?;
     let op = match f.next() {
         Some("0") => TraceOp::Write,
         Some("1") => TraceOp::Read,
@@ -212,7 +236,7 @@ fn mqsim(line: &str) -> Result<Raw, LineError> {
         None => return Err(("type", "missing".into())),
     };
     too_many("type", f.next())?;
-    Ok(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None, group: None })
+    Ok(Raw { ticks, op, address, len, len_bytes, device, response_ns: None, group: None })
 }
 
 /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
@@ -232,7 +256,7 @@ fn msr(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
         None => return Err(("Type", "missing".into())),
     };
     let address = uint("Offset", f.next())?;
-    let len = uint("Size", f.next())?;
+    let (len, _) = length("Size", f.next(), 1)?;
     let response = uint("ResponseTime", f.next())?;
     too_many("ResponseTime", f.next())?;
     Ok(Some(Raw {
@@ -257,7 +281,7 @@ fn spc(line: &str, seen_request: bool) -> Result<Option<Raw>, LineError> {
     }
     let device = uint("ASU", Some(first))?;
     let address = uint("LBA", f.next())?;
-    let len = uint("Size", f.next())?;
+    let (len, _) = length("Size", f.next(), 1)?;
     let op = match f.next() {
         Some("r" | "R") => TraceOp::Read,
         Some("w" | "W") => TraceOp::Write,
@@ -343,7 +367,7 @@ fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
                 Some(x) => return Err(("+", format!("expected `+` between sector and count, found `{}`", shorten(x)))),
                 None => return Err(("+", "missing".into())),
             }
-            (address, uint("count", f.next())?)
+            (address, length("count", f.next(), 512)?.0)
         }
     };
     let op = if rwbs.contains('D') {
@@ -385,6 +409,7 @@ fn blkparse(line: &str, st: &mut LineState) -> Result<Option<Raw>, LineError> {
             st.blkparse_group_pending += 1;
         }
     }
+    // `length` bounds `len`: no overflow.
     Ok(Some(Raw { ticks, op, address, len, len_bytes: len * 512, device, response_ns: None, group }))
 }
 
@@ -409,7 +434,7 @@ fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw
             let us = uint("offset", f.next())?;
             // fio: "Everything below 100 is discarded."
             if us >= 100 {
-                st.fio_wait_us += us;
+                st.fio_wait_us = st.fio_wait_us.saturating_add(us);
             }
             return Ok(None);
         }
@@ -425,7 +450,7 @@ fn fio(line: &str, format: TraceFormat, st: &mut LineState) -> Result<Option<Raw
         }
     };
     let address = uint("offset", f.next())?;
-    let len = uint("length", f.next())?;
+    let (len, _) = length("length", f.next(), 1)?;
     too_many("length", f.next())?;
     Ok(Some(Raw { ticks, op, address, len, len_bytes: len, device: 0, response_ns: None, group: None }))
 }
@@ -460,5 +485,26 @@ mod tests {
         );
         assert_eq!(detect("hello world"), None);
         assert_eq!(detect("1 2 3"), None);
+    }
+
+    #[test]
+    fn lengths_of_4_gib_or_more_are_refused_by_field() {
+        let mut st = LineState::default();
+        let max_sectors = MAX_REQUEST_BYTES / 512;
+        let ok = format!("0 1 0 {max_sectors} 1");
+        assert_eq!(parse_line(TraceFormat::Mqsim, &ok, &mut st).unwrap().unwrap().len_bytes, max_sectors * 512);
+        for (format, line, field) in [
+            (TraceFormat::Mqsim, format!("0 1 0 {} 1", max_sectors + 1), "size in sectors"),
+            (TraceFormat::Mqsim, format!("0 1 0 {} 1", 1u64 << 55), "size in sectors"),
+            (TraceFormat::Msr, format!("1,h,0,Read,0,{},1", 1u64 << 60), "Size"),
+            (TraceFormat::Spc, "0,0,1000000000000000,r,0.1".to_string(), "Size"),
+            (TraceFormat::FioV3, "0 f read 0 4294967296".to_string(), "length"),
+            (TraceFormat::FioV2, format!("f write 0 {}", u64::MAX), "length"),
+            (TraceFormat::Blkparse, format!("8,0 0 1 0.1 1 Q W 0 + {}", 1u64 << 60), "count"),
+        ] {
+            let e = parse_line(format, &line, &mut LineState::default()).unwrap_err();
+            assert_eq!(e.0, field, "{line}");
+            assert!(e.1.contains("4 GiB"), "{}", e.1);
+        }
     }
 }

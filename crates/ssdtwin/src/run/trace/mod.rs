@@ -60,6 +60,7 @@ pub mod synth;
 mod writer;
 
 pub use address::SCALE_CHUNK_BYTES;
+pub use formats::MAX_REQUEST_BYTES;
 pub use looped::LoopedTrace;
 pub use reader::TraceReader;
 pub use replay::{replay, ReplayCounts, TraceSummary};
@@ -201,6 +202,15 @@ pub fn for_each_request(
         }
         n += 1;
         let (offset, len) = byte_extent(format, spec.address.sector_bytes, &req);
+        if len > formats::MAX_REQUEST_BYTES {
+            // Only a --sector-size larger than the format's gets here.
+            return Err(TraceError::Parse {
+                file: r.file().to_string(),
+                line: req.line,
+                field: "size",
+                reason: format!("{len} bytes with --sector-size: requests must be shorter than 4 GiB"),
+            });
+        }
         f(&req, offset, len)?;
     }
     Ok(r)

@@ -4,7 +4,11 @@
 //!
 //! Memory is fixed except for the footprint, a sparse bitmap of the 4 KiB
 //! pages touched (one bit per page, in chunks of 16 MiB of addresses):
-//! it grows with the distinct data touched, not with the trace's length.
+//! it grows with the distinct data touched, not with the trace's length,
+//! and stops at [`MAX_CHUNKS`] chunks (256 MiB of bitmap, 8 TiB of
+//! addresses): beyond, the footprint is a lower bound
+//! ([`TraceStats::footprint_complete`] false), so that no trace can make
+//! the statistics allocate in proportion to what it says.
 //!
 //! Left out: per-process or per-file breakdowns, and the queue depth of
 //! traces that do not record response times (MSR's are used, and
@@ -56,8 +60,14 @@ pub struct TraceStats {
     pub lowest_byte: u64,
     /// One past the highest byte address touched.
     pub highest_byte: u64,
-    /// Distinct bytes touched, counted in 4 KiB pages.
+    /// Distinct bytes touched, counted in 4 KiB pages (a lower bound when
+    /// `footprint_complete` is false).
     pub footprint_bytes: u64,
+    /// False when the footprint's bitmap reached [`MAX_CHUNKS`] and later
+    /// pages were not counted (the field is left out of the JSON when
+    /// true).
+    #[serde(skip_serializing_if = "is_true")]
+    pub footprint_complete: bool,
     /// Requests by size: `size_histogram[i]` counts sizes up to `512 << i`
     /// bytes (larger ones in the last).
     pub size_histogram: [u64; SIZE_BUCKETS],
@@ -65,7 +75,9 @@ pub struct TraceStats {
     pub recorded_ns: u64,
     /// Requests whose recorded time is earlier than the one before.
     pub out_of_order: u64,
-    /// Sum of recorded response times, ns (formats that record them).
+    /// Sum of recorded response times, ns (formats that record them);
+    /// written as at most `u64::MAX` (JSON numbers stop there).
+    #[serde(serialize_with = "at_most_u64")]
     pub response_sum_ns: Option<u128>,
     /// Longest gap between consecutive requests, ns.
     pub inter_arrival_max_ns: u64,
@@ -87,7 +99,22 @@ pub struct TraceStats {
     pending: [(u64, u64); DEFER],
     #[serde(skip)]
     pending_at: usize,
+    /// Chunks allocated (dense and sparse).
+    #[serde(skip)]
+    chunks: usize,
 }
+
+fn at_most_u64<S: serde::Serializer>(v: &Option<u128>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(|x| u64::try_from(x).unwrap_or(u64::MAX)).serialize(s)
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Most footprint chunks kept: 2¹⁹ × 512 B = 256 MiB of bitmap, 8 TiB of
+/// distinct 16 MiB address regions.
+pub const MAX_CHUNKS: usize = 1 << 19;
 
 /// Requests between the prefetch of a footprint word and its update.
 const DEFER: usize = 8;
@@ -110,6 +137,7 @@ impl Default for TraceStats {
             lowest_byte: u64::MAX,
             highest_byte: 0,
             footprint_bytes: 0,
+            footprint_complete: true,
             size_histogram: [0; SIZE_BUCKETS],
             recorded_ns: 0,
             out_of_order: 0,
@@ -122,6 +150,7 @@ impl Default for TraceStats {
             sparse: HashMap::new(),
             pending: [(0, 0); DEFER],
             pending_at: 0,
+            chunks: 0,
         }
     }
 }
@@ -146,7 +175,7 @@ impl TraceStats {
         }
         self.requests += 1;
         self.ios[kind] += 1;
-        self.bytes[kind] += len;
+        self.bytes[kind] = self.bytes[kind].saturating_add(len);
         if self.last_end[kind] == Some(offset) {
             self.sequential += 1;
         }
@@ -167,7 +196,8 @@ impl TraceStats {
         self.last_time = Some(time_ns);
         self.recorded_ns = self.recorded_ns.max(time_ns);
         if let Some(r) = response_ns {
-            *self.response_sum_ns.get_or_insert(0) += r as u128;
+            let sum = self.response_sum_ns.get_or_insert(0);
+            *sum = sum.saturating_add(r as u128);
         }
         let first = offset / 4096;
         self.prefetch_page(first);
@@ -202,29 +232,67 @@ impl TraceStats {
     }
 
     fn touch(&mut self, first: u64, end: u64) {
+        if end.saturating_sub(first) / CHUNK_PAGES >= MAX_CHUNKS as u64 {
+            // More than the whole budget in one request.
+            self.footprint_complete = false;
+            return;
+        }
         let mut page = first;
         while page < end {
             let chunk = page / CHUNK_PAGES;
             let chunk_end = ((chunk + 1) * CHUNK_PAGES).min(end);
-            let bits: &mut Chunk = if chunk < DENSE_CHUNKS {
-                let i = chunk as usize;
-                if i >= self.dense.len() {
-                    self.dense.resize_with(i + 1, || None);
-                }
-                self.dense[i].get_or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize]))
-            } else {
-                self.sparse.entry(chunk).or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize]))
+            let (from, to) = (page % CHUNK_PAGES, (chunk_end - 1) % CHUNK_PAGES + 1);
+            page = chunk_end;
+            let Some(bits) = self.chunk(chunk) else {
+                self.footprint_complete = false;
+                continue;
             };
+            // Whole words at a time: the pages from..to of the chunk.
             let mut added = 0;
-            while page < chunk_end {
-                let i = page % CHUNK_PAGES;
+            let mut i = from;
+            while i < to {
                 let (w, b) = ((i / 64) as usize, i % 64);
-                added += (bits[w] >> b & 1) ^ 1;
-                bits[w] |= 1 << b;
-                page += 1;
+                let n = (to - i).min(64 - b);
+                let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << b };
+                added += (mask & !bits[w]).count_ones() as u64;
+                bits[w] |= mask;
+                i += n;
             }
             self.footprint_bytes += added * 4096;
         }
+    }
+
+    /// The bitmap of footprint chunk `chunk`, allocated on first use;
+    /// `None` once [`MAX_CHUNKS`] are allocated.
+    #[inline]
+    fn chunk(&mut self, chunk: u64) -> Option<&mut Chunk> {
+        let full = self.chunks >= MAX_CHUNKS;
+        let slot = if chunk < DENSE_CHUNKS {
+            let i = chunk as usize;
+            if i >= self.dense.len() {
+                if full {
+                    return None;
+                }
+                self.dense.resize_with(i + 1, || None);
+            }
+            &mut self.dense[i]
+        } else {
+            if full && !self.sparse.contains_key(&chunk) {
+                return None;
+            }
+            let entry = self.sparse.entry(chunk);
+            return Some(entry.or_insert_with(|| {
+                self.chunks += 1;
+                Box::new([0; (CHUNK_PAGES / 64) as usize])
+            }));
+        };
+        if slot.is_none() {
+            if full {
+                return None;
+            }
+            self.chunks += 1;
+        }
+        Some(slot.get_or_insert_with(|| Box::new([0; (CHUNK_PAGES / 64) as usize])))
     }
 
     /// Fraction of requests that are sequential (0 with no request).
@@ -322,12 +390,19 @@ impl TraceStats {
         ));
         let span = self.highest_byte.saturating_sub(self.lowest_byte.min(self.highest_byte));
         out.push_str(&format!(
-            "span: bytes {}..{} ({}), footprint (distinct 4 KiB pages touched) {}\n",
+            "span: bytes {}..{} ({}), footprint (distinct 4 KiB pages touched) {}{}\n",
             if self.requests == 0 { 0 } else { self.lowest_byte },
             self.highest_byte,
             gb(span),
+            if self.footprint_complete { "" } else { "at least " },
             gb(self.footprint_bytes)
         ));
+        if !self.footprint_complete {
+            out.push_str(&format!(
+                "footprint: counted in the first {} distinct 16 MiB regions only (the bitmap's limit)\n",
+                MAX_CHUNKS
+            ));
+        }
         out.push_str(&format!(
             "sequential: {:.1}% of requests continue the previous one of their direction\n",
             100.0 * self.sequential_fraction()
@@ -415,5 +490,44 @@ mod tests {
         assert_eq!(s.sequential, 0);
         s.record(TraceOp::Write, (100 << 30) + 512, 512, 3, None);
         assert_eq!(s.sequential, 1);
+    }
+
+    #[test]
+    fn footprint_stops_at_its_budget() {
+        let mut s = TraceStats::default();
+        let chunk = CHUNK_PAGES * 4096;
+        // One chunk each, far apart (some beyond 16 TiB, in the sparse map).
+        for i in 0..MAX_CHUNKS as u64 + 10 {
+            s.record(TraceOp::Write, i * 3 * chunk, chunk, i, None);
+        }
+        s.finish();
+        assert!(!s.footprint_complete);
+        assert_eq!(s.footprint_bytes, MAX_CHUNKS as u64 * chunk);
+        assert_eq!(s.chunks, MAX_CHUNKS);
+        // A chunk already kept still counts.
+        let before = s.footprint_bytes;
+        s.record(TraceOp::Write, 0, chunk, 0, None);
+        s.finish();
+        assert_eq!(s.footprint_bytes, before);
+        assert!(s.summary().contains("at least"));
+        assert_eq!(s.to_json()["footprint_complete"], false);
+    }
+
+    #[test]
+    fn an_absurd_request_is_counted_without_allocating() {
+        let mut s = TraceStats::default();
+        s.record(TraceOp::Trim, 1 << 40, 1 << 62, 0, None);
+        s.record(TraceOp::Trim, u64::MAX - 10, u64::MAX, 1, None);
+        s.record(TraceOp::Read, 0, 4096, 2, None);
+        s.finish();
+        assert_eq!(s.requests, 3);
+        assert_eq!(s.bytes[2], u64::MAX, "saturates");
+        // The last page of the address space (the second request's end
+        // saturates there) and the read's.
+        assert_eq!(s.footprint_bytes, 2 * 4096);
+        assert!(!s.footprint_complete);
+        assert_eq!(s.chunks, 2);
+        let complete = TraceStats::default();
+        assert!(complete.to_json().get("footprint_complete").is_none(), "left out when complete");
     }
 }

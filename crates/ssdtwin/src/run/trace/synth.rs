@@ -304,6 +304,9 @@ impl Generator {
                             format!("`{s}` is not a multiple of 512 bytes within the phase's region"),
                         ));
                     }
+                    if bytes > super::MAX_REQUEST_BYTES {
+                        return Err(bad(&at, format!("`{s}` is 4 GiB or more; requests must be shorter than 4 GiB")));
+                    }
                     if !(w >= 0.0 && w.is_finite()) {
                         return Err(bad(&at, format!("weight {w} of `{s}` is not 0 or more")));
                     }

@@ -9,6 +9,11 @@
 //! timestamps: gaps of 100 µs or more become `wait` lines, as fio reads
 //! them. Output is compressed when the file name ends in `.gz` or `.zst`.
 //!
+//! A file is written through a temporary beside it ([`crate::fsio`]),
+//! put in place by [`TraceWriter::finish`]: a writer dropped unfinished
+//! (an error, a panic) removes it, and an interrupted process leaves no
+//! half-written trace.
+//!
 //! Requests a format cannot hold (trims and flushes in MQSim, MSR and
 //! SPC) are dropped and counted in [`TraceWriter::dropped`].
 //!
@@ -18,6 +23,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use super::{TraceFormat, TraceOp};
 use crate::error::TraceError;
@@ -76,9 +82,26 @@ impl Sink {
     }
 }
 
+/// The temporary a file is written to until it is put in place; removed
+/// when dropped before.
+struct Pending {
+    tmp: PathBuf,
+    installed: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.installed {
+            crate::fsio::remove_temp(&self.tmp);
+        }
+    }
+}
+
 /// A trace being written.
 pub struct TraceWriter {
     file: String,
+    /// Files: the temporary written until [`TraceWriter::finish`].
+    pending: Option<Pending>,
     out: Sink,
     format: TraceFormat,
     written: u64,
@@ -94,12 +117,19 @@ impl std::fmt::Debug for TraceWriter {
 }
 
 impl TraceWriter {
-    /// Create `path` (compressed if it ends in `.gz` or `.zst`) and write
-    /// the format's header, if it has one.
+    /// Create `path` (compressed if it ends in `.gz` or `.zst`; written
+    /// through a temporary beside it until [`TraceWriter::finish`]) and
+    /// write the format's header, if it has one.
     pub fn create(path: &str, format: TraceFormat) -> Result<TraceWriter, TraceError> {
         not_synthetic(format)?;
         let io = |e: std::io::Error| TraceError::Io { file: path.to_string(), message: e.to_string() };
-        let file = BufWriter::with_capacity(256 * 1024, File::create(path).map_err(io)?);
+        if Path::new(path).file_name().is_none() {
+            return Err(io(std::io::Error::other("no file name")));
+        }
+        let tmp = crate::fsio::temp_beside(Path::new(path));
+        let created = crate::fsio::create_temp(&tmp).map_err(io)?;
+        let pending = Pending { tmp, installed: false };
+        let file = BufWriter::with_capacity(256 * 1024, created);
         let out = if path.ends_with(".gz") {
             Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
         } else if path.ends_with(".zst") {
@@ -107,7 +137,9 @@ impl TraceWriter {
         } else {
             Sink::Plain(file)
         };
-        TraceWriter::new(path, out, format)
+        let mut w = TraceWriter::new(path, out, format)?;
+        w.pending = Some(pending);
+        Ok(w)
     }
 
     /// Write to any writer; `name` is used in messages.
@@ -117,7 +149,16 @@ impl TraceWriter {
 
     fn new(name: &str, out: Sink, format: TraceFormat) -> Result<TraceWriter, TraceError> {
         not_synthetic(format)?;
-        let mut w = TraceWriter { file: name.to_string(), out, format, written: 0, widened: 0, dropped: 0, last_us: 0 };
+        let mut w = TraceWriter {
+            file: name.to_string(),
+            pending: None,
+            out,
+            format,
+            written: 0,
+            widened: 0,
+            dropped: 0,
+            last_us: 0,
+        };
         let header = match format {
             TraceFormat::FioV2 => "fio version 2 iolog\nssdtwin add\nssdtwin open\n",
             TraceFormat::FioV3 => "fio version 3 iolog\n0 ssdtwin add\n0 ssdtwin open\n",
@@ -250,6 +291,12 @@ impl TraceWriter {
             r.map_err(|e| self.io(e))?;
         }
         let file = self.file;
-        self.out.close().map_err(|e| TraceError::Io { file, message: e.to_string() })
+        self.out.close().map_err(|e| TraceError::Io { file: file.clone(), message: e.to_string() })?;
+        if let Some(mut p) = self.pending {
+            p.installed = true;
+            crate::fsio::install(&p.tmp, Path::new(&file))
+                .map_err(|e| TraceError::Io { file, message: e.to_string() })?;
+        }
+        Ok(())
     }
 }

@@ -140,6 +140,11 @@ pub struct TraceStep {
 /// (dependent), idle capped at 25 ms.
 pub const DEFAULT_TRACE_REPLAY: &str = "dependent:25";
 
+/// Most steps one test's sweep may make (the product of its swept
+/// options' value counts), so that a suite file cannot ask for more
+/// steps than memory holds.
+pub const MAX_SWEEP_STEPS: usize = 10_000;
+
 /// One concrete step (before scaling to a drive).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepPlan {
@@ -438,6 +443,15 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
     );
     let fixed: Vec<(&str, String)> =
         s.options.iter().filter(|(_, v)| v.0.len() == 1).map(|(k, v)| (k.as_str(), v.0[0].to_fio())).collect();
+    // Every combination is a step: bound their number before making any.
+    let steps = swept.iter().try_fold(1usize, |n, k| n.checked_mul(s.options[*k].0.len()));
+    if steps.is_none_or(|n| n > MAX_SWEEP_STEPS) {
+        let what = steps.map_or("more than usize::MAX".to_string(), |n| n.to_string());
+        return Err(c.err(
+            swept.first().copied().unwrap_or("step"),
+            format!("the sweep makes {what} steps; a test has at most {MAX_SWEEP_STEPS}"),
+        ));
+    }
     let origin = format!("{}: {}", c.origin, c.at);
     let mut out = Vec::new();
     let mut choice = vec![0usize; swept.len()];

@@ -13,6 +13,10 @@ use crate::run::control::{LatencyTarget, SsMetric, SteadyState};
 use crate::run::logs::LogSpec;
 use crate::run::workload::IoSpec;
 
+/// Longest steady-state window (`ss_dur`), s: one day of per-second
+/// samples.
+const MAX_SS_DUR_S: u64 = 86_400;
+
 /// The options this module reads.
 pub const OPTIONS: &[&str] = &[
     "latency_target",
@@ -104,7 +108,21 @@ impl Control {
                 self.ss = Some((metric, slope, limit, percent));
             }
             // Whole seconds, as fio keeps them.
-            "ss_dur" | "steadystate_duration" => self.ss_dur_s = time(1_000_000_000)? / 1_000_000_000,
+            "ss_dur" | "steadystate_duration" => {
+                self.ss_dur_s = time(1_000_000_000)? / 1_000_000_000;
+                // The window keeps (and the JSON prints) one sample per
+                // second of it.
+                if self.ss_dur_s > MAX_SS_DUR_S {
+                    return Err(invalid(
+                        at,
+                        key,
+                        format!(
+                            "{} s is longer than {MAX_SS_DUR_S} s (one day), the longest window kept",
+                            self.ss_dur_s
+                        ),
+                    ));
+                }
+            }
             "ss_ramp" | "steadystate_ramp_time" => self.ss_ramp_ns = time(1_000_000_000)?,
             "write_bw_log" => self.logs.bw = Some(v.clone()),
             "write_iops_log" => self.logs.iops = Some(v.clone()),

@@ -153,6 +153,10 @@ pub fn parse_command_line(
     parse_lines(&text, &|i| lines.get(i).cloned().unwrap_or_default(), origin, capacity, defaults)
 }
 
+/// Most jobs one job file (or command line) may make, counting
+/// `numjobs` clones: fio's limit (`REAL_MAX_JOBS`).
+pub const MAX_JOBS: usize = 4096;
+
 /// Parse a job file. `origin` is its path (for messages); `defaults` apply
 /// before the file's own options (the command line's `--seed` as
 /// `randseed`, say), so `[global]` and the sections override them.
@@ -219,9 +223,25 @@ fn parse_lines(
         let Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs } =
             schedule_options(&entries, barrier || barrier_before, capacity)?;
         barrier_before = barrier;
-        let phase = build_phase(&name, &entries, capacity)?;
+        let phase = build_phase(&name, &entries, capacity).map_err(|e| match e {
+            // A section with no option at all: name the file and section.
+            JobError::Invalid { origin: _, option, reason } if entries.is_empty() => {
+                JobError::Invalid { origin: format!("{origin}: [{name}]"), option, reason }
+            }
+            e => e,
+        })?;
         let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
         let clones = if let Phase::Io(_) = phase { numjobs.max(1) } else { 1 };
+        if jobs.len() + clones as usize > MAX_JOBS {
+            // Each job keeps its own statistics (about 4 MB of latency
+            // histograms): bound them as fio bounds its jobs.
+            let at = entries.iter().rev().find(|e| e.0 == "numjobs").or(entries.first());
+            return Err(invalid(
+                at.map_or(origin, |e| e.2.as_str()),
+                "numjobs",
+                format!("the file makes {} jobs or more; at most {MAX_JOBS}, as in fio", jobs.len() + clones as usize),
+            ));
+        }
         for clone in 0..clones {
             let mut phase = phase.clone();
             if let Phase::Io(spec) = &mut phase {

@@ -148,35 +148,42 @@ pub(super) fn block_size(v: &str, kb_base: u64) -> Result<u32, String> {
 /// fio's `bssplit` for one direction: `4k/10:64k/50:32k/`; sizes without a
 /// share split what is left equally.
 pub(super) fn bssplit(v: &str, kb_base: u64) -> Result<Vec<(u32, u32)>, String> {
-    let mut out = Vec::new();
-    let mut open = 0;
+    // (size, share; `None`: an even part of what the others leave).
+    let mut items: Vec<(u32, Option<u32>)> = Vec::new();
     for item in v.split(':').filter(|i| !i.trim().is_empty()) {
         let (size, pct) = item.split_once('/').unwrap_or((item, ""));
         let size = block_size(size.trim(), kb_base)?;
         let pct = pct.trim();
         let w = if pct.is_empty() {
-            open += 1;
-            u32::MAX
+            None
         } else {
-            pct.parse::<u32>().map_err(|_| format!("`{pct}` is not a whole percentage"))?
+            Some(pct.parse::<u32>().map_err(|_| format!("`{pct}` is not a whole percentage"))?)
         };
-        out.push((size, w));
+        items.push((size, w));
     }
-    let given: u32 = out.iter().filter(|e| e.1 != u32::MAX).map(|e| e.1).sum();
+    let given: u64 = items.iter().filter_map(|e| e.1).map(u64::from).sum();
     if given > 100 {
         return Err(format!("the shares of `{v}` add up to {given}%"));
     }
-    let rest = 100 - given;
-    for (i, e) in out.iter_mut().filter(|e| e.1 == u32::MAX).enumerate() {
-        e.1 = rest / open + u32::from((i as u32) < rest % open);
-    }
+    let rest = 100 - given as u32;
+    let open = items.iter().filter(|e| e.1.is_none()).count() as u32;
+    let mut i = 0;
+    let out: Vec<(u32, u32)> = items
+        .into_iter()
+        .map(|(size, w)| {
+            let w = w.unwrap_or_else(|| {
+                i += 1;
+                rest / open + u32::from(i - 1 < rest % open)
+            });
+            (size, w)
+        })
+        .collect();
     if out.is_empty() || out.iter().map(|e| e.1).sum::<u32>() == 0 {
         return Err(format!("`{v}` has no block size with a share"));
     }
     Ok(out)
 }
 
-/// `60/10:30/20:10/70` as (access %, zone as written).
 pub(super) fn zones(v: &str) -> Result<Vec<(f64, &str)>, String> {
     let mut out = Vec::new();
     for item in v.split(':').filter(|i| !i.trim().is_empty()) {
@@ -223,8 +230,9 @@ pub fn parse_size(v: &str, kb_base: u64, capacity: u64) -> Result<u64, String> {
     let (letter, iec) = match lower.as_str() {
         "" | "b" => ("", false),
         s => {
-            let letter = &s[..1];
-            let rest = &s[1..];
+            // The first character, whatever its width (`µ` and stray bytes
+            // turned into `�` are several bytes).
+            let (letter, rest) = s.split_at(s.chars().next().map_or(0, char::len_utf8));
             match rest {
                 "" | "b" => (letter, false),
                 "ib" => (letter, true),
@@ -283,6 +291,20 @@ mod tests {
         assert_eq!(parse_size("50%", 1024, 1 << 30), Ok(1 << 29));
         assert!(parse_size("4q", 1024, 0).is_err());
         assert!(parse_size("k", 1024, 0).is_err());
+        // A unit that starts with a character of several bytes (found by
+        // the fuzzer: it used to panic slicing inside it).
+        assert!(parse_size("1\u{fffd}e", 1024, 0).is_err());
+        assert!(parse_size("1µb", 1024, 0).is_err());
+    }
+
+    #[test]
+    fn bssplit_shares() {
+        assert_eq!(bssplit("4k/50:8k:16k", 1024), Ok(vec![(4096, 50), (8192, 25), (16384, 25)]));
+        assert_eq!(bssplit("4k:8k:16k", 1024), Ok(vec![(4096, 34), (8192, 33), (16384, 33)]));
+        // Found by the fuzzer: a share of u32::MAX divided by zero, and
+        // large shares overflowed their sum.
+        assert!(bssplit("4k/4294967295", 1024).unwrap_err().contains("add up to"));
+        assert!(bssplit("4k/4294967295:8k/4294967295", 1024).unwrap_err().contains("add up to"));
     }
 
     #[test]
