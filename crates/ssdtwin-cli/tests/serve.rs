@@ -133,8 +133,25 @@ fn once_with_a_client_writes_the_json() {
     let mut server =
         Server(Some(Command::new(env!("CARGO_BIN_EXE_ssdtwin")).args(&args).spawn().expect("serve starts")));
     wait_for(&sock);
-    let out = Command::new("nbdinfo").arg("--size").arg(format!("nbd+unix:///ssdtwin?socket={s}")).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "83886080");
+    // The socket file appears at bind, a moment before the server
+    // listens: a refused connection is no session, so try again (a
+    // session that ended would have stopped the server).
+    let started = Instant::now();
+    let out = loop {
+        let out =
+            Command::new("nbdinfo").arg("--size").arg(format!("nbd+unix:///ssdtwin?socket={s}")).output().unwrap();
+        let refused = String::from_utf8_lossy(&out.stderr).contains("refused");
+        if out.status.success() || !refused || started.elapsed() > Duration::from_secs(10) {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "83886080",
+        "nbdinfo: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(st) = server.try_wait().unwrap() {
