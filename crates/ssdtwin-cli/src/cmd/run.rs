@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ssdtwin::run::sim::{Progress, ProgressFn};
-use ssdtwin::run::workload::fio::{is_host_only, parse_command_line, JobFile};
+use ssdtwin::run::workload::fio::{parse_command_line, JobFile};
 use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
 use ssdtwin::run::{execute, mode, Mode, RunOptions, RunOutcome, RunResults};
 use ssdtwin::study::fio_out::FioReport;
@@ -64,13 +64,17 @@ pub struct RunArgs {
     /// A fio job option `KEY=VALUE` (fio's own `--KEY=VALUE` flags become these).
     #[arg(long = "fio", value_name = "KEY=VALUE", hide = true)]
     pub fio: Vec<String>,
+    /// One of fio's program options `NAME=VALUE` (`--eta-newline=1`, ...).
+    #[arg(long = "fio-program", value_name = "NAME=VALUE", hide = true)]
+    pub fio_program: Vec<String>,
     #[command(flatten)]
     pub trace: crate::cmd::trace::TraceArgs,
 }
 
-/// Whether `key` is spelled with a hyphen in fio itself.
+/// Whether `key` is spelled with a hyphen in fio itself
+/// (`hugepage-size`).
 pub fn is_fio_spelling(key: &str) -> bool {
-    key.contains('-') && is_host_only(key)
+    key.contains('-') && ssdtwin::run::workload::fio::table::lookup(key).is_some()
 }
 
 /// Run the command.
@@ -104,7 +108,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let tspec = args.trace.spec(&name)?.expect("--trace given");
         JobFile::of_phase(Phase::Trace(tspec))
     } else {
-        let file = job_file(&args, pairs, capacity, &defaults)?;
+        let mut file = job_file(&args, pairs, capacity, &defaults)?;
+        for kv in &args.fio_program {
+            let name = kv.split_once('=').map_or(kv.as_str(), |(n, _)| n);
+            match crate::cmd::fio_flags::program_option(name) {
+                Some(crate::cmd::fio_flags::Program::Refused(why)) => bail!("fio's --{name}: {why}"),
+                _ => file.ignored.push(format!("--{name}")),
+            }
+        }
         if !file.ignored.is_empty() {
             eprintln!("ignored: describes the host: {}", file.ignored.join(", "));
         }

@@ -12,8 +12,11 @@
 //!
 //! This module reads the file's sections and what each job inherits from
 //! `[global]`, and turns `numjobs` into clones. The rest, by concept:
-//! - [`options`]: which options exist (workload, host-only, not
-//!   supported) and the error for unknown ones;
+//! - [`table`]: fio's whole option table, each option once (name,
+//!   aliases, kind, default, help, and whether the twin models it, ignores
+//!   it as describing the host, or refuses it with a reason);
+//! - [`options`]: the parser's questions to the table and the error for
+//!   unknown and refused options;
 //! - [`values`]: fio's spelling of values (sizes, times, per-direction
 //!   lists, `bssplit`, `random_distribution`);
 //! - [`phase`]: one job's options made into a [`Phase`];
@@ -21,20 +24,21 @@
 //!
 //! Options that only describe the host side of a real fio run
 //! (`ioengine`, `direct`, `filename`, `verify*`, ...) are accepted, have no
-//! effect, and are listed in [`JobFile::ignored`]; any other unknown option
-//! is an error naming file, line and option. Left out (errors naming the
-//! option): `fsync`/`fdatasync`, verification, zoned block devices.
+//! effect, and are listed in [`JobFile::ignored`]; an unknown option, or a
+//! refused one (`fsync`, zoned block devices, ... unless given fio's
+//! default), is an error naming file, line and option.
 
 pub mod jobctl;
 pub mod options;
 pub mod phase;
+pub mod table;
 pub mod values;
 
-pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN, SCHEDULE as SCHEDULE_OPTIONS};
+pub use options::{is_host_only, is_known, is_schedule, HOST_ONLY};
 pub(crate) use values::parse_bool;
 pub use values::{parse_size, parse_time};
 
-use options::{unknown_error, Entry};
+use options::{is_unusable, unknown_error, Entry};
 use phase::{build_phase, check_fits};
 use values::invalid;
 pub(crate) use values::kb_base_of;
@@ -345,16 +349,13 @@ fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
     let all: Vec<&Entry> = sections.iter().flat_map(|(_, g, o)| g.iter().chain(o)).collect();
     let mut seen = std::collections::BTreeSet::new();
     // A section that replays a trace (`trace=FILE`) also takes the
-    // replay's options.
+    // replay's options; no other section does.
     let unknown: Vec<&Entry> = sections
         .iter()
         .flat_map(|(_, g, o)| {
             let replays = g.iter().chain(o).any(|(k, _, _)| k == "trace");
-            g.iter()
-                .chain(o)
-                .filter(move |(k, _, _)| !(replays && crate::run::trace::options::OPTIONS.contains(&k.as_str())))
+            g.iter().chain(o).filter(move |e| is_unusable(e) || (!replays && is_trace_option(&e.0)))
         })
-        .filter(|(k, _, _)| !is_host_only(k) && !is_known(k))
         .filter(|(k, _, at)| seen.insert((k.clone(), at.clone())))
         .collect();
     if !unknown.is_empty() {
@@ -367,6 +368,11 @@ fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
         }
     }
     Ok(ignored)
+}
+
+/// Whether `key` is a trace replay's own option (not `trace` itself).
+fn is_trace_option(key: &str) -> bool {
+    key != "trace" && table::lookup(key).is_some_and(|d| d.class == table::Class::Twin(table::Reader::Trace))
 }
 
 /// A section's scheduling options (fio's `stonewall`, `wait_for`,
@@ -394,8 +400,8 @@ fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result
     let kb_base = kb_base_of(entries)?;
     for (k, v, at) in entries {
         let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
-        match k.as_str() {
-            "stonewall" | "wait_for_previous" => stonewall |= flag()?,
+        match table::canonical(k) {
+            "stonewall" => stonewall |= flag()?,
             "new_group" => new_group |= flag()?,
             "group_reporting" => group_reporting = flag()?,
             "wait_for" => wait_for = Some(v.clone()),

@@ -8,8 +8,8 @@
 //! `rate_cycle` are checks of the achieved rate, not limits; fio's
 //! consistency checks of the rate options are made here too.
 
-use super::options::is_host_only;
-use super::options::{is_known, unknown_error, Entry, SCHEDULE};
+use super::options::{is_unusable, unknown_error, Entry};
+use super::table::{self, Class, Reader};
 use super::values::{
     block_size, bssplit, distribution, invalid, kb_base_of, parse_bool, parse_size, parse_time, per_direction, AbsZones,
 };
@@ -22,12 +22,16 @@ pub(super) fn build_phase(
     entries: &[(String, String, String)],
     capacity: u64,
 ) -> Result<Phase, JobError> {
+    // Every option under fio's name (`timeout` is `runtime`).
+    let entries: Vec<Entry> =
+        entries.iter().map(|(k, v, at)| (table::canonical(k).to_string(), v.clone(), at.clone())).collect();
+    let entries = entries.as_slice();
     if entries.iter().any(|(k, _, _)| k == "trace") {
         return crate::run::trace::options::job_phase(default_name, entries);
     }
     // kb_base first: it changes how every size is read.
     let kb_base = kb_base_of(entries)?;
-    let unknown: Vec<&Entry> = entries.iter().filter(|(k, _, _)| !is_host_only(k) && !is_known(k)).collect();
+    let unknown: Vec<&Entry> = entries.iter().filter(|e| is_unusable(e)).collect();
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
     }
@@ -108,12 +112,17 @@ impl PhaseBuilder {
         }
     }
 
-    /// One option (`entry`: key, value, where it was written).
+    /// One option (`entry`: fio's name of the key, value, where it was
+    /// written), read by the part of the builder the table names.
     fn apply(&mut self, entry: &Entry) -> Result<(), JobError> {
         let key = entry.0.as_str();
-        if is_host_only(key) || SCHEDULE.contains(&key) {
-            return Ok(());
-        }
+        let Some(def) = table::lookup(key) else { return Err(unknown_error(&[entry])) };
+        let reader = match def.class {
+            // Host-only, or refused with fio's default value: no effect.
+            Class::Host | Class::Refused(_) => return Ok(()),
+            Class::Fio(Reader::Schedule) => return Ok(()),
+            Class::Fio(reader) | Class::Twin(reader) => reader,
+        };
         // Options that do not make a phase an I/O phase: the seed (the
         // command line always gives one) and APST are harmless in an idle
         // or secure-erase phase.
@@ -123,18 +132,15 @@ impl PhaseBuilder {
         ) {
             self.other_io_option.get_or_insert_with(|| key.to_string());
         }
-        match key {
-            "rw" | "readwrite" | "rw_sequencer" | "random_distribution" => self.pattern_option(entry),
-            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" | "blockalign" | "ba" | "bs_unaligned" => {
-                self.size_option(entry)
-            }
-            "rate" | "rate_iops" | "rate_min" | "rate_iops_min" | "rate_cycle" | "rate_process" => {
-                self.rate_option(entry)
-            }
-            "apst" | "burst_size" | "duty_cycle" | "idle" | "retention" | "age" | "per_day" | "age_exact"
-            | "secure_erase" => self.section_option(entry),
-            k if super::jobctl::OPTIONS.contains(&k) => self.control.apply(entry),
-            _ => self.io_option(entry),
+        match reader {
+            Reader::Pattern => self.pattern_option(entry),
+            Reader::Sizes => self.size_option(entry),
+            Reader::Rate => self.rate_option(entry),
+            Reader::Section => self.section_option(entry),
+            Reader::Control => self.control.apply(entry),
+            Reader::Io => self.io_option(entry),
+            Reader::Schedule => Ok(()),
+            Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
         }
     }
 
@@ -565,4 +571,45 @@ pub(super) fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static s
         return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option the table gives the phase builder reaches its reader
+    /// (a value it cannot read is an error, never a panic), by every
+    /// spelling.
+    #[test]
+    fn every_modelled_option_has_a_reader() {
+        for d in table::all() {
+            if !matches!(d.class, Class::Fio(_) | Class::Twin(_)) {
+                continue;
+            }
+            for key in std::iter::once(&d.name).chain(d.aliases) {
+                for value in ["1", "zzz", ""] {
+                    let entries = vec![(key.to_string(), value.to_string(), "t:1".to_string())];
+                    let run = std::panic::catch_unwind(|| build_phase("job", &entries, 1 << 30));
+                    assert!(run.is_ok(), "`{key}={value}` panics");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_read_as_their_option() {
+        let phase = |o: &[(&str, &str)]| {
+            let e: Vec<Entry> = o.iter().map(|(k, v)| (k.to_string(), v.to_string(), "t:1".to_string())).collect();
+            build_phase("job", &e, 1 << 30).unwrap()
+        };
+        assert_eq!(
+            phase(&[("readwrite", "randread"), ("timeout", "3"), ("blocksize", "8k"), ("ratemin", "1k")]),
+            phase(&[("rw", "randread"), ("runtime", "3"), ("bs", "8k"), ("rate_min", "1k")])
+        );
+        // A refused option with fio's default value changes nothing.
+        assert_eq!(phase(&[("rw", "read"), ("zonemode", "none"), ("fsync", "0")]), phase(&[("rw", "read")]));
+        let e = vec![("rw".into(), "write".into(), "t:1".into()), ("fsync".into(), "8".into(), "t:2".into())];
+        let msg = build_phase("job", &e, 1 << 30).unwrap_err().to_string();
+        assert!(msg.starts_with("t:2: option `fsync` — fio's option, not modelled: flushes"), "{msg}");
+    }
 }
