@@ -388,3 +388,31 @@ fn random_map_covers_each_unit_once_with_bssplit() {
     let (r, w) = (top(&mut reads), top(&mut writes));
     assert!((r - 0.23).abs() < 0.02 && w < 0.004, "top read {r}, top write {w}");
 }
+
+/// fio's offset modifiers on sequential patterns (fio's `ddir_seq_add`,
+/// io_u.c `get_next_seq_offset`): `rw=write:8k` skips 8 KiB after each
+/// I/O; `rw=read:-8k` (fio's examples/backwards-read.fio) reads the first
+/// block, then steps back 8 KiB from the end of each I/O, from the span's
+/// end when that goes before its start.
+#[test]
+fn sequential_offset_modifiers_follow_fio() {
+    let kib = |text: &str, n: usize| {
+        let mut g = IoGenerator::new(&spec_of(text), CAP);
+        (0..n).map(|_| g.next_command().offset / 1024).collect::<Vec<u64>>()
+    };
+    assert_eq!(kib("[f]\nrw=write:8k\nbs=4k\nsize=64k\n", 4), [0, 12, 24, 36]);
+    assert_eq!(kib("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n", 6), [0, 56, 52, 48, 44, 40]);
+    // Down to the start, then from the end again.
+    assert_eq!(kib("[b]\nrw=read:-8k\nbs=4k\nsize=16k\n", 6), [0, 8, 4, 0, 8, 4]);
+    // Random patterns take a count of I/Os, never a negative one.
+    let e = ssdtwin::run::workload::parse_job_file("[r]\nrw=randread:-2\n", "j.fio", CAP, &Default::default());
+    assert!(e.unwrap_err().to_string().contains("not a number of I/Os"));
+}
+
+/// A fio job file's comments may follow a value (fio cuts a line at its
+/// first `;` or `#`).
+#[test]
+fn comments_may_follow_values() {
+    let spec = spec_of("[c]\nrw=randread ; random reads\nnumjobs=1\t# one\nsize=1m # small\n");
+    assert_eq!(spec.size, Some(1 << 20));
+}

@@ -140,7 +140,8 @@ pub enum Distribution {
 pub enum Sequencer {
     /// Random patterns draw a new offset every N commands and continue
     /// sequentially in between; sequential patterns skip N bytes after
-    /// each command.
+    /// each command (N < 0: step back, from the span's end when the step
+    /// would go before its start, as fio's `ddir_seq_add`).
     Sequential,
     /// The same offset is used N times.
     Identical,
@@ -244,9 +245,9 @@ pub struct IoSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distributions: Option<[Distribution; 3]>,
     /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
-    /// for sequential ones) and how it applies.
+    /// for sequential ones, negative to go backwards) and how it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub modifier: Option<(u64, Sequencer)>,
+    pub modifier: Option<(i64, Sequencer)>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,

@@ -157,11 +157,15 @@ pub fn parse_command_line(
     parse_lines(&text, &|i| lines.get(i).cloned().unwrap_or_default(), origin, capacity, defaults)
 }
 
-/// Parse a job file. `origin` is its path (for messages); `defaults` apply
+/// Parse a job file (fio's INI: comments start with `;` or `#`, also after
+/// a value). `origin` is its path (for messages); `defaults` apply
 /// before the file's own options (the command line's `--seed` as
 /// `randseed`, say), so `[global]` and the sections override them.
 pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<JobFile, JobError> {
-    parse_lines(text, &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
+    // As fio (parse.c, strip_blank_end), a line ends at its first `;` or
+    // `#`: a comment may follow a value (`numjobs=4 ; four clones`).
+    let text: Vec<&str> = text.lines().map(|l| l.split([';', '#']).next().unwrap_or("")).collect();
+    parse_lines(&text.join("\n"), &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
 }
 
 /// fio's check (steadystate.c, `td_steadystate_init`): the I/O jobs of a

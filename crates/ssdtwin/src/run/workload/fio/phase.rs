@@ -71,7 +71,7 @@ struct PhaseBuilder {
     rate_at: [Option<String>; 4],
     min_rate: MinRate,
     min_rate_given: bool,
-    modifier: Option<u64>,
+    modifier: Option<i64>,
     sequencer: Sequencer,
     zoned_abs: Option<(Vec<Option<AbsZones>>, String)>,
     control: super::jobctl::Control,
@@ -161,10 +161,21 @@ impl PhaseBuilder {
                 })?;
                 self.modifier = match m {
                     None => None,
-                    Some(m) if self.spec.rw.is_random() => {
-                        Some(m.parse::<u64>().map_err(|_| invalid(at, key, format!("`{m}` is not a number of I/Os")))?)
+                    Some(m) if self.spec.rw.is_random() => Some(
+                        m.parse::<u32>()
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| invalid(at, key, format!("`{m}` is not a number of I/Os (1 or more)")))?
+                            .into(),
+                    ),
+                    // Sequential: bytes to skip after each I/O, negative to
+                    // go backwards (`rw=read:-8k`).
+                    Some(m) => {
+                        let (sign, digits) = m.strip_prefix('-').map_or((1, m), |d| (-1, d));
+                        let n = parse_size(digits, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
+                        let n = i64::try_from(n).map_err(|_| invalid(at, key, format!("`{m}` is too large")))?;
+                        Some(sign * n)
                     }
-                    Some(m) => Some(parse_size(m, kb_base, capacity).map_err(|r| invalid(at, key, r))?),
                 };
                 self.rw_given = true;
             }
@@ -400,6 +411,12 @@ impl PhaseBuilder {
                 self.spec.percentage_random = p as u32;
             }
             "norandommap" => self.spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            // fio sets an unset size to "until no space is left" (init.c);
+            // on a block device that is its end, which an unset size is
+            // in the twin already.
+            "fill_device" => {
+                parse_bool(v).map_err(|r| invalid(at, key, r))?;
+            }
             "kb_base" => {}
             _ => unreachable!("every known option is handled"),
         }
@@ -476,7 +493,7 @@ impl PhaseBuilder {
         }
         self.control.finish(&mut self.spec);
         self.spec.modifier =
-            self.modifier.filter(|&m| m > 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
+            self.modifier.filter(|&m| m != 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
         if let Some((zones, at)) = self.zoned_abs {
             // zoned_abs: zones in bytes become fractions of the span.
             let span = self.spec.size.unwrap_or(capacity.saturating_sub(self.spec.offset)).max(1);

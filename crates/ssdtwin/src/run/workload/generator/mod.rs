@@ -85,7 +85,7 @@ struct Ext {
     draw: [Draw; 3],
     /// fio's random map when block sizes vary (each unit once per pass).
     map: Option<RandomMap>,
-    modifier: Option<(u64, Sequencer)>,
+    modifier: Option<(i64, Sequencer)>,
     /// Commands left in the current run of the offset modifier.
     run_left: [u64; 3],
     /// Next sequential byte position per direction.
@@ -302,7 +302,7 @@ impl IoGenerator {
         let continue_run = match modifier {
             Some((n, _)) if random => {
                 let e = self.ext.as_mut().expect("ext");
-                continues_run(&mut e.run_left[k], n, prev.0 != u64::MAX)
+                continues_run(&mut e.run_left[k], n.unsigned_abs(), prev.0 != u64::MAX)
             }
             _ => false,
         };
@@ -346,7 +346,7 @@ impl IoGenerator {
                 p = 0;
             }
             let repeat = match modifier {
-                Some((n, Sequencer::Identical)) => continues_run(&mut e.run_left[k], n, true),
+                Some((n, Sequencer::Identical)) => continues_run(&mut e.run_left[k], n.unsigned_abs(), true),
                 _ => false,
             };
             let skip = match modifier {
@@ -354,7 +354,13 @@ impl IoGenerator {
                 _ => 0,
             };
             if !repeat || e.run_left[k] == 0 {
-                e.pos[k] = p + len as u64 + skip;
+                let end = p + len as u64;
+                // fio's ddir_seq_add: a step back before the span's start
+                // goes to the step back from its end.
+                e.pos[k] = match end.checked_add_signed(skip) {
+                    Some(next) => next,
+                    None => span.saturating_add_signed(skip),
+                };
             }
             p
         };

@@ -1,4 +1,6 @@
-//! fio's options (`options.c`) that only describe the host: files and
+//! fio's options (`options.c`, and the built-in profiles' in
+//! `profiles/act.c` and `profiles/tiobench.c`, which fio accepts in any
+//! job and only its `profile=` reads) that only describe the host: files and
 //! directories, the I/O engine's batching, CPUs and NUMA, memory,
 //! credentials and cgroups, buffer contents (the twin's drives neither
 //! compress nor deduplicate), verification (the twin stores no data), and
@@ -139,4 +141,17 @@ pub(super) const HOST: &[OptionDef] = &[
     host("unit_base", &[], Kind::Text, "", "Auto-detect"),
     host("hugepage-size", &[], Kind::Int, "", "When using hugepages, specify size of each page"),
     host("flow_watermark", &[], Kind::Deprecated, "", "Deprecated in fio, which ignores it"),
+    // fio's built-in profiles' options (profiles/act.c, tiobench.c;
+    // tiobench's `size` is fio's own `size`).
+    host("device-names", &[], Kind::Text, "", "Devices to use (only fio's profile=act reads it)"),
+    host("load", &[], Kind::Int, "1", "ACT load multipler (only fio's profile=act reads it)"),
+    host("test-duration", &[], Kind::Time, "24h", "How long the entire test takes to run (only fio's profile=act reads it)"),
+    host("threads-per-queue", &[], Kind::Int, "8", "Number of read IO threads per device (only fio's profile=act reads it)"),
+    host("read-req-num-512-blocks", &[], Kind::Int, "3", "Number of 512B blocks to read at the time (only fio's profile=act reads it)"),
+    host("large-block-op-kbytes", &[], Kind::Int, "131072", "Size of large block ops in KiB (only fio's profile=act reads it)"),
+    host("prep", &[], Kind::Switch, "", "Set to run ACT prep phase (only fio's profile=act reads it)"),
+    host("block", &[], Kind::Int, "4096", "Block size in bytes (only fio's profile=tiobench reads it)"),
+    host("numruns", &[], Kind::Int, "", "Number of runs (only fio's profile=tiobench reads it)"),
+    host("dir", &[], Kind::Text, "", "Test directory (only fio's profile=tiobench reads it)"),
+    host("threads", &[], Kind::Int, "", "Number of threads (only fio's profile=tiobench reads it)"),
 ];

@@ -179,6 +179,11 @@ impl OptionDef {
         if !self.default.is_empty() && v.eq_ignore_ascii_case(self.default) {
             return true;
         }
+        if self.kind == Kind::Time && !self.default.is_empty() {
+            // fio's times default to seconds: `1` and `1s` are the same.
+            let t = |s: &str| super::values::parse_time(s, 1_000_000_000).ok();
+            return t(v).is_some() && t(v) == t(self.default);
+        }
         match self.kind {
             Kind::Switch | Kind::Bool | Kind::Int | Kind::Size | Kind::Time | Kind::Float => {
                 self.default.parse::<f64>().unwrap_or(0.0) == 0.0 && v.parse::<f64>() == Ok(0.0)

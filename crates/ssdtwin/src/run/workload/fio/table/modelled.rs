@@ -65,7 +65,8 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("kb_base", &[], Reader::Io, Kind::Text, "1024", "Inputs invert IEC and SI prefixes (for compatibility); outputs prefer binary"),
     fio("steadystate", &["ss"], Reader::Control, Kind::Text, "iops_slope:0.01%", "Define the criterion and limit to judge when a job has reached steady state"),
     fio("steadystate_duration", &["ss_dur"], Reader::Control, Kind::Time, "0", "Stop workload upon attaining steady state for specified duration"),
-    fio("steadystate_ramp_time", &["ss_ramp"], Reader::Control, Kind::Time, "0", "Delay before initiation of data collection for steady state job termination testing"),
+    fio("steadystate_ramp_time", &["ss_ramp"], Reader::Control, Kind::Time, "0", "Delay before initiation of data collection for steady state job termination testing"),    fio("fill_device", &["fill_fs"], Reader::Io, Kind::Bool, "0", "Write until the device is full: on the twin's block device, to the end of the span (the whole drive from offset unless size is given), as fio on a block device"),
+
 ];
 
 /// ssdtwin's own options.

@@ -6,7 +6,6 @@ use super::{refused, Kind, OptionDef};
 
 /// The refused options.
 pub(super) const REFUSED: &[OptionDef] = &[
-    refused("fill_device", &["fill_fs"], Kind::Bool, "0", "Write until an ENOSPC error occurs", "writing until the device reports no space is not modelled"),
     refused("file_append", &[], Kind::Bool, "0", "IO will start at the end of the file(s)", "appending at the end of a file has no meaning on the twin's block device"),
     refused("offset_align", &[], Kind::Int, "0", "Start IO from this offset alignment", "offset alignment of percentage offsets is not modelled"),
     refused("num_range", &[], Kind::Int, "1", "Number of ranges for trim command", "multi-range trims (several ranges per command) are not modelled"),
