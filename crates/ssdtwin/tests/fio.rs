@@ -416,3 +416,37 @@ fn comments_may_follow_values() {
     let spec = spec_of("[c]\nrw=randread ; random reads\nnumjobs=1\t# one\nsize=1m # small\n");
     assert_eq!(spec.size, Some(1 << 20));
 }
+
+/// fio's `exitall` (libfio.c, `fio_terminate_threads`): when one job
+/// finishes, the jobs of its group end too (`exit_what=group`); with
+/// `exit_what=stonewall` the running jobs end and the next stonewalled
+/// group runs; with `all`, every job ends, a later group with no I/O.
+#[test]
+fn exitall_ends_the_other_jobs_as_fio() {
+    let base = "[global]\nsize=64m\nbs=4k\n[short]\nrw=randread\nio_size=1m\n[long]\nrw=randread\nio_size=48m\n";
+    let ios = |r: &[JobResult]| r.iter().map(|j| j.result.dirs[0].ios).collect::<Vec<_>>();
+    let (r, _, _) = run(base);
+    assert_eq!(ios(&r), [256, 12288], "without exitall both run to their end");
+    let end_short = r[0].result.end_ns;
+    let (r, _, _) = run(&format!("[global]\nexitall\n{}", &base[9..]));
+    assert_eq!(r[0].result.dirs[0].ios, 256);
+    let long = r[1].result.dirs[0].ios;
+    assert!(long < 12288 && long > 0, "the long job ends with the short one: {long} I/Os");
+    assert!(r[1].result.end_ns < end_short + 1_000_000, "{} vs {end_short}", r[1].result.end_ns);
+    // Another group is not ended by default (group), is by `all`.
+    let two_groups = |what: &str| {
+        let text = format!("{base}exitall\nexit_what={what}\n[after]\nstonewall\nrw=randread\nio_size=1m\n");
+        ios(&run(&text).0)
+    };
+    let group = two_groups("group");
+    assert!(group[1] < 12288 && group[2] == 256, "{group:?}");
+    let stonewall = two_groups("stonewall");
+    assert!(stonewall[1] < 12288 && stonewall[2] == 256, "{stonewall:?}");
+    let all = two_groups("all");
+    assert!(all[1] < 12288 && all[2] == 0, "{all:?}");
+    // exitall_on_error ends the others only after an error.
+    let (r, _, _) = run(&base.replace("io_size=1m", "io_size=1m\nexitall_on_error"));
+    assert_eq!(ios(&r), [256, 12288]);
+    let e = parse_job_file("[a]\nrw=read\nexit_what=some\n", "j.fio", CAP, &JobOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("not one of group, stonewall, all"), "{e}");
+}

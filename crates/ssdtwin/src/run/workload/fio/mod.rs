@@ -97,6 +97,27 @@ pub struct JobEntry {
     pub group_reporting: bool,
     /// Clone number among the job's `numjobs` (0 for the first).
     pub clone: u32,
+    /// fio's `exitall`: when any job finishes, the jobs [`Self::exit_what`]
+    /// names end too (fio makes it global: one job's `exitall` is all's).
+    pub exitall: bool,
+    /// fio's `exitall_on_error`: when this job ends with an error, the
+    /// jobs [`Self::exit_what`] names end too.
+    pub exitall_on_error: bool,
+    /// Which jobs end with this one (`exit_what`).
+    pub exit_what: ExitWhat,
+}
+
+/// fio's `exit_what`: which jobs end when one ends under `exitall`
+/// (libfio.c, `fio_terminate_threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group, running or still to start.
+    #[default]
+    Group,
+    /// The jobs running now, in any group; the next stonewalled jobs run.
+    Stonewall,
+    /// Every job, running or still to start.
+    All,
 }
 
 /// A parsed job file: its jobs in order and what was accepted but ignored.
@@ -124,6 +145,9 @@ impl JobFile {
             startdelay_ns: 0,
             group_reporting: false,
             clone: 0,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
         };
         JobFile { jobs: vec![entry], global: Vec::new(), ignored: Vec::new() }
     }
@@ -224,8 +248,18 @@ fn parse_lines(
         let barrier = quiet || opts.iter().any(|(k, _, _)| k == "age");
         let entries: Vec<Entry> =
             if quiet { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
-        let Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs } =
-            schedule_options(&entries, barrier || barrier_before, capacity)?;
+        let Schedule {
+            stonewall,
+            new_group,
+            wait_for,
+            startdelay_ns,
+            group_reporting,
+            offset_increment,
+            numjobs,
+            exitall,
+            exitall_on_error,
+            exit_what,
+        } = schedule_options(&entries, barrier || barrier_before, capacity)?;
         barrier_before = barrier;
         let phase = build_phase(&name, &entries, capacity)?;
         let options: Vec<(String, String)> = opts.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
@@ -259,6 +293,9 @@ fn parse_lines(
                 startdelay_ns,
                 group_reporting,
                 clone,
+                exitall,
+                exitall_on_error,
+                exit_what,
             });
         }
     }
@@ -365,6 +402,9 @@ fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
     }
+    if let Some(e) = all.iter().find_map(|e| options::host_value_error(e)) {
+        return Err(e);
+    }
     let mut ignored: Vec<String> = Vec::new();
     for (k, _, _) in &all {
         if is_host_only(k) && !ignored.contains(k) {
@@ -389,6 +429,9 @@ struct Schedule {
     group_reporting: bool,
     offset_increment: u64,
     numjobs: u32,
+    exitall: bool,
+    exitall_on_error: bool,
+    exit_what: ExitWhat,
 }
 
 /// The scheduling options of a section's `entries`; `stonewall` is set
@@ -401,6 +444,7 @@ fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result
     let mut group_reporting = false;
     let mut offset_increment = 0u64;
     let mut numjobs = 1u32;
+    let (mut exitall, mut exitall_on_error, mut exit_what) = (false, false, ExitWhat::Group);
     let kb_base = kb_base_of(entries)?;
     for (k, v, at) in entries {
         let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
@@ -416,10 +460,31 @@ fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result
                 offset_increment = parse_size(v, kb_base, capacity).map_err(|r| invalid(at, k, r))?;
             }
             "numjobs" => numjobs = v.parse().unwrap_or(1),
+            "exitall" => exitall = flag()?,
+            "exitall_on_error" => exitall_on_error = flag()?,
+            "exit_what" => {
+                exit_what = match v.as_str() {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    _ => return Err(invalid(at, k, format!("`{v}` is not one of group, stonewall, all"))),
+                }
+            }
             _ => {}
         }
     }
-    Ok(Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs })
+    Ok(Schedule {
+        stonewall,
+        new_group,
+        wait_for,
+        startdelay_ns,
+        group_reporting,
+        offset_increment,
+        numjobs,
+        exitall,
+        exitall_on_error,
+        exit_what,
+    })
 }
 
 #[cfg(test)]
@@ -458,6 +523,19 @@ mod tests {
         // A span error names the option that put it out of range.
         let e = parse_job_file("[a]\nrw=read\noffset=2g\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
         assert!(e.to_string().starts_with("j.fio:3: option `offset`"), "{e}");
+        // A host-only option with a value fio cannot parse stops the file
+        // as fio stops; a good one is listed as ignored.
+        let e = parse_job_file("[a]\nrw=read\ndirect=yes\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
+        assert!(e.to_string().starts_with("j.fio:3: option `direct`: fio fails parsing `direct=yes`"), "{e}");
+        let e = parse_job_file("[a]\nrw=read\niodepth_batch=many\n", "j.fio", 1 << 30, &JobOptions::new());
+        assert!(e.unwrap_err().to_string().contains("whole number"));
+        let f = parse_job_file(
+            "[a]\nrw=read\ndirect=1\niodepth_batch=4k\nuserspace_reap\n",
+            "j.fio",
+            1 << 30,
+            &JobOptions::new(),
+        );
+        assert_eq!(f.unwrap().ignored, ["direct", "iodepth_batch", "userspace_reap"]);
     }
 
     #[test]

@@ -51,6 +51,27 @@ pub(super) fn is_unusable((k, v, _): &Entry) -> bool {
     }
 }
 
+/// fio's check of a host-only option's value, by its kind (parse.c): a
+/// boolean is 0 or 1 (or the twin's `true`, `false`, nothing), a whole
+/// number starts with a digit (fio reads `4k`, `-1`, `0x10`). The twin
+/// ignores the option, but fio would stop at the value, so it does too.
+pub(super) fn host_value_error((k, v, at): &Entry) -> Option<JobError> {
+    let d = table::lookup(k).filter(|d| d.class == Class::Host)?;
+    let v = v.trim();
+    let why = match d.kind {
+        table::Kind::Bool if !matches!(v, "0" | "1" | "" | "true" | "false") => "a boolean is 0 or 1",
+        table::Kind::Int if !v.trim_start_matches('-').starts_with(|c: char| c.is_ascii_digit()) => {
+            "it takes a whole number"
+        }
+        _ => return None,
+    };
+    Some(JobError::Invalid {
+        origin: at.clone(),
+        option: k.clone(),
+        reason: format!("fio fails parsing `{k}={v}`: {why} (the twin ignores the option, which describes the host)"),
+    })
+}
+
 /// The error naming every unknown or refused option of a file, each with
 /// its line; a refused option says why.
 pub(super) fn unknown_error(unusable: &[&Entry]) -> JobError {

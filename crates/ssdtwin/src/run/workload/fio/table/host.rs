@@ -91,8 +91,6 @@ pub(super) const HOST: &[OptionDef] = &[
     host("end_syncfs", &[], Kind::Bool, "0", "Include sync of FS at the end of job"),
     host("unlink", &[], Kind::Bool, "0", "Unlink created files after job has completed"),
     host("unlink_each_loop", &[], Kind::Bool, "0", "Unlink created files after each loop in a job has completed"),
-    host("exitall", &[], Kind::Switch, "", "Terminate all jobs when one exits (not modelled: the other jobs run to their end)"),
-    host("exitall_on_error", &[], Kind::Switch, "", "Terminate all jobs when one exits in error"),
     host("thread", &[], Kind::Switch, "1", "Use threads instead of processes"),
     host("log_entries", &[], Kind::Int, "", "Initial number of entries in a job IO log"),
     host("log_prio", &[], Kind::Bool, "0", "Include priority value of IO for each log entry"),

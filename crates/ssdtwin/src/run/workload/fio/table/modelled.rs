@@ -66,7 +66,9 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("steadystate", &["ss"], Reader::Control, Kind::Text, "iops_slope:0.01%", "Define the criterion and limit to judge when a job has reached steady state"),
     fio("steadystate_duration", &["ss_dur"], Reader::Control, Kind::Time, "0", "Stop workload upon attaining steady state for specified duration"),
     fio("steadystate_ramp_time", &["ss_ramp"], Reader::Control, Kind::Time, "0", "Delay before initiation of data collection for steady state job termination testing"),    fio("fill_device", &["fill_fs"], Reader::Io, Kind::Bool, "0", "Write until the device is full: on the twin's block device, to the end of the span (the whole drive from offset unless size is given), as fio on a block device"),
-
+    fio("exitall", &[], Reader::Schedule, Kind::Switch, "", "When one job finishes, end the others (those exit_what names)"),
+    fio("exit_what", &[], Reader::Schedule, Kind::Text, "group", "Which jobs exitall ends: group (its reporting group), stonewall (those running), all"),
+    fio("exitall_on_error", &[], Reader::Schedule, Kind::Switch, "", "When this job ends with an error, end the others (those exit_what names)"),
 ];
 
 /// ssdtwin's own options.

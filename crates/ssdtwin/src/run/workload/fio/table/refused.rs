@@ -60,7 +60,6 @@ pub(super) const REFUSED: &[OptionDef] = &[
     refused("thinktime_iotime", &[], Kind::Int, "0", "IO time interval between 'thinktime'", "think time after an I/O time interval is not modelled"),
     refused("rate_ignore_thinktime", &[], Kind::Bool, "", "Rated IO ignores thinktime settings", "rated I/O ignoring think time is not modelled"),
     refused("sync", &[], Kind::Text, "none", "Use synchronous write IO", "flushes and FUA writes are not issued by the twin's host yet; a drive with a write-back cache would spend time on them"),
-    refused("exit_what", &[], Kind::Text, "group", "Fine-grained control for exitall", "ending other jobs when one exits is not modelled"),
     refused("log_window_value", &["log_max_value"], Kind::Text, "avg", "Log max, average or both sample in a window", "the twin's logs hold window averages (fio's default) only"),
     refused("profile", &[], Kind::Text, "", "Select a specific builtin performance test", "fio's built-in profiles (act, tiobench) are not modelled"),
     refused("flow_id", &[], Kind::Int, "0", "The flow index ID to use", "fio's flow control between jobs is not modelled"),
