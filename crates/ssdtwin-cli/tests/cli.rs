@@ -565,10 +565,10 @@ fn fio_command_lines_paste_as_they_are() {
 fn refused_options_say_why_and_fio_options_lists_the_table() {
     let drive = tmp("refused.toml", &small_drive_toml());
     let d = drive.to_str().unwrap();
-    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=4\nzonemode=strided\n");
+    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=4\nnum_range=4\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap()]);
-    assert_fails_with(&o, &["sync.fio:5", "`fsync`", "flushes", "`zonemode` (", "sync.fio:6)", "zbd"]);
-    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=0\nzonemode=none\n");
+    assert_fails_with(&o, &["sync.fio:5", "`fsync`", "flushes", "`num_range` (", "sync.fio:6)", "multi-range"]);
+    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=0\nnum_range=1\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap(), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ssdtwin(&["fio-options", "fsync", "timeout", "fixedbufs"]);

@@ -450,3 +450,31 @@ fn exitall_ends_the_other_jobs_as_fio() {
     let e = parse_job_file("[a]\nrw=read\nexit_what=some\n", "j.fio", CAP, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("not one of group, stonewall, all"), "{e}");
 }
+
+/// fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`; fio's
+/// examples/disk-zone-profile.fio): I/O stays in a zone of `zonerange`
+/// bytes until `zonesize` bytes were issued there, then moves `zonerange +
+/// zoneskip` on, and wraps to the start after the span's last zone.
+#[test]
+fn strided_zones_follow_fio() {
+    let kib = |text: &str, n: usize| {
+        let mut g = IoGenerator::new(&spec_of(text), CAP);
+        (0..n).map(|_| g.next_command().offset / 1024).collect::<Vec<u64>>()
+    };
+    let seq = kib("[z]\nrw=read\nbs=64k\nsize=4m\nzonemode=strided\nzonesize=128k\nzoneskip=1m\n", 9);
+    assert_eq!(seq, [0, 64, 1152, 1216, 2304, 2368, 3456, 3520, 0]);
+    // A zone spanning more than its I/O: sequential I/O wraps inside it.
+    let seq = kib("[z]\nrw=read\nbs=64k\nsize=1m\nzonesize=256k\nzonerange=128k\n", 6);
+    assert_eq!(seq, [0, 64, 0, 64, 128, 192]);
+    // Random offsets: 16 I/Os of 4 KiB in each zone of 256 KiB.
+    let mut g = IoGenerator::new(&spec_of("[z]\nrw=randread\nbs=4k\nsize=1m\nzonesize=64k\nzonerange=256k\n"), CAP);
+    for i in 0..80u64 {
+        let zone = (i / 16) % 4;
+        let o = g.next_command().offset;
+        assert!(o >= zone * 256 * 1024 && o < (zone + 1) * 256 * 1024, "I/O {i} at {o}");
+    }
+    let err = |t: &str| parse_job_file(t, "j.fio", CAP, &JobOptions::new()).unwrap_err().to_string();
+    assert!(err("[z]\nrw=read\nzonemode=none\nzonesize=1m\n").contains("not compatible"));
+    assert!(err("[z]\nrw=read\nzonemode=strided\n").contains("zonesize must be specified"));
+    assert!(err("[z]\nrw=read\nzonemode=zbd\n").contains("zoned drive"));
+}

@@ -26,7 +26,8 @@ use crate::output::{spinner, write_atomically, write_atomically_with, write_json
 #[derive(Args)]
 #[command(after_help = "Job options: any fio option in fio's spelling, `--name=value` (or `--name value`), \
 e.g. --rw=randread --bs=4k --iodepth=32 --size=10% --runtime=10s; `--name=JOB` starts a new job, \
-options before the first --name apply to all jobs. See docs/workloads.md for the options ssdtwin models.")]
+options before the first --name apply to all jobs; fio's one-dash spelling (-rw=read -iodepth 4) works too. \
+`ssdtwin fio-options` lists fio's whole option table and what the twin makes of each option.")]
 pub struct RunArgs {
     /// Preset name or path to a drive TOML file (`ssdtwin presets` lists presets).
     #[arg(long, short = 'd')]

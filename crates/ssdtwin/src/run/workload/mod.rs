@@ -133,6 +133,23 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
+/// fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`): the
+/// job's I/O stays inside a zone of `range` bytes (offsets relative to
+/// the zone, sequential ones wrapping at its end) until `size` bytes were
+/// issued in it; the next zone starts `range + skip` bytes further, and
+/// after the span's last whole zone the first again. A mixed pattern's
+/// directions start each zone at its start together (fio moves only the
+/// direction that switched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strided {
+    /// Bytes of I/O per zone (`zonesize`).
+    pub size: u64,
+    /// Bytes a zone spans (`zonerange`, by default `zonesize`).
+    pub range: u64,
+    /// Bytes skipped between zones (`zoneskip`).
+    pub skip: u64,
+}
+
 /// How the offset modifier of `rw=...:N` changes offsets (fio's
 /// `rw_sequencer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +265,9 @@ pub struct IoSpec {
     /// for sequential ones, negative to go backwards) and how it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modifier: Option<(i64, Sequencer)>,
+    /// fio's `zonemode=strided`: I/O inside zones of the span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided: Option<Strided>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -307,6 +327,7 @@ impl IoSpec {
             random_center: None,
             distributions: None,
             modifier: None,
+            strided: None,
             rate: None,
             rate_min: None,
             thinktime_blocks: 1,

@@ -20,6 +20,7 @@
 //! - [`values`]: fio's spelling of values (sizes, times, per-direction
 //!   lists, `bssplit`, `random_distribution`);
 //! - [`phase`]: one job's options made into a [`Phase`];
+//! - [`checks`]: fio's checks that need several options of a job;
 //! - [`jobctl`]: the latency target, steady-state and log options.
 //!
 //! Options that only describe the host side of a real fio run
@@ -28,6 +29,7 @@
 //! refused one (`fsync`, zoned block devices, ... unless given fio's
 //! default), is an error naming file, line and option.
 
+pub mod checks;
 pub mod jobctl;
 pub mod options;
 pub mod phase;
@@ -38,8 +40,9 @@ pub use options::{is_host_only, is_known, is_schedule, HOST_ONLY};
 pub(crate) use values::parse_bool;
 pub use values::{parse_size, parse_time};
 
+use checks::check_fits;
 use options::{is_unusable, unknown_error, Entry};
-use phase::{build_phase, check_fits};
+use phase::build_phase;
 use values::invalid;
 pub(crate) use values::kb_base_of;
 

@@ -6,8 +6,10 @@
 //! fault. Scheduling options (`stonewall`, `numjobs`, ...) are read by
 //! [`super::parse_job_file`], not here. `rate_min`, `rate_iops_min` and
 //! `rate_cycle` are checks of the achieved rate, not limits; fio's
-//! consistency checks of the rate options are made here too.
+//! checks that need several options (rates, span, strided zones) are in
+//! [`super::checks`].
 
+use super::checks::{check_fits, check_rates, strided};
 use super::options::{is_unusable, unknown_error, Entry};
 use super::table::{self, Class, Reader};
 use super::values::{
@@ -74,6 +76,10 @@ struct PhaseBuilder {
     modifier: Option<i64>,
     sequencer: Sequencer,
     zoned_abs: Option<(Vec<Option<AbsZones>>, String)>,
+    /// `zonemode` (`strided`, `none`; where written), `zonesize`,
+    /// `zonerange`, `zoneskip`.
+    zonemode: Option<(bool, String)>,
+    zone: [Option<(u64, String)>; 3],
     control: super::jobctl::Control,
 }
 
@@ -108,6 +114,8 @@ impl PhaseBuilder {
             modifier: None,
             sequencer: Sequencer::Sequential,
             zoned_abs: None,
+            zonemode: None,
+            zone: Default::default(),
             control: super::jobctl::Control::default(),
         }
     }
@@ -411,6 +419,21 @@ impl PhaseBuilder {
                 self.spec.percentage_random = p as u32;
             }
             "norandommap" => self.spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "zonemode" => {
+                let strided = match v.as_str() {
+                    "none" => false,
+                    "strided" => true,
+                    "zbd" => {
+                        return Err(invalid(at, key, "zonemode=zbd needs a zoned drive, which the twin does not model"))
+                    }
+                    _ => return Err(invalid(at, key, format!("`{v}` is not one of none, strided, zbd"))),
+                };
+                self.zonemode = Some((strided, at.clone()));
+            }
+            "zonesize" | "zonerange" | "zoneskip" => {
+                let i = ["zonesize", "zonerange", "zoneskip"].iter().position(|z| *z == key).expect("a zone option");
+                self.zone[i] = Some((size()?, at.clone()));
+            }
             // fio sets an unset size to "until no space is left" (init.c);
             // on a block device that is its end, which an unset size is
             // in the twin already.
@@ -517,6 +540,7 @@ impl PhaseBuilder {
         if !self.rw_given {
             return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", self.spec.name)));
         }
+        self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
             (Some((bytes, at)), d) => {
                 if bytes < self.spec.bs as u64 {
@@ -539,55 +563,6 @@ impl PhaseBuilder {
         let workload = crate::run::lifetime::AgeWorkload::Io(Box::new(self.spec));
         Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))
     }
-}
-
-/// fio's checks of the rate options (init.c): a byte rate and an IOPS
-/// rate exclude each other, as do the two minimums, and a minimum above
-/// the direction's limit is an error. `at` holds where `rate`,
-/// `rate_iops`, `rate_min` and `rate_iops_min` were written.
-fn check_rates(rate: &Rate, min: &MinRate, at: &[Option<String>; 4]) -> Result<(), JobError> {
-    let any = |x: &[u64; 3]| x.iter().any(|&v| v > 0);
-    let here = |i: usize| at[i].as_deref().unwrap_or("command line");
-    if any(&rate.bytes_per_s) && any(&rate.iops) {
-        return Err(invalid(here(1), "rate_iops", "rate and rate_iops are mutually exclusive (as in fio)"));
-    }
-    if any(&min.bytes_per_s) && any(&min.iops) {
-        return Err(invalid(here(3), "rate_iops_min", "rate_min and rate_iops_min are mutually exclusive (as in fio)"));
-    }
-    for d in 0..3 {
-        if rate.bytes_per_s[d] > 0 && rate.bytes_per_s[d] < min.bytes_per_s[d] {
-            let why = format!("the minimum {} B/s exceeds the rate {} B/s", min.bytes_per_s[d], rate.bytes_per_s[d]);
-            return Err(invalid(here(2), "rate_min", why));
-        }
-        if rate.iops[d] > 0 && rate.iops[d] < min.iops[d] {
-            let why = format!("the minimum {} IOPS exceeds the rate {} IOPS", min.iops[d], rate.iops[d]);
-            return Err(invalid(here(3), "rate_iops_min", why));
-        }
-    }
-    Ok(())
-}
-
-/// Check that the span lies inside the drive; an error names the option
-/// at fault (`offset`, `size` or `bs`).
-pub(super) fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)> {
-    if spec.offset % 512 != 0 {
-        return Err(("offset", format!("offset {} is not a multiple of 512", spec.offset)));
-    }
-    if spec.offset >= capacity {
-        return Err(("offset", format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity)));
-    }
-    let span = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + span > capacity {
-        let option = if spec.size.is_some() { "size" } else { "offset" };
-        return Err((
-            option,
-            format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity),
-        ));
-    }
-    if span < spec.bs as u64 {
-        return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -68,7 +68,10 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("steadystate_ramp_time", &["ss_ramp"], Reader::Control, Kind::Time, "0", "Delay before initiation of data collection for steady state job termination testing"),    fio("fill_device", &["fill_fs"], Reader::Io, Kind::Bool, "0", "Write until the device is full: on the twin's block device, to the end of the span (the whole drive from offset unless size is given), as fio on a block device"),
     fio("exitall", &[], Reader::Schedule, Kind::Switch, "", "When one job finishes, end the others (those exit_what names)"),
     fio("exit_what", &[], Reader::Schedule, Kind::Text, "group", "Which jobs exitall ends: group (its reporting group), stonewall (those running), all"),
-    fio("exitall_on_error", &[], Reader::Schedule, Kind::Switch, "", "When this job ends with an error, end the others (those exit_what names)"),
+    fio("exitall_on_error", &[], Reader::Schedule, Kind::Switch, "", "When this job ends with an error, end the others (those exit_what names)"),    fio("zonemode", &[], Reader::Io, Kind::Text, "none", "none, or strided: I/O in zones of zonerange bytes, zonesize bytes each, zoneskip apart (zbd needs a zoned drive: refused)"),
+    fio("zonesize", &[], Reader::Io, Kind::Size, "0", "Bytes of I/O per zone (zonemode=strided; alone it means strided)"),
+    fio("zonerange", &[], Reader::Io, Kind::Size, "0", "Bytes a zone spans (zonemode=strided; default zonesize)"),
+    fio("zoneskip", &[], Reader::Io, Kind::Size, "0", "Bytes skipped between zones (zonemode=strided)"),
 ];
 
 /// ssdtwin's own options.

@@ -21,7 +21,7 @@ fn lookup_finds_names_and_aliases() {
     assert_eq!(canonical("iomem"), "mem");
     assert_eq!(canonical("frobnicate"), "frobnicate");
     assert!(matches!(lookup("userspace_reap").map(|d| d.class), Some(Class::Host)));
-    assert!(matches!(lookup("zonemode").map(|d| d.class), Some(Class::Refused(_))));
+    assert!(matches!(lookup("fdp").map(|d| d.class), Some(Class::Refused(_))));
 }
 
 #[test]
@@ -37,8 +37,8 @@ fn every_trace_option_is_a_trace_entry() {
 #[test]
 fn a_default_value_is_inert() {
     let d = |k| lookup(k).unwrap();
-    assert!(d("zonemode").is_inert("none"));
-    assert!(!d("zonemode").is_inert("strided"));
+    assert!(d("dataplacement").is_inert("none"));
+    assert!(!d("dataplacement").is_inert("fdp"));
     assert!(d("fsync").is_inert("0"));
     assert!(!d("fsync").is_inert("1"));
     assert!(d("num_range").is_inert("1"));
