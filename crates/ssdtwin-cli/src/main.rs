@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand};
     ssdtwin run --drive generic-tlc-nvme --state full --rw randread --bs 4k --iodepth 32 --runtime 10s\n  \
     ssdtwin run --drive my-drive.toml --set ftl.gc_policy=fifo --job-file steady.fio --json out.json\n  \
     ssdtwin run --drive intel-660p-1tb --state full --trace web.blkparse.gz --replay capped-idle:25\n  \
+    ssdtwin fio-options zonemode fsync ioengine\n  \
     ssdtwin trace stats msr-hm_0.csv.gz\n  \
     ssdtwin bench\n  \
     ssdtwin review generic-tlc-nvme\n  \
@@ -46,6 +47,9 @@ enum Command {
     Show(cmd::show::ShowArgs),
     /// Run a workload (fio options or a fio job file) on a drive.
     Run(Box<cmd::run::RunArgs>),
+    /// List fio's options and what the twin makes of each: modelled with
+    /// fio's meaning, ignored as describing the host, or refused (and why).
+    FioOptions(cmd::fio_options::FioOptionsArgs),
     /// Compare presets with their published figures (exit status 1 if any fails).
     ///
     /// Each preset ships the figures it is calibrated against (vendor specs,
@@ -109,6 +113,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Presets => cmd::show::presets(),
         Command::Show(args) => cmd::show::run(args),
         Command::Run(args) => cmd::run::run(*args),
+        Command::FioOptions(args) => cmd::fio_options::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Suite(args) => cmd::suite::run(*args),
         Command::Review(args) => cmd::suite::review(*args),

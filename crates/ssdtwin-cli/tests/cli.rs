@@ -507,3 +507,80 @@ fn json_into_a_fifo_keeps_the_fifo() {
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary left beside it");
 }
+
+/// A fio command line pastes as it is: one-dash options, repeated `-name`
+/// starting jobs, engine and program options ignored and listed; it gives
+/// the same results as the two-dash spelling.
+#[test]
+fn fio_command_lines_paste_as_they_are() {
+    let drive = tmp("paste.toml", &small_drive_toml());
+    let d = drive.to_str().unwrap();
+    let pasted = [
+        "run",
+        "--drive",
+        d,
+        "--output-format=json",
+        "-ioengine=libaio",
+        "-direct=1",
+        "-size=16m",
+        "--eta-newline=1",
+        "-name=a",
+        "-rw=randread",
+        "-bs=4k",
+        "-iodepth",
+        "2",
+        "-io_size=1m",
+        "-userspace_reap",
+        "-name=b",
+        "-rw=write",
+        "-bs",
+        "64k",
+        "-io_size=2m",
+        "-norandommap",
+    ];
+    let o = ssdtwin(&pasted);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("ignored: describes the host: ioengine, direct, userspace_reap, --eta-newline"), "{e}");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let names: Vec<&str> = json["jobs"].as_array().unwrap().iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(json["jobs"][1]["write"]["io_bytes"], 2 << 20);
+    let dashes: Vec<String> = pasted
+        .iter()
+        .map(|a| if a.starts_with('-') && !a.starts_with("--") { format!("-{a}") } else { a.to_string() })
+        .collect();
+    let o2 = ssdtwin(&dashes.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    assert_eq!(o.stdout, o2.stdout, "one dash and two give the same run");
+    // fio's client mode is refused with the reason.
+    let o = ssdtwin(&["run", "--drive", d, "--client=host1", "--rw=read", "--size=1m"]);
+    assert_fails_with(&o, &["--client", "client/server"]);
+}
+
+/// An option of fio's table the twin cannot model is refused with the
+/// reason, file and line, unless it has fio's default value; `ssdtwin
+/// fio-options` shows the table's entries.
+#[test]
+fn refused_options_say_why_and_fio_options_lists_the_table() {
+    let drive = tmp("refused.toml", &small_drive_toml());
+    let d = drive.to_str().unwrap();
+    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=4\nnum_range=4\n");
+    let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap()]);
+    assert_fails_with(&o, &["sync.fio:5", "`fsync`", "flushes", "`num_range` (", "sync.fio:6)", "multi-range"]);
+    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=0\nnum_range=1\n");
+    let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ssdtwin(&["fio-options", "fsync", "timeout", "fixedbufs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("fsync ") && lines[0].contains(" refused "), "{out}");
+    assert!(lines[1].contains("refused: flushes"), "{out}");
+    assert!(lines[2].starts_with("runtime (timeout)") && lines[2].contains(" fio "), "{out}");
+    assert!(lines[3].starts_with("fixedbufs ") && lines[3].contains(" host "), "{out}");
+    assert_fails_with(&ssdtwin(&["fio-options", "frobnicate"]), &["`frobnicate` is not a fio option"]);
+    let o = ssdtwin(&["fio-options", "--markdown"]);
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/fio-options.md"));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), page.unwrap());
+}

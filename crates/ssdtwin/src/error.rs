@@ -78,6 +78,16 @@ pub enum JobError {
         /// Options that are understood.
         known: String,
     },
+    /// fio options the twin cannot give meaning to (every one in the
+    /// file, each with its line and the reason).
+    #[error("{origin}: option {option}")]
+    Refused {
+        /// Job file and line of the first.
+        origin: String,
+        /// The options as written, quoted, each with the reason, the later
+        /// ones with their lines.
+        option: String,
+    },
     /// A job file line that is not `[section]`, `key=value` or a comment.
     #[error("{origin}: cannot parse `{line}`: {reason}")]
     Syntax {

@@ -388,3 +388,93 @@ fn random_map_covers_each_unit_once_with_bssplit() {
     let (r, w) = (top(&mut reads), top(&mut writes));
     assert!((r - 0.23).abs() < 0.02 && w < 0.004, "top read {r}, top write {w}");
 }
+
+/// fio's offset modifiers on sequential patterns (fio's `ddir_seq_add`,
+/// io_u.c `get_next_seq_offset`): `rw=write:8k` skips 8 KiB after each
+/// I/O; `rw=read:-8k` (fio's examples/backwards-read.fio) reads the first
+/// block, then steps back 8 KiB from the end of each I/O, from the span's
+/// end when that goes before its start.
+#[test]
+fn sequential_offset_modifiers_follow_fio() {
+    let kib = |text: &str, n: usize| {
+        let mut g = IoGenerator::new(&spec_of(text), CAP);
+        (0..n).map(|_| g.next_command().offset / 1024).collect::<Vec<u64>>()
+    };
+    assert_eq!(kib("[f]\nrw=write:8k\nbs=4k\nsize=64k\n", 4), [0, 12, 24, 36]);
+    assert_eq!(kib("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n", 6), [0, 56, 52, 48, 44, 40]);
+    // Down to the start, then from the end again.
+    assert_eq!(kib("[b]\nrw=read:-8k\nbs=4k\nsize=16k\n", 6), [0, 8, 4, 0, 8, 4]);
+    // Random patterns take a count of I/Os, never a negative one.
+    let e = ssdtwin::run::workload::parse_job_file("[r]\nrw=randread:-2\n", "j.fio", CAP, &Default::default());
+    assert!(e.unwrap_err().to_string().contains("not a number of I/Os"));
+}
+
+/// A fio job file's comments may follow a value (fio cuts a line at its
+/// first `;` or `#`).
+#[test]
+fn comments_may_follow_values() {
+    let spec = spec_of("[c]\nrw=randread ; random reads\nnumjobs=1\t# one\nsize=1m # small\n");
+    assert_eq!(spec.size, Some(1 << 20));
+}
+
+/// fio's `exitall` (libfio.c, `fio_terminate_threads`): when one job
+/// finishes, the jobs of its group end too (`exit_what=group`); with
+/// `exit_what=stonewall` the running jobs end and the next stonewalled
+/// group runs; with `all`, every job ends, a later group with no I/O.
+#[test]
+fn exitall_ends_the_other_jobs_as_fio() {
+    let base = "[global]\nsize=64m\nbs=4k\n[short]\nrw=randread\nio_size=1m\n[long]\nrw=randread\nio_size=48m\n";
+    let ios = |r: &[JobResult]| r.iter().map(|j| j.result.dirs[0].ios).collect::<Vec<_>>();
+    let (r, _, _) = run(base);
+    assert_eq!(ios(&r), [256, 12288], "without exitall both run to their end");
+    let end_short = r[0].result.end_ns;
+    let (r, _, _) = run(&format!("[global]\nexitall\n{}", &base[9..]));
+    assert_eq!(r[0].result.dirs[0].ios, 256);
+    let long = r[1].result.dirs[0].ios;
+    assert!(long < 12288 && long > 0, "the long job ends with the short one: {long} I/Os");
+    assert!(r[1].result.end_ns < end_short + 1_000_000, "{} vs {end_short}", r[1].result.end_ns);
+    // Another group is not ended by default (group), is by `all`.
+    let two_groups = |what: &str| {
+        let text = format!("{base}exitall\nexit_what={what}\n[after]\nstonewall\nrw=randread\nio_size=1m\n");
+        ios(&run(&text).0)
+    };
+    let group = two_groups("group");
+    assert!(group[1] < 12288 && group[2] == 256, "{group:?}");
+    let stonewall = two_groups("stonewall");
+    assert!(stonewall[1] < 12288 && stonewall[2] == 256, "{stonewall:?}");
+    let all = two_groups("all");
+    assert!(all[1] < 12288 && all[2] == 0, "{all:?}");
+    // exitall_on_error ends the others only after an error.
+    let (r, _, _) = run(&base.replace("io_size=1m", "io_size=1m\nexitall_on_error"));
+    assert_eq!(ios(&r), [256, 12288]);
+    let e = parse_job_file("[a]\nrw=read\nexit_what=some\n", "j.fio", CAP, &JobOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("not one of group, stonewall, all"), "{e}");
+}
+
+/// fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`; fio's
+/// examples/disk-zone-profile.fio): I/O stays in a zone of `zonerange`
+/// bytes until `zonesize` bytes were issued there, then moves `zonerange +
+/// zoneskip` on, and wraps to the start after the span's last zone.
+#[test]
+fn strided_zones_follow_fio() {
+    let kib = |text: &str, n: usize| {
+        let mut g = IoGenerator::new(&spec_of(text), CAP);
+        (0..n).map(|_| g.next_command().offset / 1024).collect::<Vec<u64>>()
+    };
+    let seq = kib("[z]\nrw=read\nbs=64k\nsize=4m\nzonemode=strided\nzonesize=128k\nzoneskip=1m\n", 9);
+    assert_eq!(seq, [0, 64, 1152, 1216, 2304, 2368, 3456, 3520, 0]);
+    // A zone spanning more than its I/O: sequential I/O wraps inside it.
+    let seq = kib("[z]\nrw=read\nbs=64k\nsize=1m\nzonesize=256k\nzonerange=128k\n", 6);
+    assert_eq!(seq, [0, 64, 0, 64, 128, 192]);
+    // Random offsets: 16 I/Os of 4 KiB in each zone of 256 KiB.
+    let mut g = IoGenerator::new(&spec_of("[z]\nrw=randread\nbs=4k\nsize=1m\nzonesize=64k\nzonerange=256k\n"), CAP);
+    for i in 0..80u64 {
+        let zone = (i / 16) % 4;
+        let o = g.next_command().offset;
+        assert!(o >= zone * 256 * 1024 && o < (zone + 1) * 256 * 1024, "I/O {i} at {o}");
+    }
+    let err = |t: &str| parse_job_file(t, "j.fio", CAP, &JobOptions::new()).unwrap_err().to_string();
+    assert!(err("[z]\nrw=read\nzonemode=none\nzonesize=1m\n").contains("not compatible"));
+    assert!(err("[z]\nrw=read\nzonemode=strided\n").contains("zonesize must be specified"));
+    assert!(err("[z]\nrw=read\nzonemode=zbd\n").contains("zoned drive"));
+}

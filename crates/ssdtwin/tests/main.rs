@@ -7,6 +7,7 @@ mod entry;
 mod fio;
 mod fio_control;
 mod fio_distributions;
+mod fio_options;
 mod gc;
 mod hybrid;
 mod integrity;

@@ -1,35 +1,83 @@
-//! fio's command-line job options for `ssdtwin run`: `--name=value` in
-//! fio's spelling, any option a job file takes.
+//! fio's command line for `ssdtwin run`, as people paste it: job options
+//! `--name=value` (or `-name=value`, `-name value`: fio reads options with
+//! getopt_long_only, so one dash is enough) in fio's spelling, any option
+//! a job file takes, and fio's program options (`--eta-newline`,
+//! `--minimal`, ...).
 //!
 //! clap knows only ssdtwin's own flags; before parsing, [`rewrite`] turns
 //! every other `--key[=value]` after `run` into `--fio key=value`, keeping
 //! the order (fio's `--name` starts a new job, options before the first
 //! `--name` are global), so that the command line goes through the same
 //! job parser as a job file. A flag without `=` takes the next word as its
-//! value unless that word starts with `-` or the flag is one of fio's
-//! switches (`--time_based`, `--norandommap`, `--stonewall`, ...).
+//! value unless that word starts with `-`, the option is a switch in fio's
+//! table (`--time_based`, `--norandommap`, `--group_reporting`, ...), or it
+//! is a boolean and the word is not 0 or 1. fio's program options become
+//! `--fio-program NAME=VALUE` ([`program_option`] says what `ssdtwin run`
+//! makes of each); `--minimal` is `--output-format=terse`, as in fio.
 
 use std::ffi::OsString;
 
 use clap::{Args, Command};
+use ssdtwin::run::workload::fio::table::{self, Kind};
 
 use super::run::RunArgs;
 
-/// fio options that are switches on the command line (no value).
-const SWITCHES: &[&str] = &[
-    "time_based",
-    "norandommap",
-    "stonewall",
-    "wait_for_previous",
-    "new_group",
-    "group_reporting",
-    "apst",
-    "thread",
-    "bs_unaligned",
-    "unlink",
-    "invalidate",
-    "secure_erase",
+/// What `ssdtwin run` makes of one of fio's program options (fio's
+/// `init.c`, `l_opts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    /// Describes fio's own console, logging or helpers: ignored.
+    Ignored,
+    /// A mode of fio the twin does not have: an error with this reason.
+    Refused(&'static str),
+}
+
+/// fio's program options: name, whether it takes a value (`None`:
+/// optional), and what `ssdtwin run` makes of it. `--output`,
+/// `--output-format`, `--help` and `--version` are ssdtwin's own too.
+const PROGRAM: &[(&str, Option<bool>, Program)] = &[
+    ("latency-log", Some(true), Program::Ignored),
+    ("bandwidth-log", None, Program::Ignored),
+    ("append-terse", None, Program::Ignored),
+    ("eta", Some(true), Program::Ignored),
+    ("eta-interval", Some(true), Program::Ignored),
+    ("eta-newline", Some(true), Program::Ignored),
+    ("debug", Some(true), Program::Ignored),
+    ("alloc-size", Some(true), Program::Ignored),
+    ("warnings-fatal", Some(false), Program::Ignored),
+    ("max-jobs", Some(true), Program::Ignored),
+    ("status-interval", Some(true), Program::Ignored),
+    ("idle-prof", Some(true), Program::Ignored),
+    ("aux-path", Some(true), Program::Ignored),
+    ("readonly", Some(false), Program::Ignored),
+    ("terse-version", Some(true), Program::Ignored),
+    ("trigger-file", Some(true), Program::Refused("fio's triggers run host commands")),
+    ("trigger-timeout", Some(true), Program::Refused("fio's triggers run host commands")),
+    ("trigger", Some(true), Program::Refused("fio's triggers run host commands")),
+    ("trigger-remote", Some(true), Program::Refused("fio's triggers run host commands")),
+    ("showcmd", Some(false), Program::Refused("fio's job-file-to-command-line mode is not modelled")),
+    ("parse-only", Some(false), Program::Refused("fio's parse-only mode is not modelled")),
+    ("section", Some(true), Program::Refused("running only some sections of a job file is not modelled")),
+    ("inflate-log", Some(true), Program::Refused("a fio helper, not a workload")),
+    ("profile", Some(true), Program::Refused("fio's built-in profiles are not modelled")),
+    ("cmdhelp", None, Program::Refused("`ssdtwin fio-options` lists fio's options and what the twin makes of them")),
+    ("enghelp", None, Program::Refused("`ssdtwin fio-options --class host` lists the engines' options")),
+    ("server", None, Program::Refused("fio's client/server mode is not modelled")),
+    ("server-internal", Some(true), Program::Refused("fio's client/server mode is not modelled")),
+    ("daemonize", Some(true), Program::Refused("fio's client/server mode is not modelled")),
+    ("client", Some(true), Program::Refused("fio's client/server mode is not modelled")),
+    ("remote-config", Some(true), Program::Refused("fio's client/server mode is not modelled")),
+    ("cpuclock-test", Some(false), Program::Refused("a fio self-test, not a workload")),
+    ("crctest", None, Program::Refused("a fio self-test, not a workload")),
+    ("memcpytest", None, Program::Refused("a fio self-test, not a workload")),
+    ("merge-blktrace-only", Some(false), Program::Refused("merging blktrace files is not modelled")),
 ];
+
+/// What `ssdtwin run` makes of fio's program option `name` (`None`: not
+/// one of them).
+pub fn program_option(name: &str) -> Option<Program> {
+    PROGRAM.iter().find(|p| p.0 == name).map(|p| p.2)
+}
 
 /// fio options whose value may be left out (`--write_bw_log` alone: the
 /// job's name is the prefix).
@@ -57,7 +105,7 @@ pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
             continue;
         };
         i += 1;
-        let Some(flag) = tok.strip_prefix("--").filter(|f| !f.is_empty()) else {
+        let Some(flag) = long_flag(&tok) else {
             out.push(tok.into());
             continue;
         };
@@ -68,30 +116,49 @@ pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
         // clap's own `--help` is added when the command is built, so it is
         // not among the arguments above; it stays clap's.
         if key == "help" && value.is_none() {
-            out.push(tok.into());
+            out.push("--help".into());
             continue;
         }
         if let Some(tv) = takes_value(&key) {
-            out.push(tok.clone().into());
+            out.push(format!("--{flag}").into());
             if tv && value.is_none() && i < args.len() {
                 out.push(args[i].clone());
                 i += 1;
             }
             continue;
         }
+        let next = args.get(i).and_then(|a| a.to_str()).filter(|n| !n.starts_with('-'));
+        if key == "minimal" && value.is_none() {
+            out.push("--output-format=terse".into());
+            continue;
+        }
+        if let Some(p) = PROGRAM.iter().find(|p| p.0 == key) {
+            let value = match (value, p.1, next) {
+                (Some(v), _, _) => v,
+                (None, Some(true), Some(n)) => {
+                    i += 1;
+                    n.to_string()
+                }
+                _ => String::new(),
+            };
+            out.push("--fio-program".into());
+            out.push(format!("{key}={value}").into());
+            continue;
+        }
         let key = if super::run::is_fio_spelling(&key) { key } else { key.replace('-', "_") };
+        let kind = table::lookup(&key).map(|d| d.kind);
         let value = match value {
             Some(v) => v,
-            None if SWITCHES.contains(&key.as_str()) => "1".to_string(),
-            None if OPTIONAL_VALUE.contains(&key.as_str()) => match args.get(i).and_then(|a| a.to_str()) {
-                Some(next) if !next.starts_with('-') => {
+            None if kind == Some(Kind::Switch) => "1".to_string(),
+            None if OPTIONAL_VALUE.contains(&key.as_str()) => match next {
+                Some(next) => {
                     i += 1;
                     next.to_string()
                 }
-                _ => String::new(),
+                None => String::new(),
             },
-            None => match args.get(i).and_then(|a| a.to_str()) {
-                Some(next) if !next.starts_with('-') => {
+            None => match next {
+                Some(next) if kind != Some(Kind::Bool) || ["0", "1", "true", "false"].contains(&next) => {
                     i += 1;
                     next.to_string()
                 }
@@ -102,6 +169,18 @@ pub fn rewrite(args: Vec<OsString>) -> Vec<OsString> {
         out.push(format!("{key}={value}").into());
     }
     out
+}
+
+/// The option in a long flag, `--name[=value]` or fio's one-dash
+/// `-name[=value]` (a name of two letters or more; `-d`, `-q` stay short
+/// flags).
+fn long_flag(tok: &str) -> Option<&str> {
+    if let Some(f) = tok.strip_prefix("--") {
+        return Some(f).filter(|f| !f.is_empty());
+    }
+    let f = tok.strip_prefix('-')?;
+    let name = f.split_once('=').map_or(f, |(n, _)| n);
+    (name.len() >= 2 && name.starts_with(|c: char| c.is_ascii_alphabetic())).then_some(f)
 }
 
 #[cfg(test)]
@@ -136,5 +215,68 @@ mod tests {
         assert_eq!(r(&["ssdtwin", "run", "--io-size", "1m"]), ["ssdtwin", "run", "--fio", "io_size=1m"]);
         // `--help` stays clap's, so `run --help` prints help without --drive.
         assert_eq!(r(&["ssdtwin", "run", "--help"]), ["ssdtwin", "run", "--help"]);
+    }
+
+    /// fio's command line as people paste it: one dash, switches from
+    /// fio's table, booleans that take 0 or 1, program options.
+    #[test]
+    fn fio_command_lines_as_pasted() {
+        assert_eq!(
+            r(&["ssdtwin", "run", "-d", "x", "-rw=randrw", "-iodepth", "1", "-group_reporting", "-direct", "1", "-q"]),
+            [
+                "ssdtwin",
+                "run",
+                "-d",
+                "x",
+                "--fio",
+                "rw=randrw",
+                "--fio",
+                "iodepth=1",
+                "--fio",
+                "group_reporting=1",
+                "--fio",
+                "direct=1",
+                "-q"
+            ]
+        );
+        // A switch never takes the next word; a boolean takes only 0 or 1.
+        assert_eq!(
+            r(&["ssdtwin", "run", "--norandommap", "--unlink", "--name", "a", "--exitall_on_error", "--thread"]),
+            [
+                "ssdtwin",
+                "run",
+                "--fio",
+                "norandommap=1",
+                "--fio",
+                "unlink=1",
+                "--fio",
+                "name=a",
+                "--fio",
+                "exitall_on_error=1",
+                "--fio",
+                "thread=1"
+            ]
+        );
+        // ssdtwin's own flags with one dash, fio's program options, fio's
+        // --minimal (terse output).
+        assert_eq!(
+            r(&["ssdtwin", "run", "-drive", "x", "--eta-newline=1", "-eta", "never", "--minimal", "-hugepage-size=2m"]),
+            [
+                "ssdtwin",
+                "run",
+                "--drive",
+                "x",
+                "--fio-program",
+                "eta-newline=1",
+                "--fio-program",
+                "eta=never",
+                "--output-format=terse",
+                "--fio",
+                "hugepage-size=2m"
+            ]
+        );
+        assert_eq!(program_option("eta"), Some(Program::Ignored));
+        assert!(matches!(program_option("client"), Some(Program::Refused(_))));
+        assert_eq!(program_option("rw"), None);
     }
 }

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ssdtwin::run::sim::{Progress, ProgressFn};
-use ssdtwin::run::workload::fio::{is_host_only, parse_command_line, JobFile};
+use ssdtwin::run::workload::fio::{parse_command_line, JobFile};
 use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
 use ssdtwin::run::{execute, mode, Mode, RunOptions, RunOutcome, RunResults};
 use ssdtwin::study::fio_out::FioReport;
@@ -26,7 +26,8 @@ use crate::output::{spinner, write_atomically, write_atomically_with, write_json
 #[derive(Args)]
 #[command(after_help = "Job options: any fio option in fio's spelling, `--name=value` (or `--name value`), \
 e.g. --rw=randread --bs=4k --iodepth=32 --size=10% --runtime=10s; `--name=JOB` starts a new job, \
-options before the first --name apply to all jobs. See docs/workloads.md for the options ssdtwin models.")]
+options before the first --name apply to all jobs; fio's one-dash spelling (-rw=read -iodepth 4) works too. \
+`ssdtwin fio-options` lists fio's whole option table and what the twin makes of each option.")]
 pub struct RunArgs {
     /// Preset name or path to a drive TOML file (`ssdtwin presets` lists presets).
     #[arg(long, short = 'd')]
@@ -64,13 +65,17 @@ pub struct RunArgs {
     /// A fio job option `KEY=VALUE` (fio's own `--KEY=VALUE` flags become these).
     #[arg(long = "fio", value_name = "KEY=VALUE", hide = true)]
     pub fio: Vec<String>,
+    /// One of fio's program options `NAME=VALUE` (`--eta-newline=1`, ...).
+    #[arg(long = "fio-program", value_name = "NAME=VALUE", hide = true)]
+    pub fio_program: Vec<String>,
     #[command(flatten)]
     pub trace: crate::cmd::trace::TraceArgs,
 }
 
-/// Whether `key` is spelled with a hyphen in fio itself.
+/// Whether `key` is spelled with a hyphen in fio itself
+/// (`hugepage-size`).
 pub fn is_fio_spelling(key: &str) -> bool {
-    key.contains('-') && is_host_only(key)
+    key.contains('-') && ssdtwin::run::workload::fio::table::lookup(key).is_some()
 }
 
 /// Run the command.
@@ -104,7 +109,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let tspec = args.trace.spec(&name)?.expect("--trace given");
         JobFile::of_phase(Phase::Trace(tspec))
     } else {
-        let file = job_file(&args, pairs, capacity, &defaults)?;
+        let mut file = job_file(&args, pairs, capacity, &defaults)?;
+        for kv in &args.fio_program {
+            let name = kv.split_once('=').map_or(kv.as_str(), |(n, _)| n);
+            match crate::cmd::fio_flags::program_option(name) {
+                Some(crate::cmd::fio_flags::Program::Refused(why)) => bail!("fio's --{name}: {why}"),
+                _ => file.ignored.push(format!("--{name}")),
+            }
+        }
         if !file.ignored.is_empty() {
             errln!("ignored: describes the host: {}", file.ignored.join(", "));
         }

@@ -17,6 +17,8 @@
 //!   one too).
 //!
 //! `new_group` starts a new reporting group without ordering anything.
+//! `exitall` / `exitall_on_error` end, when a job finishes (with an error),
+//! the jobs its `exit_what` names (fio's `fio_terminate_threads`).
 //! Trace sections are not run here: a job file with one runs its sections
 //! one after another, as phases of [`crate::run::sim`].
 //!
@@ -41,7 +43,7 @@ use crate::run::logs::{install, FinishedLog, JobLogs};
 use crate::run::sim::{run_quiet, PhaseResult};
 use crate::run::source::{JobStats, Source};
 use crate::run::stats::Counters;
-use crate::run::workload::fio::JobFile;
+use crate::run::workload::fio::{ExitWhat, JobFile};
 use crate::run::workload::Phase;
 
 /// One job's outcome.
@@ -100,6 +102,9 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         state: vec![St::Waiting; n],
         before: vec![None; n],
         results: vec![None; n],
+        groups: &groups,
+        exitall: file.jobs.iter().any(|j| j.exitall),
+        terminated: vec![false; n],
         finished_logs: Vec::new(),
         log_error: None,
         quiet_error: None,
@@ -260,6 +265,13 @@ struct Scheduler<'a> {
     /// The drive's counters and energy when each job started.
     before: Vec<Option<(Counters, Option<f64>)>>,
     results: Vec<Option<PhaseResult>>,
+    /// Each job's reporting group.
+    groups: &'a [u32],
+    /// Some job has fio's `exitall` (which fio makes global).
+    exitall: bool,
+    /// Jobs ended by another's `exitall` before they started: they start
+    /// and end at once, with no I/O.
+    terminated: Vec<bool>,
     finished_logs: Vec<(usize, FinishedLog)>,
     log_error: Option<crate::Error>,
     /// An aging phase whose trace fails to read.
@@ -272,15 +284,23 @@ impl Scheduler<'_> {
         let mut start_now: Vec<usize> = Vec::new();
         match h {
             Hooked::Begin => {}
-            Hooked::Timer(i) => start_now.push(i as usize),
-            Hooked::Finished(s) => self.finished(dev, &mut sources[s], self.job_of[s]),
+            // (A job ended by `exitall` while delayed has started already.)
+            Hooked::Timer(i) if self.state[i as usize] == St::Delayed => start_now.push(i as usize),
+            Hooked::Timer(_) => {}
+            Hooked::Finished(s) => {
+                let i = self.job_of[s];
+                self.finished(dev, &mut sources[s], i);
+                if self.exitall || (self.file.jobs[i].exitall_on_error && sources[s].error != 0) {
+                    self.terminate(sources, i);
+                }
+            }
         }
         loop {
             // Jobs whose turn has come.
             let n = self.file.jobs.len();
             for i in 0..n {
                 if self.state[i] == St::Waiting && self.deps[i].iter().all(|&d| self.state[d] == St::Done) {
-                    if self.file.jobs[i].startdelay_ns > 0 {
+                    if self.file.jobs[i].startdelay_ns > 0 && !self.terminated[i] {
                         self.state[i] = St::Delayed;
                         action.timers.push((dev.now() + self.file.jobs[i].startdelay_ns, i as u32));
                     } else {
@@ -298,6 +318,7 @@ impl Scheduler<'_> {
                         self.state[i] = St::Running;
                         dev.set_apst(spec.apst);
                         self.before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
+                        sources[self.src_of[i]].stop |= self.terminated[i];
                         action.start.push(self.src_of[i]);
                     }
                     quiet => {
@@ -319,6 +340,35 @@ impl Scheduler<'_> {
             }
         }
         action
+    }
+
+    /// Job `i` ended under `exitall` (or `exitall_on_error`): end the jobs
+    /// its `exit_what` names (fio's `fio_terminate_threads`). A running job
+    /// issues no more commands and ends when its last one completes; a job
+    /// still to start ends as soon as it starts. ssdtwin's sections that
+    /// run alone are not fio's jobs and are left alone.
+    fn terminate(&mut self, sources: &mut [Source], i: usize) {
+        let what = self.file.jobs[i].exit_what;
+        for j in 0..self.file.jobs.len() {
+            let named = match what {
+                ExitWhat::Group => self.groups[j] == self.groups[i],
+                ExitWhat::Stonewall => self.state[j] == St::Running,
+                ExitWhat::All => true,
+            };
+            if !named || self.src_of[j] == usize::MAX {
+                continue;
+            }
+            match self.state[j] {
+                St::Running => sources[self.src_of[j]].stop = true,
+                // As fio, without its start delay: it starts (and ends)
+                // when its dependencies allow.
+                St::Waiting | St::Delayed => {
+                    self.terminated[j] = true;
+                    self.state[j] = St::Waiting;
+                }
+                St::Done => {}
+            }
+        }
     }
 
     /// I/O job `i` (source `src`) finished: its result and log files.

@@ -133,6 +133,23 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
+/// fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`): the
+/// job's I/O stays inside a zone of `range` bytes (offsets relative to
+/// the zone, sequential ones wrapping at its end) until `size` bytes were
+/// issued in it; the next zone starts `range + skip` bytes further, and
+/// after the span's last whole zone the first again. A mixed pattern's
+/// directions start each zone at its start together (fio moves only the
+/// direction that switched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strided {
+    /// Bytes of I/O per zone (`zonesize`).
+    pub size: u64,
+    /// Bytes a zone spans (`zonerange`, by default `zonesize`).
+    pub range: u64,
+    /// Bytes skipped between zones (`zoneskip`).
+    pub skip: u64,
+}
+
 /// How the offset modifier of `rw=...:N` changes offsets (fio's
 /// `rw_sequencer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,7 +157,8 @@ pub enum Distribution {
 pub enum Sequencer {
     /// Random patterns draw a new offset every N commands and continue
     /// sequentially in between; sequential patterns skip N bytes after
-    /// each command.
+    /// each command (N < 0: step back, from the span's end when the step
+    /// would go before its start, as fio's `ddir_seq_add`).
     Sequential,
     /// The same offset is used N times.
     Identical,
@@ -244,9 +262,12 @@ pub struct IoSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distributions: Option<[Distribution; 3]>,
     /// `rw=...:N` offset modifier (N commands for random patterns, N bytes
-    /// for sequential ones) and how it applies.
+    /// for sequential ones, negative to go backwards) and how it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub modifier: Option<(u64, Sequencer)>,
+    pub modifier: Option<(i64, Sequencer)>,
+    /// fio's `zonemode=strided`: I/O inside zones of the span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided: Option<Strided>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -306,6 +327,7 @@ impl IoSpec {
             random_center: None,
             distributions: None,
             modifier: None,
+            strided: None,
             rate: None,
             rate_min: None,
             thinktime_blocks: 1,

@@ -22,7 +22,7 @@ use super::SuiteError;
 use crate::error::JobError;
 use crate::run::state::DriveState;
 use crate::run::trace::ReplayMode;
-use crate::run::workload::fio::{is_host_only, is_known, parse_size, parse_time, SCHEDULE_OPTIONS};
+use crate::run::workload::fio::{is_host_only, is_known, is_schedule, parse_size, parse_time};
 use crate::run::workload::{IoSpec, JobOptions, Phase};
 
 /// A validated suite.
@@ -425,7 +425,7 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
         if key == "name" || !(is_known(key) || is_host_only(key)) {
             return Err(c.err(key, "is not a fio option the twin knows (`ssdtwin help run` lists them)"));
         }
-        if SCHEDULE_OPTIONS.contains(&key) {
+        if is_schedule(key) {
             return Err(c.err(key, "orders the jobs of a job file; a suite runs its steps in order"));
         }
         if SPAN_OPTIONS.contains(&key) && values.0.iter().any(|v| v.to_fio().trim().ends_with('%')) {

@@ -17,29 +17,6 @@ use crate::run::workload::IoSpec;
 /// samples.
 const MAX_SS_DUR_S: u64 = 86_400;
 
-/// The options this module reads.
-pub const OPTIONS: &[&str] = &[
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "latency_run",
-    "ss",
-    "steadystate",
-    "ss_dur",
-    "steadystate_duration",
-    "ss_ramp",
-    "steadystate_ramp_time",
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "log_hist_coarseness",
-    "per_job_logs",
-    "log_offset",
-];
-
 /// The options as read so far (later ones win).
 #[derive(Debug, Default)]
 pub(super) struct Control {
@@ -67,7 +44,8 @@ fn flag(v: &str, at: &str, key: &str) -> Result<bool, JobError> {
 }
 
 impl Control {
-    /// Read one option (`key` is one of [`OPTIONS`]).
+    /// Read one option (`key` is one the table gives to this module:
+    /// [`super::table::Reader::Control`]).
     pub(super) fn apply(&mut self, (key, v, at): &Entry) -> Result<(), JobError> {
         let key = key.as_str();
         let time = |unit: u64| parse_time(v, unit).map_err(|r| invalid(at, key, r));
@@ -142,7 +120,7 @@ impl Control {
                 self.per_job_given = true;
             }
             "log_offset" => self.logs.offset = flag(v, at, key)?,
-            _ => unreachable!("`{key}` is one of OPTIONS"),
+            _ => unreachable!("`{key}` is a control option"),
         }
         Ok(())
     }

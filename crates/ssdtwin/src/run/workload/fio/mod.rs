@@ -12,30 +12,37 @@
 //!
 //! This module reads the file's sections and what each job inherits from
 //! `[global]`, and turns `numjobs` into clones. The rest, by concept:
-//! - [`options`]: which options exist (workload, host-only, not
-//!   supported) and the error for unknown ones;
+//! - [`table`]: fio's whole option table, each option once (name,
+//!   aliases, kind, default, help, and whether the twin models it, ignores
+//!   it as describing the host, or refuses it with a reason);
+//! - [`options`]: the parser's questions to the table and the error for
+//!   unknown and refused options;
 //! - [`values`]: fio's spelling of values (sizes, times, per-direction
 //!   lists, `bssplit`, `random_distribution`);
 //! - [`phase`]: one job's options made into a [`Phase`];
+//! - [`checks`]: fio's checks that need several options of a job;
 //! - [`jobctl`]: the latency target, steady-state and log options.
 //!
 //! Options that only describe the host side of a real fio run
 //! (`ioengine`, `direct`, `filename`, `verify*`, ...) are accepted, have no
-//! effect, and are listed in [`JobFile::ignored`]; any other unknown option
-//! is an error naming file, line and option. Left out (errors naming the
-//! option): `fsync`/`fdatasync`, verification, zoned block devices.
+//! effect, and are listed in [`JobFile::ignored`]; an unknown option, or a
+//! refused one (`fsync`, zoned block devices, ... unless given fio's
+//! default), is an error naming file, line and option.
 
+pub mod checks;
 pub mod jobctl;
 pub mod options;
 pub mod phase;
+pub mod table;
 pub mod values;
 
-pub use options::{is_host_only, is_known, HOST_ONLY, KNOWN, SCHEDULE as SCHEDULE_OPTIONS};
+pub use options::{is_host_only, is_known, is_schedule, HOST_ONLY};
 pub(crate) use values::parse_bool;
 pub use values::{parse_size, parse_time};
 
-use options::{unknown_error, Entry};
-use phase::{build_phase, check_fits};
+use checks::check_fits;
+use options::{is_unusable, unknown_error, Entry};
+use phase::build_phase;
 use values::invalid;
 pub(crate) use values::kb_base_of;
 
@@ -93,6 +100,27 @@ pub struct JobEntry {
     pub group_reporting: bool,
     /// Clone number among the job's `numjobs` (0 for the first).
     pub clone: u32,
+    /// fio's `exitall`: when any job finishes, the jobs [`Self::exit_what`]
+    /// names end too (fio makes it global: one job's `exitall` is all's).
+    pub exitall: bool,
+    /// fio's `exitall_on_error`: when this job ends with an error, the
+    /// jobs [`Self::exit_what`] names end too.
+    pub exitall_on_error: bool,
+    /// Which jobs end with this one (`exit_what`).
+    pub exit_what: ExitWhat,
+}
+
+/// fio's `exit_what`: which jobs end when one ends under `exitall`
+/// (libfio.c, `fio_terminate_threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group, running or still to start.
+    #[default]
+    Group,
+    /// The jobs running now, in any group; the next stonewalled jobs run.
+    Stonewall,
+    /// Every job, running or still to start.
+    All,
 }
 
 /// A parsed job file: its jobs in order and what was accepted but ignored.
@@ -120,6 +148,9 @@ impl JobFile {
             startdelay_ns: 0,
             group_reporting: false,
             clone: 0,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
         };
         JobFile { jobs: vec![entry], global: Vec::new(), ignored: Vec::new() }
     }
@@ -157,11 +188,15 @@ pub fn parse_command_line(
 /// `numjobs` clones: fio's limit (`REAL_MAX_JOBS`).
 pub const MAX_JOBS: usize = 4096;
 
-/// Parse a job file. `origin` is its path (for messages); `defaults` apply
+/// Parse a job file (fio's INI: comments start with `;` or `#`, also after
+/// a value). `origin` is its path (for messages); `defaults` apply
 /// before the file's own options (the command line's `--seed` as
 /// `randseed`, say), so `[global]` and the sections override them.
 pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<JobFile, JobError> {
-    parse_lines(text, &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
+    // As fio (parse.c, strip_blank_end), a line ends at its first `;` or
+    // `#`: a comment may follow a value (`numjobs=4 ; four clones`).
+    let text: Vec<&str> = text.lines().map(|l| l.split([';', '#']).next().unwrap_or("")).collect();
+    parse_lines(&text.join("\n"), &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
 }
 
 /// fio's check (steadystate.c, `td_steadystate_init`): the I/O jobs of a
@@ -220,8 +255,18 @@ fn parse_lines(
         let barrier = quiet || opts.iter().any(|(k, _, _)| k == "age");
         let entries: Vec<Entry> =
             if quiet { opts.clone() } else { global_here.into_iter().chain(opts.clone()).collect() };
-        let Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs } =
-            schedule_options(&entries, barrier || barrier_before, capacity)?;
+        let Schedule {
+            stonewall,
+            new_group,
+            wait_for,
+            startdelay_ns,
+            group_reporting,
+            offset_increment,
+            numjobs,
+            exitall,
+            exitall_on_error,
+            exit_what,
+        } = schedule_options(&entries, barrier || barrier_before, capacity)?;
         barrier_before = barrier;
         let phase = build_phase(&name, &entries, capacity).map_err(|e| match e {
             // A section with no option at all: name the file and section.
@@ -271,6 +316,9 @@ fn parse_lines(
                 startdelay_ns,
                 group_reporting,
                 clone,
+                exitall,
+                exitall_on_error,
+                exit_what,
             });
         }
     }
@@ -365,20 +413,20 @@ fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
     let all: Vec<&Entry> = sections.iter().flat_map(|(_, g, o)| g.iter().chain(o)).collect();
     let mut seen = std::collections::BTreeSet::new();
     // A section that replays a trace (`trace=FILE`) also takes the
-    // replay's options.
+    // replay's options; no other section does.
     let unknown: Vec<&Entry> = sections
         .iter()
         .flat_map(|(_, g, o)| {
             let replays = g.iter().chain(o).any(|(k, _, _)| k == "trace");
-            g.iter()
-                .chain(o)
-                .filter(move |(k, _, _)| !(replays && crate::run::trace::options::OPTIONS.contains(&k.as_str())))
+            g.iter().chain(o).filter(move |e| is_unusable(e) || (!replays && is_trace_option(&e.0)))
         })
-        .filter(|(k, _, _)| !is_host_only(k) && !is_known(k))
         .filter(|(k, _, at)| seen.insert((k.clone(), at.clone())))
         .collect();
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
+    }
+    if let Some(e) = all.iter().find_map(|e| options::host_value_error(e)) {
+        return Err(e);
     }
     let mut ignored: Vec<String> = Vec::new();
     for (k, _, _) in &all {
@@ -387,6 +435,11 @@ fn check_options(sections: &[Section]) -> Result<Vec<String>, JobError> {
         }
     }
     Ok(ignored)
+}
+
+/// Whether `key` is a trace replay's own option (not `trace` itself).
+fn is_trace_option(key: &str) -> bool {
+    key != "trace" && table::lookup(key).is_some_and(|d| d.class == table::Class::Twin(table::Reader::Trace))
 }
 
 /// A section's scheduling options (fio's `stonewall`, `wait_for`,
@@ -399,6 +452,9 @@ struct Schedule {
     group_reporting: bool,
     offset_increment: u64,
     numjobs: u32,
+    exitall: bool,
+    exitall_on_error: bool,
+    exit_what: ExitWhat,
 }
 
 /// The scheduling options of a section's `entries`; `stonewall` is set
@@ -411,11 +467,12 @@ fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result
     let mut group_reporting = false;
     let mut offset_increment = 0u64;
     let mut numjobs = 1u32;
+    let (mut exitall, mut exitall_on_error, mut exit_what) = (false, false, ExitWhat::Group);
     let kb_base = kb_base_of(entries)?;
     for (k, v, at) in entries {
         let flag = || parse_bool(v).map_err(|r| invalid(at, k, r));
-        match k.as_str() {
-            "stonewall" | "wait_for_previous" => stonewall |= flag()?,
+        match table::canonical(k) {
+            "stonewall" => stonewall |= flag()?,
             "new_group" => new_group |= flag()?,
             "group_reporting" => group_reporting = flag()?,
             "wait_for" => wait_for = Some(v.clone()),
@@ -426,10 +483,31 @@ fn schedule_options(entries: &[Entry], stonewall: bool, capacity: u64) -> Result
                 offset_increment = parse_size(v, kb_base, capacity).map_err(|r| invalid(at, k, r))?;
             }
             "numjobs" => numjobs = v.parse().unwrap_or(1),
+            "exitall" => exitall = flag()?,
+            "exitall_on_error" => exitall_on_error = flag()?,
+            "exit_what" => {
+                exit_what = match v.as_str() {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    _ => return Err(invalid(at, k, format!("`{v}` is not one of group, stonewall, all"))),
+                }
+            }
             _ => {}
         }
     }
-    Ok(Schedule { stonewall, new_group, wait_for, startdelay_ns, group_reporting, offset_increment, numjobs })
+    Ok(Schedule {
+        stonewall,
+        new_group,
+        wait_for,
+        startdelay_ns,
+        group_reporting,
+        offset_increment,
+        numjobs,
+        exitall,
+        exitall_on_error,
+        exit_what,
+    })
 }
 
 #[cfg(test)]
@@ -468,6 +546,19 @@ mod tests {
         // A span error names the option that put it out of range.
         let e = parse_job_file("[a]\nrw=read\noffset=2g\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
         assert!(e.to_string().starts_with("j.fio:3: option `offset`"), "{e}");
+        // A host-only option with a value fio cannot parse stops the file
+        // as fio stops; a good one is listed as ignored.
+        let e = parse_job_file("[a]\nrw=read\ndirect=yes\n", "j.fio", 1 << 30, &JobOptions::new()).unwrap_err();
+        assert!(e.to_string().starts_with("j.fio:3: option `direct`: fio fails parsing `direct=yes`"), "{e}");
+        let e = parse_job_file("[a]\nrw=read\niodepth_batch=many\n", "j.fio", 1 << 30, &JobOptions::new());
+        assert!(e.unwrap_err().to_string().contains("whole number"));
+        let f = parse_job_file(
+            "[a]\nrw=read\ndirect=1\niodepth_batch=4k\nuserspace_reap\n",
+            "j.fio",
+            1 << 30,
+            &JobOptions::new(),
+        );
+        assert_eq!(f.unwrap().ignored, ["direct", "iodepth_batch", "userspace_reap"]);
     }
 
     #[test]

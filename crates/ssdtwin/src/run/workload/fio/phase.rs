@@ -6,10 +6,12 @@
 //! fault. Scheduling options (`stonewall`, `numjobs`, ...) are read by
 //! [`super::parse_job_file`], not here. `rate_min`, `rate_iops_min` and
 //! `rate_cycle` are checks of the achieved rate, not limits; fio's
-//! consistency checks of the rate options are made here too.
+//! checks that need several options (rates, span, strided zones) are in
+//! [`super::checks`].
 
-use super::options::is_host_only;
-use super::options::{is_known, unknown_error, Entry, SCHEDULE};
+use super::checks::{check_fits, check_rates, strided};
+use super::options::{is_unusable, unknown_error, Entry};
+use super::table::{self, Class, Reader};
 use super::values::{
     block_size, bssplit, distribution, invalid, kb_base_of, parse_bool, parse_size, parse_time, per_direction, AbsZones,
 };
@@ -22,12 +24,16 @@ pub(super) fn build_phase(
     entries: &[(String, String, String)],
     capacity: u64,
 ) -> Result<Phase, JobError> {
+    // Every option under fio's name (`timeout` is `runtime`).
+    let entries: Vec<Entry> =
+        entries.iter().map(|(k, v, at)| (table::canonical(k).to_string(), v.clone(), at.clone())).collect();
+    let entries = entries.as_slice();
     if entries.iter().any(|(k, _, _)| k == "trace") {
         return crate::run::trace::options::job_phase(default_name, entries);
     }
     // kb_base first: it changes how every size is read.
     let kb_base = kb_base_of(entries)?;
-    let unknown: Vec<&Entry> = entries.iter().filter(|(k, _, _)| !is_host_only(k) && !is_known(k)).collect();
+    let unknown: Vec<&Entry> = entries.iter().filter(|e| is_unusable(e)).collect();
     if !unknown.is_empty() {
         return Err(unknown_error(&unknown));
     }
@@ -67,9 +73,13 @@ struct PhaseBuilder {
     rate_at: [Option<String>; 4],
     min_rate: MinRate,
     min_rate_given: bool,
-    modifier: Option<u64>,
+    modifier: Option<i64>,
     sequencer: Sequencer,
     zoned_abs: Option<(Vec<Option<AbsZones>>, String)>,
+    /// `zonemode` (`strided`, `none`; where written), `zonesize`,
+    /// `zonerange`, `zoneskip`.
+    zonemode: Option<(bool, String)>,
+    zone: [Option<(u64, String)>; 3],
     control: super::jobctl::Control,
 }
 
@@ -104,16 +114,23 @@ impl PhaseBuilder {
             modifier: None,
             sequencer: Sequencer::Sequential,
             zoned_abs: None,
+            zonemode: None,
+            zone: Default::default(),
             control: super::jobctl::Control::default(),
         }
     }
 
-    /// One option (`entry`: key, value, where it was written).
+    /// One option (`entry`: fio's name of the key, value, where it was
+    /// written), read by the part of the builder the table names.
     fn apply(&mut self, entry: &Entry) -> Result<(), JobError> {
         let key = entry.0.as_str();
-        if is_host_only(key) || SCHEDULE.contains(&key) {
-            return Ok(());
-        }
+        let Some(def) = table::lookup(key) else { return Err(unknown_error(&[entry])) };
+        let reader = match def.class {
+            // Host-only, or refused with fio's default value: no effect.
+            Class::Host | Class::Refused(_) => return Ok(()),
+            Class::Fio(Reader::Schedule) => return Ok(()),
+            Class::Fio(reader) | Class::Twin(reader) => reader,
+        };
         // Options that do not make a phase an I/O phase: the seed (the
         // command line always gives one) and APST are harmless in an idle
         // or secure-erase phase.
@@ -123,18 +140,15 @@ impl PhaseBuilder {
         ) {
             self.other_io_option.get_or_insert_with(|| key.to_string());
         }
-        match key {
-            "rw" | "readwrite" | "rw_sequencer" | "random_distribution" => self.pattern_option(entry),
-            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" | "blockalign" | "ba" | "bs_unaligned" => {
-                self.size_option(entry)
-            }
-            "rate" | "rate_iops" | "rate_min" | "rate_iops_min" | "rate_cycle" | "rate_process" => {
-                self.rate_option(entry)
-            }
-            "apst" | "burst_size" | "duty_cycle" | "idle" | "retention" | "age" | "per_day" | "age_exact"
-            | "secure_erase" => self.section_option(entry),
-            k if super::jobctl::OPTIONS.contains(&k) => self.control.apply(entry),
-            _ => self.io_option(entry),
+        match reader {
+            Reader::Pattern => self.pattern_option(entry),
+            Reader::Sizes => self.size_option(entry),
+            Reader::Rate => self.rate_option(entry),
+            Reader::Section => self.section_option(entry),
+            Reader::Control => self.control.apply(entry),
+            Reader::Io => self.io_option(entry),
+            Reader::Schedule => Ok(()),
+            Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
         }
     }
 
@@ -155,10 +169,21 @@ impl PhaseBuilder {
                 })?;
                 self.modifier = match m {
                     None => None,
-                    Some(m) if self.spec.rw.is_random() => {
-                        Some(m.parse::<u64>().map_err(|_| invalid(at, key, format!("`{m}` is not a number of I/Os")))?)
+                    Some(m) if self.spec.rw.is_random() => Some(
+                        m.parse::<u32>()
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| invalid(at, key, format!("`{m}` is not a number of I/Os (1 or more)")))?
+                            .into(),
+                    ),
+                    // Sequential: bytes to skip after each I/O, negative to
+                    // go backwards (`rw=read:-8k`).
+                    Some(m) => {
+                        let (sign, digits) = m.strip_prefix('-').map_or((1, m), |d| (-1, d));
+                        let n = parse_size(digits, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
+                        let n = i64::try_from(n).map_err(|_| invalid(at, key, format!("`{m}` is too large")))?;
+                        Some(sign * n)
                     }
-                    Some(m) => Some(parse_size(m, kb_base, capacity).map_err(|r| invalid(at, key, r))?),
                 };
                 self.rw_given = true;
             }
@@ -394,6 +419,27 @@ impl PhaseBuilder {
                 self.spec.percentage_random = p as u32;
             }
             "norandommap" => self.spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "zonemode" => {
+                let strided = match v.as_str() {
+                    "none" => false,
+                    "strided" => true,
+                    "zbd" => {
+                        return Err(invalid(at, key, "zonemode=zbd needs a zoned drive, which the twin does not model"))
+                    }
+                    _ => return Err(invalid(at, key, format!("`{v}` is not one of none, strided, zbd"))),
+                };
+                self.zonemode = Some((strided, at.clone()));
+            }
+            "zonesize" | "zonerange" | "zoneskip" => {
+                let i = ["zonesize", "zonerange", "zoneskip"].iter().position(|z| *z == key).expect("a zone option");
+                self.zone[i] = Some((size()?, at.clone()));
+            }
+            // fio sets an unset size to "until no space is left" (init.c);
+            // on a block device that is its end, which an unset size is
+            // in the twin already.
+            "fill_device" => {
+                parse_bool(v).map_err(|r| invalid(at, key, r))?;
+            }
             "kb_base" => {}
             _ => unreachable!("every known option is handled"),
         }
@@ -470,7 +516,7 @@ impl PhaseBuilder {
         }
         self.control.finish(&mut self.spec);
         self.spec.modifier =
-            self.modifier.filter(|&m| m > 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
+            self.modifier.filter(|&m| m != 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
         if let Some((zones, at)) = self.zoned_abs {
             // zoned_abs: zones in bytes become fractions of the span.
             let span = self.spec.size.unwrap_or(capacity.saturating_sub(self.spec.offset)).max(1);
@@ -494,6 +540,7 @@ impl PhaseBuilder {
         if !self.rw_given {
             return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", self.spec.name)));
         }
+        self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
             (Some((bytes, at)), d) => {
                 if bytes < self.spec.bs as u64 {
@@ -518,51 +565,43 @@ impl PhaseBuilder {
     }
 }
 
-/// fio's checks of the rate options (init.c): a byte rate and an IOPS
-/// rate exclude each other, as do the two minimums, and a minimum above
-/// the direction's limit is an error. `at` holds where `rate`,
-/// `rate_iops`, `rate_min` and `rate_iops_min` were written.
-fn check_rates(rate: &Rate, min: &MinRate, at: &[Option<String>; 4]) -> Result<(), JobError> {
-    let any = |x: &[u64; 3]| x.iter().any(|&v| v > 0);
-    let here = |i: usize| at[i].as_deref().unwrap_or("command line");
-    if any(&rate.bytes_per_s) && any(&rate.iops) {
-        return Err(invalid(here(1), "rate_iops", "rate and rate_iops are mutually exclusive (as in fio)"));
-    }
-    if any(&min.bytes_per_s) && any(&min.iops) {
-        return Err(invalid(here(3), "rate_iops_min", "rate_min and rate_iops_min are mutually exclusive (as in fio)"));
-    }
-    for d in 0..3 {
-        if rate.bytes_per_s[d] > 0 && rate.bytes_per_s[d] < min.bytes_per_s[d] {
-            let why = format!("the minimum {} B/s exceeds the rate {} B/s", min.bytes_per_s[d], rate.bytes_per_s[d]);
-            return Err(invalid(here(2), "rate_min", why));
-        }
-        if rate.iops[d] > 0 && rate.iops[d] < min.iops[d] {
-            let why = format!("the minimum {} IOPS exceeds the rate {} IOPS", min.iops[d], rate.iops[d]);
-            return Err(invalid(here(3), "rate_iops_min", why));
-        }
-    }
-    Ok(())
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Check that the span lies inside the drive; an error names the option
-/// at fault (`offset`, `size` or `bs`).
-pub(super) fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)> {
-    if spec.offset % 512 != 0 {
-        return Err(("offset", format!("offset {} is not a multiple of 512", spec.offset)));
+    /// Every option the table gives the phase builder reaches its reader
+    /// (a value it cannot read is an error, never a panic), by every
+    /// spelling.
+    #[test]
+    fn every_modelled_option_has_a_reader() {
+        for d in table::all() {
+            if !matches!(d.class, Class::Fio(_) | Class::Twin(_)) {
+                continue;
+            }
+            for key in std::iter::once(&d.name).chain(d.aliases) {
+                for value in ["1", "zzz", ""] {
+                    let entries = vec![(key.to_string(), value.to_string(), "t:1".to_string())];
+                    let run = std::panic::catch_unwind(|| build_phase("job", &entries, 1 << 30));
+                    assert!(run.is_ok(), "`{key}={value}` panics");
+                }
+            }
+        }
     }
-    if spec.offset >= capacity {
-        return Err(("offset", format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity)));
+
+    #[test]
+    fn aliases_read_as_their_option() {
+        let phase = |o: &[(&str, &str)]| {
+            let e: Vec<Entry> = o.iter().map(|(k, v)| (k.to_string(), v.to_string(), "t:1".to_string())).collect();
+            build_phase("job", &e, 1 << 30).unwrap()
+        };
+        assert_eq!(
+            phase(&[("readwrite", "randread"), ("timeout", "3"), ("blocksize", "8k"), ("ratemin", "1k")]),
+            phase(&[("rw", "randread"), ("runtime", "3"), ("bs", "8k"), ("rate_min", "1k")])
+        );
+        // A refused option with fio's default value changes nothing.
+        assert_eq!(phase(&[("rw", "read"), ("zonemode", "none"), ("fsync", "0")]), phase(&[("rw", "read")]));
+        let e = vec![("rw".into(), "write".into(), "t:1".into()), ("fsync".into(), "8".into(), "t:2".into())];
+        let msg = build_phase("job", &e, 1 << 30).unwrap_err().to_string();
+        assert!(msg.starts_with("t:2: option `fsync` — fio's option, not modelled: flushes"), "{msg}");
     }
-    let span = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + span > capacity {
-        let option = if spec.size.is_some() { "size" } else { "offset" };
-        return Err((
-            option,
-            format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity),
-        ));
-    }
-    if span < spec.bs as u64 {
-        return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
-    }
-    Ok(())
 }

@@ -92,17 +92,29 @@ pub(super) fn distribution(
             (Distribution::Normal(sd), None, center)
         }
         "zoned" => {
-            let z = zones(arg)
+            // A zone without a size (`20/`) shares what the others leave
+            // equally, in whole percent (fio's zone_split_ddir).
+            let mut z = zones(arg)
                 .map_err(|r| invalid(at, key, r))?
                 .into_iter()
-                .map(|(a, z)| -> Result<(f64, f64), JobError> {
+                .map(|(a, z)| -> Result<(f64, Option<f64>), JobError> {
+                    if z.is_empty() {
+                        return Ok((a, None));
+                    }
                     let z: f64 = z
                         .trim_end_matches('%')
                         .parse()
                         .map_err(|_| invalid(at, key, format!("`{z}` is not a percentage of the span")))?;
-                    Ok((a, z / 100.0))
+                    Ok((a, Some(z)))
                 })
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
+            let given: f64 = z.iter().filter_map(|e| e.1).sum();
+            if given > 100.0 {
+                return Err(invalid(at, key, "zone_split percentages add to more than 100%"));
+            }
+            let missing = z.iter().filter(|e| e.1.is_none()).count();
+            let rest = if missing > 0 { ((100.0 - given) / missing as f64).floor() } else { 0.0 };
+            let z = z.iter_mut().map(|(a, s)| (*a, s.unwrap_or(rest) / 100.0)).collect();
             (Distribution::Zoned(z), None, None)
         }
         "zoned_abs" => {
@@ -305,6 +317,14 @@ mod tests {
         // large shares overflowed their sum.
         assert!(bssplit("4k/4294967295", 1024).unwrap_err().contains("add up to"));
         assert!(bssplit("4k/4294967295:8k/4294967295", 1024).unwrap_err().contains("add up to"));
+    }
+
+    #[test]
+    fn a_zone_without_a_size_takes_the_rest() {
+        let d = |v: &str| distribution(v, "t", 1024, 1 << 30).map(|d| d.0).ok();
+        assert_eq!(d("zoned:50/5:30/15:20/"), Some(Distribution::Zoned(vec![(50.0, 0.05), (30.0, 0.15), (20.0, 0.8)])));
+        assert_eq!(d("zoned:60/10:20/:20/"), Some(Distribution::Zoned(vec![(60.0, 0.1), (20.0, 0.45), (20.0, 0.45)])));
+        assert!(d("zoned:50/60:50/50").is_none());
     }
 
     #[test]

@@ -42,7 +42,7 @@ use sizes::Sizes;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{Distribution, IoSpec, RwPattern, Sequencer};
+use super::{Distribution, IoSpec, RwPattern, Sequencer, Strided};
 use crate::model::drive::{Command, IoKind};
 use crate::perm::Permutation;
 
@@ -85,7 +85,7 @@ struct Ext {
     draw: [Draw; 3],
     /// fio's random map when block sizes vary (each unit once per pass).
     map: Option<RandomMap>,
-    modifier: Option<(u64, Sequencer)>,
+    modifier: Option<(i64, Sequencer)>,
     /// Commands left in the current run of the offset modifier.
     run_left: [u64; 3],
     /// Next sequential byte position per direction.
@@ -96,12 +96,28 @@ struct Ext {
     pending_write: Option<Command>,
     /// fio's `center` of a skewed distribution (`zipf:θ:c`), 0–1.
     center: Option<f64>,
+    /// `zonemode=strided`: the zone the offsets are in.
+    zones: Option<Zones>,
+}
+
+/// The current zone of `zonemode=strided`.
+#[derive(Debug, Clone)]
+struct Zones {
+    z: Strided,
+    /// The whole span, bytes.
+    whole: u64,
+    /// The zone's start within the span.
+    base: u64,
+    /// Bytes issued in the zone.
+    bytes: u64,
 }
 
 impl IoGenerator {
     /// A generator for `spec` on a drive of `capacity` bytes.
     pub fn new(spec: &IoSpec, capacity: u64) -> IoGenerator {
-        let span = spec.size.unwrap_or(capacity - spec.offset);
+        let whole = spec.size.unwrap_or(capacity - spec.offset);
+        // Strided zones: offsets are drawn inside one zone at a time.
+        let span = spec.strided.map_or(whole, |z| z.range.min(whole));
         let blocks = (span / spec.bs as u64).max(1);
         let mut rng = Pcg64Mcg::seed_from_u64(spec.randseed);
         let plain = spec.sizes.is_none()
@@ -109,6 +125,7 @@ impl IoGenerator {
             && spec.distribution == Distribution::Random
             && spec.distributions.is_none()
             && spec.modifier.is_none()
+            && spec.strided.is_none()
             && spec.rw != RwPattern::TrimWrite;
         let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
         let (unit, units, perm) = if plain {
@@ -158,6 +175,7 @@ impl IoGenerator {
                 prev: [(u64::MAX, 0); 3],
                 pending_write: None,
                 center: spec.random_center,
+                zones: spec.strided.map(|z| Zones { z, whole, base: 0, bytes: 0 }),
             })
         });
         let _ = unit;
@@ -286,8 +304,26 @@ impl IoGenerator {
     }
 
     fn generate_ext(&mut self) -> Command {
-        if let Some(w) = self.ext.as_mut().and_then(|e| e.pending_write.take()) {
-            return w;
+        if let Some(e) = self.ext.as_mut() {
+            if let Some(w) = e.pending_write.take() {
+                if let Some(zs) = &mut e.zones {
+                    zs.bytes += w.len as u64;
+                }
+                return w;
+            }
+            // fio's strided zones: the next zone once this one had its
+            // bytes (from the first when the next would pass the span's end).
+            if let Some(zs) = &mut e.zones {
+                if zs.bytes >= zs.z.size {
+                    zs.bytes = 0;
+                    zs.base += zs.z.range + zs.z.skip;
+                    if zs.base + e.span > zs.whole {
+                        zs.base = 0;
+                    }
+                    e.pos = [0; 3];
+                    e.prev = [(0, 0); 3];
+                }
+            }
         }
         let kind = self.kind();
         let k = kind as usize;
@@ -302,7 +338,7 @@ impl IoGenerator {
         let continue_run = match modifier {
             Some((n, _)) if random => {
                 let e = self.ext.as_mut().expect("ext");
-                continues_run(&mut e.run_left[k], n, prev.0 != u64::MAX)
+                continues_run(&mut e.run_left[k], n.unsigned_abs(), prev.0 != u64::MAX)
             }
             _ => false,
         };
@@ -346,7 +382,7 @@ impl IoGenerator {
                 p = 0;
             }
             let repeat = match modifier {
-                Some((n, Sequencer::Identical)) => continues_run(&mut e.run_left[k], n, true),
+                Some((n, Sequencer::Identical)) => continues_run(&mut e.run_left[k], n.unsigned_abs(), true),
                 _ => false,
             };
             let skip = match modifier {
@@ -354,13 +390,26 @@ impl IoGenerator {
                 _ => 0,
             };
             if !repeat || e.run_left[k] == 0 {
-                e.pos[k] = p + len as u64 + skip;
+                let end = p + len as u64;
+                // fio's ddir_seq_add: a step back before the span's start
+                // goes to the step back from its end.
+                e.pos[k] = match end.checked_add_signed(skip) {
+                    Some(next) => next,
+                    None => span.saturating_add_signed(skip),
+                };
             }
             p
         };
         let e = self.ext.as_mut().expect("ext");
         e.prev[k] = (offset, len);
-        let cmd = Command { kind, offset: self.base + offset, len };
+        let zone = match &mut e.zones {
+            Some(zs) => {
+                zs.bytes += len as u64;
+                zs.base
+            }
+            None => 0,
+        };
+        let cmd = Command { kind, offset: self.base + zone + offset, len };
         if self.rw == RwPattern::TrimWrite {
             e.pending_write = Some(Command { kind: IoKind::Write, ..cmd });
         }

@@ -1,0 +1,85 @@
+//! Checks of a job that need several of its options at once, each as
+//! fio makes it (init.c): the rate options exclude each other, the span
+//! lies inside the drive, the strided-zone options agree. Used by
+//! [`super::phase`] and, for clones, by the job file parser.
+
+use super::values::invalid;
+use crate::error::JobError;
+use crate::run::workload::{IoSpec, MinRate, Rate, Strided};
+
+/// fio's `zonemode=strided` from its options (init.c: a `zonesize` alone
+/// means strided, `zonemode=none` with one is an error, strided needs
+/// one; `zonerange` defaults to `zonesize`).
+pub(super) fn strided(
+    mode: &Option<(bool, String)>,
+    zone: &[Option<(u64, String)>; 3],
+    bs: u32,
+) -> Result<Option<Strided>, JobError> {
+    let size = zone[0].as_ref().filter(|z| z.0 > 0);
+    match (mode, size) {
+        (Some((false, _)), Some((_, at))) => {
+            Err(invalid(at, "zonesize", "--zonemode=none and --zonesize are not compatible (as in fio)"))
+        }
+        (Some((true, at)), None) => {
+            Err(invalid(at, "zonemode", "--zonesize must be specified when using --zonemode=strided (as in fio)"))
+        }
+        (_, None) => Ok(None),
+        (_, Some(&(size, _))) => {
+            let range = zone[1].as_ref().map_or(size, |z| z.0).max(1);
+            if range < bs as u64 {
+                let at = zone[1].as_ref().or(zone[0].as_ref()).map_or("", |z| z.1.as_str());
+                return Err(invalid(at, "zonerange", format!("a zone of {range} bytes is smaller than one block")));
+            }
+            Ok(Some(Strided { size, range, skip: zone[2].as_ref().map_or(0, |z| z.0) }))
+        }
+    }
+}
+
+/// fio's checks of the rate options (init.c): a byte rate and an IOPS
+/// rate exclude each other, as do the two minimums, and a minimum above
+/// the direction's limit is an error. `at` holds where `rate`,
+/// `rate_iops`, `rate_min` and `rate_iops_min` were written.
+pub(super) fn check_rates(rate: &Rate, min: &MinRate, at: &[Option<String>; 4]) -> Result<(), JobError> {
+    let any = |x: &[u64; 3]| x.iter().any(|&v| v > 0);
+    let here = |i: usize| at[i].as_deref().unwrap_or("command line");
+    if any(&rate.bytes_per_s) && any(&rate.iops) {
+        return Err(invalid(here(1), "rate_iops", "rate and rate_iops are mutually exclusive (as in fio)"));
+    }
+    if any(&min.bytes_per_s) && any(&min.iops) {
+        return Err(invalid(here(3), "rate_iops_min", "rate_min and rate_iops_min are mutually exclusive (as in fio)"));
+    }
+    for d in 0..3 {
+        if rate.bytes_per_s[d] > 0 && rate.bytes_per_s[d] < min.bytes_per_s[d] {
+            let why = format!("the minimum {} B/s exceeds the rate {} B/s", min.bytes_per_s[d], rate.bytes_per_s[d]);
+            return Err(invalid(here(2), "rate_min", why));
+        }
+        if rate.iops[d] > 0 && rate.iops[d] < min.iops[d] {
+            let why = format!("the minimum {} IOPS exceeds the rate {} IOPS", min.iops[d], rate.iops[d]);
+            return Err(invalid(here(3), "rate_iops_min", why));
+        }
+    }
+    Ok(())
+}
+
+/// Check that the span lies inside the drive; an error names the option
+/// at fault (`offset`, `size` or `bs`).
+pub(super) fn check_fits(spec: &IoSpec, capacity: u64) -> Result<(), (&'static str, String)> {
+    if spec.offset % 512 != 0 {
+        return Err(("offset", format!("offset {} is not a multiple of 512", spec.offset)));
+    }
+    if spec.offset >= capacity {
+        return Err(("offset", format!("offset {} is beyond the drive's {} bytes", spec.offset, capacity)));
+    }
+    let span = spec.size.unwrap_or(capacity - spec.offset);
+    if spec.offset + span > capacity {
+        let option = if spec.size.is_some() { "size" } else { "offset" };
+        return Err((
+            option,
+            format!("offset {} + size {} is beyond the drive's {} bytes", spec.offset, span, capacity),
+        ));
+    }
+    if span < spec.bs as u64 {
+        return Err(("bs", format!("the span ({span} bytes) is smaller than one block ({} bytes)", spec.bs)));
+    }
+    Ok(())
+}
