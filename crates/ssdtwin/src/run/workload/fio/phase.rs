@@ -18,16 +18,27 @@ use super::values::{
 use crate::error::JobError;
 use crate::run::workload::{Burst, Distribution, IoSpec, MinRate, Phase, Rate, RwPattern, Sequencer, SizeChoice};
 
-/// Build the phase of one job from its options (later options win).
+/// Build the phase of one job from its options (later options win). Each
+/// option is read under fio's name (`timeout` is `runtime`); an error
+/// names it as written (`ss_dur`, not `steadystate_duration`).
 pub(super) fn build_phase(
     default_name: &str,
-    entries: &[(String, String, String)],
+    written: &[(String, String, String)],
     capacity: u64,
 ) -> Result<Phase, JobError> {
-    // Every option under fio's name (`timeout` is `runtime`).
     let entries: Vec<Entry> =
-        entries.iter().map(|(k, v, at)| (table::canonical(k).to_string(), v.clone(), at.clone())).collect();
-    let entries = entries.as_slice();
+        written.iter().map(|(k, v, at)| (table::canonical(k).to_string(), v.clone(), at.clone())).collect();
+    build_canonical(default_name, &entries, capacity).map_err(|e| match e {
+        JobError::Invalid { origin, option, reason } => {
+            let spelled = written.iter().find(|(k, _, at)| *at == origin && table::canonical(k) == option);
+            let option = spelled.map_or(option, |(k, _, _)| k.clone());
+            JobError::Invalid { origin, option, reason }
+        }
+        e => e,
+    })
+}
+
+fn build_canonical(default_name: &str, entries: &[Entry], capacity: u64) -> Result<Phase, JobError> {
     if entries.iter().any(|(k, _, _)| k == "trace") {
         return crate::run::trace::options::job_phase(default_name, entries);
     }
