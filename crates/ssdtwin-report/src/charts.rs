@@ -69,22 +69,27 @@ pub fn test_charts(doc: &Doc, k: usize) -> Vec<Chart> {
     let mut out = Vec::new();
     let steady = t.def.is_some_and(|d| d.score.kind == "steady-state");
     out.extend(score_bars(doc, t, None));
-    if is_trace_test(t) {
-        // The Storage Bench's charts: latencies and energy beside the data
-        // rate, each unit on its own axis.
-        let mut units: Vec<String> = Vec::new();
-        for &i in &runs_with(doc, &t.name) {
-            for sc in doc.runs[i].test(&t.name).map_or(&[][..], |x| &x.scores) {
-                if !units.contains(&sc.unit) {
-                    units.push(sc.unit.clone());
-                }
+    // The Storage Bench's charts: latencies, outliers and energy beside
+    // the data rate, each unit on its own axis; in any test, the latency
+    // outliers and stall counts (the 2008 review's pauses).
+    let mut units: Vec<String> = Vec::new();
+    for &i in &runs_with(doc, &t.name) {
+        for sc in doc.runs[i].test(&t.name).map_or(&[][..], |x| &x.scores) {
+            if !units.contains(&sc.unit) {
+                units.push(sc.unit.clone());
             }
         }
-        for u in units.iter().skip(1) {
+    }
+    let trace = is_trace_test(t);
+    for u in units.iter().skip(1) {
+        if trace || u == "%" || u == "stalls" {
             out.extend(score_bars(doc, t, Some(u)));
         }
     }
     out.extend(sweep_curves(doc, t));
+    if t.def.is_some_and(|d| d.score.kind == "fill") {
+        out.extend(timecharts::fill(doc, t));
+    }
     if steady {
         out.extend(timecharts::consistency(doc, t, false));
         out.extend(timecharts::consistency(doc, t, true));
@@ -210,6 +215,8 @@ fn score_bars(doc: &Doc, t: &Test, only_unit: Option<&str>) -> Option<Chart> {
         None => ("scores", "score", "longer is better for throughput and IOPS"),
         Some("µs") => ("scores-latency", "latency", "shorter is better"),
         Some("J") => ("scores-energy", "energy", "shorter is better"),
+        Some("%") => ("scores-outliers", "latency outliers", "shorter is better"),
+        Some("stalls") => ("scores-stalls", "stalls", "shorter is better"),
         Some(_) => ("scores-other", "other scores", "see the table above"),
     };
     Some(Chart {

@@ -19,6 +19,8 @@ struct TimeSpec<'a> {
     kind: &'static str,
     title: String,
     ylabel: &'a str,
+    /// The x axis's label (`None`: simulated time).
+    xlabel: Option<&'a str>,
     scatter: bool,
     series: Vec<TimeSeries>,
 }
@@ -51,7 +53,7 @@ fn time_chart(doc: &Doc, t: &Test, spec: TimeSpec, extra: &[Entry]) -> Option<St
     legend(&mut svg, &ents);
     fr.y_axis(&mut svg, &yt, spec.ylabel);
     let xl: Vec<(f64, String)> = xt.iter().zip(tick_labels(&xt)).map(|(v, l)| (*v, l)).collect();
-    fr.x_axis(&mut svg, &xl, "Time since the test started (simulated s)");
+    fr.x_axis(&mut svg, &xl, spec.xlabel.unwrap_or("Time since the test started (simulated s)"));
     for (i, pts, thin) in &spec.series {
         let (col, dash, _) = style(doc, *i);
         let total: f64 = pts.iter().map(|p| p.1).sum();
@@ -113,6 +115,7 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
             kind: "temperature",
             title: "temperature over time".into(),
             ylabel: "°C",
+            xlabel: None,
             scatter: false,
             series: temp,
         };
@@ -136,6 +139,7 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
         kind: "throughput",
         title: "throughput over time".into(),
         ylabel: "MB/s",
+        xlabel: None,
         scatter: false,
         series: tp,
     };
@@ -156,6 +160,7 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
             kind: "slc-cache",
             title: "SLC cache over time".into(),
             ylabel: "GB",
+            xlabel: None,
             scatter: false,
             series: slc,
         };
@@ -172,6 +177,71 @@ pub fn write_timelines(doc: &Doc, t: &Test) -> Vec<Chart> {
         }
     }
     out
+}
+
+/// A whole-drive fill's write rate against the data written, as the
+/// reviews chart it: the rate of each 1 GB written (of each 1% of the
+/// data on fills under 100 GB), from the simulated seconds' bytes with
+/// the rate taken as even within a second.
+pub fn fill(doc: &Doc, t: &Test) -> Option<Chart> {
+    let mut series = Vec::new();
+    for &i in &runs_with(doc, &t.name) {
+        let res = &doc.runs[i].test(&t.name)?.steps.first()?.result;
+        // (s, GB written by then) at each second's end.
+        let mut cum = vec![(0.0, 0.0)];
+        for x in step_seconds(res) {
+            let (_, gb) = *cum.last()?;
+            cum.push((x.t + x.dur, gb + x.v.write_bytes as f64 / 1e9));
+        }
+        let total = cum.last()?.1;
+        let segment = if total >= 100.0 { 1.0 } else { total / 100.0 };
+        if segment <= 0.0 {
+            continue;
+        }
+        // The time at which `gb` had been written.
+        let mut k = 0;
+        let mut time_at = |gb: f64| {
+            while k + 1 < cum.len() && cum[k + 1].1 < gb {
+                k += 1;
+            }
+            let (a, b) = (cum[k], cum[(k + 1).min(cum.len() - 1)]);
+            if b.1 > a.1 {
+                a.0 + (b.0 - a.0) * (gb - a.1) / (b.1 - a.1)
+            } else {
+                b.0
+            }
+        };
+        let mut pts = Vec::new();
+        let (mut gb, mut t0) = (0.0, 0.0);
+        while gb + segment <= total + 1e-9 {
+            let t1 = time_at(gb + segment);
+            let rate = if t1 > t0 { segment * 1e3 / (t1 - t0) } else { 0.0 };
+            pts.push((gb, rate));
+            pts.push((gb + segment, rate));
+            gb += segment;
+            t0 = t1;
+        }
+        series.push((i, pts, false));
+    }
+    let spec = TimeSpec {
+        kind: "fill",
+        title: "write rate against data written".into(),
+        ylabel: "MB/s",
+        xlabel: Some("Data written since the drive was erased (GB)"),
+        scatter: false,
+        series,
+    };
+    let svg = time_chart(doc, t, spec, &[])?;
+    Some(Chart {
+        file: String::new(),
+        kind: "fill",
+        title: format!("{}: write rate against data written", t.title),
+        how: "The write rate of each GB written (each 1% of the data on fills under 100 GB), as the reviews chart \
+              a fill. The first fall is where the SLC cache runs out (the test's cache-size score); the level after it is the rate of writing \
+              straight to the native cells, folding and collecting as the drive fills."
+            .into(),
+        svg,
+    })
 }
 
 /// IOPS per second of a steady-state test: the whole run, or the window.
@@ -197,7 +267,7 @@ pub fn consistency(doc: &Doc, t: &Test, window: bool) -> Option<Chart> {
     } else {
         ("consistency", "IOPS per second, whole run".to_string())
     };
-    let spec = TimeSpec { kind, title: title.clone(), ylabel: "IOPS", scatter: true, series };
+    let spec = TimeSpec { kind, title: title.clone(), ylabel: "IOPS", xlabel: None, scatter: true, series };
     let svg = time_chart(doc, t, spec, &[])?;
     let how = if window {
         "The same dots for the window the score averages. A tight band is consistent; spread means \

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use ssdtwin::run::workload::Phase;
+use ssdtwin::run::workload::{Phase, RwPattern};
 use ssdtwin::study::suite::json::suite_json;
 use ssdtwin::study::suite::plan::IdleRule;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
@@ -69,8 +69,13 @@ fn every_suite_runs_with_all_tests_steps_and_limits() {
                     };
                     if let Some(limit) = io.io_size {
                         assert!(bytes <= limit, "{at}: {bytes} bytes > limit {limit}");
-                    } else {
-                        assert!(io.runtime_ns.is_some(), "{at}: no limit");
+                    } else if io.runtime_ns.is_none() {
+                        // A sequential step without a limit covers its
+                        // span once.
+                        assert!(matches!(io.rw, RwPattern::Write | RwPattern::Read), "{at}: no limit");
+                        let span = io.size.unwrap_or(t.setup.capacity);
+                        let bs = io.bs_of(1) as u64;
+                        assert_eq!(bytes, span / bs * bs, "{at}: the span once");
                     }
                     if let (Some(rt), None) = (io.runtime_ns, io.burst) {
                         let max_lat = p.dirs.iter().map(|d| d.lat_max_ns).max().unwrap();
@@ -173,6 +178,9 @@ fn recomputed_trace(step: &Value, metric: &str) -> f64 {
         "write_lat" => dir("write", "mean") / 1e3,
         "write_p99_lat" => p99("write") / 1e3,
         "energy" => res["energy_j"].as_f64().unwrap(),
+        // The step record's outlier shares at its default thresholds.
+        "over_10ms" => res["latency_outliers"][0]["all_pct"].as_f64().unwrap(),
+        "over_100ms" => res["latency_outliers"][1]["all_pct"].as_f64().unwrap(),
         m => panic!("{m}"),
     }
 }
@@ -183,7 +191,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn scores_are_computed_as_defined_from_step_data() {
-    let mut checked = [0; 6];
+    let mut checked = [0; 7];
     for (_, j) in results() {
         let suite = &j["suite"]["definition"];
         for run in j["runs"].as_array().unwrap() {
@@ -269,6 +277,20 @@ fn scores_are_computed_as_defined_from_step_data() {
                             assert!(close(v["value"].as_f64().unwrap(), want), "{}: {v}", t["name"]);
                         }
                         checked[4] += 1;
+                    }
+                    "fill" => {
+                        // The average over the fill: bytes over the step's
+                        // time (the small drive fills in under the ten
+                        // seconds a fall needs: no cache size).
+                        let res = &steps[0]["result"];
+                        let secs = res["elapsed_ns"].as_f64().unwrap() / 1e9;
+                        let mbps = res["write"]["io_bytes"].as_f64().unwrap() / 1e6 / secs;
+                        assert!(close(scores[0]["value"].as_f64().unwrap(), mbps), "{}", t["name"]);
+                        assert_eq!(scores[0]["unit"], "MB/s");
+                        if res["time_series"].as_array().unwrap().len() < 10 {
+                            assert!(scores[1]["value"].is_null() && scores[2]["value"].is_null());
+                        }
+                        checked[6] += 1;
                     }
                     k => panic!("{k}"),
                 }

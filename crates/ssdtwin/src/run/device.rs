@@ -48,7 +48,7 @@ use std::collections::VecDeque;
 use crate::model::drive::{Command, Drive, IoError, IoKind};
 use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
-use crate::run::stats::{Counters, DirStats, TimeSeries};
+use crate::run::stats::{Counters, DirStats, Stalls, TimeSeries};
 
 /// What a driver is told by [`Device::next_event`] and
 /// [`Device::advance_until`].
@@ -114,6 +114,9 @@ pub struct Window {
     pub counters: Counters,
     /// Time during which commands were outstanding, ns.
     pub busy_ns: u64,
+    /// Intervals in which commands were outstanding and none completed
+    /// (ended after `record_from_ns`).
+    pub stalls: Stalls,
     /// Energy drawn over the window, J (`None`: no power model).
     pub energy_j: Option<f64>,
     /// Temperatures over the window (`None`: no thermal model).
@@ -141,6 +144,7 @@ struct Recording {
     counters_before: Counters,
     energy_before: Option<f64>,
     busy_before: u64,
+    stalls: Stalls,
     thermal_before: Option<(Temperatures, ThermalCounters)>,
 }
 
@@ -165,6 +169,9 @@ pub struct Device {
     wait_token: u32,
     busy_since: u64,
     busy_ns: u64,
+    /// The last completion, or the submission that ended an idle: where
+    /// the current interval without completions began.
+    progress_ns: u64,
     /// Completions that arrived while the host waited in
     /// [`Device::idle_until`], delivered first by [`Device::next_event`].
     held: VecDeque<Event>,
@@ -190,6 +197,7 @@ impl Device {
             wait_token: 0,
             busy_since: 0,
             busy_ns: 0,
+            progress_ns: 0,
             held: VecDeque::new(),
             recording: None,
             log: None,
@@ -249,6 +257,7 @@ impl Device {
         let now = self.now();
         if self.outstanding == 0 {
             self.busy_since = now;
+            self.progress_ns = now;
         }
         let done = self.drive.submit(cmd, now);
         let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now, error: self.drive.last_error() };
@@ -443,6 +452,7 @@ impl Device {
             counters_before: Counters::of(&self.drive),
             energy_before: self.drive.energy_j(now),
             busy_before: self.busy_ns,
+            stalls: Stalls::default(),
             thermal_before,
         });
     }
@@ -483,6 +493,7 @@ impl Device {
             dirs: r.dirs,
             counters: Counters::of(&self.drive).since(&r.counters_before),
             busy_ns: self.busy_ns - r.busy_before,
+            stalls: r.stalls,
             energy_j,
             series: r.series,
             thermal,
@@ -506,7 +517,12 @@ impl Device {
             done_ns: now,
             error: f.error,
         };
+        let gap = now - self.progress_ns;
+        self.progress_ns = now;
         if let Some(r) = &mut self.recording {
+            if now >= r.record_from_ns {
+                r.stalls.record(gap);
+            }
             if f.submitted_ns >= r.record_from_ns {
                 if self.drive.thermal().is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
                     // A point opens: its temperature is sampled now.

@@ -397,6 +397,7 @@ impl Scheduler<'_> {
             series: st.series.clone(),
             counters: Counters::of(dev.drive()).since(&c0),
             busy_ns: st.busy_ns,
+            stalls: st.stalls.clone(),
             energy_j: e0.zip(e1).map(|(a, b)| b - a),
             thermal: None,
         };

@@ -16,7 +16,7 @@ use crate::model::drive::{Drive, IoKind};
 use crate::run::device::{Device, Window};
 use crate::run::driver::{drive_sources, Action, Hooked};
 use crate::run::source::Source;
-use crate::run::stats::{Counters, DirStats, TimeSeries};
+use crate::run::stats::{Counters, DirStats, Stalls, TimeSeries};
 use crate::run::trace::{TraceSpec, TraceSummary};
 use crate::run::workload::{IoSpec, Job, Phase};
 
@@ -41,6 +41,8 @@ pub struct PhaseResult {
     pub bursts: u32,
     /// Time commands were outstanding (busy time), ns.
     pub busy_ns: u64,
+    /// Intervals in which commands were outstanding and none completed.
+    pub stalls: Stalls,
     /// Energy drawn from start to end, J (`None`: no power model).
     pub energy_j: Option<f64>,
     /// Trace phases: what the replay did and the trace's statistics.
@@ -69,6 +71,7 @@ impl PhaseResult {
             counters: w.counters,
             bursts: 0,
             busy_ns: w.busy_ns,
+            stalls: w.stalls,
             energy_j: w.energy_j,
             trace: None,
             thermal: w.thermal,
@@ -91,6 +94,7 @@ impl PhaseResult {
             counters,
             bursts: 0,
             busy_ns: 0,
+            stalls: Stalls::default(),
             energy_j: power_model.then_some(0.0),
             trace: None,
             thermal: None,

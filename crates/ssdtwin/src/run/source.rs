@@ -15,7 +15,7 @@ use crate::run::control::{LatAction, LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
 use crate::run::driver::{Timer, TimerKind};
 use crate::run::logs::JobLogs;
-use crate::run::stats::{DirStats, Samples, TimeSeries};
+use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 
@@ -46,6 +46,9 @@ pub struct JobStats {
     pub depth_levels: [u64; 7],
     /// Time the job had commands outstanding, ns.
     pub busy_ns: u64,
+    /// Intervals in which the job had commands outstanding and none of
+    /// them completed (ended after the ramp).
+    pub stalls: Stalls,
 }
 
 /// One closed-loop workload source: an I/O phase's generator and limits.
@@ -73,6 +76,8 @@ pub(crate) struct Source {
     rate_gap_ns: f64,
     rate_rng: Option<Pcg64Mcg>,
     busy_since: u64,
+    /// Its last completion, or the submission that ended its idle.
+    progress_ns: u64,
     pub(crate) end_ns: u64,
     finished: bool,
     /// fio's error number (110 = ETIMEDOUT after `max_latency` or a
@@ -136,6 +141,7 @@ impl Source {
             rate_gap_ns: rate_gap(&spec),
             rate_rng: spec.rate.filter(|r| r.poisson).map(|_| Pcg64Mcg::seed_from_u64(spec.randseed ^ 0x0a11_e5a1)),
             busy_since: start,
+            progress_ns: start,
             end_ns: start,
             finished: true,
             error: 0,
@@ -155,6 +161,7 @@ impl Source {
                     samples: Samples::new(keep_samples),
                     depth_levels: [0; 7],
                     busy_ns: 0,
+                    stalls: Stalls::default(),
                 })
             }),
             spec,
@@ -170,6 +177,7 @@ impl Source {
         self.seg_start = now;
         self.next_issue = now;
         self.busy_since = now;
+        self.progress_ns = now;
         self.end_ns = now;
         if let Some(st) = &mut self.stats {
             st.series.start_ns = now;
@@ -257,6 +265,7 @@ impl Source {
         dev.submit(cmd, tag);
         if self.outstanding == 0 {
             self.busy_since = now;
+            self.progress_ns = now;
         }
         self.outstanding += 1;
         self.issued += cmd.len as u64;
@@ -338,6 +347,8 @@ impl Source {
                 }
             }
         }
+        let gap = c.done_ns.saturating_sub(self.progress_ns);
+        self.progress_ns = c.done_ns;
         if c.submitted_ns < self.ramp_end {
             return false;
         }
@@ -345,6 +356,7 @@ impl Source {
         let rel = c.done_ns - self.ramp_end;
         if let Some(st) = &mut self.stats {
             st.dirs[k].record(bytes, lat);
+            st.stalls.record(gap);
             st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
             st.samples.record(rel / SAMPLE_NS, k, bytes);
         }

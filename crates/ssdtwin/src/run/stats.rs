@@ -92,6 +92,84 @@ impl DirStats {
             self.hist.value_at_percentile(p)
         }
     }
+
+    /// Commands whose latency exceeded `threshold_ns` (to the histogram's
+    /// 3 significant digits: a latency within 0.1% of the threshold may
+    /// count on either side).
+    pub fn count_above(&self, threshold_ns: u64) -> u64 {
+        if self.ios == 0 || threshold_ns >= self.lat_max_ns {
+            return 0;
+        }
+        self.ios - self.hist.count_between(0, threshold_ns).min(self.ios)
+    }
+
+    /// Share of commands whose latency exceeded `threshold_ns`, %
+    /// (`None` without commands): the reviews' latency outliers.
+    pub fn share_above(&self, threshold_ns: u64) -> Option<f64> {
+        (self.ios > 0).then(|| 100.0 * self.count_above(threshold_ns) as f64 / self.ios as f64)
+    }
+}
+
+/// Stalls: intervals in which commands were outstanding and none
+/// completed, from the last completion (or the submission that ended an
+/// idle) to the next completion. Only intervals of at least
+/// [`Stalls::MIN_NS`] are kept, in a histogram allocated at the first one
+/// (3 significant digits from 1 µs to an hour, about 100 KB), so
+/// recording costs nothing while the drive keeps completing.
+#[derive(Debug, Clone, Default)]
+pub struct Stalls {
+    hist: Option<Box<Histogram<u32>>>,
+}
+
+impl Stalls {
+    /// Shortest interval kept, ns (1 ms).
+    pub const MIN_NS: u64 = 1_000_000;
+
+    /// An interval of `gap_ns` without a completion ended.
+    #[inline]
+    pub fn record(&mut self, gap_ns: u64) {
+        if gap_ns >= Self::MIN_NS {
+            self.hist
+                .get_or_insert_with(|| {
+                    Box::new(Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("valid histogram bounds"))
+                })
+                .saturating_record(gap_ns);
+        }
+    }
+
+    /// Add another window's stalls.
+    pub fn merge(&mut self, other: &Stalls) {
+        if let Some(o) = &other.hist {
+            match &mut self.hist {
+                Some(h) => h.add(o.as_ref()).expect("histograms have equal bounds"),
+                None => self.hist = Some(o.clone()),
+            }
+        }
+    }
+
+    /// Stalls of at least `min_ns` (`min_ns` below [`Stalls::MIN_NS`]
+    /// counts from there).
+    pub fn count_at_least(&self, min_ns: u64) -> u64 {
+        self.hist.as_ref().map_or(0, |h| {
+            h.iter_recorded().filter(|v| v.value_iterated_to() >= min_ns).map(|v| v.count_at_value() as u64).sum()
+        })
+    }
+
+    /// Time spent in stalls of at least `min_ns`, ns (to the histogram's
+    /// precision).
+    pub fn time_at_least_ns(&self, min_ns: u64) -> u64 {
+        self.hist.as_ref().map_or(0, |h| {
+            h.iter_recorded()
+                .filter(|v| v.value_iterated_to() >= min_ns)
+                .map(|v| h.median_equivalent(v.value_iterated_to()) * v.count_at_value() as u64)
+                .sum()
+        })
+    }
+
+    /// The longest stall, ns (0: none of at least [`Stalls::MIN_NS`]).
+    pub fn longest_ns(&self) -> u64 {
+        self.hist.as_ref().map_or(0, |h| h.max())
+    }
 }
 
 /// Most points a [`TimeSeries`] keeps before it coarsens: a day of

@@ -88,6 +88,7 @@ impl FioReport<'_> {
                 samples: Samples::new(false),
                 depth_levels: [0; 7],
                 busy_ns: 0,
+                stalls: Default::default(),
             };
             let st = j.stats.as_ref().unwrap_or(&empty);
             let r = &j.result;
@@ -479,6 +480,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3], long: &mut Deferred) -
             "time_series": long.defer(LongArray::Seconds(r.series.seconds.clone())),
         },
     });
+    job["ssdtwin"]["stalls"] = json!(crate::study::report::stall_records(r));
     if let Some(ss) = &e.steadystate {
         job["steadystate"] = steadystate_json(ss);
     }

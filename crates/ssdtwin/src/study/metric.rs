@@ -3,14 +3,20 @@
 //!
 //! A workload metric is a quantity, optionally of one direction:
 //! `[read_|write_]` + `iops`, `mbps`, `lat` (mean completion latency),
-//! `p99_lat` or `max_lat` — `write_p99_lat`, `read_mbps`, `lat`. Without a
+//! `p99_lat` or `max_lat` — `write_p99_lat`, `read_mbps`, `lat` — or
+//! `over_<T>`, the share of commands slower than T (`over_10ms`,
+//! `read_over_100ms`: the latency outliers AnandTech's Storage Bench
+//! reports as the percentage of I/Os above 10 ms and 100 ms). Without a
 //! direction it is over reads and writes together (throughputs added,
-//! latency histograms merged). Power metrics are of the whole step:
+//! latency histograms merged). `stalls_<T>` counts the step's stalls of
+//! at least T: intervals in which commands were outstanding and none
+//! completed (`stalls_100ms`; [`crate::run::stats::Stalls`]). Power metrics are of the whole step:
 //! `power`, `energy`, `efficiency` (MB per joule = MB/s per W) and
 //! `idle_power` (the last second of the idle after the step).
 //!
 //! Each metric has one canonical unit (IOPS, MB/s = 10^6 B/s, µs, W, J,
-//! MB/s/W, mW). A figure states the unit of its published value; the
+//! MB/s/W, mW, % for outliers, a count for stalls). Thresholds are
+//! written with a unit: `ns`, `us`, `ms` or `s`. A figure states the unit of its published value; the
 //! simulated value is converted into it ([`convert`]), so `write_max_lat`
 //! can be published in ms and `idle_power` in mW without a second name.
 //!
@@ -23,6 +29,18 @@ use crate::model::drive::IoKind;
 use crate::run::sim::PhaseResult;
 use crate::run::stats::DirStats;
 use crate::run::workload::Phase;
+
+/// The latency thresholds every I/O phase's results report outliers
+/// above, ns: 10 ms and 100 ms, the two AnandTech's Storage Bench charts
+/// (2014–2015 reviews: "percentage of I/Os above 10 ms / 100 ms").
+pub const OUTLIER_THRESHOLDS_NS: [u64; 2] = [10_000_000, 100_000_000];
+
+/// The stall lengths every I/O phase's results count stalls of, ns:
+/// 100 ms and 1 s, the limits of a response that feels instantaneous and
+/// of one that keeps the user's flow of thought (Nielsen, *Usability
+/// Engineering*, 1993, ch. 5): a stall of 100 ms is a noticeable hitch, a
+/// stall of a second the "pause" the 2008 reviews complained of.
+pub const STALL_THRESHOLDS_NS: [u64; 2] = [100_000_000, 1_000_000_000];
 
 /// Which commands a workload metric covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +66,12 @@ pub enum Metric {
     P99Lat(Dir),
     /// Maximum completion latency, µs.
     MaxLat(Dir),
+    /// Share of commands whose completion latency exceeded the threshold
+    /// (ns), %.
+    Over(Dir, u64),
+    /// Stalls of at least the threshold (ns): intervals in which commands
+    /// were outstanding and none completed.
+    Stalls(u64),
     /// Mean power over the step, W.
     Power,
     /// Energy over the step, J.
@@ -60,7 +84,8 @@ pub enum Metric {
 
 /// The metric names, for messages.
 pub const METRICS: &str = "[read_|write_]iops, [read_|write_]mbps, [read_|write_]lat, [read_|write_]p99_lat, \
-                           [read_|write_]max_lat, power, energy, efficiency or idle_power";
+                           [read_|write_]max_lat, [read_|write_]over_<T> (e.g. over_10ms), stalls_<T> (e.g. \
+                           stalls_100ms), power, energy, efficiency or idle_power";
 
 impl Metric {
     /// The metric named `s` (see the module docs).
@@ -71,6 +96,9 @@ impl Metric {
             "efficiency" => return Some(Metric::Efficiency),
             "idle_power" => return Some(Metric::IdlePower),
             _ => {}
+        }
+        if let Some(t) = s.strip_prefix("stalls_") {
+            return parse_threshold_ns(t).map(Metric::Stalls);
         }
         let (dir, q) = if let Some(q) = s.strip_prefix("read_") {
             (Dir::Read, q)
@@ -85,7 +113,7 @@ impl Metric {
             "lat" => Metric::Lat(dir),
             "p99_lat" => Metric::P99Lat(dir),
             "max_lat" => Metric::MaxLat(dir),
-            _ => return None,
+            _ => Metric::Over(dir, parse_threshold_ns(q.strip_prefix("over_")?)?),
         })
     }
 
@@ -101,6 +129,8 @@ impl Metric {
             Metric::Lat(d) => (d, "lat"),
             Metric::P99Lat(d) => (d, "p99_lat"),
             Metric::MaxLat(d) => (d, "max_lat"),
+            Metric::Over(d, t) => return format!("{}over_{}", dir_prefix(d, "_"), threshold_name(t)),
+            Metric::Stalls(t) => return format!("stalls_{}", threshold_name(t)),
         };
         format!("{}{q}", dir_prefix(dir, "_"))
     }
@@ -115,6 +145,8 @@ impl Metric {
             Metric::Energy => "J",
             Metric::Efficiency => "MB/s/W",
             Metric::IdlePower => "mW",
+            Metric::Over(..) => "%",
+            Metric::Stalls(_) => "stalls",
         }
     }
 
@@ -130,6 +162,8 @@ impl Metric {
             Metric::Energy => return "energy".into(),
             Metric::Efficiency => return "efficiency".into(),
             Metric::IdlePower => return "idle power".into(),
+            Metric::Over(d, t) => return format!("{}I/Os above {}", dir_prefix(d, " "), threshold_label(t)),
+            Metric::Stalls(t) => return format!("stalls ≥ {}", threshold_label(t)),
         };
         let stat = match self {
             Metric::Lat(_) => "avg ",
@@ -191,6 +225,18 @@ impl Metric {
                 Dir::Read => p99_us(rd)?,
                 Dir::Write => p99_us(wr)?,
             },
+            Metric::Over(d, t) => {
+                let (n, over) = match d {
+                    Dir::All => (rd.ios + wr.ios, rd.count_above(t) + wr.count_above(t)),
+                    Dir::Read => (rd.ios, rd.count_above(t)),
+                    Dir::Write => (wr.ios, wr.count_above(t)),
+                };
+                if n == 0 {
+                    return None;
+                }
+                100.0 * over as f64 / n as f64
+            }
+            Metric::Stalls(t) => r.stalls.count_at_least(t) as f64,
             Metric::Power => r.power_w()?,
             Metric::Energy => r.energy_j?,
             Metric::Efficiency => (rd.bytes + wr.bytes) as f64 / 1e6 / r.energy_j.filter(|&e| e > 0.0)?,
@@ -205,6 +251,42 @@ fn dir_prefix(d: Dir, sep: &str) -> String {
         Dir::Read => format!("read{sep}"),
         Dir::Write => format!("write{sep}"),
     }
+}
+
+/// A threshold written with its unit (`10ms`, `1s`, `500us`, `2000ns`),
+/// ns; `None` for a missing or unknown unit, a zero or a fraction of a ns.
+pub fn parse_threshold_ns(s: &str) -> Option<u64> {
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (num, unit) = s.split_at(split);
+    let factor = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    let v: f64 = num.parse().ok()?;
+    let ns = v * factor;
+    (ns >= 1.0 && ns.fract() == 0.0 && ns < 1e18).then_some(ns as u64)
+}
+
+/// A threshold as [`parse_threshold_ns`] reads it, in the largest unit
+/// that writes it whole (`10ms`, `1s`).
+pub fn threshold_name(ns: u64) -> String {
+    match ns {
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// A threshold for labels: `10 ms`, `1 s`, `500 µs`.
+fn threshold_label(ns: u64) -> String {
+    let name = threshold_name(ns);
+    let unit_at = name.find(|c: char| !c.is_ascii_digit()).unwrap_or(name.len());
+    let (n, u) = name.split_at(unit_at);
+    format!("{n} {}", if u == "us" { "µs" } else { u })
 }
 
 /// 99th-percentile latency of a direction, µs (`None` without requests).
@@ -241,6 +323,7 @@ const UNITS: &[(&str, &str, f64)] = &[
     ("GB", "size", 1.0),
     ("TB", "size", 1e3),
     ("%", "share", 1.0),
+    ("stalls", "count", 1.0),
 ];
 
 /// `v` in unit `from` expressed in unit `to` (`None` when either unit is
@@ -267,7 +350,33 @@ mod tests {
         for m in [Metric::Power, Metric::Energy, Metric::Efficiency, Metric::IdlePower] {
             assert_eq!(Metric::parse(&m.name()), Some(m));
         }
-        for bad in ["mean_lat", "read_", "write_power", "lat_us", ""] {
+        for (name, m) in [
+            ("over_10ms", Metric::Over(Dir::All, 10_000_000)),
+            ("read_over_100ms", Metric::Over(Dir::Read, 100_000_000)),
+            ("write_over_1s", Metric::Over(Dir::Write, 1_000_000_000)),
+            ("over_250us", Metric::Over(Dir::All, 250_000)),
+            ("stalls_100ms", Metric::Stalls(100_000_000)),
+            ("stalls_1s", Metric::Stalls(1_000_000_000)),
+        ] {
+            assert_eq!(Metric::parse(name), Some(m), "{name}");
+            assert_eq!(m.name(), name);
+        }
+        assert_eq!(Metric::parse("stalls_0.5s"), Some(Metric::Stalls(500_000_000)));
+        assert_eq!(Metric::Stalls(500_000_000).label(), "stalls ≥ 500 ms");
+        assert_eq!(Metric::Over(Dir::Read, 10_000_000).label(), "read I/Os above 10 ms");
+        for bad in [
+            "mean_lat",
+            "read_",
+            "write_power",
+            "lat_us",
+            "",
+            "over_10",
+            "over_ms",
+            "over_10min",
+            "stalls_0s",
+            "write_stalls_1s",
+            "over_0.5ns",
+        ] {
             assert_eq!(Metric::parse(bad), None, "{bad}");
         }
     }

@@ -190,6 +190,42 @@ pub struct PhaseRecord {
     /// Drives with a thermal model: temperatures over the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal: Option<ThermalWindow>,
+    /// I/O and trace phases: the share of commands slower than each of
+    /// [`crate::study::metric::OUTLIER_THRESHOLDS_NS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_outliers: Vec<OutlierRecord>,
+    /// I/O and trace phases: stalls of at least each of
+    /// [`crate::study::metric::STALL_THRESHOLDS_NS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<StallRecord>,
+}
+
+/// The share of a phase's commands whose completion latency exceeded a
+/// threshold (`None`: no command of that direction).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OutlierRecord {
+    /// The threshold, ms.
+    pub threshold_ms: f64,
+    /// Reads above it, % of reads.
+    pub read_pct: Option<f64>,
+    /// Writes above it, % of writes.
+    pub write_pct: Option<f64>,
+    /// Reads and writes above it, % of both.
+    pub all_pct: Option<f64>,
+}
+
+/// A phase's stalls of at least a length: intervals in which commands
+/// were outstanding and none completed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StallRecord {
+    /// The shortest stall counted, ms.
+    pub min_ms: f64,
+    /// Stalls counted.
+    pub count: u64,
+    /// Their total length, ms.
+    pub time_ms: f64,
+    /// The longest, ms (0: none).
+    pub longest_ms: f64,
 }
 
 impl PhaseRecord {

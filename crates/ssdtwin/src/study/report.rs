@@ -19,8 +19,10 @@ use crate::run::stats::{Counters, DirStats, Second};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
 use crate::study::json_doc::{Deferred, LongArray};
+use crate::study::metric::{Dir, Metric, OUTLIER_THRESHOLDS_NS, STALL_THRESHOLDS_NS};
 use crate::study::record::{
-    self, DirRecord, JobOptions, LatencyRecord, OverallRecord, PhaseKind, PhaseRecord, RunRecord, SeriesPoint,
+    self, DirRecord, JobOptions, LatencyRecord, OutlierRecord, OverallRecord, PhaseKind, PhaseRecord, RunRecord,
+    SeriesPoint, StallRecord,
 };
 
 pub use crate::units::fmt_ns;
@@ -103,7 +105,44 @@ pub fn phase_record(r: &PhaseResult) -> PhaseRecord {
         trace: r.trace.as_ref().map(|t| t.to_json()),
         age: r.age,
         thermal: r.thermal,
+        latency_outliers: match r.phase {
+            Phase::Io(_) | Phase::Trace(_) => outlier_records(r),
+            _ => Vec::new(),
+        },
+        stalls: match r.phase {
+            Phase::Io(_) | Phase::Trace(_) => stall_records(r),
+            _ => Vec::new(),
+        },
     }
+}
+
+/// A phase's latency outliers above each of [`OUTLIER_THRESHOLDS_NS`].
+pub fn outlier_records(r: &PhaseResult) -> Vec<OutlierRecord> {
+    OUTLIER_THRESHOLDS_NS
+        .iter()
+        .map(|&t| {
+            let share = |d: Dir| Metric::Over(d, t).value(r, None);
+            OutlierRecord {
+                threshold_ms: t as f64 / 1e6,
+                read_pct: share(Dir::Read),
+                write_pct: share(Dir::Write),
+                all_pct: share(Dir::All),
+            }
+        })
+        .collect()
+}
+
+/// A phase's stalls of at least each of [`STALL_THRESHOLDS_NS`].
+pub fn stall_records(r: &PhaseResult) -> Vec<StallRecord> {
+    STALL_THRESHOLDS_NS
+        .iter()
+        .map(|&t| StallRecord {
+            min_ms: t as f64 / 1e6,
+            count: r.stalls.count_at_least(t),
+            time_ms: r.stalls.time_at_least_ns(t) as f64 / 1e6,
+            longest_ms: r.stalls.longest_ns() as f64 / 1e6,
+        })
+        .collect()
 }
 
 /// JSON of one phase (its record, keys sorted).

@@ -232,7 +232,8 @@ pub struct ScoreDef {
     /// `mean` (mean of the metric over the selected steps),
     /// `steady-state` (last-window mean IOPS and mean / stddev of the
     /// per-second IOPS of the single step), `each` (the metric of every
-    /// step) or `pick` (named metrics of named steps).
+    /// step), `pick` (named metrics of named steps) or `fill` (a
+    /// whole-drive fill's average rate, cache size and post-cache rate).
     pub kind: String,
     /// A metric of the shared vocabulary ([`crate::study::metric`]):
     /// `iops`, `mbps` (MB/s, 10^6 bytes), `lat` (mean), `p99_lat`,

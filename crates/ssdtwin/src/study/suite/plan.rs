@@ -23,7 +23,7 @@ use crate::error::JobError;
 use crate::run::state::DriveState;
 use crate::run::trace::ReplayMode;
 use crate::run::workload::fio::{is_host_only, is_known, is_schedule, parse_size, parse_time};
-use crate::run::workload::{IoSpec, JobOptions, Phase};
+use crate::run::workload::{IoSpec, JobOptions, Phase, RwPattern};
 
 /// A validated suite.
 #[derive(Debug, Clone)]
@@ -113,6 +113,10 @@ pub enum ScoreRule {
     },
     /// Chosen metrics of chosen steps: (step index, metric, label).
     Pick(Vec<(usize, Metric, String)>),
+    /// A whole-drive fill (one sequential write step): the average rate,
+    /// the data written before the rate fell (the cache's size) and the
+    /// rate after it ([`super::score::fill_scores`]).
+    Fill,
 }
 
 /// What a step runs.
@@ -473,8 +477,16 @@ fn expand(s: &StepDef, c: &Ctx) -> Result<Vec<StepPlan>, SuiteError> {
                 "a step is an fio I/O job or a trace (`trace`); idle and other sections are the suite's",
             ));
         };
-        if io.io_size.is_none() && io.runtime_ns.is_none() {
-            return Err(c.err("runtime", "a step needs a limit: runtime, io_size or both (whichever comes first)"));
+        // A sequential step without a limit covers its span once, as
+        // fio's job does (the whole-drive fill); a random one must say
+        // how much it does.
+        let sequential = matches!(io.rw, RwPattern::Read | RwPattern::Write);
+        if io.io_size.is_none() && io.runtime_ns.is_none() && !sequential {
+            return Err(c.err(
+                "runtime",
+                "a random step needs a limit: runtime, io_size or both (whichever comes first); a sequential \
+                 step without one covers its span once",
+            ));
         }
         if io.io_size == Some(0) || io.runtime_ns == Some(0) {
             return Err(c.err("io_size", "a limit of zero runs nothing"));
@@ -587,6 +599,10 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
             Ok(ScoreRule::SteadyState { window_ns, label: s.label.clone().unwrap_or_else(|| "steady state".into()) })
         }
         "each" => Ok(ScoreRule::Each { metric: metric(&s.metric)?, also: also()? }),
+        "fill" => match steps {
+            [StepPlan { source: StepSource::Io(io), .. }] if io.rw == RwPattern::Write => Ok(ScoreRule::Fill),
+            _ => Err(c.err("kind", "a fill score needs exactly one step, a sequential write (rw = \"write\")")),
+        },
         "pick" => {
             if s.pick.is_empty() {
                 return Err(c.err("pick", "a pick score needs at least one { step, metric, label }"));
@@ -601,6 +617,6 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
             }
             Ok(ScoreRule::Pick(items))
         }
-        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each or pick"))),
+        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each, pick or fill"))),
     }
 }

@@ -16,6 +16,17 @@
 //! consistency = mean / population standard deviation (absent when the
 //! deviation is zero).
 //!
+//! A whole-drive fill (`fill`) is scored from the step's per-second
+//! series as reviews read their fill charts: the rate over the whole fill
+//! (bytes over time), the data written before the rate fell for good —
+//! the first of [`FILL_SUSTAIN_POINTS`] points in a row that are all
+//! below [`FILL_DROP`] of the rate the fill began at (the median of its
+//! first [`FILL_SUSTAIN_POINTS`] points) — and the rate from there
+//! to the end. A drive whose rate never falls that far (no cache, or one
+//! larger than the drive) has no cache size and no post-cache rate. The
+//! threshold and the run length are ssdtwin's choices: the reviews read
+//! the drop off the chart.
+//!
 //! Power (drives with a power model): `power` is the step's energy over
 //! its whole duration (bursts and the idle between them included), and
 //! `efficiency` the MB it moved per joule — MB/s per W, as reviews chart
@@ -121,6 +132,21 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], ti
             }
             out
         }
+        ScoreRule::Fill => {
+            let (average, cache_gb, post) = fill_scores(&results[0].io);
+            let step = vec![steps[0].name.clone()];
+            let value = |label: &str, value: Option<f64>, unit: &str| ScoreValue {
+                label: label.into(),
+                value,
+                unit: unit.into(),
+                steps: step.clone(),
+            };
+            vec![
+                value("average", Some(average), "MB/s"),
+                value("cache size", cache_gb, "GB"),
+                value("after the cache", post, "MB/s"),
+            ]
+        }
         ScoreRule::Pick(items) => items
             .iter()
             .map(|(i, m, label)| ScoreValue {
@@ -131,6 +157,54 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], ti
             })
             .collect(),
     }
+}
+
+/// A fill's rate must fall below this share of its initial rate to count
+/// as the end of the cache.
+pub const FILL_DROP: f64 = 0.7;
+
+/// Points (seconds) in a row the fall must last, and the points the
+/// initial rate is the median of.
+pub const FILL_SUSTAIN_POINTS: usize = 5;
+
+/// The points of a fill: (GB written at the point's start, GB at its end,
+/// MB/s over the point), GB = 10^9 bytes.
+pub fn fill_curve(r: &PhaseResult) -> Vec<(f64, f64, f64)> {
+    let elapsed_s = (r.end_ns - r.start_ns) as f64 / 1e9;
+    let mut gb = 0.0;
+    r.series
+        .seconds
+        .iter()
+        .map(|p| {
+            let dur = (elapsed_s - p.t_s as f64).clamp(1e-3, p.span_s.max(1) as f64);
+            let start = gb;
+            gb += p.write_bytes as f64 / 1e9;
+            (start, gb, p.write_bytes as f64 / 1e6 / dur)
+        })
+        .collect()
+}
+
+/// The fill's scores: average rate (MB/s), cache size (GB written before
+/// the fall; `None` without one) and post-cache rate (MB/s; `None`
+/// without a fall).
+pub fn fill_scores(r: &PhaseResult) -> (f64, Option<f64>, Option<f64>) {
+    let curve = fill_curve(r);
+    let elapsed_s = (r.end_ns - r.start_ns) as f64 / 1e9;
+    let total_gb = curve.last().map_or(0.0, |p| p.1);
+    let average = if elapsed_s > 0.0 { total_gb * 1e3 / elapsed_s } else { 0.0 };
+    let n = FILL_SUSTAIN_POINTS;
+    if curve.len() < 2 * n {
+        return (average, None, None);
+    }
+    let mut first: Vec<f64> = curve[..n].iter().map(|p| p.2).collect();
+    first.sort_by(f64::total_cmp);
+    let initial = first[n / 2];
+    let fall = (0..=curve.len() - n).find(|&i| curve[i..i + n].iter().all(|p| p.2 < FILL_DROP * initial));
+    let Some(i) = fall else { return (average, None, None) };
+    let cache_gb = curve[i].0;
+    let after_s: f64 = elapsed_s - r.series.seconds[i].t_s as f64;
+    let post = (after_s > 0.0).then(|| (total_gb - cache_gb) * 1e3 / after_s);
+    (average, Some(cache_gb), post)
 }
 
 fn metric_label(m: Metric) -> String {
