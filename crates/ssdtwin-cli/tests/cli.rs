@@ -584,3 +584,35 @@ fn refused_options_say_why_and_fio_options_lists_the_table() {
     let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/fio-options.md"));
     assert_eq!(String::from_utf8_lossy(&o.stdout), page.unwrap());
 }
+
+#[test]
+fn suite_repeat_prints_medians_and_their_spread() {
+    let drive = small_suite_drive();
+    let dir = tmp_dir("repeat");
+    let args = [
+        "suite",
+        "vendor-2018",
+        "--drive",
+        drive.to_str().unwrap(),
+        "--scale",
+        "0.01",
+        "--time-scale",
+        "0.002",
+        "--repeat",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let o = ssdtwin(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("seeds 1–3 (median of 3 runs"), "{text}");
+    assert!(text.contains("spread over 3 seeds ([1, 2, 3])") && text.contains("median"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("vendor-2018.json")).unwrap()).unwrap();
+    let rep = &v["repeat"]["scores"][0];
+    assert_eq!(rep["values"].as_array().unwrap().len(), 3);
+    assert_eq!(rep["median"], v["scores"][0]["value"], "the reported score is the median");
+    let o = ssdtwin(&[&args[..4], &["--repeat", "0"]].concat());
+    assert!(!o.status.success() && stderr(&o).contains("--repeat"), "{}", stderr(&o));
+}

@@ -486,3 +486,33 @@ fn suite_json_reads_back_into_its_record() {
         assert_eq!(first.main_dir().total_ios, dirs[0].ios.max(dirs[1].ios));
     }
 }
+
+#[test]
+fn a_repeated_suite_reports_each_scores_median_over_the_seeds() {
+    let s = suite::load("client-2015").unwrap();
+    let o = SuiteOptions { only: vec!["random-read".into()], seed: 7, ..options() };
+    let rep = suite::run_repeated(&s, &[drive()], &o, 3, None).unwrap();
+    let record = rep.repeat.as_ref().expect("the seeds' scores");
+    assert_eq!(record.seeds, vec![7, 8, 9]);
+    // Each seed run on its own gives the values the repeat recorded.
+    let singles: Vec<_> = [7, 8, 9]
+        .iter()
+        .map(|&seed| suite::run_suite(&s, &[drive()], &SuiteOptions { seed, ..o.clone() }, None).unwrap())
+        .collect();
+    let scores = &rep.runs[0].tests[0].scores;
+    assert_eq!(record.scores.len(), scores.len());
+    let mut spread = false;
+    for (k, (sc, r)) in scores.iter().zip(&record.scores).enumerate() {
+        let mut vals: Vec<f64> = singles.iter().map(|x| x.runs[0].tests[0].scores[k].value.unwrap()).collect();
+        assert_eq!(r.values, vals.iter().map(|&v| Some(v)).collect::<Vec<_>>(), "{}", sc.label);
+        vals.sort_by(f64::total_cmp);
+        assert_eq!(sc.value, Some(vals[1]), "{}: the reported score is the median", sc.label);
+        assert_eq!((r.min, r.max), (Some(vals[0]), Some(vals[2])));
+        spread |= vals[0] < vals[2];
+    }
+    assert!(spread, "random reads collide on the dies differently from seed to seed");
+    // The same seed list gives the same document.
+    let again = suite::run_repeated(&s, &[drive()], &o, 3, None).unwrap();
+    assert_eq!(suite_json(&rep), suite_json(&again));
+    assert_eq!(suite_json(&rep)["repeat"]["seeds"], serde_json::json!([7, 8, 9]));
+}

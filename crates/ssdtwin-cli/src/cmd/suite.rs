@@ -32,6 +32,12 @@ pub struct SuiteRunArgs {
     /// Seed of every random offset and mix.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Run the suite N times, with the seeds --seed, --seed + 1, …, and
+    /// report each score's median (the score) and spread (min, max), as
+    /// the vendor guide reports the median of repeated runs. The steps'
+    /// series and charts are the first seed's.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// Multiply every size of the suite (spans, limits, bursts, test data),
     /// e.g. 0.01 for a quick look or a small drive; rounded to whole blocks.
     #[arg(long, default_value_t = 1.0)]
@@ -198,7 +204,7 @@ fn run_and_report(
             ));
         }) as SuiteProgressFn
     });
-    let result = suite::run_suite(s, &drives, &opts, progress)?;
+    let result = suite::run_repeated(s, &drives, &opts, a.repeat, progress)?;
     multi.clear().ok();
     let text = serde_json::to_string_pretty(&suite::json::suite_json(&result))? + "\n";
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -209,6 +215,9 @@ fn run_and_report(
     let page = render_report(&serde_json::from_str(&text)?, out, show)?;
     if !a.quiet {
         out!("{}", suite::json::score_table(&result));
+        if let Some(rep) = &result.repeat {
+            out!("\n{}", suite::repeat::spread_table(rep));
+        }
         outln!("\nresults: {}\nreport:  {}", path.display(), page.display());
     }
     Ok(ExitCode::SUCCESS)

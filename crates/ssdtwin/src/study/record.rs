@@ -502,6 +502,43 @@ pub struct SuiteRecord {
     pub passes: Vec<PassRecord>,
     /// Every drive × pass.
     pub runs: Vec<SuiteRunRecord>,
-    /// Every score, flat.
+    /// Every score, flat (with `--repeat`: the medians over the seeds).
     pub scores: Vec<ScoreRow>,
+    /// `--repeat N`: every score over the N seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatRecord>,
+}
+
+/// A suite run once per seed (`ssdtwin suite --repeat N`): each score's
+/// value for every seed, their median (the reported score) and spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatRecord {
+    /// The seeds, in the order run.
+    pub seeds: Vec<u64>,
+    /// Every score of every drive × pass.
+    pub scores: Vec<RepeatedScore>,
+}
+
+/// One score over the seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatedScore {
+    /// Test name.
+    pub test: String,
+    /// Score label.
+    pub label: String,
+    /// Unit.
+    pub unit: String,
+    /// Drive name.
+    pub drive: String,
+    /// Pass name.
+    pub pass: String,
+    /// The value of each seed (`None`: undefined in that run).
+    pub values: Vec<Option<f64>>,
+    /// Median of the defined values (the mean of the middle two for an
+    /// even count; `None` if no seed defined it).
+    pub median: Option<f64>,
+    /// Smallest defined value.
+    pub min: Option<f64>,
+    /// Largest defined value.
+    pub max: Option<f64>,
 }

@@ -147,6 +147,7 @@ pub fn suite_record(r: &SuiteResult) -> SuiteRecord {
         passes,
         runs,
         scores: flat,
+        repeat: r.repeat.clone(),
     }
 }
 
@@ -168,9 +169,18 @@ fn fmt_value(v: Option<f64>) -> String {
 /// drive and pass.
 pub fn score_table(r: &SuiteResult) -> String {
     let s = &r.suite;
+    let seeds = match &r.repeat {
+        Some(rep) => format!(
+            "seeds {}–{} (median of {} runs; the spread is below)",
+            rep.seeds[0],
+            rep.seeds[rep.seeds.len() - 1],
+            rep.seeds.len()
+        ),
+        None => format!("seed {}", r.options.seed),
+    };
     let mut out = format!(
-        "{} — {}\nseed {} · scale {} · time scale {}\n\n",
-        s.def.name, s.def.title, r.options.seed, r.options.scale, r.options.time_scale
+        "{} — {}\n{seeds} · scale {} · time scale {}\n\n",
+        s.def.name, s.def.title, r.options.scale, r.options.time_scale
     );
     let Some(first) = r.runs.first() else {
         return out;

@@ -38,10 +38,12 @@
 pub mod def;
 pub mod json;
 pub mod plan;
+pub mod repeat;
 pub mod run;
 pub mod score;
 
 pub use plan::Suite;
+pub use repeat::run_repeated;
 pub use run::{run_suite, DriveUnderTest, SuiteOptions, SuiteProgress, SuiteProgressFn, SuiteResult};
 
 pub use crate::error::SuiteError;

@@ -200,6 +200,9 @@ pub struct SuiteResult {
     pub passes: Vec<Pass>,
     /// Runs, drive-major.
     pub runs: Vec<RunResult>,
+    /// Run once per seed ([`super::repeat::run_repeated`]): every score
+    /// over the seeds (the scores above are then their medians).
+    pub repeat: Option<crate::study::record::RepeatRecord>,
 }
 
 const FILL_BS: u64 = 128 * 1024;
@@ -446,7 +449,7 @@ pub fn run_suite(
         .into_iter()
         .map(|r| r.expect("every run finished"))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(SuiteResult { suite: suite.clone(), drives: drives.to_vec(), options: opts.clone(), passes, runs })
+    Ok(SuiteResult { suite: suite.clone(), drives: drives.to_vec(), options: opts.clone(), passes, runs, repeat: None })
 }
 
 fn run_one(
