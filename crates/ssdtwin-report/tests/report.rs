@@ -100,9 +100,10 @@ fn every_test_has_its_charts_with_data_and_nothing_external() {
     assert!(slc.1.contains("#D55E00"), "the 660p's SLC occupancy is drawn");
     assert_eq!(html.matches("How to read this").count(), rep.files.iter().filter(|f| f.0.ends_with(".svg")).count());
     let scores = &rep.files.iter().find(|f| f.0 == "scores.csv").unwrap().1;
-    // Four tests × two drives, and consistency also scores mean/σ; the
-    // synthetic Light ten scores per drive (with its two outlier shares).
-    assert_eq!(scores.lines().count(), 1 + (4 + 1) * 2 + 10 * 2, "{scores}");
+    // Four tests × two drives: consistency scores IOPS and mean/σ, the
+    // other three MB/s, efficiency and power; the synthetic Light ten
+    // scores per drive (with its two outlier shares).
+    assert_eq!(scores.lines().count(), 1 + (2 + 3 * 3) * 2 + 10 * 2, "{scores}");
     assert!(scores.contains("I/Os above 10 ms,%") && scores.contains("I/Os above 100 ms,%"));
     assert!(
         rep.files.iter().any(|(n, _)| n.ends_with("-atsb-light-synthetic-scores-outliers.svg")),

@@ -116,3 +116,19 @@ fn active_power_stays_within_ps0_and_returns_to_the_floor() {
     let last = secs[secs.len() - 2].power_w.unwrap();
     assert!((last - floor).abs() < 1e-9, "settled at {last} W");
 }
+
+#[test]
+fn every_modelled_drive_has_a_power_model() {
+    // The suites' efficiency, idle and energy figures exist for every
+    // shipped drive (the 2008 drives' and the SM2260 sample's are
+    // estimates, said so in their presets).
+    // (The generic templates are not drives; generic-mlc-sata has none.)
+    for name in ssdtwin::spec::preset_names().into_iter().filter(|n| !n.starts_with("generic-")) {
+        let model = DriveSpec::load(name, &[]).unwrap().build(name).unwrap();
+        let p = model.power.as_ref().unwrap_or_else(|| panic!("{name} has no [power]"));
+        assert!(p.active_idle_w > 0.0, "{name}");
+    }
+    // The X25-M's floor is Intel's rated idle, 0.06 W.
+    let x25m = DriveSpec::load("intel-x25m-80gb", &[]).unwrap().build("x25m").unwrap();
+    assert_eq!(x25m.power.unwrap().active_idle_w, 0.06);
+}

@@ -144,6 +144,8 @@ fn recomputed(step: &Value, metric: &str) -> f64 {
     match metric {
         "MB/s" => sum("io_bytes") / 1e6 / (ns / 1e9),
         "IOPS" => sum("total_ios") / (ns / 1e9),
+        // Energy over the step's whole duration.
+        "W" => res["energy_j"].as_f64().unwrap() / (res["elapsed_ns"].as_f64().unwrap() / 1e9),
         // MB moved per joule of the step.
         "MB/s/W" => sum("io_bytes") / 1e6 / res["energy_j"].as_f64().unwrap(),
         "µs" => max_lat() / 1e3,
