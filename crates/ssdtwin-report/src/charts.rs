@@ -82,11 +82,12 @@ pub fn test_charts(doc: &Doc, k: usize) -> Vec<Chart> {
     }
     let trace = is_trace_test(t);
     for u in units.iter().skip(1) {
-        if trace || u == "%" || u == "stalls" {
+        if trace || matches!(u.as_str(), "%" | "stalls" | "W" | "MB/s/W") {
             out.extend(score_bars(doc, t, Some(u)));
         }
     }
-    out.extend(sweep_curves(doc, t));
+    out.extend(sweep_curves(doc, t, false));
+    out.extend(sweep_curves(doc, t, true));
     if t.def.is_some_and(|d| d.score.kind == "fill") {
         out.extend(timecharts::fill(doc, t));
     }
@@ -216,6 +217,8 @@ fn score_bars(doc: &Doc, t: &Test, only_unit: Option<&str>) -> Option<Chart> {
         Some("µs") => ("scores-latency", "latency", "shorter is better"),
         Some("J") => ("scores-energy", "energy", "shorter is better"),
         Some("%") => ("scores-outliers", "latency outliers", "shorter is better"),
+        Some("W") => ("scores-power", "average power", "shorter is better for the same work"),
+        Some("MB/s/W") => ("scores-efficiency", "power efficiency", "longer is better"),
         Some("stalls") => ("scores-stalls", "stalls", "shorter is better"),
         Some(_) => ("scores-other", "other scores", "see the table above"),
     };
@@ -231,7 +234,9 @@ fn score_bars(doc: &Doc, t: &Test, only_unit: Option<&str>) -> Option<Chart> {
     })
 }
 
-fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
+/// Throughput (or, with `power`, average power) of every step of a sweep
+/// against the swept field.
+fn sweep_curves(doc: &Doc, t: &Test, power: bool) -> Option<Chart> {
     let runs = runs_with(doc, &t.name);
     let first = doc.runs[*runs.first()?].test(&t.name)?;
     let keys: Vec<String> = first.steps.first()?.sweep.keys().cloned().collect();
@@ -252,7 +257,13 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
     }
     let metric = t.def.and_then(|d| d.score.metric.as_deref()).unwrap_or("mbps");
     let iops = metric == "iops";
-    let unit = if iops { "IOPS" } else { "MB/s" };
+    let unit = if power {
+        "W"
+    } else if iops {
+        "IOPS"
+    } else {
+        "MB/s"
+    };
     let sweep_val = |st: &StepRecord, k: &str| st.sweep.get(k).map_or(String::new(), |x| x.to_string());
     // A step list that alternates directions (e.g. write then read at
     // every transfer size) draws one line per direction.
@@ -269,12 +280,23 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
             }
             let rest = rest.join(" ");
             let x = cats.iter().position(|cv| *cv == sweep_val(st, &key))?;
-            let y = if iops { st.metrics.iops } else { st.metrics.mbps }.unwrap_or(0.0);
+            let y = if power {
+                // Drives without a power model have no power curve.
+                let Some(w) = st.metrics.power_w else { continue };
+                w
+            } else if iops {
+                st.metrics.iops.unwrap_or(0.0)
+            } else {
+                st.metrics.mbps.unwrap_or(0.0)
+            };
             match series.iter_mut().find(|(r, rs, _)| *r == i && *rs == rest) {
                 Some(sr) => sr.2.push((x, y)),
                 None => series.push((i, rest, vec![(x, y)])),
             }
         }
+    }
+    if series.is_empty() {
+        return None;
     }
     let max = series.iter().flat_map(|sr| sr.2.iter().map(|p| p.1)).fold(0.0, f64::max);
     let yt = ticks(0.0, if max > 0.0 { max * 1.05 } else { 1.0 }, 5);
@@ -297,6 +319,14 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
         "bs" => ("size-curve", "Transfer size".to_string()),
         "percentage_random" => ("random-curve", "Random share (%)".to_string()),
         other => ("sweep-curve", other.to_string()),
+    };
+    let kind = match (power, kind) {
+        (false, k) => k,
+        (true, "qd-curve") => "qd-power",
+        (true, "mix-curve") => "mix-power",
+        (true, "size-curve") => "size-power",
+        (true, "random-curve") => "random-power",
+        (true, _) => "sweep-power",
     };
     let npoints = series.iter().map(|sr| sr.2.len()).sum();
     let mut svg = open(kind, height, npoints, &t.title);
@@ -330,13 +360,16 @@ fn sweep_curves(doc: &Doc, t: &Test) -> Option<Chart> {
         "size-curve" => "each transfer size",
         _ => "each step of the sweep",
     };
-    Some(Chart {
-        file: String::new(),
-        kind,
-        title: format!("{}: {unit} per step", t.title),
-        how: format!("One point per step: the {unit} measured at {what}. Higher is better; the score averages the steps it names."),
-        svg,
-    })
+    let how = if power {
+        format!(
+            "One point per step: the drive's average power (W) at {what}, bursts and gaps included, as the \
+             reviews draw it beside efficiency. Lower is better for the same work."
+        )
+    } else {
+        format!("One point per step: the {unit} measured at {what}. Higher is better; the score averages the steps it names.")
+    };
+    let title = if power { format!("{}: power per step", t.title) } else { format!("{}: {unit} per step", t.title) };
+    Some(Chart { file: String::new(), kind, title, how, svg })
 }
 
 /// A transfer size as reviewers label it: 512 B, 4 KiB, 1 MiB.
