@@ -167,3 +167,56 @@ fn idle_cools_exponentially_with_the_models_time_constant() {
     assert!((ratio / want - 1.0).abs() < 0.02, "decay {ratio:.4}, e^(−40/τ) = {want:.4}");
     assert!(th.end.composite_c < th.start.composite_c - 10.0);
 }
+
+/// Host Controlled Thermal Management on the 660p's model (the preset's
+/// case airflow, 1.5, in which its sustained writes settle near 65 °C and
+/// never reach its own 77 °C): the host's TMT1 and TMT2 throttle it where
+/// its own thresholds would not, and the health log counts it.
+#[test]
+fn host_thresholds_throttle_lightly_then_heavily_and_the_log_counts_it() {
+    // The card's heat capacity ÷ 10 as above, in the case's airflow.
+    let set = ["thermal.nand_j_per_k=0.8"];
+    let run = |tmt: Option<[f64; 2]>| {
+        let mut sim = Simulator::new(Drive::new(small_slc_model(&set)));
+        assert!(sim.device().set_hctm(tmt));
+        let r = sim.run_phase(&seq_write(90), 0, 1);
+        (r, ssdtwin::model::health::Health::of(sim.drive()))
+    };
+    let (free, h0) = run(None);
+    let t0 = free.thermal.unwrap();
+    assert_eq!(t0.counters.throttle_events, 0, "the case's airflow keeps it below 77 °C");
+    assert!(t0.peak_c > 55.0 && t0.peak_c < 77.0, "peak {:.1} °C", t0.peak_c);
+    assert_eq!(h0.hctm, None, "no HCTM fields when the host set none");
+
+    // TMT1 at 50 °C: light throttling (the warning level's PS2 cap) from
+    // the first sensor poll at or above 50 °C, counted as TMT1 time; the
+    // drive's own thresholds are never reached, so all of its warning-level
+    // time is the host's.
+    let (light, h1) = run(Some([50.0, 90.0]));
+    let t1 = light.thermal.unwrap();
+    assert!(t1.counters.tmt1_transitions >= 1 && t1.counters.tmt2_transitions == 0, "{:?}", t1.counters);
+    assert!(t1.counters.tmt1_ns > 10_000_000_000, "{:?}", t1.counters);
+    assert_eq!(t1.counters.tmt1_ns, t1.counters.throttled_warning_ns);
+    assert!(t1.peak_c < 77.0);
+    let first = light.series.seconds.iter().position(|s| s.throttle == Some(1)).expect("throttled");
+    assert!(light.series.seconds[first].temp_c.unwrap() >= 49.0, "throttled at {:?}", light.series.seconds[first]);
+    assert!(mbps(&light) < 0.9 * mbps(&free), "{:.0} vs {:.0} MB/s", mbps(&light), mbps(&free));
+    let h = h1.hctm.expect("the HCTM fields");
+    assert_eq!(h.tmt1_total_time_s, t1.counters.tmt1_ns / 1_000_000_000);
+    assert_eq!(h.tmt1_transition_count, t1.counters.tmt1_transitions);
+
+    // TMT1 40 °C, TMT2 45 °C: heavy throttling (the critical level's PS2
+    // and delay), counted as TMT2 time, and slower still.
+    let (heavy, h2) = run(Some([40.0, 45.0]));
+    let t2 = heavy.thermal.unwrap();
+    assert!(t2.counters.tmt2_transitions >= 1 && t2.counters.tmt2_ns > 10_000_000_000, "{:?}", t2.counters);
+    assert_eq!(t2.counters.tmt2_ns, t2.counters.throttled_critical_ns);
+    assert!(mbps(&heavy) <= mbps(&light), "{:.0} vs {:.0} MB/s", mbps(&heavy), mbps(&light));
+    assert!(h2.hctm.unwrap().tmt2_total_time_s >= 10);
+
+    // A threshold the host may not set is a clear error in a drive file.
+    let bad = ssdtwin::DriveSpec::load("intel-660p-1tb", &["thermal.host_tmt_c=[70.0, 60.0]".into()])
+        .and_then(|s| s.build("bad"));
+    let e = bad.unwrap_err().to_string();
+    assert!(e.contains("thermal.host_tmt_c") && e.contains("below TMT2"), "{e}");
+}

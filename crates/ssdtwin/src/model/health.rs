@@ -74,6 +74,24 @@ pub struct Health {
     /// critical threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_temp_time_min: Option<u64>,
+    /// Host Controlled Thermal Management (drives whose host set TMT1 and
+    /// TMT2): Thermal Management Temperature 1 and 2 Transition Counts and
+    /// Total Times (NVMe counts whole seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hctm: Option<HctmLog>,
+}
+
+/// The health log's four HCTM fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HctmLog {
+    /// Times the drive entered the light throttle for TMT1.
+    pub tmt1_transition_count: u64,
+    /// Times it entered the heavy throttle for TMT2.
+    pub tmt2_transition_count: u64,
+    /// Seconds throttled for TMT1.
+    pub tmt1_total_time_s: u64,
+    /// Seconds throttled for TMT2.
+    pub tmt2_total_time_s: u64,
 }
 
 impl Health {
@@ -117,6 +135,12 @@ impl Health {
             composite_temp_c: drive.thermal.as_ref().map(|t| (t.composite_c() * 10.0).round() / 10.0),
             warning_temp_time_min: drive.thermal.as_ref().map(|t| t.counters.warning_temp_ns / 60_000_000_000),
             critical_temp_time_min: drive.thermal.as_ref().map(|t| t.counters.critical_temp_ns / 60_000_000_000),
+            hctm: drive.thermal.as_ref().filter(|t| t.model.host_tmt_c.is_some()).map(|t| HctmLog {
+                tmt1_transition_count: t.counters.tmt1_transitions,
+                tmt2_transition_count: t.counters.tmt2_transitions,
+                tmt1_total_time_s: t.counters.tmt1_ns / 1_000_000_000,
+                tmt2_total_time_s: t.counters.tmt2_ns / 1_000_000_000,
+            }),
         }
     }
 
@@ -133,6 +157,15 @@ impl Health {
                 format!("health: composite temperature {c:.1} °C; {w} min above warning, {k} min above critical\n")
             }
             _ => String::new(),
+        };
+        let temp = match self.hctm {
+            Some(h) => {
+                temp + &format!(
+                    "health: host thermal management: {} s at TMT1 ({} transitions), {} s at TMT2 ({} transitions)\n",
+                    h.tmt1_total_time_s, h.tmt1_transition_count, h.tmt2_total_time_s, h.tmt2_transition_count
+                )
+            }
+            None => temp,
         };
         let spare = match (self.available_spare, self.available_spare_threshold) {
             (Some(s), Some(t)) => format!(

@@ -37,11 +37,20 @@
 //!   (`warning_delay_us`); above the critical temperature the same with the
 //!   critical parameters (throttle hard).
 //!
+//! - **Host Controlled Thermal Management** (NVMe 1.3, §5.21.1.16, Set
+//!   Features FID 10h): the host sets TMT1 and TMT2; at or above TMT1 the
+//!   drive throttles lightly (the warning level's parameters), at or above
+//!   TMT2 heavily (the critical level's), with the same hysteresis. The
+//!   drive throttles at the stronger of its own level and the host's. The
+//!   health log counts the transitions into each host level and the time
+//!   spent in it (*Thermal Management Temperature 1/2 Transition Count*
+//!   and *Total Time For Thermal Management Temperature 1/2*, seconds).
+//!
 //! Leaves out: the dependence of resistances on temperature, radiation,
 //! heat from neighbouring parts (ambient is fixed per run), temperature's
-//! effect on NAND timings or leakage power, the host's thermal management
-//! (NVMe HCTM thresholds), and shutdown at the critical temperature (the
-//! drive throttles hard instead). Energy is booked when work is scheduled
+//! effect on NAND timings or leakage power, the Identify range the host's
+//! TMT values must lie in (MNTMT/MXTMT), and shutdown at the critical
+//! temperature (the drive throttles hard instead). Energy is booked when work is scheduled
 //! (see the power model), so within a poll period heat may arrive up to a
 //! few milliseconds early.
 
@@ -77,6 +86,9 @@ pub struct ThermalModel {
     pub delay_ns: [u64; 2],
     /// The power states the caps come from.
     pub cap_state: [Option<usize>; 2],
+    /// The host's HCTM thresholds TMT1 and TMT2, °C (`None`: HCTM off).
+    #[serde(default)]
+    pub host_tmt_c: Option<[f64; 2]>,
     /// System matrix `A` of `dx/dt = A x + b`.
     a: [[f64; 2]; 2],
     /// Its eigenvalues, 1/s (negative).
@@ -112,6 +124,7 @@ impl ThermalModel {
             cap_w: [cap(s.warning_state), cap(s.critical_state)],
             delay_ns: [s.warning_delay_us * 1_000, s.critical_delay_us * 1_000],
             cap_state: [s.warning_state, s.critical_state],
+            host_tmt_c: s.host_tmt_c,
             a,
             lambda,
         }
@@ -178,6 +191,19 @@ pub struct ThermalCounters {
     pub throttle_events: u64,
     /// Time commands and background work were held by the throttle, ns.
     pub throttle_delay_ns: u64,
+    /// Transitions into the host's light throttle (composite at or above
+    /// TMT1), HCTM.
+    #[serde(default)]
+    pub tmt1_transitions: u64,
+    /// Transitions into the host's heavy throttle (at or above TMT2).
+    #[serde(default)]
+    pub tmt2_transitions: u64,
+    /// Time throttled lightly for the host's TMT1, ns.
+    #[serde(default)]
+    pub tmt1_ns: u64,
+    /// Time throttled heavily for the host's TMT2, ns.
+    #[serde(default)]
+    pub tmt2_ns: u64,
 }
 
 impl ThermalCounters {
@@ -190,6 +216,10 @@ impl ThermalCounters {
             throttled_critical_ns: self.throttled_critical_ns - e.throttled_critical_ns,
             throttle_events: self.throttle_events - e.throttle_events,
             throttle_delay_ns: self.throttle_delay_ns - e.throttle_delay_ns,
+            tmt1_transitions: self.tmt1_transitions - e.tmt1_transitions,
+            tmt2_transitions: self.tmt2_transitions - e.tmt2_transitions,
+            tmt1_ns: self.tmt1_ns - e.tmt1_ns,
+            tmt2_ns: self.tmt2_ns - e.tmt2_ns,
         }
     }
 }
@@ -222,6 +252,9 @@ pub struct Thermal {
     energy: [f64; 2],
     /// Throttle level: 0 none, 1 warning, 2 critical.
     pub level: u8,
+    /// The host's HCTM level within it: 0 none, 1 TMT1, 2 TMT2.
+    #[serde(default)]
+    pub host_level: u8,
     /// When the firmware next reads its sensor, ns.
     pub next_poll_ns: u64,
     /// Start of the current throttle level and the energy drawn then.
@@ -242,10 +275,17 @@ impl Thermal {
             t_ns: 0,
             energy: [0.0; 2],
             level: 0,
+            host_level: 0,
             next_poll_ns: 0,
             cap_since: (0, 0.0),
             counters: ThermalCounters::default(),
         }
+    }
+
+    /// The host sets (or, `None`, turns off) its HCTM thresholds
+    /// `[TMT1, TMT2]`, °C; the next sensor poll applies them.
+    pub fn set_hctm(&mut self, tmt_c: Option<[f64; 2]>) {
+        self.model.host_tmt_c = tmt_c;
     }
 
     /// Restart the clock at 0, where the drive's cumulative energy
@@ -262,6 +302,7 @@ impl Thermal {
     pub fn cool_down(&mut self) {
         self.rise = [0.0; 2];
         self.level = 0;
+        self.host_level = 0;
         self.peak_c = self.model.ambient_c;
     }
 
@@ -313,6 +354,11 @@ impl Thermal {
             2 => self.counters.throttled_critical_ns += dt_ns,
             _ => {}
         }
+        match self.host_level {
+            1 => self.counters.tmt1_ns += dt_ns,
+            2 => self.counters.tmt2_ns += dt_ns,
+            _ => {}
+        }
         self.peak_c = self.peak_c.max(after);
         self.t_ns = t;
         self.energy = [total_j, nand_j];
@@ -342,7 +388,8 @@ impl Thermal {
         let xs = m.steady_rise(p);
         let over = (self.rise[0] - xs[0]).max(self.rise[1] - xs[1]).max(0.0);
         let bound = m.ambient_c + xs[0].max(xs[1]) + over;
-        if bound >= m.warning_c.min(m.critical_c) {
+        let host = m.host_tmt_c.map_or(f64::INFINITY, |t| t[0]);
+        if bound >= m.warning_c.min(m.critical_c).min(host) {
             return false;
         }
         self.rise = m.step(self.rise, p, dt);
@@ -363,6 +410,7 @@ impl Thermal {
         }
         self.energy = [total_j, nand_j];
         self.level = 0;
+        self.host_level = 0;
         self.cap_since = (t, total_j);
         self.next_poll_ns = (t / self.model.poll_ns + 1) * self.model.poll_ns;
     }
@@ -373,13 +421,29 @@ impl Thermal {
     pub fn poll(&mut self, t: u64, total_j: f64) {
         let temp = self.composite_c();
         let m = &self.model;
-        let level = if temp >= m.critical_c || (self.level == 2 && temp > m.critical_c - m.hysteresis_c) {
-            2
-        } else if temp >= m.warning_c || (self.level >= 1 && temp > m.warning_c - m.hysteresis_c) {
-            1
-        } else {
-            0
+        // A level is entered at its threshold and left once the composite
+        // falls the hysteresis below it.
+        let level_of = |thr: [f64; 2], now: u8| {
+            if temp >= thr[1] || (now == 2 && temp > thr[1] - m.hysteresis_c) {
+                2
+            } else if temp >= thr[0] || (now >= 1 && temp > thr[0] - m.hysteresis_c) {
+                1
+            } else {
+                0
+            }
         };
+        let own = level_of([m.warning_c, m.critical_c], self.level);
+        let host = m.host_tmt_c.map_or(0, |tmt| level_of(tmt, self.host_level));
+        if host > self.host_level {
+            // NVMe counts each transition into a host level (into TMT2
+            // directly counts for TMT2 only).
+            match host {
+                1 => self.counters.tmt1_transitions += 1,
+                _ => self.counters.tmt2_transitions += 1,
+            }
+        }
+        self.host_level = host;
+        let level = own.max(host);
         if level != self.level {
             if level > self.level {
                 self.counters.throttle_events += 1;

@@ -297,6 +297,13 @@ impl Device {
         done
     }
 
+    /// Set the host's HCTM thresholds `[TMT1, TMT2]` (°C) now, or turn
+    /// HCTM off (see [`Drive::set_hctm`]); false without `[thermal]`.
+    pub fn set_hctm(&mut self, tmt_c: Option<[f64; 2]>) -> bool {
+        let now = self.now();
+        self.drive.set_hctm(tmt_c, now)
+    }
+
     /// Turn the host's APST setting on or off now.
     pub fn set_apst(&mut self, on: bool) {
         let now = self.now();

@@ -656,6 +656,19 @@ impl DriveSpec {
                 if th.sensor_poll_ms == 0 {
                     return Err(bad.at("thermal.sensor_poll_ms", "must be at least 1 ms".into()));
                 }
+                if let Some([t1, t2]) = th.host_tmt_c {
+                    // NVMe: TMT1 below TMT2 when both are set; a threshold
+                    // at or below ambient would throttle an idle drive.
+                    if !(t1.is_finite() && t2.is_finite() && th.ambient_c < t1 && t1 < t2 && t2 <= 150.0) {
+                        return Err(bad.at(
+                            "thermal.host_tmt_c",
+                            format!(
+                                "[{t1}, {t2}]: TMT1 must be above the ambient {} °C and below TMT2, TMT2 at most 150 °C",
+                                th.ambient_c
+                            ),
+                        ));
+                    }
+                }
                 for (field, st) in [("warning_state", th.warning_state), ("critical_state", th.critical_state)] {
                     if let Some(i) = st {
                         match p.states.get(i) {

@@ -352,6 +352,21 @@ impl Drive {
         Some((self.energy_j(now)?, self.power.nand_j(self.flash.counters.array_ns)?))
     }
 
+    /// The host sets its Host Controlled Thermal Management thresholds
+    /// `[TMT1, TMT2]` in °C (NVMe Set Features FID 10h), or turns HCTM off
+    /// (`None`), at `now`. Returns false (and does nothing) on a drive
+    /// without `[thermal]`.
+    pub fn set_hctm(&mut self, tmt_c: Option<[f64; 2]>, now: u64) -> bool {
+        self.thermal_advance(now);
+        match &mut self.thermal {
+            Some(th) => {
+                th.set_hctm(tmt_c);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Bring the thermal model up to `t` (no-op without `[thermal]`),
     /// cutting the interval at the sensor poll period and letting the
     /// firmware poll its sensor at each poll time passed. Once the drive

@@ -91,6 +91,13 @@ pub struct ThermalSpec {
     /// Delay inserted before every command above the critical temperature, µs.
     #[serde(default)]
     pub critical_delay_us: u64,
+    /// Host Controlled Thermal Management (NVMe 1.3, Set Features FID
+    /// 10h): the host's thresholds `[TMT1, TMT2]`, °C, as its driver sets
+    /// them at power-on (absent: HCTM off). At or above TMT1 the drive
+    /// throttles lightly (the warning level's state and delay), at or
+    /// above TMT2 heavily (the critical level's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_tmt_c: Option<[f64; 2]>,
 }
 
 fn default_ambient_c() -> f64 {
@@ -125,6 +132,7 @@ impl Default for ThermalSpec {
             warning_delay_us: 0,
             critical_state: None,
             critical_delay_us: 0,
+            host_tmt_c: None,
         }
     }
 }
