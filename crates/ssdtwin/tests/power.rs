@@ -50,7 +50,7 @@ fn idle_power_test_reports_active_idle_apst_idle_and_wake_up() {
 /// than made-up ones.
 #[test]
 fn drives_without_a_power_model_report_none() {
-    let model = DriveSpec::load("smi-sm2260-mlc-512gb", &[]).unwrap().build("sm2260").unwrap();
+    let model = DriveSpec::load("generic-mlc-sata", &[]).unwrap().build("template").unwrap();
     let mut sim = Simulator::new(Drive::new(model));
     let r = sim.run_phase(&one_read(true), 0, 1);
     assert_eq!(r.energy_j, None);
