@@ -295,6 +295,17 @@ class SuiteResult:
         """One row per drive × pass × test × step with the step's metrics."""
         return _frames.steps_frame(self.json)
 
+    @property
+    def repeat(self) -> "pd.DataFrame":
+        """With ``repeat=N``: one row per score with every seed's value
+        (``values``), the ``median`` (the reported score), ``min`` and
+        ``max``; empty for a single run."""
+        import pandas as pd
+
+        rows = (self.json.get("repeat") or {}).get("scores", [])
+        cols = ["test", "label", "unit", "drive", "pass", "values", "median", "min", "max"]
+        return pd.DataFrame([{k: r[k] for k in cols} for r in rows], columns=cols)
+
     def table(self) -> "pd.DataFrame":
         """The scores as the CLI prints them: a row per score, a column per drive and pass."""
         s = self.scores
@@ -320,13 +331,17 @@ def suite(
     only: Optional[Sequence[str]] = None,
     out: Union[None, str, "os.PathLike[str]"] = None,
     threads: Optional[int] = None,
+    repeat: int = 1,
 ) -> SuiteResult:
     """Run a benchmark suite (built-in name or suite file) on drives, as
     ``ssdtwin suite`` does. ``set`` applies to every drive after its own
     overrides; ``scale`` multiplies sizes (``time_scale`` times, default
     ``scale``); ``only`` selects tests; with ``out`` the JSON and the HTML
     report are written there (``.report`` is the page's path). Runs (drive
-    × pass) go on ``threads`` threads (default: every CPU)."""
+    × pass) go on ``threads`` threads (default: every CPU). ``repeat=N``
+    runs the suite with the seeds ``seed`` … ``seed + N - 1``: the scores
+    are their medians, and ``.repeat`` has every seed's value, the median,
+    min and max (``--repeat``)."""
     if isinstance(drives, (str, Drive, os.PathLike)):
         drives = [drives]
     extra = _overrides(set)
@@ -342,6 +357,7 @@ def suite(
         only=list(only or []),
         threads=int(threads or os.cpu_count() or 1),
         out=None if out is None else os.fspath(out),
+        repeat=int(repeat),
     )
     return SuiteResult(text, page)
 

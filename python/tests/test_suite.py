@@ -29,6 +29,22 @@ def test_suite_scores_match_cli(small, cli, tmp_path):
     assert (tmp_path / "py" / "client-2018.json").read_text() == r.json_text
 
 
+def test_repeat_reports_medians_over_seeds(small):
+    one = dict(scale=0.001, only=["burst-random-read"])
+    r = ssdtwin.suite("client-2018", drives=[small], repeat=3, seed=5, **one)
+    rep = r.repeat
+    assert len(rep) == len(r.scores) and all(len(v) == 3 for v in rep["values"])
+    assert r.json["repeat"]["seeds"] == [5, 6, 7]
+    # The reported score is the median of the seeds' values, each of which
+    # a single run with that seed gives.
+    singles = [ssdtwin.suite("client-2018", drives=[small], seed=s, **one).scores["value"].tolist() for s in (5, 6, 7)]
+    for i, row in rep.iterrows():
+        vals = sorted(x[i] for x in singles)
+        assert row["values"] == [x[i] for x in singles]
+        assert row["median"] == vals[1] == r.scores["value"][i]
+    assert ssdtwin.suite("client-2018", drives=[small], **one).repeat.empty
+
+
 def test_review_writes_the_report(small, tmp_path):
     r = ssdtwin.review([small], out=tmp_path, **QUICK)
     assert r.report == str(tmp_path / "report.html") and os.path.exists(r.report)

@@ -171,6 +171,8 @@ pub struct SuiteArgs {
     pub threads: usize,
     /// Directory for the JSON and the HTML report (none: not written).
     pub out: Option<String>,
+    /// Runs with the seeds `seed`, `seed + 1`, …: the scores are medians.
+    pub repeat: u32,
 }
 
 /// Run a suite: the JSON document `ssdtwin suite` writes, and the report
@@ -192,7 +194,10 @@ pub fn run_suite(a: &SuiteArgs) -> Result<(String, Option<String>)> {
         threads: a.threads.max(1),
         ..SuiteOptions::default()
     };
-    let result = suite::run_suite(&s, &drives, &opts, None)?;
+    if a.repeat == 0 {
+        bail!("repeat must be at least 1");
+    }
+    let result = suite::run_repeated(&s, &drives, &opts, a.repeat, None)?;
     let text = serde_json::to_string_pretty(&suite::json::suite_json(&result))? + "\n";
     let page = match &a.out {
         None => None,

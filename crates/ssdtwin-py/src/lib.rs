@@ -95,7 +95,7 @@ fn run(
 
 /// Run a suite: `(JSON text, report page path or None)`.
 #[pyfunction]
-#[pyo3(signature = (suite, drives, state=None, seed=1, scale=1.0, time_scale=None, only=Vec::new(), threads=1, out=None))]
+#[pyo3(signature = (suite, drives, state=None, seed=1, scale=1.0, time_scale=None, only=Vec::new(), threads=1, out=None, repeat=1))]
 #[allow(clippy::too_many_arguments)]
 fn run_suite(
     py: Python<'_>,
@@ -108,6 +108,7 @@ fn run_suite(
     only: Vec<String>,
     threads: usize,
     out: Option<String>,
+    repeat: u32,
 ) -> PyResult<(String, Option<String>)> {
     let a = SuiteArgs {
         suite,
@@ -119,6 +120,7 @@ fn run_suite(
         only,
         threads,
         out,
+        repeat,
     };
     py.allow_threads(|| glue::run_suite(&a)).map_err(err)
 }
