@@ -132,3 +132,53 @@ fn every_modelled_drive_has_a_power_model() {
     let x25m = DriveSpec::load("intel-x25m-80gb", &[]).unwrap().build("x25m").unwrap();
     assert_eq!(x25m.power.unwrap().active_idle_w, 0.06);
 }
+
+/// Link power management by hand: a drive awake at 0.5 W whose link rests
+/// in L1.2 (0.1 W) after 10 ms of idle and takes 70 µs to wake draws, over
+/// a 1 s idle, 0.5 W × 10 ms + 0.1 W × 990 ms = 0.104 J, and its next
+/// command waits the 70 µs; with APST on as well (PS3 at 40 mW entered
+/// after 50 × 1.41 ms = 70.5 ms, PS4 at 5 mW 50 × 8 ms = 400 ms later,
+/// exit 6 ms), the drive rests as deep as the deeper of the two at each
+/// moment.
+#[test]
+fn link_power_states_match_a_hand_computation() {
+    let l12 = "power.link_state=[{ name = \"L1.2\", idle_w = 0.1, enter_after_us = 10000, exit_latency_us = 70 }]";
+    let model = DriveSpec::load("generic-tlc-nvme", &[l12.into(), "ftl.idle_threshold_ns=1000000000000".into()])
+        .unwrap()
+        .build("l12")
+        .unwrap();
+    let p = model.power.as_ref().unwrap();
+    assert_eq!((p.active_idle_w, p.apst[0].rest_w, p.apst[0].after_ns), (0.5, 0.04, 70_500_000));
+    let read = |link_pm: bool, apst: bool| {
+        let mut s = IoSpec::new("read", RwPattern::RandRead);
+        s.size = Some(1 << 30);
+        s.io_size = Some(4096);
+        s.apst = apst;
+        s.link_pm = link_pm;
+        Phase::Io(s)
+    };
+    let energy_of_idle = |link_pm: bool, apst: bool| {
+        let mut sim = Simulator::new(Drive::new(model.clone()));
+        sim.run_phase(&read(link_pm, apst), 0, 3);
+        let r = sim.run_phase(&idle(1_000_000_000), 1, 3);
+        let after = sim.run_phase(&read(link_pm, apst), 2, 3);
+        (r.energy_j.unwrap(), read_latency_ns(&after))
+    };
+    let (awake, lat0) = energy_of_idle(false, false);
+    assert!((awake - 0.5).abs() < 1e-9, "awake: {awake} J");
+    let (l12_j, lat1) = energy_of_idle(true, false);
+    assert!((l12_j - (0.5 * 0.010 + 0.1 * 0.990)).abs() < 1e-9, "L1.2: {l12_j} J");
+    assert_eq!(lat1 - lat0, 70_000, "the read waits for the link to leave L1.2");
+    // Both: 0.5 W for 10 ms, L1.2's 0.1 W until PS3 at 70.5 ms, its 40 mW
+    // until PS4 at 470.5 ms, then 5 mW; the wake is PS4's 6 ms (longer
+    // than L1.2's 70 µs).
+    assert_eq!((p.apst[1].rest_w, p.apst[1].after_ns), (0.005, 470_500_000));
+    let (both_j, lat2) = energy_of_idle(true, true);
+    let want = 0.5 * 0.010 + 0.1 * (0.0705 - 0.010) + 0.04 * (0.4705 - 0.0705) + 0.005 * (1.0 - 0.4705);
+    assert!((both_j - want).abs() < 1e-9, "both: {both_j} J vs {want} J");
+    assert_eq!(lat2 - lat0, 6_000_000);
+    // A link state that draws more than the awake drive is a clear error.
+    let bad = "power.link_state=[{ name = \"L1.2\", idle_w = 0.9, enter_after_us = 10, exit_latency_us = 70 }]";
+    let e = DriveSpec::load("generic-tlc-nvme", &[bad.into()]).and_then(|s| s.build("bad")).unwrap_err().to_string();
+    assert!(e.contains("power.link_state[0].idle_w"), "{e}");
+}

@@ -32,11 +32,20 @@
 //! when their command is submitted), so it is exact over a phase and
 //! approximate within a second of the per-second series.
 //!
+//! **Link power management** is a second host setting (`link_pm`): a
+//! drive whose file lists link power states (`[[power.link_state]]`: PCIe
+//! ASPM L1.2 on NVMe, SATA partial, slumber and DevSleep) puts its link
+//! in each after its idle time (`enter_after_us`) and draws that state's
+//! `idle_w` there; a command waits its `exit_latency_us`. With both
+//! settings on, the drive rests at each moment as deep as the deeper of
+//! the two (the lower power, the longer wake).
+//!
 //! Operational power-state limits (PS1/PS2) are applied by the thermal
 //! throttle ([`crate::model::thermal`]).
 //!
-//! Leaves out: the energy of entering a state, and PCIe link
-//! power states apart from the NVMe ones.
+//! Leaves out: the energy of entering a state, L1.2's dependence on the
+//! host's LTR values, and the PHY's own power states below the ones a
+//! drive file lists.
 
 use crate::model::params::PowerSpec;
 
@@ -77,6 +86,12 @@ pub struct PowerModel {
     pub max_w: f64,
     /// The APST chain from PS0 (empty: no non-operational state usable).
     pub apst: Vec<ApstStep>,
+    /// The link power states' chain (`state` 0: the drive stays in PS0).
+    #[serde(default)]
+    pub link: Vec<ApstStep>,
+    /// Both at once: at each step the deeper of the two.
+    #[serde(default)]
+    pub both: Vec<ApstStep>,
 }
 
 impl PowerModel {
@@ -96,6 +111,17 @@ impl PowerModel {
                 wake_ns: st.wake_latency_us.unwrap_or(st.exit_latency_us) * 1_000,
             });
         }
+        let link: Vec<ApstStep> = s
+            .link_states
+            .iter()
+            .map(|l| ApstStep {
+                after_ns: l.enter_after_us * 1_000,
+                state: 0,
+                rest_w: l.idle_w,
+                wake_ns: l.exit_latency_us * 1_000,
+            })
+            .collect();
+        let both = deeper_of(&apst, &link, s.active_idle_w);
         PowerModel {
             active_idle_w: s.active_idle_w,
             controller_active_w: s.controller_active_w,
@@ -104,19 +130,58 @@ impl PowerModel {
             link_j_per_byte: s.link_pj_per_byte * 1e-12,
             max_w: s.states.first().map_or(f64::INFINITY, |p| p.max_w),
             apst,
+            link,
+            both,
         }
     }
 
-    /// For each APST step, the time spent in it within `[from, to)` of an
-    /// idle period that began at `idle_from`.
-    fn rest_in(&self, idle_from: u64, from: u64, to: u64, mut add: impl FnMut(usize, u64)) {
-        for (k, step) in self.apst.iter().enumerate() {
-            let start = idle_from + step.after_ns;
-            let end = self.apst.get(k + 1).map_or(u64::MAX, |n| idle_from + n.after_ns);
-            let (a, b) = (start.max(from), end.min(to));
-            if b > a {
-                add(k, b - a);
+    /// The idle chain under the host's settings (empty: no power saving).
+    pub fn chain(&self, apst: bool, link_pm: bool) -> &[ApstStep] {
+        match (apst, link_pm) {
+            (true, false) => &self.apst,
+            (false, true) => &self.link,
+            (true, true) => &self.both,
+            (false, false) => &[],
+        }
+    }
+}
+
+/// The index of a chain's rest counters (`None`: no saving on).
+fn chain_index(apst: bool, link_pm: bool) -> Option<usize> {
+    ((apst as usize) | (link_pm as usize) << 1).checked_sub(1)
+}
+
+/// The APST and link chains together: a step wherever either steps, each
+/// resting at the lower of the two powers and waking after the longer of
+/// the two latencies.
+fn deeper_of(apst: &[ApstStep], link: &[ApstStep], active_idle_w: f64) -> Vec<ApstStep> {
+    let mut times: Vec<u64> = apst.iter().chain(link).map(|s| s.after_ns).collect();
+    times.sort_unstable();
+    times.dedup();
+    let at = |chain: &[ApstStep], t: u64| chain.iter().rfind(|s| s.after_ns <= t).copied();
+    times
+        .into_iter()
+        .map(|t| {
+            let (a, l) = (at(apst, t), at(link, t));
+            ApstStep {
+                after_ns: t,
+                state: a.map_or(0, |a| a.state),
+                rest_w: a.map_or(active_idle_w, |a| a.rest_w).min(l.map_or(active_idle_w, |l| l.rest_w)),
+                wake_ns: a.map_or(0, |a| a.wake_ns).max(l.map_or(0, |l| l.wake_ns)),
             }
+        })
+        .collect()
+}
+
+/// For each step of `chain`, the time spent in it within `[from, to)` of
+/// an idle period that began at `idle_from`.
+fn rest_in(chain: &[ApstStep], idle_from: u64, from: u64, to: u64, mut add: impl FnMut(usize, u64)) {
+    for (k, step) in chain.iter().enumerate() {
+        let start = idle_from + step.after_ns;
+        let end = chain.get(k + 1).map_or(u64::MAX, |n| idle_from + n.after_ns);
+        let (a, b) = (start.max(from), end.min(to));
+        if b > a {
+            add(k, b - a);
         }
     }
 }
@@ -128,18 +193,22 @@ pub struct PowerMeter {
     pub model: Option<PowerModel>,
     /// Whether the host has enabled APST.
     pub apst: bool,
+    /// Whether the host has enabled link power management.
+    #[serde(default)]
+    pub link_pm: bool,
     /// Controller-active time counted so far (union of intervals), ns.
     busy_ns: u64,
     /// Start of the last controller-active interval.
     busy_start: u64,
     /// End of the last controller-active interval.
     busy_end: u64,
-    /// Time rested in each APST step (closed idle periods), ns.
-    rest_ns: Vec<u64>,
+    /// Time rested in each step of the APST, link and combined chains
+    /// (closed idle periods), ns.
+    rest_ns: [Vec<u64>; 3],
     /// Idle time before this instant is already in `rest_ns`.
     rest_counted_to: u64,
-    /// When the host last enabled APST or the drive last powered up (idle
-    /// timers start no earlier).
+    /// When the host last enabled a power saving or the drive last powered
+    /// up (idle timers start no earlier).
     apst_since: u64,
     /// Time spent powered off, ns (no energy drawn).
     off_ns: u64,
@@ -154,14 +223,34 @@ pub struct PowerMeter {
 impl PowerMeter {
     /// A meter for a drive with this model.
     pub fn new(model: Option<PowerModel>) -> PowerMeter {
-        let steps = model.as_ref().map_or(0, |m| m.apst.len());
-        PowerMeter { model, rest_ns: vec![0; steps], ..PowerMeter::default() }
+        let len = |f: fn(&PowerModel) -> usize| vec![0; model.as_ref().map_or(0, f)];
+        let rest_ns = [len(|m| m.apst.len()), len(|m| m.link.len()), len(|m| m.both.len())];
+        PowerMeter { model, rest_ns, ..PowerMeter::default() }
     }
 
     /// Forget all timing (the clock restarts at 0); keeps the model and
-    /// the APST setting.
+    /// the host's settings.
     pub fn reset_time(&mut self) {
-        *self = PowerMeter { apst: self.apst, ..PowerMeter::new(self.model.take()) };
+        *self = PowerMeter { apst: self.apst, link_pm: self.link_pm, ..PowerMeter::new(self.model.take()) };
+    }
+
+    /// Whether the host has any power saving on (APST or link power
+    /// management).
+    #[inline]
+    pub fn saving(&self) -> bool {
+        self.apst || self.link_pm
+    }
+
+    /// Count the rest of the idle period since `idle_from` up to `to` in
+    /// the current chain.
+    fn count_rest(&mut self, idle_from: u64, to: u64) {
+        if let (Some(m), Some(c)) = (&self.model, chain_index(self.apst, self.link_pm)) {
+            let idle_from = idle_from.max(self.apst_since);
+            let rest = &mut self.rest_ns[c];
+            rest_in(m.chain(self.apst, self.link_pm), idle_from, idle_from.max(self.rest_counted_to), to, |k, ns| {
+                rest[k] += ns
+            });
+        }
     }
 
     /// End of the last controller-active interval.
@@ -189,9 +278,12 @@ impl PowerMeter {
     /// non-operational state.
     pub fn constant_from(&self, idle_from: u64) -> u64 {
         let idle_from = idle_from.max(self.busy_end);
-        match (&self.model, self.apst) {
-            (Some(m), true) => m.apst.last().map_or(idle_from, |s| idle_from.max(self.apst_since) + s.after_ns),
-            _ => idle_from,
+        match &self.model {
+            Some(m) => m
+                .chain(self.apst, self.link_pm)
+                .last()
+                .map_or(idle_from, |s| idle_from.max(self.apst_since) + s.after_ns),
+            None => idle_from,
         }
     }
 
@@ -199,11 +291,7 @@ impl PowerMeter {
     /// nothing booked after `off`): no energy is drawn in between, and it
     /// powers up in its operational idle state (APST's timers restart).
     pub fn power_off(&mut self, idle_from: u64, off: u64, on: u64) {
-        if let (Some(m), true) = (&self.model, self.apst) {
-            let idle_from = idle_from.max(self.apst_since);
-            let rest = &mut self.rest_ns;
-            m.rest_in(idle_from, idle_from.max(self.rest_counted_to), off.max(idle_from), |k, ns| rest[k] += ns);
-        }
+        self.count_rest(idle_from, off.max(idle_from.max(self.apst_since)));
         self.rest_counted_to = on;
         self.apst_since = on;
         self.off_ns += on - off;
@@ -227,17 +315,21 @@ impl PowerMeter {
         self.busy_ns - ahead.min(self.busy_end - self.busy_start)
     }
 
-    /// A command arrives at `t` on a drive idle since `idle_from` (APST
-    /// on): count the rest and return when the drive is awake to take it.
+    /// A command arrives at `t` on a drive idle since `idle_from` (a
+    /// power saving on): count the rest and return when the drive is awake
+    /// to take it.
     pub fn wake(&mut self, idle_from: u64, t: u64) -> u64 {
+        if self.model.is_none() {
+            return t;
+        }
+        self.count_rest(idle_from, t);
+        self.rest_counted_to = t;
         let Some(m) = &self.model else { return t };
         let idle_from = idle_from.max(self.apst_since);
-        let rest = &mut self.rest_ns;
-        m.rest_in(idle_from, idle_from.max(self.rest_counted_to), t, |k, ns| rest[k] += ns);
-        self.rest_counted_to = t;
-        match m.apst.iter().rposition(|step| idle_from + step.after_ns < t) {
+        let chain = m.chain(self.apst, self.link_pm);
+        match chain.iter().rposition(|step| idle_from + step.after_ns < t) {
             Some(k) => {
-                let w = m.apst[k].wake_ns;
+                let w = chain[k].wake_ns;
                 self.wakes += 1;
                 self.wake_wait_ns += w;
                 t + w
@@ -250,18 +342,31 @@ impl PowerMeter {
     /// (rest so far is counted first; idle timers start when it is
     /// turned on).
     pub fn set_apst(&mut self, on: bool, idle_from: u64, now: u64) {
-        if self.apst && !on {
-            if let Some(m) = &self.model {
-                let idle_from = idle_from.max(self.apst_since);
-                let rest = &mut self.rest_ns;
-                m.rest_in(idle_from, idle_from.max(self.rest_counted_to), now, |k, ns| rest[k] += ns);
-            }
+        self.set_saving(on, self.link_pm, idle_from, now);
+    }
+
+    /// Turn link power management on or off at `now` (as
+    /// [`PowerMeter::set_apst`]).
+    pub fn set_link_pm(&mut self, on: bool, idle_from: u64, now: u64) {
+        self.set_saving(self.apst, on, idle_from, now);
+    }
+
+    /// The host's settings change at `now`: the rest so far is counted in
+    /// the chain that applied, and the idle timers restart when a saving
+    /// is turned on.
+    fn set_saving(&mut self, apst: bool, link_pm: bool, idle_from: u64, now: u64) {
+        if (apst, link_pm) == (self.apst, self.link_pm) {
+            return;
+        }
+        if self.saving() {
+            self.count_rest(idle_from, now);
             self.rest_counted_to = now;
         }
-        if on && !self.apst {
+        if (apst && !self.apst) || (link_pm && !self.link_pm) {
             self.apst_since = now;
         }
-        self.apst = on;
+        self.apst = apst;
+        self.link_pm = link_pm;
     }
 
     /// Energy drawn from time 0 to `now`, J, given the drive's NAND array
@@ -278,13 +383,17 @@ impl PowerMeter {
     ) -> Option<f64> {
         let m = self.model.as_ref()?;
         let mut floor = m.active_idle_w * self.on_ns(now) as f64;
-        let mut rest = |k: usize, ns: u64| floor += (m.apst[k].rest_w - m.active_idle_w) * ns as f64;
-        for (k, &ns) in self.rest_ns.iter().enumerate() {
-            rest(k, ns);
+        for (c, chain) in [&m.apst, &m.link, &m.both].into_iter().enumerate() {
+            for (k, &ns) in self.rest_ns[c].iter().enumerate() {
+                floor += (chain[k].rest_w - m.active_idle_w) * ns as f64;
+            }
         }
         let idle_from = idle_from.max(self.apst_since);
-        if self.apst && now > idle_from {
-            m.rest_in(idle_from, idle_from.max(self.rest_counted_to), now, &mut rest);
+        if self.saving() && now > idle_from {
+            let chain = m.chain(self.apst, self.link_pm);
+            rest_in(chain, idle_from, idle_from.max(self.rest_counted_to), now, |k, ns| {
+                floor += (chain[k].rest_w - m.active_idle_w) * ns as f64
+            });
         }
         let nand: f64 = (0..3).map(|i| m.nand_w[i] * array_ns[i] as f64).sum();
         let controller = m.controller_active_w * self.busy_until(now) as f64;
@@ -335,6 +444,7 @@ mod tests {
                 idle(0.03, 5_000, 5_000, None, None),
                 idle(0.004, 5_000, 9_000, Some(0.01), Some(55_000)),
             ],
+            link_states: Vec::new(),
         }
     }
 

@@ -304,6 +304,12 @@ impl Device {
         self.drive.set_hctm(tmt_c, now)
     }
 
+    /// Turn the host's link power management on or off now.
+    pub fn set_link_pm(&mut self, on: bool) {
+        let now = self.now();
+        self.drive.set_link_pm(on, now);
+    }
+
     /// Turn the host's APST setting on or off now.
     pub fn set_apst(&mut self, on: bool) {
         let now = self.now();

@@ -317,6 +317,7 @@ impl Scheduler<'_> {
                     Phase::Io(spec) => {
                         self.state[i] = St::Running;
                         dev.set_apst(spec.apst);
+                        dev.set_link_pm(spec.link_pm);
                         self.before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
                         sources[self.src_of[i]].stop |= self.terminated[i];
                         action.start.push(self.src_of[i]);

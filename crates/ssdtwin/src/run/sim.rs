@@ -299,6 +299,7 @@ impl Simulator {
         let mut sources = [Source::new(spec.clone(), self.device.drive().user_bytes(), start, None)];
         let progress = self.progress.as_mut().map(|cb| (cb, index, phases));
         self.device.set_apst(spec.apst);
+        self.device.set_link_pm(spec.link_pm);
         drive_sources(&mut self.device, &mut sources, progress, &mut |_, _, h| match h {
             Hooked::Begin => Action { start: vec![0], timers: vec![] },
             _ => Action::default(),

@@ -587,6 +587,29 @@ impl DriveSpec {
                         ));
                     }
                 }
+                let mut after = 0;
+                for (i, ls) in p.link_states.iter().enumerate() {
+                    let at = |f: &str| format!("power.link_state[{i}].{f}");
+                    watts(&format!("link_state[{i}].idle_w"), ls.idle_w)?;
+                    if ls.idle_w > p.active_idle_w {
+                        return Err(bad.at(
+                            &at("idle_w"),
+                            format!(
+                                "{} W is above power.active_idle_w ({} W): a resting link saves power",
+                                ls.idle_w, p.active_idle_w
+                            ),
+                        ));
+                    }
+                    if ls.enter_after_us <= after && i > 0 || ls.enter_after_us == 0 {
+                        return Err(bad.at(
+                            &at("enter_after_us"),
+                            "must be above 0 and above the shallower state's (list them shallowest first)".into(),
+                        ));
+                    }
+                    after = ls.enter_after_us;
+                    bad.at_most(&at("enter_after_us"), ls.enter_after_us, u32::MAX as u64)?;
+                    bad.at_most(&at("exit_latency_us"), ls.exit_latency_us, u32::MAX as u64)?;
+                }
                 match p.states.first() {
                     Some(ps0) if ps0.non_operational => {
                         return Err(bad.at("power.state[0]", "PS0 must be an operational state".into()))

@@ -278,7 +278,8 @@ impl Drive {
         }
         let arrived = t;
         // A drive resting in a non-operational state wakes first.
-        let t = if self.power.apst && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
+        let t =
+            if self.power.saving() && t > self.power.busy_end() { self.power.wake(self.idle_since(), t) } else { t };
         // A throttling drive holds the command (one comparison otherwise).
         let t = match &self.thermal {
             Some(th) if t >= th.next_poll_ns || th.level > 0 => self.thermal_gate(t),
@@ -333,6 +334,14 @@ impl Drive {
     pub fn set_apst(&mut self, on: bool, now: u64) {
         let idle = self.idle_since();
         self.power.set_apst(on, idle, now);
+    }
+
+    /// Turn link power management (ASPM L1 substates, SATA partial,
+    /// slumber, DevSleep: the drive file's `[[power.link_state]]`) on or
+    /// off at `now` (a host setting).
+    pub fn set_link_pm(&mut self, on: bool, now: u64) {
+        let idle = self.idle_since();
+        self.power.set_link_pm(on, idle, now);
     }
 
     /// Energy drawn since the clock began, J (`None`: the drive has no

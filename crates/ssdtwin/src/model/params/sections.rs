@@ -163,6 +163,31 @@ pub struct PowerSpec {
     /// state descriptors). Non-operational states are what APST uses.
     #[serde(default, rename = "state", skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<PowerStateSpec>,
+    /// Link power states (`[[power.link_state]]`, shallowest first): PCIe
+    /// ASPM L1 substates on NVMe drives, SATA partial, slumber and
+    /// DevSleep on SATA drives; used when the host enables link power
+    /// management (`link_pm`).
+    #[serde(default, rename = "link_state", skip_serializing_if = "Vec::is_empty")]
+    pub link_states: Vec<LinkStateSpec>,
+}
+
+/// One link power state and what the drive draws while its link rests in
+/// it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkStateSpec {
+    /// Its name, e.g. `L1.2`, `partial`, `slumber`, `devsleep`.
+    pub name: String,
+    /// The drive's power while idle with the link in this state (the
+    /// controller otherwise in its operational idle), W.
+    pub idle_w: f64,
+    /// Idle time before the link enters it (the host's or the drive's
+    /// policy: ASPM's L1 entry timer, HIPM/DIPM, the platform's DevSleep
+    /// timeout), µs from the moment the drive became idle.
+    pub enter_after_us: u64,
+    /// Time a command waits for the link to return to its active state
+    /// (L1.2 exit, COMRESET-free wake from slumber), µs.
+    pub exit_latency_us: u64,
 }
 
 /// One NVMe power state descriptor, with what was measured of it.

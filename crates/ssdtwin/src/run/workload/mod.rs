@@ -241,6 +241,10 @@ pub struct IoSpec {
     /// follow it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub apst: bool,
+    /// The host enables link power management during this phase (and the
+    /// idle phases that follow it): the drive's `[[power.link_state]]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub link_pm: bool,
     /// Block sizes per direction (read, write, trim) when they differ from
     /// a single fixed `bs` (fio's `bs=r,w,t`, `bsrange`, `bssplit`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,6 +325,7 @@ impl IoSpec {
             percentage_random: 100,
             burst: None,
             apst: false,
+            link_pm: false,
             sizes: None,
             blockalign: None,
             distribution: Distribution::Random,

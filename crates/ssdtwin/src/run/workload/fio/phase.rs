@@ -339,6 +339,7 @@ impl PhaseBuilder {
                 self.spec.apst = parse_bool(v).map_err(|r| invalid(at, key, r))?;
                 self.apst_given = true;
             }
+            "link_pm" => self.spec.link_pm = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "burst_size" => self.burst_size = Some((size()?, at.clone())),
             "duty_cycle" => {
                 let d: f64 = v.parse().map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?;

@@ -80,6 +80,12 @@ pub(super) const TWIN: &[OptionDef] = &[
     twin("duty_cycle", Reader::Section, Kind::Float, "Fraction of the time the drive is busy with bursts (0 to 1)"),
     twin("idle", Reader::Section, Kind::Time, "A phase with no host I/O of this length"),
     twin("apst", Reader::Section, Kind::Switch, "The host enables autonomous power state transitions"),
+    twin(
+        "link_pm",
+        Reader::Section,
+        Kind::Switch,
+        "The host enables link power management (ASPM L1.2, SATA partial/slumber/DevSleep)",
+    ),
     twin("secure_erase", Reader::Section, Kind::Switch, "The host formats the drive with a user-data erase"),
     twin("retention", Reader::Section, Kind::Time, "The drive lies powered off this long (90d, 1y)"),
     twin("age", Reader::Section, Kind::Time, "Age the drive this many days with the section's workload"),
