@@ -79,12 +79,14 @@ fn random_writes_keep_to_the_write_zones() {
     let full = s.iter().filter(|&&z| z == ZoneState::Full).count() as u64;
     assert!(open <= 3, "{open} zones open");
     assert!(!s.contains(&ZoneState::Closed), "never more zones than the drive keeps open");
-    // Zones fill one after another: at most the three write zones are
-    // partly written, and every byte written is below a write pointer.
-    assert!(full >= (100 << 20) / CAP - 2, "{full} full zones");
-    let zones = dev.drive().ftl().zoned().unwrap().zones();
-    let data: u64 = (0..ZONES as u32).map(|z| zones.written(z) as u64 * 4096).sum();
-    assert_eq!(data, 100 << 20);
+    // Every byte went to a zone's write pointer (a full zone a random
+    // offset lands on is reset first, as fio does when its write zones
+    // have room).
+    assert!(full >= 1);
+    let zm = dev.drive().ftl().zoned().unwrap();
+    let pages: u64 = (0..ZONES as u32).map(|z| zm.zone_counters(z).host_pages).sum();
+    assert_eq!(pages * 4096, 100 << 20);
+    dev.drive().ftl().check_consistency().unwrap();
     // job_max_open_zones limits one job further.
     let mut dev = zoned();
     let r = run_on(
@@ -207,11 +209,9 @@ fn fios_zoned_example_options_run() {
             _ => unreachable!("no trace: concurrent jobs"),
         }
     };
-    let append = run(
-        "[global]\nfilename=/dev/ng1n1\nioengine=io_uring_cmd\ncmd_type=nvme\nzonemode=zbd\n\
+    let append = run("[global]\nfilename=/dev/ng1n1\nioengine=io_uring_cmd\ncmd_type=nvme\nzonemode=zbd\n\
          write_mode=zone_append\nsize=1z\nbs=8K\nverify=crc32c\nstonewall=1\n\
-         [a]\niodepth=1\nrw=randwrite\n[b]\niodepth=4\nrw=write\nregisterfiles=1\nsqthread_poll=1\n",
-    );
+         [a]\niodepth=1\nrw=randwrite\n[b]\niodepth=4\nrw=write\nregisterfiles=1\nsqthread_poll=1\n");
     assert!(append.iter().all(|j| j.error == 0), "{:?}", append.iter().map(|j| &j.error_reason).collect::<Vec<_>>());
     // A random writer writes its size (one zone: 8 MiB) into the zone's
     // 6 MiB capacity, resetting it once it is full; a sequential one
@@ -219,18 +219,22 @@ fn fios_zoned_example_options_run() {
     // 2 MiB past it as done, and after the wrap resets the full zone and
     // writes the 2 MiB left.
     assert_eq!((written(&append[0]), written(&append[1])), (ZONE, CAP));
-    let gc = run(
-        "[global]\nrw=randwrite\nzonemode=zbd\nbs=1M\ndirect=1\ntime_based\nruntime=2\n\
+    let gc = run("[global]\nrw=randwrite\nzonemode=zbd\nbs=1M\ndirect=1\ntime_based\nruntime=2\n\
          [dev1]\nfilename=/dev/sdb\nsize=8z\noffset=16z\nioengine=psync\n\
-         zone_reset_threshold=0.7\nzone_reset_frequency=0.125\n",
-    );
+         zone_reset_threshold=0.7\nzone_reset_frequency=0.125\n");
     assert_eq!(gc[0].error, 0, "{:?}", gc[0].error_reason);
     assert!(written(&gc[0]) > 8 * CAP, "time-based: the 8 zones are rewritten");
     // Sizes in zones need zonemode=zbd; a span past the drive is refused.
     let e = parse_job_file("[w]\nrw=write\nsize=2z\n", "ex.fio", 1 << 30, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("zonemode=zbd"), "{e}");
     let drive = Drive::new(small_zoned_model(&[]));
-    let file = parse_job_file("[w]\nzonemode=zbd\nrw=write\noffset=50z\nsize=8z\n", "ex.fio", drive.user_bytes(), &JobOptions::new()).unwrap();
+    let file = parse_job_file(
+        "[w]\nzonemode=zbd\nrw=write\noffset=50z\nsize=8z\n",
+        "ex.fio",
+        drive.user_bytes(),
+        &JobOptions::new(),
+    )
+    .unwrap();
     let e = execute(drive, &file, RunOptions::default()).err().unwrap().to_string();
     assert!(e.contains("beyond"), "{e}");
 }

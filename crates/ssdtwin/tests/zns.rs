@@ -377,7 +377,14 @@ fn zones_stripe_over_the_dies() {
     h.write(5, 0, CAP).unwrap();
     let blocks = &h.d.ftl().blocks().state;
     let per_die = h.d.model().geometry.blocks_per_die as usize;
-    let used: Vec<usize> = (0..4).map(|die| blocks[die * per_die..(die + 1) * per_die].iter().filter(|s| **s != ssdtwin::model::ftl::blocks::BlockState::Free).count()).collect();
+    let used: Vec<usize> = (0..4)
+        .map(|die| {
+            blocks[die * per_die..(die + 1) * per_die]
+                .iter()
+                .filter(|s| **s != ssdtwin::model::ftl::blocks::BlockState::Free)
+                .count()
+        })
+        .collect();
     assert_eq!(used, vec![1, 1, 1, 1]);
 }
 

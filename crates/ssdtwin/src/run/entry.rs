@@ -140,7 +140,11 @@ pub fn check_drive(drive: &Drive, file: &JobFile) -> Result<(), crate::error::Jo
                     return Err(invalid(&p.at, "fdp", why));
                 };
                 if let Some(&bad) = p.ids.iter().find(|&&i| i >= f.placements()) {
-                    let why = format!("placement id index {bad} is out of range: {name} has {} (0 to {})", f.placements(), f.placements() - 1);
+                    let why = format!(
+                        "placement id index {bad} is out of range: {name} has {} (0 to {})",
+                        f.placements(),
+                        f.placements() - 1
+                    );
                     return Err(invalid(&p.at, "plids", why));
                 }
             }

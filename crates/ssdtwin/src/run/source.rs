@@ -345,7 +345,8 @@ impl Source {
             return Some((c, append && c.kind == IoKind::Write));
         }
         let raw = self.gen.next_command();
-        match z.next(raw, dev.drive()) {
+        let left = self.byte_limit.saturating_sub(self.issued);
+        match z.next(raw, dev.drive(), left) {
             Next::Eof => {
                 self.stop = true;
                 None
@@ -426,7 +427,16 @@ impl Source {
         if let Some(IoError::Zone(s)) = c.error {
             // fio ends a job at its first I/O error (EIO).
             let dir = ["read", "write", "trim"][c.cmd.kind as usize];
-            self.fail(EIO, format!("{} (NVMe status {:#05x}) on {dir} of {} bytes at offset {}", s.name(), s.code(), c.cmd.len, c.cmd.offset));
+            self.fail(
+                EIO,
+                format!(
+                    "{} (NVMe status {:#05x}) on {dir} of {} bytes at offset {}",
+                    s.name(),
+                    s.code(),
+                    c.cmd.len,
+                    c.cmd.offset
+                ),
+            );
         }
         let k = c.cmd.kind as usize;
         let bytes = c.cmd.len as u64;

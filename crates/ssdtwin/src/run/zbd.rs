@@ -119,9 +119,7 @@ impl ZbdJob {
         let max_write_zones = match opts.max_open_zones {
             0 => device_open,
             n if n <= device_open || opts.ignore_zone_limits => n,
-            n => {
-                return Err((EINVAL, format!("Specified --max_open_zones ({n}) is larger than max ({device_open})")))
-            }
+            n => return Err((EINVAL, format!("Specified --max_open_zones ({n}) is larger than max ({device_open})"))),
         };
         let (min_zone, max_zone) = ((start / zone) as u32, (end / zone) as u32);
         let valid = (min_zone..max_zone).map(|z| written_bytes(zones, z, page)).sum();
@@ -162,15 +160,16 @@ impl ZbdJob {
         Ok(job)
     }
 
-    /// Where the generator's next command `raw` goes on `drive`.
-    pub fn next(&mut self, raw: Command, drive: &Drive) -> Next {
+    /// Where the generator's next command `raw` goes on `drive`, with
+    /// `left` bytes left to the job's limit.
+    pub fn next(&mut self, raw: Command, drive: &Drive, left: u64) -> Next {
         let zones = zones_of(drive).expect("a zbd job runs on a zoned drive");
         let mut kind = raw.kind;
         if kind == IoKind::Read && self.mixed && !self.wrote && !self.opts.read_beyond_wp {
             kind = IoKind::Write;
         }
         match kind {
-            IoKind::Write => self.write(raw, zones),
+            IoKind::Write => self.write(raw, zones, left),
             IoKind::Read => self.read(raw, zones),
             IoKind::Trim => Next::Io { cmd: raw, reset: None, skipped: 0 },
         }
@@ -234,8 +233,8 @@ impl ZbdJob {
         let range = self.end - self.start;
         if !self.write_zones.is_empty() {
             // A write zone chosen by the offset's place in the range.
-            let i = ((offset.saturating_sub(self.start)) as u128 * self.write_zones.len() as u128 / range as u128)
-                as usize;
+            let i =
+                ((offset.saturating_sub(self.start)) as u128 * self.write_zones.len() as u128 / range as u128) as usize;
             let z = self.write_zones[i.min(self.write_zones.len() - 1)];
             if self.remainder(z, zones) >= min_bs {
                 return Some(z);
@@ -256,7 +255,7 @@ impl ZbdJob {
         self.write_zones.iter().copied().find(|&w| self.remainder(w, zones) >= min_bs)
     }
 
-    fn write(&mut self, raw: Command, zones: &Zones) -> Next {
+    fn write(&mut self, raw: Command, zones: &Zones, left: u64) -> Next {
         let w = IoKind::Write as usize;
         let min_bs = self.min_bs[w];
         let mut skipped = 0;
@@ -272,6 +271,12 @@ impl ZbdJob {
             let zs = p / self.zone * self.zone;
             if p / self.zone >= self.conventional as u64 && p >= zs + self.cap {
                 skipped = zs + self.zone - p;
+                if skipped >= left {
+                    // The skip completes the job's bytes: it ends there
+                    // (fio's next offset is past the end of the file).
+                    self.pos[w] = zs + self.zone;
+                    return Next::Eof;
+                }
                 p = zs + self.zone;
                 if p >= self.end {
                     p = self.start;
@@ -290,7 +295,8 @@ impl ZbdJob {
         }
         let Some(z) = self.write_zone(zb, offset, zones) else { return Next::Eof };
         let mut reset = false;
-        if self.opts.reset_frequency > 0.0 && self.valid as f64 >= (self.end - self.start) as f64 * self.opts.reset_threshold
+        if self.opts.reset_frequency > 0.0
+            && self.valid as f64 >= (self.end - self.start) as f64 * self.opts.reset_threshold
         {
             self.write_cnt -= 1;
             if self.write_cnt == 0 {

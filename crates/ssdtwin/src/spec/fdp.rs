@@ -29,7 +29,11 @@ pub(super) fn resolve(
     let persistent = f.isolation == FdpIsolation::Persistently;
     let refused: [(&str, bool, &str); 5] = [
         ("zns", spec.zns.is_some(), "a namespace is zoned or has placement handles, not both"),
-        ("slc_cache", spec.slc_cache.is_some(), "folding from an SLC cache would mix the handles (not modelled with [fdp])"),
+        (
+            "slc_cache",
+            spec.slc_cache.is_some(),
+            "folding from an SLC cache would mix the handles (not modelled with [fdp])",
+        ),
         ("ftl.mapping", spec.ftl.mapping != MappingScheme::Page, "placement handles need page mapping"),
         (
             "ftl.wear_leveling.static_threshold",

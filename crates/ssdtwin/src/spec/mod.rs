@@ -14,12 +14,12 @@
 //! publish are calibration choices; presets say where each value comes
 //! from in comments beside it.
 
+mod fdp;
 pub mod mapcache;
 mod media;
 mod overrides;
 mod presets;
 mod validate;
-mod fdp;
 mod zns;
 
 pub use crate::model::params::{BadBlockSpec, EccSpec, RberSpec};

@@ -135,8 +135,7 @@ pub(super) fn resolve(spec: &DriveSpec, origin: &str, flash: &Flash) -> Result<O
     let blocks_per_die = (units_per_die * flash.unit_slots as u64).div_ceil(flash.slots_per_block as u64);
     let seq = (zones - z.conventional_zones) as u64;
     let conventional_slots = z.conventional_zones as u64 * zone_lpns as u64;
-    let conventional_blocks =
-        conventional_slots.div_ceil(flash.dies as u64 * flash.slots_per_block as u64);
+    let conventional_blocks = conventional_slots.div_ceil(flash.dies as u64 * flash.slots_per_block as u64);
     let needed = seq * blocks_per_die + conventional_blocks + flash.reserved_blocks_per_die;
     let per_die = spec.geometry.blocks_per_plane as u64;
     if needed > per_die {

@@ -96,7 +96,6 @@ pub enum IoError {
     Zone(ZoneStatus),
 }
 
-
 /// A simulated drive.
 #[derive(Debug, Clone)]
 pub struct Drive {

@@ -24,8 +24,8 @@
 //! the command that caused it.
 
 use super::hybrid::Hybrid;
-use super::zns::ZonedMapping;
 use super::streams::StreamId;
+use super::zns::ZonedMapping;
 use super::{FtlCore, Purpose};
 use crate::model::nand::Slot;
 

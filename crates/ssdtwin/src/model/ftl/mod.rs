@@ -260,11 +260,8 @@ impl FtlCore {
             let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
             mapcache::MapCache::new(m, &geo, reserved)
         });
-        let mut streams = [
-            Stream::new(StreamId::Host, &geo),
-            Stream::new(StreamId::Gc, &geo),
-            Stream::new(StreamId::Fold, &geo),
-        ];
+        let mut streams =
+            [Stream::new(StreamId::Host, &geo), Stream::new(StreamId::Gc, &geo), Stream::new(StreamId::Fold, &geo)];
         let fdp = model.fdp.as_ref().map(|f| Box::new(fdp::Fdp::new(f, &geo, &mut streams)));
         FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),

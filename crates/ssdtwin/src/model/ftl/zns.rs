@@ -26,9 +26,9 @@
 //! [`super::zones::Zones::set_condition`]), the Zone Random Write Area, zone
 //! descriptor extensions, and variable-capacity zones.
 
+use super::mapping::Scheme;
 use super::mapping::{MappingScheme, SchemeTiming};
 use super::streams::StreamId;
-use super::mapping::Scheme;
 use super::zones::{Transition, ZoneAction, ZoneState, ZoneStatus, Zones};
 use super::{Ftl, FtlCore, NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};

@@ -16,12 +16,12 @@ pub mod zns;
 pub use fdp::{FdpIsolation, FdpModel, FdpSpec};
 pub use mapcache::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
-pub use zns::{ZnsModel, ZnsSpec};
 pub use sections::{
     BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,
     GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
     PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
+pub use zns::{ZnsModel, ZnsSpec};
 
 use crate::model::nand::{CellTiming, Geometry};
 use crate::model::power::PowerModel;

@@ -38,11 +38,16 @@ impl PlacementOptions {
                 "streams" => return Err(invalid(at, key, "the Streams directive is not modelled (fdp is)")),
                 _ => return Err(invalid(at, key, format!("`{v}` is not one of none, fdp, streams"))),
             },
-            "plids" => self.ids = ids(v).ok_or_else(|| invalid(at, key, format!("`{v}` is not a list of ids and ranges (0,2-3)")))?,
+            "plids" => {
+                self.ids =
+                    ids(v).ok_or_else(|| invalid(at, key, format!("`{v}` is not a list of ids and ranges (0,2-3)")))?
+            }
             "plid_select" => match v.as_str() {
                 "roundrobin" => self.random = false,
                 "random" => self.random = true,
-                "scheme" => return Err(invalid(at, key, "scheme (an offset-to-handle file, dp_scheme) is not modelled")),
+                "scheme" => {
+                    return Err(invalid(at, key, "scheme (an offset-to-handle file, dp_scheme) is not modelled"))
+                }
                 _ => return Err(invalid(at, key, format!("`{v}` is not one of roundrobin, random, scheme"))),
             },
             _ => unreachable!("the table gives {key} to another reader"),
