@@ -321,7 +321,7 @@ fn select_all() {
 #[test]
 fn management_names_a_zone_start() {
     let mut h = Host::new(&[]);
-    assert_eq!(h.d.zone_send(ZoneAction::Open, Some(4096), 0) > 0, true);
+    assert!(h.d.zone_send(ZoneAction::Open, Some(4096), 0) > 0);
     assert_eq!(h.d.last_error(), Some(IoError::Zone(ZoneStatus::InvalidField)));
     h.d.zone_send(ZoneAction::Open, Some(56 * ZONE), 10);
     assert_eq!(h.d.last_error(), Some(IoError::Zone(ZoneStatus::LbaOutOfRange)));
@@ -344,7 +344,7 @@ fn conventional_zones_take_random_writes() {
     h.io(IoKind::Trim, 0, 1 << 20).unwrap();
     // Not across into the first sequential zone.
     assert_eq!(h.io(IoKind::Write, 2 * ZONE - 4096, 8192), Err(ZoneStatus::ZoneBoundaryError));
-    assert_eq!(h.d.zone_send(ZoneAction::Reset, Some(0), h.t) > 0, true);
+    assert!(h.d.zone_send(ZoneAction::Reset, Some(0), h.t) > 0);
     assert_eq!(h.d.last_error(), Some(IoError::Zone(ZoneStatus::InvalidField)));
     h.write(2, 0, CAP).unwrap();
     h.d.ftl().check_consistency().unwrap();
