@@ -511,8 +511,12 @@ impl Source {
     /// nothing to do and has finished.
     pub(crate) fn start(&mut self, dev: &mut Device, me: u32) -> bool {
         self.begin(dev.now());
-        if dev.drive().is_zoned() {
-            // Zone errors end a job: completions are looked at one by one.
+        // On a zoned drive, zone errors end a job (its completions are
+        // looked at one by one) and zbd writes wait for their resets; a
+        // zbd job that only reads written data does neither.
+        let zbd_reads = self.spec.zbd.as_ref().is_some_and(|z| !z.read_beyond_wp)
+            && matches!(self.spec.rw, RwPattern::Read | RwPattern::RandRead);
+        if dev.drive().is_zoned() && !zbd_reads {
             self.plain = false;
         }
         if let (Some(p), Some(f)) = (&self.spec.placement, dev.drive().ftl().fdp()) {
