@@ -18,7 +18,10 @@ np: Any = _Lazy("numpy")
 OPS = tuple(_native.OPS)
 #: Completion statuses, in the order of their codes (``Completions.status_code``):
 #: ``ok``, ``media_error`` (an uncorrectable read), ``read_only`` (a write or
-#: trim refused by a drive whose spare is exhausted).
+#: trim refused by a drive whose spare is exhausted), then the NVMe statuses a
+#: zoned drive's rules return (``zone_invalid_write``, ``zone_is_full``,
+#: ``too_many_open_zones``, ...: ``invalid_opcode`` to
+#: ``invalid_zone_state_transition``).
 STATUSES = tuple(_native.STATUSES)
 _OP_CODE = {name: code for code, name in enumerate(OPS)}
 

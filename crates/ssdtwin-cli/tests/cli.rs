@@ -512,6 +512,16 @@ fn json_into_a_fifo_keeps_the_fifo() {
 /// starting jobs, engine and program options ignored and listed; it gives
 /// the same results as the two-dash spelling.
 #[test]
+fn zoned_jobs_need_a_zoned_drive() {
+    let drive = tmp("conv.toml", &small_drive_toml());
+    let o =
+        ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--name=z", "--zonemode=zbd", "--rw=write", "--size=8m"]);
+    assert_fails_with(&o, &["zonemode", "zoned drive"]);
+    let o = ssdtwin(&["run", "--drive", drive.to_str().unwrap(), "--name=f", "--fdp=1", "--rw=write", "--size=8m"]);
+    assert_fails_with(&o, &["fdp", "[fdp]"]);
+}
+
+#[test]
 fn fio_command_lines_paste_as_they_are() {
     let drive = tmp("paste.toml", &small_drive_toml());
     let d = drive.to_str().unwrap();

@@ -90,6 +90,18 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--listen", "127.0.0.1:1", "--unix", "/tmp/x.sock"], "cannot be used with");
     fails_with(&["--load", "/tmp/x.img"], "cannot be used with");
     fails_with(&["--save", "/nonexistent-dir/x.img"], "does not exist");
+    // NBD has no zone commands: a zoned drive is refused, saying why.
+    let zoned = [
+        "--set",
+        "zns.zone_size_bytes=8388608",
+        "--set",
+        "zns.zone_capacity_bytes=6291456",
+        "--set",
+        "zns.max_open_zones=2",
+        "--set",
+        "zns.max_active_zones=2",
+    ];
+    fails_with(&zoned, "a zoned drive ([zns]) cannot be served: NBD has no zone commands");
     // A file that is not a drive image: named, with what is wrong.
     let dir = temp_dir();
     let bogus = dir.path().join("bogus.img");

@@ -39,7 +39,23 @@ pub const OPS: [&str; 4] = ["read", "write", "trim", "flush"];
 /// Op code of a flush.
 pub const FLUSH: u8 = 3;
 /// Status names, in the order of their codes (`ssdtwin.Device.STATUSES`).
-pub const STATUSES: [&str; 3] = ["ok", "media_error", "read_only"];
+pub const STATUSES: [&str; 14] = [
+    "ok",
+    "media_error",
+    "read_only",
+    // Zoned namespaces: ZoneStatus::ALL's order (3 + its index).
+    "invalid_opcode",
+    "invalid_field",
+    "lba_out_of_range",
+    "zone_boundary_error",
+    "zone_is_full",
+    "zone_is_read_only",
+    "zone_is_offline",
+    "zone_invalid_write",
+    "too_many_active_zones",
+    "too_many_open_zones",
+    "invalid_zone_state_transition",
+];
 /// Commands' granularity: offsets and lengths are multiples of it.
 pub const BLOCK: u64 = 4096;
 
@@ -208,6 +224,7 @@ fn status_of(e: Option<IoError>) -> u8 {
         None => 0,
         Some(IoError::Media) => 1,
         Some(IoError::ReadOnly) => 2,
+        Some(IoError::Zone(s)) => 3 + s.index() as u8,
     }
 }
 

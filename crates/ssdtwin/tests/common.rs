@@ -102,3 +102,18 @@ pub fn small_hybrid_model(association: &str, extra: &[&str]) -> DriveModel {
     let spec = DriveSpec::load("ocz-core-64gb", &set).expect("test drive parses");
     spec.build("small hybrid test drive").expect("test drive is valid")
 }
+
+/// A small zoned drive on [`small_model`]'s flash (4 dies, 1.5 MiB
+/// blocks, 96 KiB program units): 56 sequential zones of 8 MiB with a
+/// capacity of 6 MiB (one block per die), at most 4 open and 6 active
+/// zones, plus extra overrides.
+pub fn small_zoned_model(extra: &[&str]) -> DriveModel {
+    let mut set: Vec<&str> = vec![
+        "zns.zone_size_bytes=8388608",
+        "zns.zone_capacity_bytes=6291456",
+        "zns.max_open_zones=4",
+        "zns.max_active_zones=6",
+    ];
+    set.extend_from_slice(extra);
+    small_model(448, &set)
+}

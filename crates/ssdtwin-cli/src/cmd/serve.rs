@@ -123,6 +123,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             let name = args.drive.clone().expect("clap requires --drive without --load");
             let spec = DriveSpec::load(&name, &args.set)?;
             let model = spec.build(&name)?;
+            refuse_zoned(&spec, &name)?;
             let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
             let mut drive = Drive::new(model);
             if state != DriveState::Fresh {
@@ -133,6 +134,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
             (spec, name, state.to_string(), Twin::new(drive))
         }
     };
+    refuse_zoned(&spec, &origin)?;
     let opts = ServeOptions {
         listen: listen.clone(),
         allow_remote: args.allow_remote,
@@ -206,4 +208,15 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// NBD has no zone commands: a zoned drive cannot be served.
+fn refuse_zoned(spec: &DriveSpec, origin: &str) -> Result<()> {
+    if spec.zns.is_some() {
+        bail!(
+            "{origin}: a zoned drive ([zns]) cannot be served: NBD has no zone commands (no write pointer, \
+             zone reset or zone report), so a block device client's writes would fail; serve a conventional drive"
+        );
+    }
+    Ok(())
 }

@@ -112,6 +112,12 @@ impl WriteBuffer {
         self.releases.push(Reverse((done, bytes)));
     }
 
+    /// Drop `bytes` of pending data that will never be programmed (a
+    /// zone reset discards its partial program unit).
+    pub fn discard(&mut self, bytes: u64) {
+        self.pending -= bytes.min(self.pending);
+    }
+
     /// When every program issued so far has released its bytes (`t` if
     /// none is outstanding). Data still pending (not yet issued) is not
     /// counted: a flush issues it first.

@@ -46,6 +46,7 @@
 use std::collections::VecDeque;
 
 use crate::model::drive::{Command, Drive, IoError, IoKind};
+use crate::model::ftl::zones::ZoneAction;
 use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
 use crate::run::stats::{Counters, DirStats, Stalls, TimeSeries};
@@ -260,6 +261,49 @@ impl Device {
             self.progress_ns = now;
         }
         let done = self.drive.submit(cmd, now);
+        self.track(cmd, tag, now, done);
+        done
+    }
+
+    /// Submit a write carrying placement identifier `pid` (flexible data
+    /// placement; see [`Drive::submit_placed`]). Returns its completion
+    /// time.
+    pub fn submit_placed(&mut self, cmd: Command, pid: u32, tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        let done = self.drive.submit_placed(cmd, pid, now);
+        self.track(cmd, tag, now, done);
+        done
+    }
+
+    /// Submit a Zone Append of `cmd.len` bytes to the zone starting at
+    /// byte `cmd.offset` (a zoned drive; see [`Drive::submit_append`]).
+    /// Returns its completion time and the offset the drive wrote it at
+    /// (its completion carries that offset).
+    pub fn submit_append(&mut self, cmd: Command, tag: u32) -> (u64, u64) {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        let (done, offset) = self.drive.submit_append(cmd, now);
+        self.track(Command { offset, ..cmd }, tag, now, done);
+        (done, offset)
+    }
+
+    /// Zone Management Send issued now (see [`Drive::zone_send`]): not an
+    /// I/O of the statistics. Returns when it completes (its status is
+    /// [`Drive::last_error`]).
+    pub fn zone_send(&mut self, action: ZoneAction, zslba: Option<u64>) -> u64 {
+        let done = self.drive.zone_send(action, zslba, self.now());
+        self.activity = self.activity.wrapping_add(1);
+        done
+    }
+
+    /// Keep a submitted command in flight until `done`.
+    #[inline(always)]
+    fn track(&mut self, cmd: Command, tag: u32, now: u64, done: u64) {
         let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now, error: self.drive.last_error() };
         self.submitted += 1;
         let slot = match self.free_slots.pop() {
@@ -275,7 +319,6 @@ impl Device {
         self.events.schedule(done, EventKind::Complete(slot));
         self.activity = self.activity.wrapping_add(1);
         self.outstanding += 1;
-        done
     }
 
     /// A format with user-data erase at the current time (every block

@@ -94,6 +94,9 @@ impl RunOutcome {
 /// [`mode`] chooses: the first error (a trace that cannot be read, a log
 /// file that cannot be written) is returned.
 pub fn execute(drive: Drive, file: &JobFile, opts: RunOptions) -> Result<RunOutcome, crate::Error> {
+    check_drive(&drive, file)?;
+    let resolved = in_zones(&drive, file)?;
+    let file = resolved.as_ref().unwrap_or(file);
     let (results, device) = match mode(file, opts.record_commands) {
         Mode::Concurrent => {
             let mut device = Device::new(drive);
@@ -114,4 +117,88 @@ pub fn execute(drive: Drive, file: &JobFile, opts: RunOptions) -> Result<RunOutc
     };
     let health = Health::of(device.drive());
     Ok(RunOutcome { results, health, device })
+}
+
+/// The first job of `file` that needs another kind of drive: fio's
+/// `zonemode=zbd` needs a zoned namespace (`[zns]`), `fdp=1` flexible data
+/// placement (`[fdp]`) with every placement `plids` names. (A job without it on
+/// a zoned drive runs, as fio's does on a zoned block device: its writes
+/// off a zone's write pointer fail with the drive's status, which ends the
+/// job with fio's I/O error.)
+pub fn check_drive(drive: &Drive, file: &JobFile) -> Result<(), crate::error::JobError> {
+    let invalid = |at: &str, option: &str, reason: String| crate::error::JobError::Invalid {
+        origin: at.to_string(),
+        option: option.into(),
+        reason,
+    };
+    for job in &file.jobs {
+        if let Phase::Io(spec) = &job.phase {
+            if let Some(p) = &spec.placement {
+                let name = &drive.model().spec.name;
+                let Some(f) = drive.model().fdp else {
+                    let why = format!("fdp needs a drive with flexible data placement ([fdp]); {name} has none");
+                    return Err(invalid(&p.at, "fdp", why));
+                };
+                if let Some(&bad) = p.ids.iter().find(|&&i| i >= f.placements()) {
+                    let why = format!(
+                        "placement id index {bad} is out of range: {name} has {} (0 to {})",
+                        f.placements(),
+                        f.placements() - 1
+                    );
+                    return Err(invalid(&p.at, "plids", why));
+                }
+            }
+            if let Some(z) = spec.zbd.as_ref().filter(|_| !drive.is_zoned()) {
+                return Err(crate::error::JobError::Invalid {
+                    origin: z.at.clone(),
+                    option: "zonemode".into(),
+                    reason: format!(
+                        "zonemode=zbd needs a zoned drive (a drive file with [zns]); {} is conventional",
+                        drive.model().spec.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `file` with fio's sizes in zones (`offset=2z`, `size=1z`, `io_size=4z`)
+/// turned into bytes of `drive`'s zones (`None`: it has none); a span past
+/// the drive's end is an error naming the option.
+pub fn in_zones(drive: &Drive, file: &JobFile) -> Result<Option<JobFile>, crate::error::JobError> {
+    let uses = |j: &crate::run::workload::fio::JobEntry| match &j.phase {
+        Phase::Io(s) => s.zbd.as_ref().is_some_and(|z| z.in_zones.iter().any(Option::is_some)),
+        _ => false,
+    };
+    if !file.jobs.iter().any(uses) {
+        return Ok(None);
+    }
+    let Some(zone) = drive.ftl().zoned().map(|z| z.zones().model().zone_lpns as u64 * 4096) else {
+        return Ok(None);
+    };
+    let mut out = file.clone();
+    for job in &mut out.jobs {
+        let Phase::Io(spec) = &mut job.phase else { continue };
+        let Some(z) = &spec.zbd else { continue };
+        let (at, [offset, size, io_size]) = (z.at.clone(), z.in_zones);
+        if let Some(n) = offset {
+            spec.offset = n * zone;
+        }
+        if let Some(n) = size {
+            spec.size = Some(n * zone);
+        }
+        if let Some(n) = io_size {
+            spec.io_size = Some(n * zone);
+        }
+        let end = spec.offset + spec.size.unwrap_or(0);
+        if spec.offset >= drive.user_bytes() || end > drive.user_bytes() {
+            return Err(crate::error::JobError::Invalid {
+                origin: at,
+                option: "size".into(),
+                reason: format!("{end} bytes (in zones of {zone}) is beyond the drive's {} bytes", drive.user_bytes()),
+            });
+        }
+    }
+    Ok(Some(out))
 }

@@ -18,7 +18,9 @@
 //! - [`workload`]: fio job files and the command generators;
 //! - [`state`]: the states a drive starts a run in (fresh, full, steady);
 //! - [`stats`]: latency histograms, counters and per-second series;
-//! - [`trace`]: block-trace formats and their replay on the device core.
+//! - [`trace`]: block-trace formats and their replay on the device core;
+//! - [`zbd`]: fio's `zonemode=zbd`, where a job's commands go on a zoned
+//!   drive.
 
 pub mod control;
 pub mod device;
@@ -34,5 +36,6 @@ pub mod state;
 pub mod stats;
 pub mod trace;
 pub mod workload;
+pub mod zbd;
 
 pub use entry::{execute, mode, Mode, RunOptions, RunOutcome, RunResults};

@@ -10,7 +10,8 @@
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::model::drive::Drive;
+use crate::model::drive::{Command, Drive, IoError, IoKind};
+use crate::model::ftl::zones::ZoneAction;
 use crate::run::control::{LatAction, LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
 use crate::run::driver::{Timer, TimerKind};
@@ -18,6 +19,7 @@ use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
+use crate::run::zbd::{Next, ZbdJob};
 
 /// fio's error number when a job ends below its minimum rate (EIO).
 pub const EIO: i32 = 5;
@@ -104,6 +106,39 @@ pub(crate) struct Source {
     pub(crate) error_reason: Option<String>,
     /// fio's log files, when the job writes any.
     pub(crate) logs: Option<JobLogs>,
+    /// `zonemode=zbd` on a zoned drive (set up when the job starts).
+    pub(crate) zbd: Option<Box<ZbdJob>>,
+    /// A command placed by the zbd logic, waiting for its zone reset.
+    zbd_ready: Option<Command>,
+    /// The job waits for its zone reset until then (fio's synchronous
+    /// reset).
+    zbd_blocked_until: u64,
+    /// fio's `fdp=1`: the placement identifiers its writes carry.
+    placement: Option<Box<Placements>>,
+}
+
+/// The placement identifiers a job's writes carry, in fio's order
+/// (dataplacement.c's `dp_fill_dspec_data`): in turn, one per write, or
+/// uniformly at random.
+struct Placements {
+    ids: Vec<u32>,
+    next: usize,
+    rng: Option<Pcg64Mcg>,
+}
+
+impl Placements {
+    fn next(&mut self) -> u32 {
+        match &mut self.rng {
+            Some(r) => self.ids[r.random_range(0..self.ids.len())],
+            None => {
+                if self.next >= self.ids.len() {
+                    self.next = 0;
+                }
+                self.next += 1;
+                self.ids[self.next - 1]
+            }
+        }
+    }
 }
 
 impl Source {
@@ -154,6 +189,10 @@ impl Source {
             min_rate: None,
             error_reason: None,
             logs: None,
+            zbd: None,
+            zbd_ready: None,
+            zbd_blocked_until: 0,
+            placement: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
                     dirs: Default::default(),
@@ -255,14 +294,27 @@ impl Source {
     /// Submit the next command now.
     #[inline]
     pub(crate) fn submit(&mut self, dev: &mut Device, tag: u32) {
-        let cmd = self.gen.next_command();
+        let (cmd, append) = if self.zbd.is_some() {
+            match self.zbd_command(dev, tag) {
+                Some(c) => c,
+                None => return,
+            }
+        } else {
+            (self.gen.next_command(), false)
+        };
         // Warm the map entries of the commands that follow: the map
         // lines of the one 16 ahead, the reverse entries of the one 8
         // ahead (whose map line is warm by now).
         dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
         dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
         let now = dev.now();
-        dev.submit(cmd, tag);
+        if append {
+            dev.submit_append(cmd, tag);
+        } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
+            dev.submit_placed(cmd, p.next(), tag);
+        } else {
+            dev.submit(cmd, tag);
+        }
         if self.outstanding == 0 {
             self.busy_since = now;
             self.progress_ns = now;
@@ -282,6 +334,51 @@ impl Source {
                 _ => 6,
             };
             st.depth_levels[level] += 1;
+        }
+    }
+
+    /// The next command of a zbd job and whether it is a Zone Append
+    /// (`None`: nothing submitted now — the job waits for a zone reset,
+    /// with a timer set, or has nothing left and stops).
+    #[cold]
+    fn zbd_command(&mut self, dev: &mut Device, me: u32) -> Option<(Command, bool)> {
+        let now = dev.now();
+        if now < self.zbd_blocked_until {
+            self.pending += 1;
+            Timer { source: me, kind: TimerKind::Submit }.set(dev, self.zbd_blocked_until);
+            return None;
+        }
+        let z = self.zbd.as_mut().expect("a zbd job");
+        let append = z.appends();
+        if let Some(c) = self.zbd_ready.take() {
+            return Some((c, append && c.kind == IoKind::Write));
+        }
+        let raw = self.gen.next_command();
+        let left = self.byte_limit.saturating_sub(self.issued);
+        match z.next(raw, dev.drive(), left) {
+            Next::Eof => {
+                self.stop = true;
+                None
+            }
+            Next::Io { cmd, reset, skipped } => {
+                self.issued += skipped;
+                self.seg_issued += skipped;
+                if let Some(zslba) = reset {
+                    let done = dev.zone_send(ZoneAction::Reset, Some(zslba));
+                    if let Some(e) = dev.drive().last_error() {
+                        self.fail(EIO, format!("zone reset at offset {zslba}: {}", e.name()));
+                        return None;
+                    }
+                    if done > now {
+                        self.zbd_blocked_until = done;
+                        self.zbd_ready = Some(cmd);
+                        self.pending += 1;
+                        Timer { source: me, kind: TimerKind::Submit }.set(dev, done);
+                        return None;
+                    }
+                }
+                Some((cmd, append && cmd.kind == IoKind::Write))
+            }
         }
     }
 
@@ -336,6 +433,20 @@ impl Source {
     /// brought the source's tracker to steady state.
     #[inline]
     pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) -> bool {
+        if let Some(IoError::Zone(s)) = c.error {
+            // fio ends a job at its first I/O error (EIO).
+            let dir = ["read", "write", "trim"][c.cmd.kind as usize];
+            self.fail(
+                EIO,
+                format!(
+                    "{} (NVMe status {:#05x}) on {dir} of {} bytes at offset {}",
+                    s.name(),
+                    s.code(),
+                    c.cmd.len,
+                    c.cmd.offset
+                ),
+            );
+        }
         let k = c.cmd.kind as usize;
         let bytes = c.cmd.len as u64;
         // fio counts toward the minimum rate whatever completes after the
@@ -412,6 +523,25 @@ impl Source {
     /// nothing to do and has finished.
     pub(crate) fn start(&mut self, dev: &mut Device, me: u32) -> bool {
         self.begin(dev.now());
+        // On a zoned drive, zone errors end a job (its completions are
+        // looked at one by one) and zbd writes wait for their resets; a
+        // zbd job that only reads written data does neither.
+        let zbd_reads = self.spec.zbd.as_ref().is_some_and(|z| !z.read_beyond_wp)
+            && matches!(self.spec.rw, RwPattern::Read | RwPattern::RandRead);
+        if dev.drive().is_zoned() && !zbd_reads {
+            self.plain = false;
+        }
+        if let (Some(p), Some(f)) = (&self.spec.placement, dev.drive().ftl().fdp()) {
+            let ids = if p.ids.is_empty() { (0..f.model().placements()).collect() } else { p.ids.clone() };
+            let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(self.spec.randseed ^ 0xfd9_5eed));
+            self.placement = Some(Box::new(Placements { ids, next: 0, rng }));
+        }
+        if let Some(opts) = &self.spec.zbd {
+            match ZbdJob::new(&self.spec, opts, dev.drive()) {
+                Ok(z) => self.zbd = Some(Box::new(z)),
+                Err((errno, why)) => self.fail(errno, why),
+            }
+        }
         self.fill(dev, me);
         if self.outstanding == 0 && self.pending == 0 {
             self.finished = true;
@@ -494,6 +624,8 @@ impl Source {
         self.pending -= 1;
         if self.can_issue(now) && self.outstanding + self.pending < self.limit() {
             self.submit(dev, me);
+            // A zbd job may have submitted nothing (it stopped).
+            return self.outstanding == 0 && self.pending == 0;
         } else if self.outstanding == 0 && self.pending == 0 {
             if self.draining() {
                 self.drain_over(dev, me);

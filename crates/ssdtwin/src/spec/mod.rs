@@ -14,11 +14,13 @@
 //! publish are calibration choices; presets say where each value comes
 //! from in comments beside it.
 
+mod fdp;
 pub mod mapcache;
 mod media;
 mod overrides;
 mod presets;
 mod validate;
+mod zns;
 
 pub use crate::model::params::{BadBlockSpec, EccSpec, RberSpec};
 pub use crate::model::params::{
@@ -26,7 +28,8 @@ pub use crate::model::params::{
     GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
     PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
-pub use crate::model::params::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
+pub use crate::model::params::{DriveModel, HybridModel, SlcModel, WearLevelingModel, ZnsModel, ZnsSpec};
+pub use crate::model::params::{FdpIsolation, FdpModel, FdpSpec};
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_source, PRESETS};
 

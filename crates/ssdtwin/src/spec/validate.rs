@@ -101,12 +101,16 @@ impl DriveSpec {
         )?;
         let wear_leveling = self.wear_leveling(bad)?;
         let media = super::media::resolve(self, origin)?;
-        // Per die: the free-block reserve, one open block per write stream
+        // Per die: the open blocks of further placement handles (FDP), the
+        // free-block reserve, one open block per write stream
         // (host, GC, fold), one block of slack so that GC always gains, and
         // the static SLC blocks; then the translation blocks, and factory
         // bad blocks and the spare that replaces grown ones, which are not
         // there for data.
-        let reserved_blocks_per_die = f.gc_low_free_blocks as u64
+        let (fdp, fdp_blocks) =
+            super::fdp::resolve(self, origin, dies, slots_per_block, n.program_pages * slots_per_row)?;
+        let reserved_blocks_per_die = fdp_blocks
+            + f.gc_low_free_blocks as u64
             + 4
             + slc.as_ref().map_or(0, |s| s.static_blocks_per_die as u64)
             + map_cache.as_ref().map_or(0, |m| m.blocks_per_die as u64)
@@ -114,7 +118,22 @@ impl DriveSpec {
                 .as_ref()
                 .and_then(|m| m.bad_blocks.as_ref())
                 .map_or(0, |b| b.factory_per_die as u64 + b.spare_blocks_per_die as u64);
-        let user_slots = self.user_slots(bad, reserved_blocks_per_die, dies, slots_per_block, total_slots)?;
+        let zns = super::zns::resolve(
+            self,
+            origin,
+            &super::zns::Flash {
+                dies,
+                slots_per_block,
+                unit_slots: n.program_pages * slots_per_row,
+                reserved_blocks_per_die,
+            },
+        )?;
+        // A zoned namespace's LBA space (whole zones) may exceed the flash:
+        // only zone capacities are written, and resolve checked they fit.
+        let user_slots = match &zns {
+            Some(_) => f.user_capacity_bytes / SECTOR_BYTES as u64,
+            None => self.user_slots(bad, reserved_blocks_per_die, dies, slots_per_block, total_slots)?,
+        };
         let hybrid = self.hybrid_model(bad, dies, slots_per_block, user_slots)?;
         let power = self.power_model(bad)?;
         let thermal = self.thermal_model(bad)?;
@@ -142,6 +161,8 @@ impl DriveSpec {
             map_cache,
             wear_leveling,
             media,
+            zns,
+            fdp,
         })
     }
 

@@ -275,7 +275,10 @@ pub struct BenchDrives {
 ///     reset first, every earlier drive dropped; the row's name says
 ///     `peak: whole process` where the kernel cannot reset it). Its I/Os
 ///     and simulated time are the timed steps'; `scale` below 1 shortens
-///     the steps' runtimes and the traces, never the sizes.
+///     the steps' runtimes and the traces, never the sizes;
+/// 12. to 15., zoned namespaces ([`zoned_rows`]): sequential writes on the
+///     generic TLC drive conventional and zoned, a zoned drive's fill and
+///     random reads on it.
 pub fn run(
     drives: &BenchDrives,
     scale: f64,
@@ -342,6 +345,66 @@ pub fn run(
         let row = timed_review(&drives.main, scale);
         push(row, main_name, &mut rows);
     }
+    for row in zoned_rows(n(200_000.0), n(2_000_000.0)) {
+        push(row, ZONED_BENCH_DRIVE, &mut rows);
+    }
+    rows
+}
+
+/// Name of the zoned rows' drive: the generic TLC preset with a zoned
+/// namespace.
+const ZONED_BENCH_DRIVE: &str = "generic-tlc+zns";
+
+/// The generic TLC preset (no SLC cache, map in DRAM), conventional or
+/// with a zoned namespace: 1,000 zones of 512 MiB, each with a capacity
+/// of one 24 MiB block on each of the 16 dies (384 MiB), at most 14 open
+/// and 14 active (the ZN540's limits) — the same flash, controller and
+/// link either way.
+fn generic_drive(zoned: bool) -> DriveModel {
+    let zns: &[&str] = &[
+        "ftl.user_capacity_bytes=536870912000",
+        "zns.zone_size_bytes=536870912",
+        "zns.zone_capacity_bytes=402653184",
+        "zns.max_open_zones=14",
+        "zns.max_active_zones=14",
+    ];
+    let set: Vec<String> = if zoned { zns.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
+    let spec = crate::spec::DriveSpec::load("generic-tlc-nvme", &set).expect("the generic preset loads");
+    spec.build(ZONED_BENCH_DRIVE).expect("the generic preset takes a zoned namespace")
+}
+
+/// The zoned rows (their names are stable), on the generic TLC drive:
+/// 12. `128k seqwrite qd32, conventional`: `seq_ios` sequential 128 KiB
+///     writes on it secure-erased, to compare with
+/// 13. `128k seqwrite qd32, zoned (zbd)`: the same writes as fio's
+///     `zonemode=zbd` places them on the zoned drive;
+/// 14. `precondition full, zoned`: every zone written to its capacity;
+/// 15. `4k randread qd32, zoned (zbd)`: `read_ios` random reads of the
+///     written data.
+fn zoned_rows(seq_ios: u64, read_ios: u64) -> Vec<BenchRow> {
+    let mut rows = Vec::new();
+    let seq = |name: &str| {
+        let mut s = IoSpec::new(name, RwPattern::Write);
+        s.bs = 128 * 1024;
+        s.iodepth = 32;
+        s.io_size = Some(seq_ios * 128 * 1024);
+        s
+    };
+    let (_, row) = timed_run(Drive::new(generic_drive(false)), seq("128k seqwrite qd32, conventional"));
+    rows.push(row);
+    let zoned = generic_drive(true);
+    let mut zw = seq("128k seqwrite qd32, zoned (zbd)");
+    zw.zbd = Some(crate::run::workload::Zbd::default());
+    let (_, row) = timed_run(Drive::new(zoned.clone()), zw);
+    rows.push(row);
+    let (drive, row) = timed_state(&zoned, DriveState::Filled(100.0), "precondition full, zoned");
+    rows.push(row);
+    let mut rr = IoSpec::new("4k randread qd32, zoned (zbd)", RwPattern::RandRead);
+    rr.iodepth = 32;
+    rr.io_size = Some(read_ios * 4096);
+    rr.zbd = Some(crate::run::workload::Zbd::default());
+    let (_, row) = timed_run(drive, rr);
+    rows.push(row);
     rows
 }
 

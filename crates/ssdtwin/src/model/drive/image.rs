@@ -140,6 +140,7 @@ impl Drive {
             submits: image.submits,
             serial_done: image.merge_done,
             booking,
+            erase_done: 0,
         })
     }
 }

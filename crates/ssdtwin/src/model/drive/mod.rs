@@ -27,6 +27,7 @@
 use crate::model::controller::{Cores, WriteBuffer};
 use crate::model::flash::{Flash, Lane};
 use crate::model::ftl::mapping::SchemeTiming;
+use crate::model::ftl::zones::ZoneStatus;
 use crate::model::ftl::{Ftl, NandOp, Purpose};
 use crate::model::host::HostInterface;
 use crate::model::media::Media;
@@ -42,6 +43,8 @@ pub use image::{DriveImage, DriveImageRef};
 pub use untimed::UntimedWrites;
 
 mod parts;
+mod placement;
+mod zoned;
 
 /// What a host command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +92,8 @@ pub enum IoError {
     /// A write or trim to a drive that turned read-only (NVMe Namespace
     /// is Write Protected / spare exhausted).
     ReadOnly,
+    /// A command a zoned namespace's rules refuse (the NVMe status).
+    Zone(ZoneStatus),
 }
 
 /// A simulated drive.
@@ -138,6 +143,9 @@ pub struct Drive {
     serial_done: u64,
     /// How the mapping scheme's operations are booked (asked once).
     booking: SchemeTiming,
+    /// Completion of the latest erase scheduled since it was last cleared
+    /// (a zone reset's).
+    erase_done: u64,
 }
 
 impl Drive {
@@ -175,6 +183,7 @@ impl Drive {
             reloc_done: vec![0; geo.dies as usize],
             submits: 0,
             serial_done: 0,
+            erase_done: 0,
             model,
         }
     }
@@ -269,7 +278,17 @@ impl Drive {
 
     /// Submit a command at time `t`; returns its completion time (see
     /// [`Drive::last_error`] for whether it succeeded).
+    #[inline]
     pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
+        let mut cmd = cmd;
+        self.submit_inner(&mut cmd, t, false, 0)
+    }
+
+    /// [`Drive::submit`], or a Zone Append (`append`), whose LBA the drive
+    /// chooses and writes into `cmd`; a write goes through placement `pid`
+    /// on a drive with `[fdp]`.
+    #[inline(always)]
+    fn submit_inner(&mut self, cmd: &mut Command, t: u64, append: bool, pid: u32) -> u64 {
         self.submits += 1;
         self.last_error = None;
         self.last_t = t;
@@ -291,6 +310,19 @@ impl Drive {
         }
         let entered = self.host.admit(t);
         let ready = self.cores.process(entered);
+        if self.model.zns.is_some() {
+            if let Err(s) = self.zone_check(cmd, append) {
+                // Refused by the zone rules: controller time only.
+                self.last_error = Some(IoError::Zone(s));
+                self.host.occupy_until(ready);
+                self.power.busy(arrived, ready);
+                return ready;
+            }
+        } else if self.model.fdp.is_some() && cmd.kind == IoKind::Write {
+            let (first, end) = self.lpn_range(*cmd);
+            self.ftl.set_placement(pid, end - first);
+        }
+        let cmd = *cmd;
         let serial_before = self.serial_done;
         let done = match cmd.kind {
             IoKind::Read => self.read(cmd, ready),
@@ -591,9 +623,12 @@ impl Drive {
             return done;
         }
         // Write-back: admit in chunks that always fit beside one partially
-        // filled program unit.
+        // filled program unit (one per active zone and one for the
+        // conventional stream on a zoned drive, one per placement
+        // identifier with FDP).
         let unit_bytes = self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
-        let max_chunk = ((self.buffer.capacity() - unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
+        let partial_units = self.model.partial_units();
+        let max_chunk = ((self.buffer.capacity() - partial_units * unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
         let mut at = t;
         let mut ack = t;
         let mut lpn = first;
@@ -704,6 +739,7 @@ impl Drive {
                         earliest = earliest.max(self.reloc_done[die as usize]);
                     }
                     let done = self.flash.erase(earliest, die, block, tbers, mode, lane_of(purpose));
+                    self.erase_done = self.erase_done.max(done);
                     if self.booking.of(purpose).serial {
                         self.gc_ready[die as usize] = done;
                         self.serial_done = self.serial_done.max(done);
@@ -747,7 +783,7 @@ impl Drive {
 #[inline]
 fn lane_of(purpose: Purpose) -> Lane {
     match purpose {
-        Purpose::HostWrite | Purpose::Gc | Purpose::Fold | Purpose::MapStore => Lane::Queued,
+        Purpose::HostWrite | Purpose::Gc | Purpose::Fold | Purpose::MapStore | Purpose::ZoneReset => Lane::Queued,
         Purpose::Merge | Purpose::MapLoad => Lane::Priority,
     }
 }

@@ -37,6 +37,13 @@ impl UntimedWrites<'_> {
         self.drive.ftl.write(lpn);
     }
 
+    /// A zoned namespace's check of a write of `n` pages at `first`,
+    /// moving the zone's write pointer (see [`crate::model::ftl::Ftl::zone_write`]);
+    /// the pages then go through [`UntimedWrites::write`].
+    pub fn zone_write(&mut self, first: u32, n: u32) -> Result<(), crate::model::ftl::zones::ZoneStatus> {
+        self.drive.ftl.zone_write(first, n)
+    }
+
     /// Deallocate logical page `lpn`.
     #[inline]
     pub fn trim(&mut self, lpn: u32) {

@@ -7,7 +7,7 @@
 
 use super::blocks::BlockTable;
 use super::mapping::{MappingScheme, Scheme};
-use super::{badblocks, hybrid, mapcache, mapping, Ftl, FtlCore, FtlCounters, NandOp, PageArrays};
+use super::{badblocks, hybrid, mapcache, mapping, zns, Ftl, FtlCore, FtlCounters, NandOp, PageArrays};
 use crate::model::nand::{CellMode, Geometry, Slot};
 use crate::model::params::{DriveModel, GcPolicy};
 
@@ -16,9 +16,10 @@ impl Ftl {
     /// scheme.
     pub fn new(model: &DriveModel) -> Ftl {
         let core = FtlCore::new(model);
-        let scheme = match &model.hybrid {
-            Some(h) => Scheme::Hybrid(Box::new(hybrid::Hybrid::new(h, &core.geo))),
-            None => Scheme::Page(mapping::PageMapping),
+        let scheme = match (&model.hybrid, &model.zns) {
+            (Some(h), _) => Scheme::Hybrid(Box::new(hybrid::Hybrid::new(h, &core.geo))),
+            (None, Some(z)) => Scheme::Zoned(Box::new(zns::ZonedMapping::new(z, &core.geo))),
+            (None, None) => Scheme::Page(mapping::PageMapping),
         };
         Ftl { core, scheme }
     }
@@ -131,7 +132,9 @@ impl Ftl {
     /// uncorrectable read; see [`FtlCore::relocate`]). The operations are
     /// appended for the drive to time. Returns whether it did.
     pub fn relocate(&mut self, block: u32) -> bool {
-        self.scheme.reclaims_by_page_gc() && self.core.relocate(block)
+        // A sequential zone's data stays in its blocks until a reset.
+        let zoned = matches!(&self.scheme, Scheme::Zoned(z) if z.owns(block));
+        self.scheme.reclaims_by_page_gc() && !zoned && self.core.relocate(block)
     }
 
     /// Set the drive's time, ns since its life began: blocks opened from
@@ -230,7 +233,7 @@ impl Ftl {
     pub fn hybrid(&self) -> Option<&hybrid::Hybrid> {
         match &self.scheme {
             Scheme::Hybrid(h) => Some(h),
-            Scheme::Page(_) => None,
+            Scheme::Page(_) | Scheme::Zoned(_) => None,
         }
     }
 

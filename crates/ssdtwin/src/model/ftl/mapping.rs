@@ -2,12 +2,14 @@
 //!
 //! A scheme decides where a host write goes and what a host read must do
 //! to find its data, over the FTL's shared state ([`FtlCore`]: the map,
-//! the blocks, the streams, the operations). Two schemes exist:
+//! the blocks, the streams, the operations). Three schemes exist:
 //! - [`PageMapping`]: every logical page independently, appended to the
 //!   host stream; space is reclaimed by page-level GC and folding
 //!   ([`super::gc`], [`super::slc`]). What modern drives do.
 //! - [`super::hybrid::Hybrid`]: BAST/FAST log-block mapping; space is
 //!   reclaimed by merges.
+//! - [`super::zns::ZonedMapping`]: a zoned namespace; each sequential
+//!   zone in erase blocks of its own, freed by zone resets.
 //!
 //! [`Scheme`] holds the drive's scheme and dispatches with a `match`
 //! (static calls, no trait objects on the hot path). A map cached in
@@ -23,6 +25,7 @@
 
 use super::hybrid::Hybrid;
 use super::streams::StreamId;
+use super::zns::ZonedMapping;
 use super::{FtlCore, Purpose};
 use crate::model::nand::Slot;
 
@@ -45,7 +48,7 @@ pub struct OpTiming {
 /// once, when the drive is built (a table, no dispatch per operation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchemeTiming {
-    ops: [OpTiming; 6],
+    ops: [OpTiming; 7],
     /// The firmware runs serial work on the core of the command that
     /// caused it, which is held until the work is done.
     pub serial_holds_core: bool,
@@ -60,7 +63,7 @@ impl SchemeTiming {
         const fn op(program_waits: bool) -> OpTiming {
             OpTiming { program_waits, serial: false, parts: 1 }
         }
-        let mut ops = [op(true); 6];
+        let mut ops = [op(true); 7];
         ops[Purpose::HostWrite as usize] = op(false);
         ops[Purpose::MapLoad as usize] = op(false);
         SchemeTiming { ops, serial_holds_core: false }
@@ -138,6 +141,8 @@ pub enum Scheme {
     Page(PageMapping),
     /// Hybrid log-block mapping.
     Hybrid(Box<Hybrid>),
+    /// A zoned namespace.
+    Zoned(Box<ZonedMapping>),
 }
 
 impl MappingScheme for Scheme {
@@ -146,6 +151,7 @@ impl MappingScheme for Scheme {
         match self {
             Scheme::Page(s) => s.write(core, lpn),
             Scheme::Hybrid(s) => s.write(core, lpn),
+            Scheme::Zoned(s) => s.write(core, lpn),
         }
     }
     #[inline]
@@ -153,18 +159,21 @@ impl MappingScheme for Scheme {
         match self {
             Scheme::Page(s) => s.read(core, lpn),
             Scheme::Hybrid(s) => s.read(core, lpn),
+            Scheme::Zoned(s) => s.read(core, lpn),
         }
     }
     fn flush(&mut self, core: &mut FtlCore) {
         match self {
             Scheme::Page(s) => s.flush(core),
             Scheme::Hybrid(s) => s.flush(core),
+            Scheme::Zoned(s) => s.flush(core),
         }
     }
     fn pending_slots(&self, core: &FtlCore) -> u32 {
         match self {
             Scheme::Page(s) => s.pending_slots(core),
             Scheme::Hybrid(s) => s.pending_slots(core),
+            Scheme::Zoned(s) => s.pending_slots(core),
         }
     }
     #[inline]
@@ -172,24 +181,28 @@ impl MappingScheme for Scheme {
         match self {
             Scheme::Page(s) => s.reclaims_by_page_gc(),
             Scheme::Hybrid(s) => s.reclaims_by_page_gc(),
+            Scheme::Zoned(s) => s.reclaims_by_page_gc(),
         }
     }
     fn timing(&self) -> SchemeTiming {
         match self {
             Scheme::Page(s) => s.timing(),
             Scheme::Hybrid(s) => s.timing(),
+            Scheme::Zoned(s) => s.timing(),
         }
     }
     fn reset(&mut self) {
         match self {
             Scheme::Page(s) => s.reset(),
             Scheme::Hybrid(s) => s.reset(),
+            Scheme::Zoned(s) => s.reset(),
         }
     }
     fn check(&self, core: &FtlCore) -> Result<(), String> {
         match self {
             Scheme::Page(s) => s.check(core),
             Scheme::Hybrid(s) => s.check(core),
+            Scheme::Zoned(s) => s.check(core),
         }
     }
 }

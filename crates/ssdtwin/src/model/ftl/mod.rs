@@ -30,7 +30,11 @@
 //! - [`blocks`]: block metadata, free lists and the victim index;
 //! - [`badblocks`]: factory and grown bad blocks, the spare pool and
 //!   read-only end of life, relocation after uncorrectable reads;
-//! - [`install`]: installing a whole state built elsewhere.
+//! - [`install`]: installing a whole state built elsewhere;
+//! - [`zones`], [`zns`]: a zoned namespace's zone state machine and the
+//!   mapping scheme that gives each sequential zone blocks of its own;
+//! - [`fdp`]: flexible data placement (a host stream per placement
+//!   handle, GC isolation).
 //!
 //! The map cache of DRAM-less drives is [`mapcache`]; wear leveling is in
 //! [`gc`] and [`blocks`].
@@ -39,6 +43,7 @@ pub mod badblocks;
 pub mod blocks;
 pub mod extrapolate;
 mod facade;
+pub mod fdp;
 pub mod gc;
 pub mod hybrid;
 pub mod install;
@@ -48,6 +53,8 @@ pub mod mapping;
 pub mod pool;
 pub mod slc;
 pub mod streams;
+pub mod zns;
+pub mod zones;
 
 use crate::mem::HugeVec;
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
@@ -74,6 +81,8 @@ pub enum Purpose {
     MapLoad,
     /// Writing translation pages back (and cleaning their blocks).
     MapStore,
+    /// Erasing a zone's blocks on a Zone Reset (zoned namespaces).
+    ZoneReset,
 }
 
 /// A NAND operation the FTL needs, before it has a time.
@@ -228,6 +237,9 @@ pub struct FtlCore {
     bad: Option<badblocks::BadBlocks>,
     /// Native erases one pSLC erase is worth (rated native / SLC cycles).
     slc_wear_ratio: f64,
+    /// Flexible data placement (`None`: no `[fdp]`).
+    #[serde(default)]
+    fdp: Option<Box<fdp::Fdp>>,
 }
 
 impl FtlCore {
@@ -248,17 +260,16 @@ impl FtlCore {
             let reserved = blocks.reserve_map_blocks(m.blocks_per_die, m.mode);
             mapcache::MapCache::new(m, &geo, reserved)
         });
+        let mut streams =
+            [Stream::new(StreamId::Host, &geo), Stream::new(StreamId::Gc, &geo), Stream::new(StreamId::Fold, &geo)];
+        let fdp = model.fdp.as_ref().map(|f| Box::new(fdp::Fdp::new(f, &geo, &mut streams)));
         FtlCore {
             l2p: HugeVec::filled(model.user_lpns as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
             blocks,
-            streams: [
-                Stream::new(StreamId::Host, &geo),
-                Stream::new(StreamId::Gc, &geo),
-                Stream::new(StreamId::Fold, &geo),
-            ],
+            streams,
             victims: VictimSelector::new(model.gc_policy, geo.dies),
             gc_low: model.spec.ftl.gc_low_free_blocks,
             gc_high: model.spec.ftl.gc_high_free_blocks,
@@ -278,6 +289,7 @@ impl FtlCore {
             leveling: false,
             bad,
             slc_wear_ratio,
+            fdp,
             geo,
         }
     }
@@ -378,6 +390,9 @@ impl FtlCore {
         self.bg.fill(None);
         for s in &mut self.streams {
             s.reset();
+        }
+        if let Some(f) = &mut self.fdp {
+            f.reset();
         }
         self.victims.reset();
         self.ops.clear();
@@ -510,6 +525,9 @@ impl FtlCore {
         self.blocks.programmed[b] = wp;
         if self.emit_ops {
             self.ops.push(NandOp::Program { purpose: id.purpose(), block, row: self.geo.row_of(first), slots });
+        }
+        if let Some(f) = &mut self.fdp {
+            f.on_program(block, slots);
         }
         if self.bad.is_some() {
             self.check_program(block);
@@ -645,6 +663,9 @@ impl BlockPool for FtlCore {
     #[inline]
     fn set_open_block(&mut self, stream: StreamId, die: u32, block: u32) {
         self.streams[stream as usize].open[die as usize] = block;
+        if let Some(f) = &mut self.fdp {
+            f.on_open(stream, block, die);
+        }
     }
     #[inline]
     fn fold_cursor(&self) -> u32 {
@@ -691,6 +712,13 @@ impl BlockPool for FtlCore {
     }
     #[inline]
     fn move_valid(&mut self, victim: u32, mode: CellMode, progress: u32, max_moves: u32) -> (u32, bool) {
+        if self.fdp.is_some() {
+            let owner = self.fdp_enter_gc(victim);
+            let before = self.counters.gc_slots_moved;
+            let next = self.move_slots(victim, mode, progress, max_moves);
+            self.fdp_leave_gc(owner, self.counters.gc_slots_moved - before);
+            return (next, next >= self.blocks.wp[victim as usize]);
+        }
         let next = self.move_slots(victim, mode, progress, max_moves);
         (next, next >= self.blocks.wp[victim as usize])
     }

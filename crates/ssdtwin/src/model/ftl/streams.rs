@@ -46,27 +46,37 @@ pub struct Stream {
     pub open: Vec<u32>,
     /// Die that receives the next slot.
     pub die: u32,
+    /// The dies a host stream goes round, `[first, end)` (`None`: all; a
+    /// reclaim group's with FDP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dies: Option<(u32, u32)>,
 }
 
 impl Stream {
     /// A stream with no open blocks.
     pub fn new(id: StreamId, geo: &Geometry) -> Stream {
-        Stream { id, open: vec![NONE; geo.dies as usize], die: 0 }
+        Stream { id, open: vec![NONE; geo.dies as usize], die: 0, dies: None }
+    }
+
+    /// A host stream going round the dies `[first, end)` only.
+    pub fn on_dies(id: StreamId, geo: &Geometry, first: u32, end: u32) -> Stream {
+        Stream { id, open: vec![NONE; geo.dies as usize], die: first, dies: Some((first, end)) }
     }
 
     /// Forget open blocks (secure erase).
     pub fn reset(&mut self) {
         self.open.fill(NONE);
-        self.die = 0;
+        self.die = self.dies.map_or(0, |d| d.0);
     }
 
     /// A program unit was issued: move to the next die (host stream).
     #[inline]
     pub fn advance(&mut self, geo: &Geometry) {
         if self.id == StreamId::Host {
+            let (first, end) = self.dies.unwrap_or((0, geo.dies));
             self.die += 1;
-            if self.die == geo.dies {
-                self.die = 0;
+            if self.die == end {
+                self.die = first;
             }
         }
     }

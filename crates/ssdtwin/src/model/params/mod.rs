@@ -1,16 +1,19 @@
 //! The parameters the hardware model runs from: the drive file's
 //! sections as read ([`sections`]: [`DriveSpec`] and its tables;
-//! [`media`], [`mapcache`]), and what validation derives from them in the
+//! [`media`], [`mapcache`], [`zns`], [`fdp`]), and what validation derives from them in the
 //! model's units ([`DriveModel`], [`SlcModel`], [`HybridModel`],
 //! [`WearLevelingModel`], [`MapCacheModel`]). Only types: reading a drive
 //! file, presets, overrides and the checks that make a [`DriveModel`] are
 //! `crate::spec`'s ([`DriveSpec::build`]), so that the model depends on
 //! no other room.
 
+pub mod fdp;
 pub mod mapcache;
 pub mod media;
 pub mod sections;
+pub mod zns;
 
+pub use fdp::{FdpIsolation, FdpModel, FdpSpec};
 pub use mapcache::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
@@ -18,6 +21,7 @@ pub use sections::{
     GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
     PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
+pub use zns::{ZnsModel, ZnsSpec};
 
 use crate::model::nand::{CellTiming, Geometry};
 use crate::model::power::PowerModel;
@@ -68,6 +72,23 @@ pub struct DriveModel {
     pub wear_leveling: WearLevelingModel,
     /// Bit errors, ECC and bad blocks (`None`: the flash never fails).
     pub media: Option<crate::model::media::MediaModel>,
+    /// The zoned namespace (`None`: a conventional namespace).
+    pub zns: Option<ZnsModel>,
+    /// Flexible data placement (`None`: writes carry no placement).
+    pub fdp: Option<FdpModel>,
+}
+
+impl DriveModel {
+    /// Program units the write buffer may hold partly written at once: one
+    /// per active zone and one for the conventional stream (zoned), one
+    /// per placement identifier (FDP), else one.
+    pub fn partial_units(&self) -> u64 {
+        match (&self.zns, &self.fdp) {
+            (Some(z), _) => z.max_active as u64 + 1,
+            (None, Some(f)) => f.placements() as u64,
+            (None, None) => 1,
+        }
+    }
 }
 
 /// Wear leveling in the FTL's terms (default: off).

@@ -38,6 +38,12 @@ pub struct DriveSpec {
     /// needs `[power]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal: Option<ThermalSpec>,
+    /// A zoned namespace (absent: the namespace is conventional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zns: Option<super::ZnsSpec>,
+    /// Flexible data placement (absent: writes carry no placement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<super::FdpSpec>,
 }
 
 /// Heat: the lumped RC network from the drive's parts to ambient air, the

@@ -9,6 +9,9 @@
 //!   statistics ([`steady`]);
 //! - `steady-exact`: the same writes, replayed through the FTL.
 //!
+//! A zoned drive ([`fill_zoned`]) is filled zone by zone, each sequential
+//! zone to its capacity; `steady` is `full` there.
+//!
 //! Each state is defined by the I/O phases that produce it
 //! ([`DriveState::phases`]). The exact fast path ([`apply_phases_exact`])
 //! feeds exactly those phases' commands, in the same order, through the
@@ -124,8 +127,24 @@ impl DriveState {
     /// Build the state directly: secure erase, then the phases' writes
     /// through the FTL without timing. The drive's clock state is reset.
     pub fn apply_fast(&self, drive: &mut Drive, seed: u64) {
+        if drive.is_zoned() {
+            fill_zoned(drive, self.zoned_fill());
+            return;
+        }
         let phases = self.phases(drive.user_bytes(), seed);
         apply_phases_fast(drive, &phases);
+    }
+
+    /// The share of a zoned drive's writable capacity the state holds, %:
+    /// a zoned drive has no random-overwrite steady state (its sequential
+    /// zones are only written at their write pointers), so `steady` is
+    /// `full` there.
+    pub fn zoned_fill(&self) -> f64 {
+        match *self {
+            DriveState::Fresh => 0.0,
+            DriveState::Filled(p) => p,
+            DriveState::Steady | DriveState::SteadyExact => 100.0,
+        }
     }
 }
 
@@ -154,6 +173,42 @@ pub fn apply_phases_exact(drive: &mut Drive, phases: &[IoSpec]) {
     for spec in phases {
         write_fast(drive, spec);
     }
+    drive.reset_time();
+}
+
+/// Secure-erase a zoned drive, then write its conventional zones whole
+/// and its sequential zones one after another, each to its capacity, in
+/// 128 KiB commands through the untimed FTL, until `pct`% of the writable
+/// capacity (whole zones, rounded down) holds data: every zone written is
+/// full, none is left open. The drive's clock state is reset.
+pub fn fill_zoned(drive: &mut Drive, pct: f64) {
+    drive.secure_erase();
+    let Some(m) = drive.ftl().zoned().map(|z| *z.zones().model()) else { return };
+    let writable = |z: u32| if z < m.conventional { m.zone_lpns } else { m.zone_cap_lpns };
+    let total: u64 = (0..m.zones).map(|z| writable(z) as u64).sum();
+    let target = (total as f64 * pct.clamp(0.0, 100.0) / 100.0) as u64;
+    let mut untimed = drive.untimed();
+    let mut done = 0u64;
+    for z in 0..m.zones {
+        let pages = writable(z);
+        if done + pages as u64 > target {
+            break;
+        }
+        let start = z * m.zone_lpns;
+        let mut at = 0;
+        while at < pages {
+            let n = (pages - at).min(32);
+            if untimed.zone_write(start + at, n).is_err() {
+                break;
+            }
+            for lpn in start + at..start + at + n {
+                untimed.write(lpn);
+            }
+            at += n;
+        }
+        done += pages as u64;
+    }
+    drop(untimed);
     drive.reset_time();
 }
 
@@ -191,6 +246,7 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
     let mut gen = IoGenerator::new(spec, capacity);
     let span = spec.size.unwrap_or(capacity - spec.offset);
     let total = spec.io_size.unwrap_or(span);
+    let zoned = drive.is_zoned();
     let mut untimed = drive.untimed();
     let mut done = 0u64;
     // Commands are taken in batches so that the map entries they will touch
@@ -212,6 +268,10 @@ pub fn write_fast(drive: &mut Drive, spec: &IoSpec) {
             untimed.prefetch_write(first);
         }
         for &(first, pages) in &batch[..n] {
+            // A zoned drive takes only writes its zone rules allow.
+            if zoned && untimed.zone_write(first, pages).is_err() {
+                continue;
+            }
             for lpn in first..first + pages {
                 untimed.write(lpn);
             }

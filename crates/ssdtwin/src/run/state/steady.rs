@@ -89,6 +89,7 @@ const PHASE_SPREAD: f64 = 0.25;
 /// Whether the statistical construction applies to this drive.
 pub fn supported(drive: &Drive) -> bool {
     drive.ftl().hybrid().is_none()
+        && !drive.is_zoned()
         && !drive.ftl().has_versions()
         && !drive.model().wear_leveling.is_on()
         // Bad blocks differ from die to die and fail at random.

@@ -150,6 +150,56 @@ pub struct Strided {
     pub skip: u64,
 }
 
+fn is_none3(v: &[Option<u64>; 3]) -> bool {
+    v.iter().all(Option::is_none)
+}
+
+/// fio's `zonemode=zbd` on a zoned drive: writes go to zone write
+/// pointers, reads to written data (see [`crate::run::zbd`]). The
+/// default is fio's (the drive's limits, no threshold resets, writes).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Zbd {
+    /// `max_open_zones`: zones written at once (0: the drive's limit).
+    pub max_open_zones: u32,
+    /// `job_max_open_zones`: zones this job writes at once (0: no limit
+    /// of its own).
+    pub job_max_open_zones: u32,
+    /// `ignore_zone_limits`: `max_open_zones` may exceed the drive's.
+    pub ignore_zone_limits: bool,
+    /// `zone_reset_threshold`: the share of the range holding data above
+    /// which zones are reset as `zone_reset_frequency` says.
+    pub reset_threshold: f64,
+    /// `zone_reset_frequency`: a reset every 1 / this many writes (0: none).
+    pub reset_frequency: f64,
+    /// `read_beyond_wp`: reads go where the generator says.
+    pub read_beyond_wp: bool,
+    /// `write_mode=zone_append`: writes are Zone Appends.
+    pub append: bool,
+    /// `zonesize` as given (0: not given; it must be the drive's).
+    pub zone_size: u64,
+    /// `offset`, `size` and `io_size` given in zones (`Nz`), resolved on
+    /// the drive ([`crate::run::entry::execute`]).
+    #[serde(default, skip_serializing_if = "is_none3")]
+    pub in_zones: [Option<u64>; 3],
+    /// Where `zonemode=zbd` was written (for errors).
+    #[serde(skip)]
+    pub at: String,
+}
+
+/// fio's data placement (`fdp=1`): every write carries a placement
+/// identifier of the drive's `[fdp]` configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// `plids`: indices into the drive's placement identifiers (empty:
+    /// all of them), sorted.
+    pub ids: Vec<u32>,
+    /// `plid_select=random` (else round robin, one per write).
+    pub random: bool,
+    /// Where `fdp` (or `dataplacement`) was written (for errors).
+    #[serde(skip)]
+    pub at: String,
+}
+
 /// How the offset modifier of `rw=...:N` changes offsets (fio's
 /// `rw_sequencer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -272,6 +322,12 @@ pub struct IoSpec {
     /// fio's `zonemode=strided`: I/O inside zones of the span.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided: Option<Strided>,
+    /// fio's `zonemode=zbd`: I/O at the zones' write pointers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<Zbd>,
+    /// fio's `fdp=1`: writes carry placement identifiers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -333,6 +389,8 @@ impl IoSpec {
             distributions: None,
             modifier: None,
             strided: None,
+            zbd: None,
+            placement: None,
             rate: None,
             rate_min: None,
             thinktime_blocks: 1,

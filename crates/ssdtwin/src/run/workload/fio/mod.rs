@@ -33,8 +33,10 @@ pub mod checks;
 pub mod jobctl;
 pub mod options;
 pub mod phase;
+pub mod placement;
 pub mod table;
 pub mod values;
+pub mod zbd;
 
 pub use options::{is_host_only, is_known, is_schedule, HOST_ONLY};
 pub(crate) use values::parse_bool;

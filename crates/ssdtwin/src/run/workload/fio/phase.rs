@@ -91,6 +91,10 @@ struct PhaseBuilder {
     /// `zonerange`, `zoneskip`.
     zonemode: Option<(bool, String)>,
     zone: [Option<(u64, String)>; 3],
+    /// `zonemode=zbd` (where written) and its options.
+    zbd_at: Option<String>,
+    zbd: super::zbd::ZbdOptions,
+    placement: super::placement::PlacementOptions,
     control: super::jobctl::Control,
 }
 
@@ -127,6 +131,9 @@ impl PhaseBuilder {
             zoned_abs: None,
             zonemode: None,
             zone: Default::default(),
+            zbd_at: None,
+            zbd: Default::default(),
+            placement: Default::default(),
             control: super::jobctl::Control::default(),
         }
     }
@@ -157,6 +164,8 @@ impl PhaseBuilder {
             Reader::Rate => self.rate_option(entry),
             Reader::Section => self.section_option(entry),
             Reader::Control => self.control.apply(entry),
+            Reader::Zoned => self.zbd.apply(entry),
+            Reader::Placement => self.placement.apply(entry),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
             Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
@@ -408,6 +417,15 @@ impl PhaseBuilder {
                     self.spec.numjobs = n as u32;
                 }
             }
+            // fio's sizes in zones (`2z`): resolved on the drive (zbd).
+            "offset" | "size" | "filesize" | "io_size" | "io_limit" if super::zbd::zones_of(v).is_some() => {
+                let i = match key {
+                    "offset" => 0,
+                    "size" | "filesize" => 1,
+                    _ => 2,
+                };
+                self.zbd.in_zones(i, super::zbd::zones_of(v).unwrap_or(0), at);
+            }
             "offset" => self.spec.offset = size()?,
             "size" | "filesize" => self.spec.size = Some(size()?),
             "io_size" | "io_limit" => self.spec.io_size = Some(size()?),
@@ -432,11 +450,16 @@ impl PhaseBuilder {
             }
             "norandommap" => self.spec.norandommap = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "zonemode" => {
+                self.zbd_at = None;
                 let strided = match v.as_str() {
                     "none" => false,
                     "strided" => true,
                     "zbd" => {
-                        return Err(invalid(at, key, "zonemode=zbd needs a zoned drive, which the twin does not model"))
+                        // A zoned drive's zones (checked against the
+                        // drive when the job starts).
+                        self.zbd_at = Some(at.clone());
+                        self.zonemode = None;
+                        return Ok(());
                     }
                     _ => return Err(invalid(at, key, format!("`{v}` is not one of none, strided, zbd"))),
                 };
@@ -552,6 +575,15 @@ impl PhaseBuilder {
         if !self.rw_given {
             return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", self.spec.name)));
         }
+        if self.zbd_at.is_some() {
+            // zonesize names the drive's zone size under zbd (zbd.c).
+            let size = self.zone[0].take().map_or(0, |z| z.0);
+            let opts = std::mem::take(&mut self.zbd);
+            self.spec.zbd = opts.finish(self.zbd_at.take(), self.spec.rw, size)?;
+        } else {
+            self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, self.spec.rw, 0)?;
+        }
+        self.spec.placement = std::mem::take(&mut self.placement).finish();
         self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
             (Some((bytes, at)), d) => {

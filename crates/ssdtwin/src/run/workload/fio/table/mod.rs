@@ -50,6 +50,10 @@ pub enum Reader {
     Io,
     /// Latency target, steady state, logs ([`super::jobctl`]).
     Control,
+    /// `zonemode=zbd`'s options ([`super::zbd`]).
+    Zoned,
+    /// Data placement (FDP) options ([`super::placement`]).
+    Placement,
     /// When a job runs and how it is reported (read by the job file parser).
     Schedule,
     /// A trace replay's options (a section with `trace=FILE`).

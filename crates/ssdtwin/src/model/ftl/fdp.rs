@@ -1,0 +1,261 @@
+//! Flexible data placement (NVMe TP 4146, `[fdp]`): writes name a
+//! placement identifier — a reclaim group and a reclaim unit handle — and
+//! each handle writes into reclaim units of its own, so that data that
+//! dies together is erased together.
+//!
+//! A reclaim unit here is one erase block on each die of the handle's
+//! reclaim group, filled as the FTL's host stream fills blocks (program
+//! units round the group's dies). Each placement identifier has a host
+//! stream of its own; the FTL's host stream *is* the current placement's
+//! (the drive names the placement of a write before its pages reach the
+//! FTL, [`Ftl::set_placement`], and the streams are swapped only when it
+//! changes), so every policy of the page-mapped FTL — block choice, GC
+//! pacing, padding on flush — applies per handle unchanged, and a write
+//! without a placement goes through handle 0 of group 0, the default.
+//!
+//! Garbage collection follows the handle type: *initially isolated*
+//! handles share the FTL's one GC stream (moved data of every handle
+//! mixes); *persistently isolated* handles each have a GC stream of their
+//! own, swapped in while a victim of theirs is moved, so moved data stays
+//! with its handle. Every block records the placement that filled it
+//! (mixed for shared GC blocks).
+//!
+//! Reported (the FDP statistics log page and the twin's own per-handle
+//! counters): host bytes written, media bytes written (programs, padding
+//! included) and media bytes erased, per placement the host and media
+//! bytes and the data moved by GC (so WAF per handle), reclaim units
+//! started, and the *Invalid Placement Identifier* event (a write naming
+//! a placement the drive does not have goes to the default one).
+//! Left out: the Reclaim Unit Handle Update command and the events tied
+//! to it, reclaim unit time limits, and placement identifier lists per
+//! namespace.
+
+use super::streams::{Stream, StreamId};
+use super::{Ftl, FtlCore};
+use crate::model::nand::{Geometry, NONE};
+use crate::model::params::FdpModel;
+
+/// Counters of one placement identifier (4 KiB slots).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlacementCounters {
+    /// Slots the host wrote through it.
+    pub host_slots: u64,
+    /// Slots programmed into its reclaim units (host data, data moved
+    /// there by GC when persistently isolated, padding).
+    pub media_slots: u64,
+    /// Slots of its data GC moved.
+    pub moved_slots: u64,
+    /// Reclaim units it started (its host stream opened a block on the
+    /// first die of its group).
+    pub units_started: u64,
+}
+
+impl PlacementCounters {
+    /// Write amplification of the handle: media slots / host slots.
+    pub fn waf(&self) -> f64 {
+        if self.host_slots == 0 {
+            0.0
+        } else {
+            self.media_slots as f64 / self.host_slots as f64
+        }
+    }
+}
+
+/// The FDP statistics log page (log identifier 22h), bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FdpStatistics {
+    /// Host Bytes with Metadata Written (HBMW).
+    pub host_bytes: u64,
+    /// Media Bytes with Metadata Written (MBMW).
+    pub media_bytes: u64,
+    /// Media Bytes Erased (MBE).
+    pub erased_bytes: u64,
+}
+
+/// Owner of blocks filled by a shared (initially isolated) GC stream.
+pub const MIXED: u32 = u32::MAX - 1;
+
+/// The placement state (see the module doc).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Fdp {
+    model: FdpModel,
+    /// The placement whose host stream is the FTL's now.
+    current: u32,
+    /// Host stream of each placement (the current one's slot holds the
+    /// stream swapped out, unused).
+    host: Vec<Stream>,
+    /// Persistently isolated: the placement whose GC stream is the FTL's
+    /// now, and each placement's GC stream.
+    gc_current: u32,
+    gc: Vec<Stream>,
+    /// The placement that filled each block (`NONE`: none yet, `MIXED`).
+    owner: Vec<u32>,
+    counters: Vec<PlacementCounters>,
+    /// Slots programmed into shared GC blocks.
+    mixed_slots: u64,
+    /// Invalid Placement Identifier events.
+    pub invalid_placements: u64,
+}
+
+impl Fdp {
+    /// Every placement's streams empty, placement 0 current: `streams`
+    /// are the FTL's (its host stream becomes placement 0's).
+    pub(super) fn new(model: &FdpModel, geo: &Geometry, streams: &mut [Stream; 3]) -> Fdp {
+        let n = model.placements();
+        let mut host: Vec<Stream> = (0..n)
+            .map(|p| {
+                let first = (p / model.handles) * model.dies_per_group;
+                Stream::on_dies(StreamId::Host, geo, first, first + model.dies_per_group)
+            })
+            .collect();
+        std::mem::swap(&mut streams[StreamId::Host as usize], &mut host[0]);
+        let gc = if model.persistent { (0..n).map(|_| Stream::new(StreamId::Gc, geo)).collect() } else { Vec::new() };
+        Fdp {
+            model: *model,
+            current: 0,
+            host,
+            gc_current: 0,
+            gc,
+            owner: vec![NONE; geo.total_blocks as usize],
+            counters: vec![PlacementCounters::default(); n as usize],
+            mixed_slots: 0,
+            invalid_placements: 0,
+        }
+    }
+
+    /// The configuration (the FDP configurations log page's).
+    pub fn model(&self) -> &FdpModel {
+        &self.model
+    }
+
+    /// Counters of placement `p`.
+    pub fn counters(&self, p: u32) -> PlacementCounters {
+        self.counters[p as usize]
+    }
+
+    /// The placement that filled `block` (`NONE`, or [`MIXED`]).
+    pub fn owner(&self, block: u32) -> u32 {
+        self.owner[block as usize]
+    }
+
+    /// Slots programmed into shared GC blocks (initially isolated).
+    pub fn mixed_slots(&self) -> u64 {
+        self.mixed_slots
+    }
+
+    /// Make placement `p` the FTL's host stream.
+    fn switch_host(&mut self, p: u32, streams: &mut [Stream; 3]) {
+        if p == self.current {
+            return;
+        }
+        let h = StreamId::Host as usize;
+        std::mem::swap(&mut streams[h], &mut self.host[self.current as usize]);
+        std::mem::swap(&mut streams[h], &mut self.host[p as usize]);
+        self.current = p;
+    }
+
+    /// Persistently isolated: make placement `p`'s GC stream the FTL's.
+    fn switch_gc(&mut self, p: u32, streams: &mut [Stream; 3]) {
+        if !self.model.persistent || p == self.gc_current || p >= self.model.placements() {
+            return;
+        }
+        let g = StreamId::Gc as usize;
+        std::mem::swap(&mut streams[g], &mut self.gc[self.gc_current as usize]);
+        std::mem::swap(&mut streams[g], &mut self.gc[p as usize]);
+        self.gc_current = p;
+    }
+
+    /// A stream opened `block` on `die`: record whose data fills it.
+    pub(super) fn on_open(&mut self, stream: StreamId, block: u32, die: u32) {
+        let owner = match stream {
+            StreamId::Host => {
+                let first = (self.current / self.model.handles) * self.model.dies_per_group;
+                if die == first {
+                    self.counters[self.current as usize].units_started += 1;
+                }
+                self.current
+            }
+            StreamId::Gc if self.model.persistent => self.gc_current,
+            _ => MIXED,
+        };
+        self.owner[block as usize] = owner;
+    }
+
+    /// A program of `slots` slots into `block` was issued.
+    #[inline]
+    pub(super) fn on_program(&mut self, block: u32, slots: u32) {
+        match self.owner[block as usize] {
+            MIXED | NONE => self.mixed_slots += slots as u64,
+            p => self.counters[p as usize].media_slots += slots as u64,
+        }
+    }
+
+    /// Forget the streams' blocks and owners (secure erase); counters stay.
+    pub(super) fn reset(&mut self) {
+        for s in self.host.iter_mut().chain(self.gc.iter_mut()) {
+            s.reset();
+        }
+        self.owner.fill(NONE);
+    }
+}
+
+/// GC with placements: a victim's data is moved through its handle's GC
+/// stream when persistently isolated, and counted as its handle's.
+impl FtlCore {
+    /// Before moving `victim`'s data: swap its handle's GC stream in.
+    /// Returns its owner.
+    #[inline]
+    pub(super) fn fdp_enter_gc(&mut self, victim: u32) -> u32 {
+        let Some(f) = &mut self.fdp else { return NONE };
+        let owner = f.owner[victim as usize];
+        f.switch_gc(owner, &mut self.streams);
+        owner
+    }
+
+    /// After moving `moved` slots of data of placement `owner`.
+    #[inline]
+    pub(super) fn fdp_leave_gc(&mut self, owner: u32, moved: u64) {
+        if let Some(f) = &mut self.fdp {
+            if let Some(c) = f.counters.get_mut(owner as usize) {
+                c.moved_slots += moved;
+            }
+        }
+    }
+}
+
+/// The placement commands on the FTL.
+impl Ftl {
+    /// The placement state (`None`: no `[fdp]`).
+    pub fn fdp(&self) -> Option<&Fdp> {
+        self.core.fdp.as_deref()
+    }
+
+    /// The next `pages` host pages are written through placement
+    /// identifier `pid` (group × handles + handle). A placement the drive
+    /// does not have goes to the default one and counts an *Invalid
+    /// Placement Identifier* event; without `[fdp]` nothing happens.
+    pub fn set_placement(&mut self, pid: u32, pages: u32) {
+        let Some(f) = &mut self.core.fdp else { return };
+        let p = if pid < f.model.placements() {
+            pid
+        } else {
+            f.invalid_placements += 1;
+            0
+        };
+        f.switch_host(p, &mut self.core.streams);
+        f.counters[p as usize].host_slots += pages as u64;
+    }
+
+    /// The FDP statistics log page (`None`: no `[fdp]`).
+    pub fn fdp_statistics(&self) -> Option<FdpStatistics> {
+        let f = self.core.fdp.as_ref()?;
+        let slot = crate::model::nand::SECTOR_BYTES as u64;
+        let media: u64 = f.counters.iter().map(|c| c.media_slots).sum::<u64>() + f.mixed_slots;
+        let erases: u64 = self.core.blocks.erase_count[0].iter().map(|&e| e as u64).sum();
+        Some(FdpStatistics {
+            host_bytes: f.counters.iter().map(|c| c.host_slots).sum::<u64>() * slot,
+            media_bytes: media * slot,
+            erased_bytes: erases * self.core.geo.slots_per_block as u64 * slot,
+        })
+    }
+}

@@ -1,0 +1,371 @@
+//! The zoned mapping scheme: a zoned namespace (`[zns]`) on the FTL.
+//!
+//! Each sequential zone writes into erase blocks of its own: its program
+//! units go round the dies, channel first, as if the namespace's units
+//! were striped over the dies in LBA order (unit *k* of zone *z* on die
+//! `(z × units per zone + k) mod dies`, so that writing one zone after the
+//! other keeps the round unbroken, as a conventional drive's host stream
+//! does), each die's units filling one block of the zone after another,
+//! taken from the die's free list when the zone first needs one. Its data
+//! is never moved: zone blocks stay out of the GC victim index, so
+//! sequential zones cost no device GC and their write amplification is 1
+//! (plus the padding a Finish adds to complete a program unit). A Zone
+//! Reset unmaps the zone and erases its blocks, which return to the free
+//! lists. Each zone's partially written program unit waits in the write
+//! buffer until the unit is complete (the drive's write buffer is power
+//! safe, so a flush does not pad it); Finish pads it.
+//!
+//! Conventional zones are page-mapped like a conventional drive (the host
+//! stream, GC over their blocks). Logical pages are still mapped page by
+//! page (`l2p`), so reads, buffer hits and integrity checks are the FTL's
+//! usual ones.
+//!
+//! The zone states and the rules commands must follow are
+//! [`super::zones`]; this module acts on the transitions. Left out: zones
+//! backed by SLC, media failures turning zones read-only or offline (see
+//! [`super::zones::Zones::set_condition`]), the Zone Random Write Area, zone
+//! descriptor extensions, and variable-capacity zones.
+
+use super::mapping::Scheme;
+use super::mapping::{MappingScheme, SchemeTiming};
+use super::streams::StreamId;
+use super::zones::{Transition, ZoneAction, ZoneState, ZoneStatus, Zones};
+use super::{Ftl, FtlCore, NandOp, Purpose};
+use crate::model::nand::{CellMode, Geometry, Slot, NONE};
+use crate::model::params::ZnsModel;
+
+/// Counters of one zone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ZoneCounters {
+    /// Pages the host wrote into it.
+    pub host_pages: u64,
+    /// Times it was reset.
+    pub resets: u64,
+    /// Times it was finished before it was full.
+    pub finishes: u64,
+    /// Slots programmed as padding by finishes.
+    pub padding_slots: u64,
+}
+
+/// The zoned namespace's placement state (see the module doc).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ZonedMapping {
+    /// Zone states and write pointers.
+    pub(super) zones: Zones,
+    dies: u32,
+    /// Open block of each zone on each die (`zone × dies + die`; `NONE`).
+    open: Vec<u32>,
+    /// Die receiving each zone's next slot.
+    next_die: Vec<u32>,
+    /// Blocks each zone holds (`zone × per_zone + i`), and how many.
+    held: Vec<u32>,
+    held_count: Vec<u32>,
+    per_zone: u32,
+    /// Program units per zone.
+    units: u32,
+    /// The zone a block belongs to (`NONE`: conventional or free).
+    owner: Vec<u32>,
+    /// Per-zone counters.
+    counters: Vec<ZoneCounters>,
+}
+
+impl ZonedMapping {
+    /// Every zone empty, no block held.
+    pub fn new(model: &ZnsModel, geo: &Geometry) -> ZonedMapping {
+        let zones = model.zones as usize;
+        let per_zone = model.blocks_per_die * geo.dies;
+        let units = model.zone_cap_lpns / geo.unit_slots(CellMode::Native);
+        let first_die = |z: u32| ((z as u64 * units as u64) % geo.dies as u64) as u32;
+        ZonedMapping {
+            zones: Zones::new(model),
+            dies: geo.dies,
+            open: vec![NONE; zones * geo.dies as usize],
+            next_die: (0..model.zones).map(first_die).collect(),
+            held: vec![NONE; zones * per_zone as usize],
+            held_count: vec![0; zones],
+            per_zone,
+            units,
+            owner: vec![NONE; geo.total_blocks as usize],
+            counters: vec![ZoneCounters::default(); zones],
+        }
+    }
+
+    /// The zone states and write pointers.
+    pub fn zones(&self) -> &Zones {
+        &self.zones
+    }
+
+    /// Counters of zone `z`.
+    pub fn zone_counters(&self, z: u32) -> ZoneCounters {
+        self.counters[z as usize]
+    }
+
+    /// The die that receives zone `z`'s first program unit.
+    fn first_die(&self, z: u32) -> u32 {
+        ((z as u64 * self.units as u64) % self.dies as u64) as u32
+    }
+
+    /// Whether `block` holds a sequential zone's data (never moved).
+    #[inline]
+    pub fn owns(&self, block: u32) -> bool {
+        self.owner[block as usize] != NONE
+    }
+
+    /// Open a new block of zone `z` on `die` (once per block).
+    #[inline(never)]
+    fn open_zone_block(&mut self, core: &mut FtlCore, z: u32, die: u32) -> u32 {
+        let block = core
+            .blocks
+            .take_free(die, CellMode::Native)
+            .expect("validation leaves every sequential zone its blocks on each die");
+        let zi = z as usize;
+        let i = self.held_count[zi];
+        self.held[zi * self.per_zone as usize + i as usize] = block;
+        self.held_count[zi] = i + 1;
+        self.owner[block as usize] = z;
+        self.open[zi * self.dies as usize + die as usize] = block;
+        block
+    }
+
+    /// Issue the program of the unit just completed (or padded) in
+    /// `block` of zone `z`, and move the zone to its next die.
+    #[inline(never)]
+    fn program_unit(&mut self, core: &mut FtlCore, z: u32, block: u32, slots: u32) {
+        let b = block as usize;
+        let wp = core.blocks.wp[b];
+        core.blocks.programmed[b] = wp;
+        if core.emit_ops {
+            let row = core.geo.row_of(wp - slots);
+            core.ops.push(NandOp::Program { purpose: Purpose::HostWrite, block, row, slots });
+        }
+        let die = core.geo.die_of_block(block);
+        if wp == core.geo.slots_per_block {
+            // Full: it stays with the zone (open, never a GC candidate).
+            self.open[z as usize * self.dies as usize + die as usize] = NONE;
+        }
+        let next = &mut self.next_die[z as usize];
+        *next = if *next + 1 == self.dies { 0 } else { *next + 1 };
+    }
+
+    /// Act on a Zone Management Send transition: a reset unmaps the zone
+    /// and erases its blocks; a finish pads its partial program unit.
+    /// Returns the slots dropped from the write buffer unprogrammed (a
+    /// reset's partial unit).
+    pub(super) fn on_transition(&mut self, core: &mut FtlCore, t: Transition) -> u32 {
+        let z = t.zone;
+        let zi = z as usize;
+        let new = self.zones.state(z);
+        match new {
+            ZoneState::Empty if t.written > 0 || self.held_count[zi] > 0 => {
+                let first = z * self.zones.model().zone_lpns;
+                for lpn in first..first + t.written {
+                    core.unmap(lpn);
+                }
+                let mut dropped = 0;
+                let held = &self.held[zi * self.per_zone as usize..][..self.held_count[zi] as usize];
+                for &block in held {
+                    let b = block as usize;
+                    dropped += core.blocks.wp[b] - core.blocks.programmed[b];
+                    core.journal(super::journal::Relocation::Erased { block });
+                    if core.emit_ops {
+                        core.ops.push(NandOp::Erase { purpose: Purpose::ZoneReset, block });
+                    }
+                    core.blocks.release(block);
+                    self.owner[b] = NONE;
+                }
+                self.held_count[zi] = 0;
+                self.open[zi * self.dies as usize..][..self.dies as usize].fill(NONE);
+                self.next_die[zi] = self.first_die(z);
+                self.counters[zi].resets += 1;
+                dropped
+            }
+            ZoneState::Full if t.from != ZoneState::Full && t.from != ZoneState::Empty => {
+                self.counters[zi].finishes += 1;
+                let die = self.next_die[zi];
+                let block = self.open[zi * self.dies as usize + die as usize];
+                if block != NONE {
+                    let b = block as usize;
+                    let unit = core.geo.unit_slots(CellMode::Native);
+                    let fill = core.blocks.wp[b] - core.blocks.programmed[b];
+                    if fill > 0 {
+                        let pad = unit - fill;
+                        core.blocks.wp[b] += pad;
+                        core.counters.padding_slots += pad as u64;
+                        self.counters[zi].padding_slots += pad as u64;
+                        self.program_unit(core, z, block, unit);
+                    }
+                }
+                self.open[zi * self.dies as usize..][..self.dies as usize].fill(NONE);
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    /// Forget everything (secure erase): zones empty, no block held.
+    fn clear(&mut self) {
+        self.zones.reset_all_state();
+        self.open.fill(NONE);
+        for z in 0..self.next_die.len() as u32 {
+            self.next_die[z as usize] = self.first_die(z);
+        }
+        self.held.fill(NONE);
+        self.held_count.fill(0);
+        self.owner.fill(NONE);
+        self.counters.fill(ZoneCounters::default());
+    }
+}
+
+impl MappingScheme for ZonedMapping {
+    #[inline]
+    fn write(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        let z = self.zones.zone_of(lpn);
+        if z < self.zones.model().conventional {
+            return core.append(StreamId::Host, lpn);
+        }
+        let zi = z as usize;
+        let die = self.next_die[zi];
+        let mut block = self.open[zi * self.dies as usize + die as usize];
+        if block == NONE {
+            block = self.open_zone_block(core, z, die);
+        }
+        let slot = core.map_next_slot(block, lpn);
+        core.mapped_lpns += 1;
+        self.counters[zi].host_pages += 1;
+        let b = block as usize;
+        let unit = core.geo.unit_slots(CellMode::Native);
+        if core.blocks.wp[b] - core.blocks.programmed[b] == unit {
+            self.program_unit(core, z, block, unit);
+        }
+        slot
+    }
+
+    #[inline]
+    fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
+        core.map_read(lpn)
+    }
+
+    /// The conventional zones' partial unit is padded and programmed; the
+    /// sequential zones' stay in the power-safe buffer.
+    fn flush(&mut self, core: &mut FtlCore) {
+        core.flush_stream(StreamId::Host);
+    }
+
+    fn pending_slots(&self, core: &FtlCore) -> u32 {
+        let zoned: u32 = self
+            .open
+            .iter()
+            .filter(|&&b| b != NONE)
+            .map(|&b| core.blocks.wp[b as usize] - core.blocks.programmed[b as usize])
+            .sum();
+        core.host_pending_slots() + zoned
+    }
+
+    /// Conventional zones are collected page by page.
+    fn reclaims_by_page_gc(&self) -> bool {
+        true
+    }
+
+    fn timing(&self) -> SchemeTiming {
+        SchemeTiming::COMMON
+    }
+
+    fn reset(&mut self) {
+        self.clear();
+    }
+
+    /// Every held block belongs to its zone and holds only that zone's
+    /// pages, and a zone's mapped pages are those below its write pointer
+    /// (all of them, unless it was finished early).
+    fn check(&self, core: &FtlCore) -> Result<(), String> {
+        let m = *self.zones.model();
+        for z in m.conventional..m.zones {
+            let zi = z as usize;
+            let first = z * m.zone_lpns;
+            let written = self.zones.written(z);
+            let mapped = (first..first + m.zone_lpns).filter(|&l| core.l2p[l as usize] != NONE).count() as u32;
+            // A finished zone's write pointer is at its capacity, past its
+            // data.
+            let full = self.zones.state(z) == ZoneState::Full;
+            if mapped != written && !(full && mapped <= written) {
+                return Err(format!("zone {z}: {mapped} pages mapped, write pointer at {written}"));
+            }
+            for &block in &self.held[zi * self.per_zone as usize..][..self.held_count[zi] as usize] {
+                if self.owner[block as usize] != z {
+                    return Err(format!("zone {z} holds block {block}, owned by {}", self.owner[block as usize]));
+                }
+                let s = core.geo.first_slot(block);
+                for slot in s..s + core.geo.slots_per_block {
+                    let lpn = core.p2l[slot as usize];
+                    if lpn != NONE && self.zones.zone_of(lpn) != z {
+                        return Err(format!("block {block} of zone {z} holds page {lpn} of another zone"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The zone commands on the FTL (a conventional namespace refuses them
+/// with *Invalid Command Opcode*). Pages are 4 KiB logical pages.
+impl Ftl {
+    /// The zoned namespace's state (`None`: a conventional namespace).
+    pub fn zoned(&self) -> Option<&ZonedMapping> {
+        match &self.scheme {
+            Scheme::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    fn zoned_mut(&mut self) -> Result<&mut ZonedMapping, ZoneStatus> {
+        match &mut self.scheme {
+            Scheme::Zoned(z) => Ok(z),
+            _ => Err(ZoneStatus::InvalidOpcode),
+        }
+    }
+
+    /// A host write of `n` pages at `first` is about to be placed: check
+    /// it against the zone rules and move the write pointer (the pages
+    /// then go through [`Ftl::write`]).
+    pub fn zone_write(&mut self, first: u32, n: u32) -> Result<(), ZoneStatus> {
+        self.zoned_mut()?.zones.write(first, n).map(|_| ())
+    }
+
+    /// A Zone Append of `n` pages to the zone starting at `zslba`: returns
+    /// the first page it is written at (the pages then go through
+    /// [`Ftl::write`]).
+    pub fn zone_append(&mut self, zslba: u32, n: u32) -> Result<u32, ZoneStatus> {
+        self.zoned_mut()?.zones.append(zslba, n)
+    }
+
+    /// Whether a read of `n` pages at `first` is allowed.
+    pub fn zone_check_read(&self, first: u32, n: u32) -> Result<(), ZoneStatus> {
+        self.zoned().ok_or(ZoneStatus::InvalidOpcode)?.zones.check_read(first, n)
+    }
+
+    /// Whether a deallocate of `n` pages at `first` is allowed.
+    pub fn zone_check_trim(&self, first: u32, n: u32) -> Result<(), ZoneStatus> {
+        self.zoned().ok_or(ZoneStatus::InvalidOpcode)?.zones.check_trim(first, n)
+    }
+
+    /// Zone Management Send: `action` on the zone starting at page
+    /// `zslba`, or on every zone it applies to (`None`: Select All). The
+    /// NAND work (a reset's erases, a finish's padding program) is
+    /// appended to the operations. Returns the slots of unprogrammed data
+    /// dropped from the write buffer (reset zones' partial units).
+    pub fn zone_send(&mut self, action: ZoneAction, zslba: Option<u32>) -> Result<u32, ZoneStatus> {
+        let Scheme::Zoned(z) = &mut self.scheme else { return Err(ZoneStatus::InvalidOpcode) };
+        let done = match zslba {
+            Some(lba) => vec![z.zones.send(action, lba)?],
+            None => z.zones.send_all(action)?,
+        };
+        Ok(done.into_iter().map(|t| z.on_transition(&mut self.core, t)).sum())
+    }
+
+    /// Mark zone `z` read-only or offline (fault injection; see
+    /// [`Zones::set_condition`]).
+    pub fn set_zone_condition(&mut self, z: u32, state: ZoneState) -> Result<(), ZoneStatus> {
+        self.zoned_mut()?.zones.set_condition(z, state)
+    }
+}
