@@ -14,6 +14,7 @@ mod integrity;
 mod layout;
 mod lifetime;
 mod mapcache;
+mod pcmark;
 mod media;
 mod power;
 mod slc;

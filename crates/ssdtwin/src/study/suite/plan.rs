@@ -113,6 +113,10 @@ pub enum ScoreRule {
     },
     /// Chosen metrics of chosen steps: (step index, metric, label).
     Pick(Vec<(usize, Metric, String)>),
+    /// PCMark 8's Storage score ([`super::pcmark`]).
+    Pcmark8(super::pcmark::Pcmark8Rule),
+    /// PCMark Vantage's HDD suite score ([`super::pcmark`]).
+    PcmarkVantage(super::pcmark::VantageRule),
 }
 
 /// What a step runs.
@@ -601,6 +605,10 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
             }
             Ok(ScoreRule::Pick(items))
         }
-        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each or pick"))),
+        "pcmark8" => super::pcmark::build_pcmark8(s, steps).map(ScoreRule::Pcmark8).map_err(|(f, r)| c.err(f, r)),
+        "pcmark-vantage" => {
+            super::pcmark::build_vantage(s, steps).map(ScoreRule::PcmarkVantage).map_err(|(f, r)| c.err(f, r))
+        }
+        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each, pick, pcmark8 or pcmark-vantage"))),
     }
 }
