@@ -117,7 +117,8 @@ pub fn build_pcmark8(s: &ScoreDef, steps: &[StepPlan]) -> Result<Pcmark8Rule, In
     if s.rounds.is_empty() {
         return Err(("rounds", "a pcmark8 score needs at least one scored round (e.g. [\"r1\"])".into()));
     }
-    let reference = s.reference.as_ref().ok_or(("reference", "a pcmark8 score needs a reference result".to_string()))?;
+    let reference =
+        s.reference.as_ref().ok_or(("reference", "a pcmark8 score needs a reference result".to_string()))?;
     positive("reference", "the reference score", reference.score)?;
     if let Some(extra) = reference.results.keys().find(|k| !s.traces.contains(*k)) {
         return Err(("reference", format!("`{extra}` is not one of the traces")));
