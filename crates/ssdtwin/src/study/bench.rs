@@ -298,8 +298,8 @@ pub struct BenchDrives {
 /// 9. `pcmark8-storage (vendor-2018)` on the main drive as the suite runs
 ///    it (its wall time; at `scale` 1 only: the traces are not scaled);
 /// 10. and 11., when the large drive caches its map (and `large_steady`):
-///    `precondition steady, cached map` and `4k randwrite, cached map`
-///    (a tenth of row 3's writes);
+///     `precondition steady, cached map` and `4k randwrite, cached map`
+///     (a tenth of row 3's writes);
 /// 12. when `review`: `review (client-2018, 2 passes)` of the main drive
 ///     as `ssdtwin review` runs it, with the drive file's map cache: its
 ///     wall time and its own peak memory (the process's high-water mark is
