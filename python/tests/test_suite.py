@@ -65,3 +65,13 @@ def test_validate_figures_frame():
     assert list(v.columns[:6]) == ["drive", "figure", "metric", "published", "unit", "simulated"]
     assert len(v) >= 3 and v["simulated"].dtype == "float64" and v["pass"].dtype == bool
     assert (v["drive"] == "intel-x25m-80gb").all()
+
+
+def test_pcmark_vantage_is_a_test_like_any_other(small):
+    # The synthetic PCMark Vantage HDD suite, reached by `only` as any test:
+    # its overall score and the eight traces' MB/s.
+    r = ssdtwin.suite("iometer-2008", drives=[small], only=["pcmark-vantage-hdd"], scale=0.001)
+    s = r.scores
+    assert set(s["test"]) == {"pcmark-vantage-hdd"}
+    assert list(s["label"])[0] == "HDD score" and list(s["unit"])[0] == "points"
+    assert (s["unit"] == "MB/s").sum() == 8 and (s["value"] > 0).all()

@@ -133,6 +133,43 @@ fn same_json_gives_the_same_bytes() {
     assert!(leftovers.is_empty(), "temporary files left behind");
 }
 
+/// The PCMark 8 test as the reviews draw it: the Storage score, the
+/// bandwidth and the ten traces' service times, one bar per drive each,
+/// labelled as Futuremark's traces' synthetic equivalents.
+#[test]
+fn pcmark8_charts_draw_the_score_the_bandwidth_and_every_trace() {
+    let s = suite::load("vendor-2018").unwrap();
+    let small = |name: &str, extra: &str| {
+        let mut set = vec!["geometry.blocks_per_plane=64".to_string(), "ftl.user_capacity_bytes=999_997_440".into()];
+        set.push(extra.to_string());
+        let mut d = DriveUnderTest::load("generic-tlc-nvme", &set).unwrap();
+        d.name = name.into();
+        d
+    };
+    let drives = [small("fast", "controller.cores=3"), small("slow", "host.pcie_lanes=1")];
+    let opts = SuiteOptions {
+        scale: 0.01,
+        time_scale: 0.01,
+        trace_scale: 0.005,
+        only: vec!["pcmark8-storage".into()],
+        ..SuiteOptions::default()
+    };
+    let r = suite::run_suite(&s, &drives, &opts, None).unwrap();
+    let rep = ssdtwin_report::render_record(&suite::json::suite_record(&r)).unwrap();
+    let bars = |kind: &str| {
+        let (_, svg) = rep
+            .files
+            .iter()
+            .find(|(n, _)| n.ends_with(&format!("-pcmark8-storage-{kind}.svg")))
+            .unwrap_or_else(|| panic!("no {kind} chart"));
+        svg.matches("data-value=").count()
+    };
+    assert_eq!(bars("scores"), 2, "the Storage score per drive");
+    assert_eq!(bars("scores-bandwidth"), 2, "the bandwidth per drive");
+    assert_eq!(bars("scores-time"), 20, "ten service times per drive");
+    assert!(rep.html.contains("not Futuremark&#x27;s traces") || rep.html.contains("not Futuremark's traces"));
+}
+
 #[test]
 fn not_a_suite_run_is_refused() {
     let err = ssdtwin_report::render(&serde_json::json!({ "jobs": [] })).err().expect("refused");

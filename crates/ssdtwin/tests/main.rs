@@ -18,6 +18,7 @@ mod lifetime;
 mod mapcache;
 mod media;
 mod outliers;
+mod pcmark;
 mod power;
 mod slc;
 mod states;

@@ -193,7 +193,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn scores_are_computed_as_defined_from_step_data() {
-    let mut checked = [0; 7];
+    let mut checked = [0; 9];
     for (_, j) in results() {
         let suite = &j["suite"]["definition"];
         for run in j["runs"].as_array().unwrap() {
@@ -293,6 +293,57 @@ fn scores_are_computed_as_defined_from_step_data() {
                             assert!(scores[1]["value"].is_null() && scores[2]["value"].is_null());
                         }
                         checked[6] += 1;
+                    }
+                    "pcmark8" => {
+                        // Service time: the mean over the scored rounds of
+                        // each replay's first submission to last completion;
+                        // score: the reference's, scaled by the ratio of the
+                        // geometric means of the times; bandwidth: bytes over
+                        // busy time of every scored step.
+                        let sc = &def["score"];
+                        let step = |n: String| steps.iter().find(|s| s["step"] == n.as_str()).unwrap();
+                        let io = |s: &Value, k: &str| {
+                            s["result"]["read"][k].as_f64().unwrap() + s["result"]["write"][k].as_f64().unwrap()
+                        };
+                        let (mut ln, mut ln_ref, mut bytes, mut busy) = (0.0, 0.0, 0.0, 0.0);
+                        let traces = sc["traces"].as_array().unwrap();
+                        for (k, tr) in traces.iter().enumerate() {
+                            let tr = tr.as_str().unwrap();
+                            let rounds = sc["rounds"].as_array().unwrap();
+                            let mut sum = 0.0;
+                            for round in rounds {
+                                let s = step(format!("{}-{tr}", round.as_str().unwrap()));
+                                sum += s["result"]["trace"]["simulated_ns"].as_f64().unwrap() / 1e9;
+                                bytes += io(s, "io_bytes");
+                                busy += s["result"]["busy_ns"].as_f64().unwrap();
+                            }
+                            let mean = sum / rounds.len() as f64;
+                            assert!(close(scores[2 + k]["value"].as_f64().unwrap(), mean), "{tr}");
+                            ln += mean.ln();
+                            ln_ref += sc["reference"]["results"][tr].as_f64().unwrap().ln();
+                        }
+                        let n = traces.len() as f64;
+                        let want = sc["reference"]["score"].as_f64().unwrap() * (ln_ref / n).exp() / (ln / n).exp();
+                        assert!((scores[0]["value"].as_f64().unwrap() - want).abs() <= 1e-6 * want, "{}", t["name"]);
+                        let bw = bytes / 1e6 / (busy / 1e9);
+                        assert!(close(scores[1]["value"].as_f64().unwrap(), bw), "{}", t["name"]);
+                        checked[7] += 1;
+                    }
+                    "pcmark-vantage" => {
+                        // Per trace: bytes over busy time; score: the factor
+                        // times their geometric mean.
+                        let sc = &def["score"];
+                        let mut ln = 0.0;
+                        let traces = sc["traces"].as_array().unwrap();
+                        for (k, tr) in traces.iter().enumerate() {
+                            let s = steps.iter().find(|s| s["step"] == *tr).unwrap();
+                            let rate = recomputed_trace(s, "mbps");
+                            assert!(close(scores[1 + k]["value"].as_f64().unwrap(), rate), "{tr}");
+                            ln += rate.ln();
+                        }
+                        let want = sc["scale"].as_f64().unwrap() * (ln / traces.len() as f64).exp();
+                        assert!((scores[0]["value"].as_f64().unwrap() - want).abs() <= 1e-6 * want, "{}", t["name"]);
+                        checked[8] += 1;
                     }
                     k => panic!("{k}"),
                 }

@@ -46,8 +46,9 @@ pub struct SuiteRunArgs {
     #[arg(long, value_name = "F")]
     pub time_scale: Option<f64>,
     /// Replay only this fraction of each trace test (the synthetic
-    /// Destroyer, Heavy and Light): their first requests, the same mix,
-    /// shorter in requests and time. Default: the whole trace.
+    /// Destroyer, Heavy and Light, PCMark 8 and Vantage): their first
+    /// requests, the same mix, shorter in requests and time. Default: the
+    /// whole trace.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub trace_scale: f64,
     /// Runs (drive × pass) simulated at once (default: the number of CPUs).

@@ -29,8 +29,10 @@ pub struct TraceArgs {
     /// capped-idle:MS (as recorded, idle gaps cut to MS ms),
     /// dependent:MS (recorded groups of concurrent requests, each issued
     /// once the previous completed and its gap, idle cut to MS ms, has
-    /// elapsed), closed:QD (QD outstanding, trace order; the default for
-    /// fio v2).
+    /// elapsed), think[:MS] (the same groups, each issued its recorded
+    /// idle, cut to MS ms, after the previous completed; uncapped without
+    /// MS), closed:QD (QD outstanding, trace order; the default for fio
+    /// v2).
     #[arg(long, value_name = "MODE", requires = "trace")]
     pub replay: Option<String>,
     /// Multiply recorded times by X (0.5 = twice as fast).

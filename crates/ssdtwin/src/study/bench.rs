@@ -188,6 +188,35 @@ fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
     phase_row(spec.name, &r, wall_s, r.counters.waf())
 }
 
+/// vendor-2018's `pcmark8-storage` test on a secure-erased drive as the
+/// suite runs it (16 GB of test data written, 5 minutes of idle, then a
+/// warm-up and three scored rounds of the ten synthetic PCMark 8 traces,
+/// their idle replayed whole): the wall time of the whole test, its I/Os
+/// and the simulated time of its steps (about an hour, as the benchmark
+/// takes on a real drive).
+fn timed_pcmark8(model: &DriveModel, name: &str) -> BenchRow {
+    use crate::study::suite::{self, run_suite, DriveUnderTest, SuiteOptions};
+    let suite = suite::load("vendor-2018").expect("vendor-2018 is built in");
+    let dut = DriveUnderTest { name: name.into(), overrides: Vec::new(), model: model.clone() };
+    let opts = SuiteOptions { only: vec!["pcmark8-storage".into()], ..SuiteOptions::default() };
+    let t = Instant::now();
+    let result = run_suite(&suite, std::slice::from_ref(&dut), &opts, None).expect("pcmark8-storage fits a preset");
+    let wall_s = t.elapsed().as_secs_f64();
+    let steps: Vec<_> = result.runs.iter().flat_map(|r| &r.tests).flat_map(|t| &t.steps).map(|s| &s.io).collect();
+    let waf = steps.last().map_or(0.0, |r| r.counters.waf());
+    BenchRow {
+        name: "pcmark8-storage (vendor-2018)".into(),
+        drive: String::new(),
+        ios: steps.iter().map(|r| r.dirs.iter().map(|d| d.ios).sum::<u64>()).sum(),
+        bytes: steps.iter().map(|r| r.dirs.iter().map(|d| d.bytes).sum::<u64>()).sum(),
+        wall_s,
+        sim_s: steps.iter().map(|r| (r.end_ns - r.start_ns) as f64 / 1e9).sum(),
+        peak_rss: peak_rss_bytes(),
+        waf,
+        huge_page_bytes: huge_page_bytes(),
+    }
+}
+
 /// Reset this process's peak resident memory to what it holds now (Linux
 /// 4.0 and later: `5` written to `/proc/self/clear_refs`), so that a row's
 /// peak is its own, not an earlier row's. Returns whether it could.
@@ -266,10 +295,12 @@ pub struct BenchDrives {
 /// 8. `atsb-destroyer-synthetic, dependent:25` on a secure-erased main
 ///    drive as the suite's test runs it (its whole 49.8 M requests at
 ///    scale 1);
-/// 9. and 10., when the large drive caches its map (and `large_steady`):
-///    `precondition steady, cached map` and `4k randwrite, cached map`
-///    (a tenth of row 3's writes);
-/// 11. when `review`: `review (client-2018, 2 passes)` of the main drive
+/// 9. `pcmark8-storage (vendor-2018)` on the main drive as the suite runs
+///    it (its wall time; at `scale` 1 only: the traces are not scaled);
+/// 10. and 11., when the large drive caches its map (and `large_steady`):
+///     `precondition steady, cached map` and `4k randwrite, cached map`
+///     (a tenth of row 3's writes);
+/// 12. when `review`: `review (client-2018, 2 passes)` of the main drive
 ///     as `ssdtwin review` runs it, with the drive file's map cache: its
 ///     wall time and its own peak memory (the process's high-water mark is
 ///     reset first, every earlier drive dropped; the row's name says
@@ -330,6 +361,10 @@ pub fn run(
     drop(drive);
     let row = timed_synthetic(&drives.main.1, n(49_810_000.0));
     push(row, main_name, &mut rows);
+    if scale >= 1.0 {
+        let row = timed_pcmark8(main, main_name);
+        push(row, main_name, &mut rows);
+    }
 
     if large_steady && large_cached.map_cache.is_some() {
         let (drive, row) = timed_state(large_cached, DriveState::Steady, "precondition steady, cached map");

@@ -337,11 +337,23 @@ pub enum ReplayMode {
         /// Longest idle part of a gap, ns.
         max_idle_ns: u64,
     },
+    /// Dependent playback with the recorded think time: groups as in
+    /// [`ReplayMode::Dependent`], but a group is issued the recorded idle
+    /// before it (the part of the gap with nothing outstanding, capped at
+    /// `max_idle_ns`) after the previous group has completed, so the
+    /// drive's own time replaces the recorded drive's and the run lasts
+    /// the trace's idle plus the time the drive kept it waiting (PCMark
+    /// 8's playback, idle not compressed).
+    Think {
+        /// Longest idle, ns (`u64::MAX`: not capped).
+        max_idle_ns: u64,
+    },
 }
 
 impl ReplayMode {
-    /// Parse `as-recorded`, `capped-idle:MS`, `dependent:MS`
-    /// (milliseconds, fractions allowed) or `closed:QD`.
+    /// Parse `as-recorded`, `capped-idle:MS`, `dependent:MS`, `think:MS`
+    /// (milliseconds, fractions allowed), `think` (idle not capped) or
+    /// `closed:QD`.
     pub fn parse(s: &str) -> Result<ReplayMode, TraceError> {
         let bad = |reason: &str| TraceError::Option { option: format!("--replay {s}"), reason: reason.to_string() };
         let (name, arg) = match s.split_once(':') {
@@ -365,11 +377,19 @@ impl ReplayMode {
                 }
                 Ok(ReplayMode::Dependent { max_idle_ns: (ms * 1e6).round() as u64 })
             }
+            ("think", None) => Ok(ReplayMode::Think { max_idle_ns: u64::MAX }),
+            ("think", Some(ms)) => {
+                let ms: f64 = ms.parse().map_err(|_| bad("the cap is a number of milliseconds, e.g. think:25"))?;
+                if !(ms.is_finite() && ms >= 0.0) {
+                    return Err(bad("the cap must be 0 ms or more"));
+                }
+                Ok(ReplayMode::Think { max_idle_ns: (ms * 1e6).round() as u64 })
+            }
             ("closed", Some(qd)) => match qd.parse::<u32>() {
                 Ok(depth) if depth >= 1 => Ok(ReplayMode::Closed { depth }),
                 _ => Err(bad("the queue depth is a whole number of at least 1, e.g. closed:32")),
             },
-            _ => Err(bad("expected as-recorded, capped-idle:MS, dependent:MS or closed:QD")),
+            _ => Err(bad("expected as-recorded, capped-idle:MS, dependent:MS, think[:MS] or closed:QD")),
         }
     }
 
@@ -380,6 +400,8 @@ impl ReplayMode {
             ReplayMode::CappedIdle { max_idle_ns } => format!("capped-idle:{}", *max_idle_ns as f64 / 1e6),
             ReplayMode::Closed { depth } => format!("closed:{depth}"),
             ReplayMode::Dependent { max_idle_ns } => format!("dependent:{}", *max_idle_ns as f64 / 1e6),
+            ReplayMode::Think { max_idle_ns: u64::MAX } => "think".into(),
+            ReplayMode::Think { max_idle_ns } => format!("think:{}", *max_idle_ns as f64 / 1e6),
         }
     }
 }

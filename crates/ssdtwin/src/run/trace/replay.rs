@@ -2,7 +2,8 @@
 //! [`Command`] submitted to a [`Device`] at its recorded time (open loop),
 //! when a slot frees (closed loop), or with its recorded group once the
 //! previous group has completed and the recorded gap, idle part capped,
-//! has elapsed (dependent); the device's statistics window
+//! has elapsed (dependent) or its recorded idle, capped, has passed since
+//! that completion (think); the device's statistics window
 //! gives the same [`PhaseResult`] as a closed-loop fio-style phase, plus
 //! the trace's own statistics ([`TraceSummary`]).
 //!
@@ -158,7 +159,7 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     reader.set_blkparse_dispatch(spec.blkparse_dispatch);
     let format = reader.format();
     let mode = spec.mode_for(format);
-    if matches!(mode, ReplayMode::Dependent { .. }) && format == TraceFormat::Blkparse {
+    if matches!(mode, ReplayMode::Dependent { .. } | ReplayMode::Think { .. }) && format == TraceFormat::Blkparse {
         // Groups come from completion events: a first pass tells whether
         // the trace has any (it stops at the first one paired).
         reader.set_blkparse_groups(has_completions(spec)?);
@@ -191,13 +192,14 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
                 Timed { src: &mut src, t: &mut t, tick, scale, cap, start, shift: 0, idle_from: start, next: None };
             drive(device, &mut w)?
         }
-        ReplayMode::Dependent { max_idle_ns } => {
+        ReplayMode::Dependent { max_idle_ns } | ReplayMode::Think { max_idle_ns } => {
             let mut w = Dependent {
                 src: &mut src,
                 t: &mut t,
                 tick,
                 time_scale: spec.time_scale,
                 cap: max_idle_ns,
+                after_completion: matches!(mode, ReplayMode::Think { .. }),
                 start,
                 group_at: start,
                 group_recorded: 0,
@@ -391,13 +393,17 @@ impl<T: FnMut(u64)> Workload for Timed<'_, T> {
 
 /// Dependent replay: requests in groups, a group issued once the previous
 /// one has completed and its recorded gap (idle part capped at `cap`) has
-/// elapsed; times scaled by `time_scale`.
+/// elapsed, or (`think`) its recorded idle, capped, after the previous
+/// group's completion; times scaled by `time_scale`.
 struct Dependent<'a, T> {
     src: &'a mut Source,
     t: &'a mut Tally,
     tick: T,
     time_scale: f64,
     cap: u64,
+    /// `think`: a group's idle runs from the previous group's completion
+    /// (otherwise its recorded gap runs from the previous group's start).
+    after_completion: bool,
     start: u64,
     /// The current group: when it was issued, its recorded start and how
     /// many requests it has.
@@ -457,7 +463,14 @@ impl<T: FnMut(u64)> Dependent<'_, T> {
         let gap = recorded.saturating_sub(self.group_recorded);
         let idle = idle.min(gap);
         self.t.idle_removed += idle - idle.min(self.cap);
-        let at = if self.t.groups == 0 { self.start } else { self.group_at + gap - idle + idle.min(self.cap) };
+        let at = if self.t.groups == 0 {
+            self.start
+        } else if self.after_completion {
+            // Called once the previous group has completed: now.
+            device.now().saturating_add(idle.min(self.cap))
+        } else {
+            self.group_at + gap - idle + idle.min(self.cap)
+        };
         self.t.groups += 1;
         self.group_at = at.max(device.now());
         self.group_recorded = recorded;

@@ -35,6 +35,18 @@
 //! generator records no drive: in its groups' marks, the whole gap
 //! between two groups is idle (every group completes at once).
 //!
+//! Two optional fields make a generator reproduce published totals
+//! exactly rather than on average (the PCMark generators use both; the
+//! ATSB ones neither, so their streams are unchanged): `exact = true`
+//! gives each phase exactly its share of the requests (largest-remainder
+//! quotas; a segment ends early when its phase's quota is reached) and
+//! gives each request the size furthest behind its weight instead of a
+//! random size per group, so counts match the tables exactly and bytes to
+//! within a request; `duration = "58.4s"` scales every think time and idle gap so
+//! that the last request is issued exactly that long after the first
+//! (the generator is run once, untimed, when it is opened, to measure
+//! the unscaled length).
+//!
 //! Left out: trims and flushes (the published figures have none),
 //! file-system metadata patterns and read-after-write dependencies
 //! within a group (its requests are independent, issued at once).
@@ -54,6 +66,30 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("atsb-destroyer-synthetic", include_str!("../../../workloads/atsb-destroyer-synthetic.toml")),
     ("atsb-heavy-synthetic", include_str!("../../../workloads/atsb-heavy-synthetic.toml")),
     ("atsb-light-synthetic", include_str!("../../../workloads/atsb-light-synthetic.toml")),
+    ("pcmark8-photoshop-light-synthetic", include_str!("../../../workloads/pcmark8-photoshop-light-synthetic.toml")),
+    ("pcmark8-photoshop-heavy-synthetic", include_str!("../../../workloads/pcmark8-photoshop-heavy-synthetic.toml")),
+    ("pcmark8-indesign-synthetic", include_str!("../../../workloads/pcmark8-indesign-synthetic.toml")),
+    ("pcmark8-illustrator-synthetic", include_str!("../../../workloads/pcmark8-illustrator-synthetic.toml")),
+    ("pcmark8-after-effects-synthetic", include_str!("../../../workloads/pcmark8-after-effects-synthetic.toml")),
+    ("pcmark8-word-synthetic", include_str!("../../../workloads/pcmark8-word-synthetic.toml")),
+    ("pcmark8-excel-synthetic", include_str!("../../../workloads/pcmark8-excel-synthetic.toml")),
+    ("pcmark8-powerpoint-synthetic", include_str!("../../../workloads/pcmark8-powerpoint-synthetic.toml")),
+    (
+        "pcmark8-world-of-warcraft-synthetic",
+        include_str!("../../../workloads/pcmark8-world-of-warcraft-synthetic.toml"),
+    ),
+    ("pcmark8-battlefield-3-synthetic", include_str!("../../../workloads/pcmark8-battlefield-3-synthetic.toml")),
+    ("vantage-windows-defender-synthetic", include_str!("../../../workloads/vantage-windows-defender-synthetic.toml")),
+    ("vantage-gaming-synthetic", include_str!("../../../workloads/vantage-gaming-synthetic.toml")),
+    ("vantage-photo-gallery-synthetic", include_str!("../../../workloads/vantage-photo-gallery-synthetic.toml")),
+    ("vantage-vista-startup-synthetic", include_str!("../../../workloads/vantage-vista-startup-synthetic.toml")),
+    ("vantage-movie-maker-synthetic", include_str!("../../../workloads/vantage-movie-maker-synthetic.toml")),
+    ("vantage-media-center-synthetic", include_str!("../../../workloads/vantage-media-center-synthetic.toml")),
+    ("vantage-media-player-synthetic", include_str!("../../../workloads/vantage-media-player-synthetic.toml")),
+    (
+        "vantage-application-loading-synthetic",
+        include_str!("../../../workloads/vantage-application-loading-synthetic.toml"),
+    ),
 ];
 
 /// Names of the built-in generators.
@@ -84,6 +120,14 @@ pub struct GeneratorFile {
     pub seed: u64,
     /// Addresses span `[0, span)` (a size, decimal unless KiB/MiB/GiB).
     pub span: String,
+    /// The recorded duration (first to last request) the trace is scaled
+    /// to, a fio time (`"58.4s"`); absent: whatever the gaps add up to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    /// Exact shares and sizes (see the module docs) instead of random
+    /// draws.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     /// The figures the trace is meant to have (checked by the tests).
     pub published: Published,
     /// The application phases.
@@ -111,8 +155,23 @@ pub struct Published {
     /// Fraction of requests that continue the previous one of their
     /// direction.
     pub sequential: f64,
-    /// Idle cap of the review's playback, ms.
+    /// Idle cap of the review's playback, ms (`inf`: idle replayed whole;
+    /// 0: idle removed).
     pub idle_cap_ms: f64,
+    /// Sequential reads (requests that continue the previous read), when
+    /// published by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_reads: Option<u64>,
+    /// Sequential writes, when published by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_writes: Option<u64>,
+    /// Reads as a percentage of the requests, when that is what was
+    /// published (the counts above then carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_percent: Option<f64>,
+    /// Recorded duration, s, when published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
 }
 
 /// One application phase as written.
@@ -176,6 +235,9 @@ struct PhaseRt {
     hi: u64,
     /// (cumulative weight, bytes), reads then writes.
     sizes: [Vec<(f64, u64)>; 2],
+    /// `exact`: each size's weight (normalised) and the requests given
+    /// that size so far, reads then writes.
+    exact_sizes: [Vec<(f64, u64)>; 2],
 }
 
 /// A request drawn by the generator.
@@ -221,6 +283,11 @@ pub struct Generator {
     prev_group_ns: Option<f64>,
     /// The next request is its group's first.
     group_first: bool,
+    /// `exact`: each phase's quota of the requests (`None`: shares kept
+    /// on average only).
+    quotas: Option<Vec<u64>>,
+    /// Multiplies every drawn time (`duration`; 1 otherwise).
+    time_scale: f64,
 }
 
 /// Most requests in one group.
@@ -232,6 +299,20 @@ const NEAR_BYTES: u64 = 8 << 20;
 fn geometric_p(mean_extra: f64) -> f64 {
     // 1 + Geometric(p) on {0, 1, ...} has mean 1 + (1 - p) / p.
     1.0 / (1.0 + mean_extra.max(0.0))
+}
+
+/// Each share's whole number of `n` requests, summing to `n` (largest
+/// remainders get the leftover requests; ties to the earlier phase).
+fn quotas(shares: &[f64], n: u64) -> Vec<u64> {
+    let exact: Vec<f64> = shares.iter().map(|s| s * n as f64).collect();
+    let mut q: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let mut order: Vec<usize> = (0..q.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - q[b] as f64).total_cmp(&(exact[a] - q[a] as f64)).then(a.cmp(&b)));
+    let short = n.saturating_sub(q.iter().sum());
+    for &i in order.iter().cycle().take(short as usize) {
+        q[i] += 1;
+    }
+    q
 }
 
 impl Generator {
@@ -286,6 +367,7 @@ impl Generator {
             let lo = ((span as f64 * a) as u64) / 4096 * 4096;
             let hi = ((span as f64 * b) as u64) / 4096 * 4096;
             let mut sizes: [Vec<(f64, u64)>; 2] = [Vec::new(), Vec::new()];
+            let mut exact_sizes: [Vec<(f64, u64)>; 2] = [Vec::new(), Vec::new()];
             for (k, (field, table)) in
                 [("read_sizes", &p.read_sizes), ("write_sizes", &p.write_sizes)].into_iter().enumerate()
             {
@@ -312,6 +394,7 @@ impl Generator {
                     }
                     cum += w / total;
                     sizes[k].push((cum, bytes));
+                    exact_sizes[k].push((w / total, 0));
                 }
                 if let Some(last) = sizes[k].last_mut() {
                     last.0 = f64::INFINITY;
@@ -329,11 +412,13 @@ impl Generator {
                 lo,
                 hi,
                 sizes,
+                exact_sizes,
             });
         }
         let total: f64 = weights.iter().sum();
         let shares: Vec<f64> = weights.iter().map(|w| w / total).collect();
-        Ok(Generator {
+        let quotas = def.exact.then(|| quotas(&shares, def.requests));
+        let mut g = Generator {
             name: def.name.clone(),
             span,
             phases,
@@ -352,7 +437,21 @@ impl Generator {
             last_end: [None; 2],
             prev_group_ns: None,
             group_first: false,
-        })
+            quotas,
+            time_scale: 1.0,
+        };
+        if let Some(d) = &def.duration {
+            let want = parse_time(d, 1_000_000_000).map_err(|r| bad("field `duration`", r))?;
+            // The unscaled length: the last request's time once every
+            // request is drawn (a clone, so the stream starts afresh).
+            let mut probe = g.clone();
+            while probe.next_request().is_some() {}
+            if probe.now_ns <= 0.0 {
+                return Err(bad("field `duration`", "the trace's gaps are all zero; nothing to scale".into()));
+            }
+            g.time_scale = want as f64 / probe.now_ns;
+        }
+        Ok(g)
     }
 
     /// Open a built-in generator or a generator file.
@@ -403,6 +502,9 @@ impl Generator {
         self.segment_left = self.segment_left.saturating_sub(1);
         self.drawn[self.phase] += 1;
         self.drawn_total += 1;
+        if self.quotas.is_some() {
+            self.group_len = self.exact_size();
+        }
         let p = &self.phases[self.phase];
         let (lo, hi, len, dir) = (p.lo, p.hi, self.group_len, self.group_dir);
         let offset = match self.last_end[dir] {
@@ -422,15 +524,16 @@ impl Generator {
             }
         };
         self.last_end[dir] = Some(offset + len);
+        let now = self.now_ns * self.time_scale;
         let group = if std::mem::take(&mut self.group_first) {
-            let idle = self.prev_group_ns.map_or(0, |prev| self.now_ns as u64 - prev as u64);
-            self.prev_group_ns = Some(self.now_ns);
+            let idle = self.prev_group_ns.map_or(0, |prev| now as u64 - prev as u64);
+            self.prev_group_ns = Some(now);
             GroupMark::Starts { idle_ns: idle }
         } else {
             GroupMark::Joins
         };
         Some(SynthRequest {
-            time_ns: self.now_ns as u64,
+            time_ns: now as u64,
             op: if dir == 0 { TraceOp::Read } else { TraceOp::Write },
             offset,
             len,
@@ -449,11 +552,27 @@ impl Generator {
             }
             let total = self.drawn_total as f64;
             let behind = |i: usize| self.shares[i] * total - self.drawn[i] as f64;
-            self.phase = (0..self.shares.len()).fold(0, |best, i| if behind(i) > behind(best) { i } else { best });
+            let open = |i: usize| self.quotas.as_ref().is_none_or(|q| self.drawn[i] < q[i]);
+            let first_open = (0..self.shares.len()).find(|&i| open(i)).unwrap_or(0);
+            self.phase = (0..self.shares.len()).filter(|&i| open(i)).fold(first_open, |best, i| {
+                if behind(i) > behind(best) {
+                    i
+                } else {
+                    best
+                }
+            });
             let p = self.phases[self.phase].segment_p;
             self.segment_left = self.geometric(p, u64::MAX);
-            // A new activity starts somewhere new.
-            self.last_end = [None; 2];
+            if let Some(q) = &self.quotas {
+                self.segment_left = self.segment_left.min(q[self.phase] - self.drawn[self.phase]).max(1);
+            }
+            // A new activity starts somewhere new (in an exact trace a
+            // sequential activity continues the previous request of its
+            // direction, so that its requests are counted sequential as
+            // the published tables count them).
+            if self.quotas.is_none() {
+                self.last_end = [None; 2];
+            }
         } else {
             let think = self.phases[self.phase].think_ns;
             self.now_ns += self.exponential(think);
@@ -466,7 +585,28 @@ impl Generator {
         let sizes = &self.phases[self.phase].sizes[self.group_dir];
         self.group_len = sizes.iter().find(|(c, _)| u < *c).map_or(4096, |&(_, b)| b);
         self.group_left = self.geometric(group_p, MAX_GROUP);
+        if let Some(q) = &self.quotas {
+            // Exact: the group ends with its phase's quota and segment.
+            let left = (q[self.phase] - self.drawn[self.phase]).min(self.segment_left).max(1);
+            self.group_left = self.group_left.min(left);
+        }
         self.group_first = true;
+    }
+
+    /// Exact: the size of the next request, the one furthest behind its
+    /// weight among the requests of this phase and direction so far.
+    fn exact_size(&mut self) -> u64 {
+        let dir = self.group_dir;
+        let table = &mut self.phases[self.phase].exact_sizes[dir];
+        let given: u64 = table.iter().map(|&(_, c)| c).sum::<u64>() + 1;
+        let lag = |&(w, c): &(f64, u64)| w * given as f64 - c as f64;
+        match (0..table.len()).reduce(|a, b| if lag(&table[b]) > lag(&table[a]) { b } else { a }) {
+            Some(k) => {
+                table[k].1 += 1;
+                self.phases[self.phase].sizes[dir][k].1
+            }
+            None => self.group_len,
+        }
     }
 }
 
@@ -478,8 +618,9 @@ mod tests {
     fn builtins_parse_and_stream() {
         for (name, _) in BUILTIN {
             let mut g = Generator::open(name).unwrap();
+            let n = load(name).unwrap().requests.min(10_000);
             let mut last = 0;
-            for _ in 0..10_000 {
+            for _ in 0..n {
                 let r = g.next_request().unwrap();
                 assert!(r.time_ns >= last);
                 assert!(r.offset + r.len <= g.span());
@@ -498,6 +639,35 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 1234);
+    }
+
+    #[test]
+    fn quotas_add_up_by_largest_remainder() {
+        // 2.5, 1.25, 1.25 of 5: the floors give 4, the largest remainder
+        // the fifth.
+        assert_eq!(quotas(&[0.5, 0.25, 0.25], 5), [3, 1, 1]);
+        // Equal remainders: the earlier phase first.
+        assert_eq!(quotas(&[1.0 / 3.0; 3], 4), [2, 1, 1]);
+        assert_eq!(quotas(&[0.7, 0.3], 0), [0, 0]);
+    }
+
+    #[test]
+    fn exact_phases_and_duration() {
+        // Light's phases with exact quotas and a fixed length: every phase
+        // draws its share, the last request comes at the duration.
+        let mut def = load("atsb-light-synthetic").unwrap();
+        def.requests = 10_000;
+        def.exact = true;
+        def.duration = Some("100s".into());
+        let mut g = Generator::new(&def, "test").unwrap();
+        let mut last = 0;
+        while let Some(r) = g.next_request() {
+            last = r.time_ns;
+        }
+        let total: f64 = def.phases.iter().map(|p| p.share).sum();
+        let want = quotas(&def.phases.iter().map(|p| p.share / total).collect::<Vec<_>>(), 10_000);
+        assert_eq!(g.drawn, want);
+        assert!(last.abs_diff(100_000_000_000) <= 1, "{last}");
     }
 
     #[test]

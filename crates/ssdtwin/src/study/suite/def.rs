@@ -259,6 +259,35 @@ pub struct ScoreDef {
     /// Label of the score in tables, e.g. `"QD1–4"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// `pcmark8`, `pcmark-vantage`: the traces, in the order reported;
+    /// `pcmark-vantage` names its steps, `pcmark8` the part of its step
+    /// names after the round (`r1-word`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
+    /// `pcmark8`: the scored rounds, the prefixes of the steps' names
+    /// (steps of other rounds, such as a warm-up, are not scored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<String>,
+    /// `pcmark8`: the published result the score is scaled by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceDef>,
+    /// `pcmark-vantage`: the factor of the geometric mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+}
+
+/// A published result of a trace benchmark: its overall score and each
+/// trace's result (PCMark 8: service time in seconds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceDef {
+    /// The drive (or system) it was published for.
+    #[serde(default)]
+    pub drive: String,
+    /// Its overall score.
+    pub score: f64,
+    /// Each trace's result, by trace.
+    pub results: BTreeMap<String, f64>,
 }
 
 /// One value of a `pick` score.

@@ -31,12 +31,17 @@
 //! assert!(r.runs[0].tests[0].scores[0].value.unwrap() > 1000.0);
 //! ```
 //!
-//! Leaves out: trace-based tests (Light, Heavy, Destroyer: the traces are
-//! not public). Power figures (MB/s per W, idle power) need a drive with a
+//! Trace-based tests replay synthetic equivalents of traces that are not
+//! public (the Storage Bench's Light, Heavy and Destroyer; PCMark 8's and
+//! PCMark Vantage's traces), built from their published statistics;
+//! [`pcmark`] scores the PCMark tests by the benchmarks' own rules.
+//!
+//! Leaves out: the original traces. Power figures (MB/s per W, idle power) need a drive with a
 //! power model; for others they are `None`.
 
 pub mod def;
 pub mod json;
+pub mod pcmark;
 pub mod plan;
 pub mod repeat;
 pub mod run;

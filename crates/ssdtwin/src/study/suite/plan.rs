@@ -117,6 +117,10 @@ pub enum ScoreRule {
     /// the data written before the rate fell (the cache's size) and the
     /// rate after it ([`super::score::fill_scores`]).
     Fill,
+    /// PCMark 8's Storage score ([`super::pcmark`]).
+    Pcmark8(super::pcmark::Pcmark8Rule),
+    /// PCMark Vantage's HDD suite score ([`super::pcmark`]).
+    PcmarkVantage(super::pcmark::VantageRule),
 }
 
 /// What a step runs.
@@ -617,6 +621,12 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
             }
             Ok(ScoreRule::Pick(items))
         }
-        k => Err(c.err("kind", format!("`{k}` is not mean, steady-state, each, pick or fill"))),
+        "pcmark8" => super::pcmark::build_pcmark8(s, steps).map(ScoreRule::Pcmark8).map_err(|(f, r)| c.err(f, r)),
+        "pcmark-vantage" => {
+            super::pcmark::build_vantage(s, steps).map(ScoreRule::PcmarkVantage).map_err(|(f, r)| c.err(f, r))
+        }
+        k => {
+            Err(c.err("kind", format!("`{k}` is not mean, steady-state, each, pick, fill, pcmark8 or pcmark-vantage")))
+        }
     }
 }

@@ -156,6 +156,8 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], ti
                 steps: vec![steps[*i].name.clone()],
             })
             .collect(),
+        ScoreRule::Pcmark8(rule) => super::pcmark::pcmark8(rule, steps, results),
+        ScoreRule::PcmarkVantage(rule) => super::pcmark::vantage(rule, steps, results),
     }
 }
 
