@@ -376,7 +376,7 @@ def fit(
     results: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
     base: DriveLike,
     replay_time: str = "2s",
-    read_iterations: int = 40,
+    read_iterations: int = 60,
 ):
     """A twin of a real drive, as ``ssdtwin fit`` makes it: fio's JSON
     result(s) of the battery (``ssdtwin fit --jobs DIR`` writes it; the

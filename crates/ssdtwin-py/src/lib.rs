@@ -140,7 +140,7 @@ fn fit_battery(time_scale: f64) -> PyResult<String> {
 /// Fit a twin to fio results of the battery: JSON text (see
 /// `glue::fit`).
 #[pyfunction]
-#[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=40))]
+#[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=60))]
 fn fit(
     py: Python<'_>,
     source: String,

@@ -29,7 +29,7 @@ use serde_json::Value;
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
 use ssdtwin::run::{execute, RunOptions, RunResults};
 use ssdtwin::study::fio_out::FioReport;
-use ssdtwin::study::fit::params::{dies, set_dies, Param};
+use ssdtwin::study::fit::params::{dies, set_dies, shrink, Param};
 use ssdtwin::study::fit::{battery, fit, measure, FitOptions};
 use ssdtwin::study::suite::{self, json::suite_record, run_suite, DriveUnderTest, SuiteOptions};
 use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
@@ -45,33 +45,6 @@ const FAMILIES: &[(&str, &str, &str)] = &[
 fn arg(name: &str, default: f64) -> f64 {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// `spec` scaled to `bytes` of user capacity: fewer pages per block (at
-/// least 128, whole wordlines) and blocks per plane, the cache, DRAM and
-/// HMB sizes scaled by the same factor.
-fn shrink(spec: &mut DriveSpec, bytes: f64) {
-    let f = bytes / spec.ftl.user_capacity_bytes as f64;
-    let g = &mut spec.geometry;
-    let k = [8, 4, 2, 1]
-        .into_iter()
-        .find(|&k| g.pages_per_block % k == 0 && (g.pages_per_block / k) % g.bits_per_cell == 0 && g.pages_per_block / k >= 128)
-        .unwrap_or(1);
-    g.pages_per_block /= k;
-    g.blocks_per_plane = (g.blocks_per_plane as f64 * k as f64 * f).round() as u32;
-    spec.ftl.user_capacity_bytes = (bytes / 4096.0).round() as u64 * 4096;
-    if let Some(c) = spec.slc_cache.as_mut() {
-        c.static_bytes = (c.static_bytes as f64 * f) as u64;
-        for p in &mut c.capacity_curve {
-            p[1] = (p[1] * f).round();
-        }
-    }
-    if let Some(d) = spec.controller.dram_bytes.as_mut() {
-        *d = (*d as f64 * f) as u64;
-    }
-    if let Some(h) = spec.host.hmb_bytes.as_mut() {
-        *h = (*h as f64 * f) as u64;
-    }
 }
 
 /// A drive drawn around `spec`.

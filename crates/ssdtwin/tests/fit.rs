@@ -8,28 +8,23 @@ use std::path::Path;
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
 use ssdtwin::run::{execute, RunOptions, RunResults};
 use ssdtwin::study::fio_out::FioReport;
-use ssdtwin::study::fit::params::Param;
+use ssdtwin::study::fit::params::{dies, shrink, Param};
 use ssdtwin::study::fit::{battery, fit, measure, FitError, FitOptions};
 use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
 
 use crate::common::scratch_dir;
 
 /// Time scale of the battery on the small drives (its idle pauses and
-/// runtimes; its sizes are shares of the drive).
-const SCALE: f64 = 0.01;
+/// runtimes; its sizes are shares of the drive): long enough for the
+/// random writes to use up the free blocks and for the long idle to
+/// fold the static cache empty.
+const SCALE: f64 = 0.1;
 
-/// The small 660p-like drive of `common::small_slc_model` as a spec.
-fn small_spec(extra: &[&str]) -> DriveSpec {
-    let mut set: Vec<String> = vec![
-        "geometry.blocks_per_plane=40".into(),
-        "geometry.pages_per_block=256".into(),
-        "ftl.user_capacity_bytes=3199995904".into(),
-        "slc_cache.static_bytes=200000000".into(),
-        "slc_cache.capacity_curve=[[0.0, 1.2e9], [0.5, 1.2e9], [0.78, 0.2e9], [1.0, 0.2e9]]".into(),
-        "ftl.map_cache=".into(),
-    ];
-    set.extend(extra.iter().map(|s| s.to_string()));
-    DriveSpec::load("intel-660p-1tb", &set).expect("test drive parses")
+/// A preset scaled to 16 GB (`params::shrink`).
+fn small(preset: &str) -> DriveSpec {
+    let mut spec = DriveSpec::load(preset, &[]).expect("preset");
+    shrink(&mut spec, 16e9);
+    spec
 }
 
 /// Run `text` (a job file) on `spec` from `state`; the jobs' results.
@@ -86,15 +81,21 @@ fn battery_is_one_fio_file_of_stonewalled_jobs_the_twin_runs() {
 #[test]
 fn fit_recovers_a_known_drive_and_predicts_what_it_did_not_see() {
     let dir = scratch_dir("fit");
-    let truth = small_spec(&[
-        "nand.native.tr_ns=[110000, 130000, 150000, 170000]",
-        "controller.cmd_overhead_ns=12000",
-        "nand.slc.tprog_ns=[200000]",
-        "nand.native.tprog_ns=[24000000]",
-        "slc_cache.static_bytes=300000000",
-        "slc_cache.capacity_curve=[[0.0, 0.9e9], [0.5, 0.9e9], [0.78, 0.3e9], [1.0, 0.3e9]]",
-    ]);
-    let base = small_spec(&[]);
+    // The 1 TB 660p's 8 dies with other timings, cache sizes and spare,
+    // fitted from the 512 GB's 4 dies (both scaled to 16 GB).
+    let mut truth = small("intel-660p-1tb");
+    for (p, v) in [
+        (Param::NativeTr, 135_000.0),
+        (Param::CmdOverhead, 12_000.0),
+        (Param::SlcTprog, 400_000.0),
+        (Param::NativeTprog, 24_000_000.0),
+        (Param::CacheMax, 1.6e9),
+        (Param::CacheStatic, 0.25e9),
+        (Param::BlocksPerPlane, 182.0),
+    ] {
+        p.set(&mut truth, v);
+    }
+    let base = small("intel-660p-512gb");
     let json = measure_battery(&truth, dir.path());
     let jobs = measure::read_file(&json).unwrap();
     let result = fit(&base, &jobs, &FitOptions::default()).unwrap();
@@ -104,11 +105,13 @@ fn fit_recovers_a_known_drive_and_predicts_what_it_did_not_see() {
         assert!((f / t - 1.0).abs() <= tol, "{p:?}: true {t}, fitted {f} (±{tol})\n{report}");
     };
     close(Param::NativeTr, 0.10);
-    close(Param::CmdOverhead, 0.20);
+    // The command overhead is not asserted: these reads are die-bound, so
+    // the battery pins it only weakly (the report says how weakly).
     close(Param::NativeTprog, 0.15);
     close(Param::SlcTprog, 0.20);
     close(Param::CacheMax, 0.15);
     close(Param::CacheStatic, 0.30);
+    assert_eq!(dies(&result.spec), 8, "{report}");
     // Every measurement within 15% on the fitted twin.
     for r in &result.rows {
         let e = r.error().unwrap_or(1.0);
@@ -132,7 +135,7 @@ fn fit_recovers_a_known_drive_and_predicts_what_it_did_not_see() {
 #[test]
 fn bad_results_are_named() {
     let dir = scratch_dir("fit-bad");
-    let spec = small_spec(&[]);
+    let spec = small("intel-660p-512gb");
     let json = measure_battery(&spec, dir.path());
     let text = std::fs::read_to_string(&json).unwrap();
     let err = |t: &str| -> String {

@@ -54,7 +54,7 @@ pub struct FitArgs {
     #[arg(long, default_value = "2s", value_name = "TIME")]
     pub replay_time: String,
     /// Most Nelder–Mead iterations of the read stage.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 60)]
     pub read_iterations: u64,
     /// Seed of the replays' starting states.
     #[arg(long, default_value_t = 1)]

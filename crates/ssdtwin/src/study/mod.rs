@@ -6,9 +6,9 @@
 pub mod analytic;
 pub mod bench;
 pub mod figures;
-pub mod fit;
 pub mod fio_out;
 pub mod fio_terse;
+pub mod fit;
 pub mod json_doc;
 pub mod metric;
 pub mod record;

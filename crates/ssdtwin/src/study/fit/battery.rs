@@ -105,7 +105,7 @@ pub const JOBS: &[BatteryJob] = &[
     },
     BatteryJob {
         name: "idle-short-write",
-        measures: "after a short idle pause, a sequential write of 2% of the drive with a bandwidth \
+        measures: "after a short idle pause, a sequential write of 4% of the drive with a bandwidth \
                    log: how much of the SLC cache idle folding won back in that pause",
         takes: "30 s idle + ≈ 2 min",
         unit: Some(Unit::Idle),
@@ -115,7 +115,7 @@ pub const JOBS: &[BatteryJob] = &[
             "rw=write",
             "bs=128k",
             "iodepth=32",
-            "size=2%",
+            "size=4%",
             "write_bw_log=idle-short",
             "log_avg_msec={M:1000}",
         ],
@@ -133,19 +133,20 @@ pub const JOBS: &[BatteryJob] = &[
             "rw=write",
             "bs=128k",
             "iodepth=32",
-            "size=2%",
+            "size=4%",
             "write_bw_log=idle-long",
             "log_avg_msec={M:1000}",
         ],
     },
     BatteryJob {
         name: "randread-qd1",
-        measures: "4 KiB random reads at QD1 over the whole (full) drive: the latency of one read, \
-                   tR (mean over page types) plus command overhead, ECC, transfers and map misses",
-        takes: "30 s",
+        measures: "after a pause in which the drive finishes folding and collecting what the writes \
+                   left, 4 KiB random reads at QD1 over the whole (full) drive: the latency of one \
+                   read, tR (mean over page types) plus command overhead, ECC, transfers and map misses",
+        takes: "180 s pause + 30 s",
         unit: Some(Unit::ReadLow),
         bs: 4096,
-        options: &["rw=randread", "bs=4k", "iodepth=1", "runtime={T:30}"],
+        options: &["startdelay={T:180}", "rw=randread", "bs=4k", "iodepth=1", "runtime={T:30}"],
     },
     BatteryJob {
         name: "randread-span-qd1",
@@ -213,7 +214,7 @@ pub const JOBS: &[BatteryJob] = &[
                    rate falls when the free blocks are used up and garbage collection starts; how \
                    much was written before, and the rate at the end (write amplification), give the \
                    spare area (over-provisioning)",
-        takes: "15 min",
+        takes: "10 min",
         unit: Some(Unit::RandomWrite),
         bs: 4096,
         options: &[
@@ -221,7 +222,7 @@ pub const JOBS: &[BatteryJob] = &[
             "bs=4k",
             "iodepth=32",
             "size=10%",
-            "runtime={T:900}",
+            "runtime={T:600}",
             "write_bw_log=randwrite",
             "log_avg_msec={M:1000}",
         ],

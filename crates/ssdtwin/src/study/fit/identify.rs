@@ -74,9 +74,11 @@ pub fn cache(spec: &mut DriveSpec, ms: &[Measurement], notes: &mut Vec<String>) 
     if let Some(k) = knee("fill") {
         Param::CacheMax.set(spec, k);
     } else if measured(ms, "fill", Quantity::CacheGb).is_some() {
-        notes.push("SLC cache: the fill's rate never dropped: no cache seen (or one as large as the drive); \
+        notes.push(
+            "SLC cache: the fill's rate never dropped: no cache seen (or one as large as the drive); \
                     the base's cache sizes are kept"
-            .into());
+                .into(),
+        );
     }
     if let Some(k) = knee("idle-long-write") {
         let max = Param::CacheMax.get(spec).unwrap_or(k);

@@ -9,7 +9,8 @@
 //! `iops`, `bw_bytes` and `clat_ns.mean`. From a `write_bw_log` (named
 //! `PREFIX_bw.N.log` or, with `per_job_logs=0`, `PREFIX_bw.log`, in the
 //! JSON's directory): `time_ms, KiB/s, direction, bs, ...` lines, averaged
-//! windows with `log_avg_msec`, else one line per command (then binned by
+//! windows with `log_avg_msec` (a window in which nothing completed has no
+//! line: it counts as zero), else one line per command (then binned by
 //! second). Left out: latency percentiles (the fit matches means and
 //! rates), the per-second series only ssdtwin writes (a real drive has
 //! none).
@@ -96,7 +97,7 @@ pub enum Quantity {
     CacheMbps,
     /// GB written before the knee (all the job wrote when there is none).
     CacheGb,
-    /// Write MB/s after the knee (median).
+    /// Write MB/s after the knee.
     PostCacheMbps,
     /// Writes per second over the last quarter of the log.
     LateWriteIops,
@@ -123,55 +124,55 @@ impl Quantity {
 /// the rate after.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Knee {
-    /// Median rate before the knee, bytes/s.
+    /// Rate before the knee, bytes/s.
     pub cache_rate: f64,
     /// Bytes written before the knee (all the log's bytes when the rate
     /// never dropped).
     pub bytes: f64,
-    /// Median rate after the knee, bytes/s (`None`: no knee).
+    /// Rate after the knee, bytes/s (`None`: no knee).
     pub post_rate: Option<f64>,
 }
 
-fn median(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// The knee of a sequential write's bandwidth log: the highest rate held
-/// for three windows is the cache's, the median of the last third the
-/// post-cache rate; when that is below 70% of the cache rate, the knee is
-/// the first window whose rate and the next one's are below their
-/// geometric mean, and the bytes before it count the part of that window
-/// written at the cache rate. `None` with fewer than three windows.
+/// The knee of a sequential write's bandwidth log: the rate smoothed over
+/// a sliding span of `max(3, n / 1000)` windows (a drive that folds or
+/// collects stalls for whole short windows); the cache's rate `hi` is the
+/// highest smoothed rate in the first half, the post-cache rate `lo` the
+/// mean rate over the last third. When `lo` is above 70% of `hi` there is
+/// no knee (the log is one rate); else the knee is where the smoothed rate
+/// first falls below their mean after its peak (the middle of that span),
+/// the cache the bytes written before it, the rates the means before and
+/// after it. `None` with fewer than three windows.
 pub fn knee(log: &[(f64, f64)]) -> Option<Knee> {
     let n = log.len();
     if n < 3 {
         return None;
     }
-    let dt: Vec<f64> = (0..n).map(|i| if i == 0 { log[0].0 } else { log[i].0 - log[i - 1].0 }.max(0.0)).collect();
-    let rates: Vec<f64> = log.iter().map(|&(_, r)| r).collect();
-    let hi = rates.windows(3).map(|w| w.iter().sum::<f64>() / 3.0).fold(0.0, f64::max);
-    let lo = median(&rates[n - n / 3..]);
-    let total: f64 = rates.iter().zip(&dt).map(|(r, d)| r * d).sum();
-    if lo > 0.7 * hi {
-        return Some(Knee { cache_rate: median(&rates), bytes: total, post_rate: None });
+    // Cumulative time and bytes at each window's end, from (0, 0).
+    let mut t = vec![0.0; n + 1];
+    let mut b = vec![0.0; n + 1];
+    for (i, &(end, r)) in log.iter().enumerate() {
+        let dt = (end - t[i]).max(0.0);
+        t[i + 1] = end.max(t[i]);
+        b[i + 1] = b[i] + r * dt;
     }
-    let thr = (hi * lo).sqrt();
-    let k = (0..n).find(|&i| rates[i] < thr && rates.get(i + 1).is_none_or(|&r| r < thr)).unwrap_or(n - 1);
-    let before: f64 = (0..k).map(|i| rates[i] * dt[i]).sum();
-    let f = ((rates[k] - lo) / (hi - lo)).clamp(0.0, 1.0);
-    let cache_rate = if k > 0 { median(&rates[..k]) } else { hi };
-    let post = if k + 1 < n { median(&rates[k + 1..]) } else { rates[k] };
-    Some(Knee { cache_rate, bytes: before + f * hi * dt[k], post_rate: Some(post) })
+    if t[n] <= 0.0 || b[n] <= 0.0 {
+        return None;
+    }
+    let rate = |i: usize, j: usize| if t[j] > t[i] { (b[j] - b[i]) / (t[j] - t[i]) } else { 0.0 };
+    let m = (n / 1000).max(3).min(n);
+    let smooth: Vec<f64> = (0..=n - m).map(|i| rate(i, i + m)).collect();
+    let half = smooth.len().div_ceil(2);
+    let (peak, hi) = smooth[..half].iter().enumerate().fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    let lo = rate(n - n / 3, n);
+    if lo > 0.7 * hi {
+        return Some(Knee { cache_rate: rate(0, n), bytes: b[n], post_rate: None });
+    }
+    let thr = (hi + lo) / 2.0;
+    let Some(k) = (peak..smooth.len()).find(|&i| smooth[i] < thr) else {
+        return Some(Knee { cache_rate: rate(0, n), bytes: b[n], post_rate: None });
+    };
+    let d = (k + m / 2).clamp(1, n - 1);
+    Some(Knee { cache_rate: rate(0, d), bytes: b[d], post_rate: Some(rate(d, n)) })
 }
 
 /// The numbers the fit compares, from one job: reads per second (and the
@@ -221,7 +222,8 @@ pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
 /// (warnings), and the bandwidth logs beside it.
 pub fn read_file(path: &Path) -> Result<Vec<JobRecord>, FitError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| FitError::Input { origin: origin.clone(), reason: e.to_string() })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| FitError::Input { origin: origin.clone(), reason: e.to_string() })?;
     let start = text.find('{').ok_or_else(|| FitError::Input {
         origin: origin.clone(),
         reason: "no JSON object in the file: give fio's --output-format=json (or json+) output".into(),
@@ -238,11 +240,15 @@ pub fn read_file(path: &Path) -> Result<Vec<JobRecord>, FitError> {
 /// The jobs of fio's JSON document; logs are looked for in `dir`.
 pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<JobRecord>, FitError> {
     let bad = |what: String| FitError::Input { origin: origin.to_string(), reason: what };
-    let jobs = doc.get("jobs").and_then(Value::as_array).ok_or_else(|| bad("no `jobs` array: not fio's JSON output".into()))?;
+    let jobs = doc
+        .get("jobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no `jobs` array: not fio's JSON output".into()))?;
     let global = options_of(doc.get("global options"));
     let mut out = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
-        let name = j.get("jobname").and_then(Value::as_str).ok_or_else(|| bad(format!("jobs[{i}] has no `jobname`")))?;
+        let name =
+            j.get("jobname").and_then(Value::as_str).ok_or_else(|| bad(format!("jobs[{i}] has no `jobname`")))?;
         let at = format!("{origin}: job `{name}`");
         let error = j.get("error").and_then(Value::as_i64).unwrap_or(0);
         if error != 0 {
@@ -252,7 +258,9 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
             });
         }
         let dir_of = |key: &str| -> Result<DirRecord, FitError> {
-            let d = j.get(key).ok_or_else(|| FitError::Input { origin: at.clone(), reason: format!("no `{key}` section") })?;
+            let d = j
+                .get(key)
+                .ok_or_else(|| FitError::Input { origin: at.clone(), reason: format!("no `{key}` section") })?;
             let num = |k: &str| d.get(k).and_then(Value::as_f64);
             let field = |k: &str| {
                 num(k).ok_or_else(|| FitError::Input { origin: at.clone(), reason: format!("`{key}.{k}` is missing") })
@@ -283,9 +291,7 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
 
 fn options_of(v: Option<&Value>) -> Vec<(String, String)> {
     let Some(Value::Object(m)) = v else { return Vec::new() };
-    m.iter()
-        .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-        .collect()
+    m.iter().map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect()
 }
 
 /// The bandwidth log of `prefix` in `dir` (fio names it after the job's
@@ -319,7 +325,8 @@ fn find_log(dir: &Path, prefix: &str, at: &str) -> Result<Option<PathBuf>, FitEr
 /// A bandwidth log's write windows as (end s, bytes/s).
 fn read_log(path: &Path, job: &JobRecord) -> Result<Vec<(f64, f64)>, FitError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| FitError::Input { origin: origin.clone(), reason: e.to_string() })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| FitError::Input { origin: origin.clone(), reason: e.to_string() })?;
     let avg_ms: u64 = job.option("log_avg_msec").and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut windows: Vec<(f64, f64)> = Vec::new();
     let mut per_second: Vec<f64> = Vec::new();
@@ -339,6 +346,14 @@ fn read_log(path: &Path, job: &JobRecord) -> Result<Vec<(f64, f64)>, FitError> {
             continue;
         }
         if avg_ms > 0 {
+            // A window without a completion has no line (fio's and the
+            // twin's logs alike): it wrote nothing.
+            let w = avg_ms as f64 / 1e3;
+            let mut last = windows.last().map_or(0.0, |&(t, _)| t);
+            while t_ms / 1e3 - last > 1.5 * w {
+                last += w;
+                windows.push((last, 0.0));
+            }
             windows.push((t_ms / 1e3, value * 1024.0));
         } else {
             let s = (t_ms / 1e3) as usize;

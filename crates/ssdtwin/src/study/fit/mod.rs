@@ -85,7 +85,7 @@ pub struct FitOptions {
 
 impl Default for FitOptions {
     fn default() -> FitOptions {
-        FitOptions { runtime_cap_ns: 2_000_000_000, seed: 1, read_iterations: 40, progress: None }
+        FitOptions { runtime_cap_ns: 2_000_000_000, seed: 1, read_iterations: 60, progress: None }
     }
 }
 
@@ -131,7 +131,10 @@ pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measuremen
         if bs_bytes != b.bs as u64 {
             return Err(FitError::Input {
                 origin: j.origin.clone(),
-                reason: format!("bs={bs}, but the battery asks for bs={} here: measure with the battery's job file", b.bs),
+                reason: format!(
+                    "bs={bs}, but the battery asks for bs={} here: measure with the battery's job file",
+                    b.bs
+                ),
             });
         }
         let want_rw = b.options.iter().find_map(|o| o.strip_prefix("rw=")).unwrap_or("read");

@@ -162,3 +162,36 @@ pub fn set_dies(spec: &mut DriveSpec, n: u32) {
     g.dies = (n % g.channels != 0).then_some(n);
     g.blocks_per_plane = ((g.blocks_per_plane as f64 * old as f64 / n as f64).round() as u32).max(8);
 }
+
+/// `spec` scaled down (or up) to `bytes` of user capacity, for trying the
+/// battery and the fit on a small twin of a preset: fewer pages per block
+/// (whole wordlines, at least 128 pages) and blocks per plane in
+/// proportion, so that the raw / user ratio (the spare area) stays; the
+/// SLC cache's sizes, the DRAM and the host memory buffer scaled by the
+/// same factor, so that the cache and the cached map cover the same share
+/// of the drive. Dies, planes and every timing stay.
+pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
+    let f = bytes / spec.ftl.user_capacity_bytes as f64;
+    let g = &mut spec.geometry;
+    let k = [8, 4, 2, 1]
+        .into_iter()
+        .find(|&k| {
+            g.pages_per_block % k == 0 && (g.pages_per_block / k) % g.bits_per_cell == 0 && g.pages_per_block / k >= 128
+        })
+        .unwrap_or(1);
+    g.pages_per_block /= k;
+    g.blocks_per_plane = ((g.blocks_per_plane as f64 * k as f64 * f).round() as u32).max(8);
+    spec.ftl.user_capacity_bytes = (bytes / 4096.0).round() as u64 * 4096;
+    if let Some(c) = spec.slc_cache.as_mut() {
+        c.static_bytes = (c.static_bytes as f64 * f) as u64;
+        for p in &mut c.capacity_curve {
+            p[1] = (p[1] * f).round().max(c.static_bytes as f64);
+        }
+    }
+    if let Some(d) = spec.controller.dram_bytes.as_mut() {
+        *d = (*d as f64 * f) as u64;
+    }
+    if let Some(h) = spec.host.hmb_bytes.as_mut() {
+        *h = (*h as f64 * f) as u64;
+    }
+}

@@ -11,7 +11,8 @@
 //! how long it ran); a write job's `size` may be capped
 //! ([`Plan::size_cap`]: the rate into the SLC cache needs only part of the
 //! cache); log files go to a private directory, read back as the real
-//! logs are. The replay leaves out what happened on the real drive between
+//! logs are; a replay from a full drive starts with one 4 KiB read, so
+//! that the drive's idle clock runs as it did after the real fill. The replay leaves out what happened on the real drive between
 //! the jobs of other units (a read does not change the drive's state, and
 //! the writes before the reads touched 4% of it).
 
@@ -23,12 +24,12 @@ use super::battery::Unit;
 use super::measure::{from_json, metrics, JobRecord, Quantity};
 use super::FitError;
 use crate::model::drive::Drive;
+use crate::run::state::DriveState;
 use crate::run::workload::fio::parse_time;
 use crate::run::workload::{parse_job_file, JobOptions};
 use crate::run::{execute, RunOptions, RunResults};
 use crate::spec::DriveSpec;
 use crate::study::fio_out::FioReport;
-use crate::run::state::DriveState;
 
 /// One unit's replay: its jobs, in order, from the unit's state.
 #[derive(Debug, Clone)]
@@ -68,6 +69,13 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
             }
         }
     }
+    if plan.unit.starts_full() {
+        // The drive's idle clock runs from its last command: one read
+        // starts it, as the fill before these jobs did on the real drive
+        // (a fast-path state has no last command), so that an idle pause
+        // at the start folds and collects as it did there.
+        text.push_str(&format!("[{START_JOB}]\nrw=read\nbs=4k\nsize=4k\n"));
+    }
     for job in &plan.jobs {
         text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
         let runtime = job.option("runtime").map(str::to_string);
@@ -99,6 +107,9 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
     text
 }
 
+/// Name of the one-read job a replay from a full drive starts with.
+pub const START_JOB: &str = "ssdtwin-replay-start";
+
 static SCRATCH: AtomicUsize = AtomicUsize::new(0);
 
 /// Replay one plan on a drive built from `spec`; the numbers of each job
@@ -115,7 +126,8 @@ pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observat
         std::process::id(),
         SCRATCH.fetch_add(1, Ordering::Relaxed)
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| FitError::Input { origin: dir.display().to_string(), reason: e.to_string() })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| FitError::Input { origin: dir.display().to_string(), reason: e.to_string() })?;
     let result = (|| {
         let text = job_text(plan, &dir);
         let origin = format!("replay of unit {:?}", plan.unit);

@@ -63,9 +63,7 @@ const STEP: f64 = 0.05;
 /// zero, which saves the slowest replays).
 fn units_of(p: Param) -> &'static [Unit] {
     match p {
-        Param::NativeTr | Param::CmdOverhead | Param::ChannelMts => {
-            &[Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite]
-        }
+        Param::NativeTr | Param::CmdOverhead | Param::ChannelMts => &[Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite],
         Param::SlcTprog | Param::NativeTprog => &[Unit::Fill, Unit::Idle, Unit::RandomWrite],
         Param::BlocksPerPlane => &[Unit::RandomWrite],
         Param::CacheMax => &[Unit::Fill],
@@ -86,10 +84,18 @@ pub(super) fn assess(
     let mut owner: Vec<Option<usize>> = vec![None; tasks.len()];
     let mut params: Vec<Param> = fitted.to_vec();
     params.dedup();
+    let mut steps = vec![STEP; params.len()];
     for (j, &p) in params.iter().enumerate() {
         let Some(v) = p.get(spec) else { continue };
-        let mut s = spec.clone();
-        p.set(&mut s, v * STEP.exp());
+        // A step up, or down where up is not a valid drive.
+        let Some((s, h)) = [STEP, -STEP].into_iter().find_map(|h| {
+            let mut s = spec.clone();
+            p.set(&mut s, v * h.exp());
+            s.build(&s.name).is_ok().then_some((s, h))
+        }) else {
+            continue;
+        };
+        steps[j] = h;
         for plan in plans.iter().filter(|pl| units_of(p).contains(&pl.unit)) {
             tasks.push((s.clone(), plan.clone()));
             owner.push(Some(j));
@@ -126,7 +132,7 @@ pub(super) fn assess(
             if let (Some(a), Some(b)) =
                 (log_error(&base_obs, &m.job, m.quantity, m.value), log_error(&stepped[j], &m.job, m.quantity, m.value))
             {
-                jac[i][j] = (b - a) / STEP;
+                jac[i][j] = (b - a) / steps[j];
             }
         }
     }
@@ -143,9 +149,9 @@ pub(super) fn assess(
             let (sigma, constrained_by) = match j {
                 Some(j) => {
                     let best = (0..ms.len()).max_by(|&a, &b| jac[a][j].abs().total_cmp(&jac[b][j].abs()));
-                    let by = best.filter(|&i| jac[i][j] != 0.0).map(|i| {
-                        (format!("{} {}", ms[i].job, ms[i].quantity.label().0), jac[i][j])
-                    });
+                    let by = best
+                        .filter(|&i| jac[i][j] != 0.0)
+                        .map(|i| (format!("{} {}", ms[i].job, ms[i].quantity.label().0), jac[i][j]));
                     (sigmas[j], by)
                 }
                 None => (None, None),
@@ -204,10 +210,7 @@ fn uncertainties(jac: &[Vec<f64>], sigma: f64) -> Vec<Option<f64>> {
 /// The report as text: measurements, then parameters, then notes.
 pub fn text(fit: &super::Fit) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "{:<18} {:<26} {:>12} {:>12} {:>8}\n",
-        "job", "measurement", "measured", "twin", "error"
-    ));
+    out.push_str(&format!("{:<18} {:<26} {:>12} {:>12} {:>8}\n", "job", "measurement", "measured", "twin", "error"));
     for r in &fit.rows {
         let (label, unit) = r.quantity.label();
         let twin = r.twin.map_or("—".to_string(), |t| fmt_num(t));
@@ -251,7 +254,11 @@ pub fn text(fit: &super::Fit) -> String {
     }
     let raw = |s: &DriveSpec| {
         let g = &s.geometry;
-        dies(s) as f64 * g.planes_per_die as f64 * g.blocks_per_plane as f64 * g.pages_per_block as f64 * g.page_bytes as f64
+        dies(s) as f64
+            * g.planes_per_die as f64
+            * g.blocks_per_plane as f64
+            * g.pages_per_block as f64
+            * g.page_bytes as f64
     };
     let op = raw(&fit.spec) / fit.spec.ftl.user_capacity_bytes as f64 - 1.0;
     let bpp_sigma = fit.params.iter().find(|p| p.param == Param::BlocksPerPlane).and_then(|p| p.sigma);
