@@ -32,7 +32,7 @@ use argmin::solver::neldermead::NelderMead;
 use super::battery::{self, Unit};
 use super::identify::{self, measured};
 use super::measure::{JobRecord, Quantity};
-use super::params::{dies, set_dies, Param};
+use super::params::{dies, set_dies, shrink, Param};
 use super::replay::{self, Observation, Plan};
 use super::{report, Fit, FitError, FitOptions, Measurement};
 use crate::spec::DriveSpec;
@@ -245,7 +245,18 @@ fn nelder_mead(ctx: &Ctx, spec: &DriveSpec, iters: u64, step: f64) -> Result<(Dr
 /// wins, and its fit goes on for the rest of `iters`. The queue-depth
 /// scaling decides: fewer dies saturate at a lower depth. Returns a note
 /// with each count's cost.
-fn reads(ctx: &Ctx, spec: &mut DriveSpec, iters: u64) -> Result<String, FitError> {
+fn reads(ctx: &Ctx, full: &mut DriveSpec, iters: u64) -> Result<String, FitError> {
+    // Candidates are judged on the drive scaled to a sixteenth of its
+    // capacity (at least 16 GB): `shrink` keeps what a read sees (dies,
+    // timings, the share of the map the cache holds, the spans as shares
+    // of the drive), and a full drive of a sixteenth is prepared sixteen
+    // times faster. The final replay is at full size.
+    let cap = full.ftl.user_capacity_bytes as f64;
+    let mut small = full.clone();
+    if cap > 32e9 {
+        shrink(&mut small, (cap / 16.0).max(16e9));
+    }
+    let spec = &mut small;
     let d0 = dies(spec);
     let candidates: Vec<u32> = [d0 / 2, d0, d0 * 2].into_iter().filter(|&d| (1..=256).contains(&d)).collect();
     let tr = Param::NativeTr.get(spec).unwrap_or(1.0);
@@ -256,16 +267,7 @@ fn reads(ctx: &Ctx, spec: &mut DriveSpec, iters: u64) -> Result<String, FitError
             if d != d0 {
                 set_dies(&mut s, d);
                 Param::NativeTr.set(&mut s, tr * d as f64 / d0 as f64);
-                // More dies reserve more blocks (GC watermarks, map blocks
-                // per die): add blocks until the drive is valid (the spare
-                // stage fits them later).
-                let bpp = s.geometry.blocks_per_plane;
-                for extra in 0..=bpp / 2 {
-                    s.geometry.blocks_per_plane = bpp + extra;
-                    if s.build(&s.name).is_ok() {
-                        break;
-                    }
-                }
+                make_valid(&mut s);
             }
             s
         })
@@ -284,12 +286,34 @@ fn reads(ctx: &Ctx, spec: &mut DriveSpec, iters: u64) -> Result<String, FitError
     let (i, s, _) = best.expect("a candidate");
     // Continued from the winner with a finer simplex.
     let (s, _) = nelder_mead(ctx, &s, iters - first, 0.1)?;
-    *spec = s;
+    if dies(&s) != dies(full) {
+        set_dies(full, dies(&s));
+        make_valid(full);
+    }
+    for p in READ_PARAMS {
+        if let Some(v) = p.get(&s) {
+            p.set(full, v);
+        }
+    }
     Ok(format!(
         "dies: {} from the queue-depth scaling (read cost after fitting each die count: {}; the base has {d0})",
         candidates[i],
         costs.join(", ")
     ))
+}
+
+/// More dies reserve more blocks (GC watermarks, map blocks per die): add
+/// blocks per plane, up to half as many again, until the drive is valid
+/// (the spare stage fits them later).
+fn make_valid(s: &mut DriveSpec) {
+    let bpp = s.geometry.blocks_per_plane;
+    for extra in 0..=bpp / 2 {
+        s.geometry.blocks_per_plane = bpp + extra;
+        if s.build(&s.name).is_ok() {
+            return;
+        }
+    }
+    s.geometry.blocks_per_plane = bpp;
 }
 
 /// A monotone function of one parameter whose root argmin's Brent finds:
