@@ -47,8 +47,19 @@ fn arg(name: &str, default: f64) -> f64 {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// A drive drawn around `spec`.
+/// A valid drive drawn around `spec` (draws that are not a possible
+/// drive, e.g. too few blocks for twice the dies' reserves, are drawn
+/// again).
 fn draw(spec: &DriveSpec, rng: &mut Pcg64) -> DriveSpec {
+    loop {
+        let s = draw_once(spec, rng);
+        if s.build("truth").is_ok() {
+            return s;
+        }
+    }
+}
+
+fn draw_once(spec: &DriveSpec, rng: &mut Pcg64) -> DriveSpec {
     let mut s = spec.clone();
     let mut u = |lo: f64, hi: f64| lo * (hi / lo).powf(rng.random::<f64>());
     let d = dies(&s);
@@ -130,8 +141,11 @@ fn suite_scores(spec: &DriveSpec, name: &str, time_scale: f64) -> Vec<(String, f
     suite_record(&r)
         .scores
         .into_iter()
-        .filter(|row| row.value.is_finite() && row.value > 0.0 && !row.unit.contains('W') && !row.unit.contains('J'))
-        .map(|row| (format!("{}/{} {}", row.pass, row.test, row.label), row.value))
+        .filter(|row| !row.unit.contains('W') && !row.unit.contains('J'))
+        .filter_map(|row| {
+            let v = row.value.filter(|v| v.is_finite() && *v > 0.0)?;
+            Some((format!("{}/{} {}", row.pass, row.test, row.label), v))
+        })
         .collect()
 }
 

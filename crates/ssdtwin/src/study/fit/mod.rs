@@ -69,6 +69,9 @@ pub enum FitError {
     Replay(String),
 }
 
+/// A callback given a line on each stage's progress.
+pub type FitProgress = Box<dyn Fn(&str) + Sync>;
+
 /// How to fit.
 pub struct FitOptions {
     /// Longest simulated time of a stationary job's replay, ns (their
@@ -80,7 +83,7 @@ pub struct FitOptions {
     /// Most Nelder–Mead iterations of the read-path stage.
     pub read_iterations: u64,
     /// Called with a line on each stage's progress.
-    pub progress: Option<Box<dyn Fn(&str) + Sync>>,
+    pub progress: Option<FitProgress>,
 }
 
 impl Default for FitOptions {

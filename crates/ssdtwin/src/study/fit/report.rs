@@ -213,7 +213,7 @@ pub fn text(fit: &super::Fit) -> String {
     out.push_str(&format!("{:<18} {:<26} {:>12} {:>12} {:>8}\n", "job", "measurement", "measured", "twin", "error"));
     for r in &fit.rows {
         let (label, unit) = r.quantity.label();
-        let twin = r.twin.map_or("—".to_string(), |t| fmt_num(t));
+        let twin = r.twin.map_or("—".to_string(), fmt_num);
         let err = r.error().map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0));
         out.push_str(&format!(
             "{:<18} {:<26} {:>12} {:>12} {:>8}\n",
