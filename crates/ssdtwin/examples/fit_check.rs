@@ -155,9 +155,14 @@ fn steady_at_other_op(spec: &DriveSpec) -> f64 {
     let cap = model.user_lpns as u64 * 4096;
     let mut drive = Drive::new(model);
     DriveState::Filled(100.0).apply_fast(&mut drive, 1);
-    let text = "[pre]\nrw=randwrite\nbs=4k\niodepth=32\nsize=80%\nio_size=160%\n\
-                [steady]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize=80%\nio_size=20%\n";
-    let file = parse_job_file(text, "steady.fio", cap, &JobOptions::new()).expect("parses");
+    let span = cap / 5 * 4 / 4096 * 4096;
+    let text = format!(
+        "[pre]\nrw=randwrite\nbs=4k\niodepth=32\nsize={span}\nio_size={}\n\
+         [steady]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize={span}\nio_size={}\n",
+        span * 2,
+        span / 4 / 4096 * 4096
+    );
+    let file = parse_job_file(&text, "steady.fio", cap, &JobOptions::new()).expect("parses");
     match execute(drive, &file, RunOptions::default()).expect("runs").results {
         RunResults::Jobs(j) => j[1].result.iops(IoKind::Write),
         RunResults::Phases(_) => unreachable!("jobs run concurrently"),
