@@ -386,3 +386,47 @@ def validate(drive: str, quick: bool = False) -> "pd.DataFrame":
     simulated seconds."""
     name = drive.name if isinstance(drive, Drive) else str(drive)
     return _frames.figures_frame(json.loads(_native.validate(name, bool(quick))))
+
+
+def fit(
+    results: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    base: DriveLike,
+    replay_time: str = "2s",
+    read_iterations: int = 60,
+):
+    """A twin of a real drive, as ``ssdtwin fit`` makes it: fio's JSON
+    result(s) of the battery (``ssdtwin fit --jobs DIR`` writes it; the
+    bandwidth logs are read from beside the JSON) fitted from the drive
+    ``base``. Returns ``(drive, residuals)``: the fitted :class:`Drive` and a
+    DataFrame with one row per measurement (``job``, ``measurement``,
+    ``unit``, ``measured``, ``twin``, ``error``); ``residuals.attrs`` holds
+    ``params`` (a DataFrame: base and fitted value, relative uncertainty
+    ``sigma``, the measurement that constrains it most), ``notes`` (what
+    the results left undetermined), ``report`` (the text ``ssdtwin fit``
+    prints), ``evaluations`` and ``wall_s``.
+    """
+    if isinstance(results, (str, os.PathLike)):
+        results = [results]
+    b = as_drive(base)
+    doc = json.loads(
+        _native.fit(b.source, b.is_text, b.set, [os.fspath(r) for r in results], str(replay_time), int(read_iterations))
+    )
+    drive = Drive.from_toml(doc["toml"])
+    rows = pd.DataFrame(doc["rows"], columns=["job", "measurement", "unit", "measured", "twin", "error"])
+    rows.attrs["params"] = pd.DataFrame(
+        doc["params"], columns=["parameter", "unit", "base", "fitted", "sigma", "constrained_by", "sensitivity"]
+    )
+    rows.attrs["notes"] = list(doc["notes"])
+    rows.attrs["report"] = doc["report"]
+    rows.attrs["evaluations"] = doc["evaluations"]
+    rows.attrs["wall_s"] = doc["wall_s"]
+    return drive, rows
+
+
+def fit_battery(time_scale: float = 1.0) -> str:
+    """The characterization battery (what ``ssdtwin fit --jobs`` writes): one
+    fio job file to run on the real drive (``DEV=/dev/... fio
+    --output-format=json+ --output=battery.json battery.fio``) and give to
+    :func:`fit`. ``time_scale`` multiplies its runtimes, idle pauses and log
+    windows (below 1 only to try it on a small twin)."""
+    return _native.fit_battery(float(time_scale))

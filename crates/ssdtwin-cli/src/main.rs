@@ -28,6 +28,8 @@ use clap::{Parser, Subcommand};
     ssdtwin fio-options zonemode fsync ioengine\n  \
     ssdtwin trace stats msr-hm_0.csv.gz\n  \
     ssdtwin bench\n  \
+    ssdtwin fit --jobs battery/\n  \
+    ssdtwin fit --base intel-660p-1tb battery/battery.json --out my-drive.toml\n  \
     ssdtwin review generic-tlc-nvme\n  \
     ssdtwin suite --list\n  \
     ssdtwin suite client-2015 --drive generic-mlc-sata --only consistency --out results/\n  \
@@ -64,6 +66,16 @@ enum Command {
     /// Render the HTML report (with SVG charts and CSV) of a saved suite or
     /// review JSON again; the same JSON gives the same bytes.
     Report(cmd::report::ReportArgs),
+    /// A twin of your own drive: write the characterization battery (fio
+    /// job file, `--jobs DIR`), then fit a drive file to its results.
+    ///
+    /// Run the battery with real fio on the drive, then `fit --base PRESET
+    /// battery.json --out my-drive.toml`: structure identified from the
+    /// measurements (dies, SLC cache sizes, capacity), timings optimised by
+    /// replaying every measured job on candidate twins; prints each
+    /// measurement beside the twin's value, and the parameters with their
+    /// uncertainties.
+    Fit(Box<cmd::fit::FitArgs>),
     /// Measure the simulator's own speed (simulated I/Os per wall second).
     ///
     /// Runs a fixed set: full and steady-state preconditioning of a large
@@ -118,6 +130,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Suite(args) => cmd::suite::run(*args),
         Command::Review(args) => cmd::suite::review(*args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Fit(args) => cmd::fit::run(*args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Serve(args) => cmd::serve::run(*args),

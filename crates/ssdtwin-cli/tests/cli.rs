@@ -626,3 +626,54 @@ fn suite_repeat_prints_medians_and_their_spread() {
     let o = ssdtwin(&[&args[..4], &["--repeat", "0"]].concat());
     assert!(!o.status.success() && stderr(&o).contains("--repeat"), "{}", stderr(&o));
 }
+
+/// `ssdtwin fit` end to end: the battery written, run by `ssdtwin run` in
+/// its directory (logs beside the JSON, as real fio leaves them), fitted
+/// from the preset, the drive file written and valid; bad input named.
+#[test]
+fn fit_writes_the_battery_and_fits_its_results() {
+    let dir = tmp_dir("fit");
+    let o = ssdtwin(&["fit", "--jobs", dir.to_str().unwrap(), "--time-scale", "0.01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let drive = dir.join("drive.toml");
+    std::fs::write(&drive, small_drive_toml()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+        .current_dir(&*dir)
+        .args(["run", "--drive", "drive.toml", "--job-file", "battery.fio", "--output-format=json", "--output"])
+        .arg("battery.json")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(dir.join("fill_bw.2.log").exists(), "the fill's bandwidth log is beside the JSON");
+    let out = dir.join("fitted.toml");
+    let o = ssdtwin(&[
+        "fit",
+        "--base",
+        "generic-tlc-nvme",
+        "--set",
+        "geometry.blocks_per_plane=32",
+        "--set",
+        "ftl.user_capacity_bytes=499998720",
+        dir.join("battery.json").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("randread-qd1") && report.contains("nand.native.tr_ns"), "{report}");
+    let o = ssdtwin(&["show", out.to_str().unwrap()]);
+    assert!(o.status.success(), "the fitted drive file is valid: {}", stderr(&o));
+    // Bad input.
+    assert_fails_with(&ssdtwin(&["fit"]), &["--jobs DIR", "--base PRESET"]);
+    let missing = dir.join("missing.json");
+    assert_fails_with(
+        &ssdtwin(&["fit", "--base", "generic-tlc-nvme", missing.to_str().unwrap(), "--out", out.to_str().unwrap()]),
+        &["missing.json"],
+    );
+    let truncated = tmp("cut.json", "{\"jobs\": [");
+    assert_fails_with(
+        &ssdtwin(&["fit", "--base", "generic-tlc-nvme", truncated.to_str().unwrap(), "--out", out.to_str().unwrap()]),
+        &["cut.json:1", "ends early"],
+    );
+}

@@ -241,6 +241,56 @@ pub fn validate(preset: &str, quick: bool) -> Result<String> {
     Ok(serde_json::to_string(&Value::Array(out))?)
 }
 
+/// The characterization battery's fio job file (`ssdtwin fit --jobs`),
+/// times multiplied by `time_scale`.
+pub fn fit_battery(time_scale: f64) -> Result<String> {
+    if !(time_scale > 0.0 && time_scale.is_finite()) {
+        bail!("time_scale {time_scale} must be a positive number");
+    }
+    Ok(ssdtwin::study::fit::battery::text(time_scale))
+}
+
+/// Fit a twin to fio results of the battery (`ssdtwin fit`), starting
+/// from the drive `base`: JSON of `{"toml", "report", "rows", "params",
+/// "notes", "evaluations", "wall_s"}`.
+pub fn fit(base: &DriveSource, results: &[String], replay_time: &str, read_iterations: u64) -> Result<String> {
+    use ssdtwin::study::fit::{self, measure, report, FitOptions};
+    let spec = base.load()?.model.spec;
+    let runtime_cap_ns = ssdtwin::run::workload::fio::parse_time(replay_time, 1_000_000_000)
+        .map_err(|e| anyhow::anyhow!("replay_time {replay_time}: {e}"))?;
+    let mut jobs = Vec::new();
+    for r in results {
+        jobs.extend(measure::read_file(Path::new(r))?);
+    }
+    let opts = FitOptions { runtime_cap_ns, read_iterations, ..FitOptions::default() };
+    let f = fit::fit(&spec, &jobs, &opts)?;
+    let rows: Vec<Value> = f
+        .rows
+        .iter()
+        .map(|r| {
+            let (label, unit) = r.quantity.label();
+            json!({ "job": r.job, "measurement": label, "unit": unit, "measured": r.measured,
+                    "twin": r.twin, "error": r.error() })
+        })
+        .collect();
+    let params: Vec<Value> = f
+        .params
+        .iter()
+        .map(|p| {
+            let (field, unit) = p.param.field();
+            json!({ "parameter": field, "unit": unit, "base": p.param.display(p.base),
+                    "fitted": p.param.display(p.fitted), "sigma": p.sigma,
+                    "constrained_by": p.constrained_by.as_ref().map(|c| c.0.clone()),
+                    "sensitivity": p.constrained_by.as_ref().map(|c| c.1) })
+        })
+        .collect();
+    let toml = report::drive_toml(&f, base.origin(), results);
+    Ok(serde_json::to_string(&json!({
+        "toml": toml, "report": report::text(&f), "rows": rows, "params": params,
+        "notes": f.notes, "evaluations": f.evaluations, "wall_s": f.wall_s,
+    }))?)
+}
+
 /// Presets shipped in the library.
 pub fn presets() -> Vec<String> {
     ssdtwin::spec::preset_names().into_iter().map(String::from).collect()

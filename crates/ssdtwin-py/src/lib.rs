@@ -132,6 +132,30 @@ fn validate(py: Python<'_>, preset: String, quick: bool) -> PyResult<String> {
     py.allow_threads(|| glue::validate(&preset, quick)).map_err(err)
 }
 
+/// The characterization battery as a fio job file.
+#[pyfunction]
+#[pyo3(signature = (time_scale=1.0))]
+fn fit_battery(time_scale: f64) -> PyResult<String> {
+    glue::fit_battery(time_scale).map_err(err)
+}
+
+/// Fit a twin to fio results of the battery: JSON text (see
+/// `glue::fit`).
+#[pyfunction]
+#[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=60))]
+fn fit(
+    py: Python<'_>,
+    source: String,
+    is_text: bool,
+    set: Vec<String>,
+    results: Vec<String>,
+    replay_time: String,
+    read_iterations: u64,
+) -> PyResult<String> {
+    let d = drive(source, is_text, set);
+    py.allow_threads(|| glue::fit(&d, &results, &replay_time, read_iterations)).map_err(err)
+}
+
 fn value_err(e: String) -> PyErr {
     SsdtwinError::new_err(e)
 }
@@ -263,6 +287,8 @@ fn _ssdtwin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_suite, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(fit, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_battery, m)?)?;
     m.add_class::<PyStepper>()?;
     m.add("OPS", stepper::OPS.to_vec())?;
     m.add("STATUSES", stepper::STATUSES.to_vec())?;

@@ -10,6 +10,7 @@ mod fio;
 mod fio_control;
 mod fio_distributions;
 mod fio_options;
+mod fit;
 mod gc;
 mod hybrid;
 mod integrity;

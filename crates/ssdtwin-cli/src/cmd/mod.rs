@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod fio_flags;
 pub mod fio_options;
+pub mod fit;
 pub mod report;
 pub mod run;
 pub mod serve;

@@ -1,0 +1,324 @@
+//! The characterization battery: one fio job file whose jobs run in order
+//! (`stonewall`) on a real drive (`filename=${DEV}`, fio's environment
+//! syntax) and on the twin (`ssdtwin run --job-file`; the host-only
+//! options are ignored there), and what each job is replayed on when a
+//! candidate twin is judged ([`Unit`]).
+//!
+//! The battery follows the identification recipe of a drive model: QD1
+//! random reads give tR plus the controller's and the transfer's
+//! overheads; their growth with queue depth gives the dies that work in
+//! parallel and the command overhead that caps them; sequential reads the
+//! channel rate; a sequential fill with a bandwidth log the SLC cache's
+//! size (where the rate drops) and the post-cache program rate; two idle
+//! pauses each followed by a write the cache that idle folding wins back;
+//! random writes long enough for garbage collection to start the spare
+//! area (over-provisioning); a mix checks reads and writes together.
+//!
+//! Left out: power (fio measures none), thermal behaviour (the runs are
+//! too short to heat a drive), wear and retention (hours to months), the
+//! transfer-size curve (the 128 KiB and 4 KiB points only).
+
+/// The part of the battery a job belongs to: which state a candidate
+/// twin starts the job's replay from, and with which other jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Unit {
+    /// Secure-erased drive: the fill (it starts from the trim).
+    Fill,
+    /// Full drive (sequentially written): the writes after idle pauses.
+    Idle,
+    /// Full drive: the reads of the first half (low queue depths).
+    ReadLow,
+    /// Full drive: the reads of the second half (high queue depths).
+    ReadHigh,
+    /// Full drive: random writes towards steady state, then the mix.
+    RandomWrite,
+}
+
+impl Unit {
+    /// Every unit, in the order of the battery.
+    pub const ALL: [Unit; 5] = [Unit::Fill, Unit::Idle, Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite];
+
+    /// Whether the replay starts from a full drive (else from a
+    /// secure-erased one).
+    pub fn starts_full(self) -> bool {
+        self != Unit::Fill
+    }
+
+    /// Whether the jobs' own `runtime` is kept when replayed (their
+    /// numbers depend on how long they ran), else it may be shortened
+    /// (their rate is stationary).
+    pub fn keeps_runtime(self) -> bool {
+        matches!(self, Unit::Fill | Unit::Idle | Unit::RandomWrite)
+    }
+}
+
+/// One job of the battery.
+#[derive(Debug, Clone, Copy)]
+pub struct BatteryJob {
+    /// Section name (fio's `jobname` in the JSON).
+    pub name: &'static str,
+    /// What it measures, for the comment above it.
+    pub measures: &'static str,
+    /// How long it takes on a 1 TB drive (the Intel 660p 1 TB preset,
+    /// run on the twin), for the comment.
+    pub takes: &'static str,
+    /// The replay unit it belongs to (`None`: not replayed; it only
+    /// prepares the drive).
+    pub unit: Option<Unit>,
+    /// The block size the battery asks for, bytes.
+    pub bs: u32,
+    /// The options, in order; times are written as `{T:n}` (n seconds)
+    /// and log windows as `{M:n}` (n ms), multiplied by the time scale
+    /// when the file is written ([`resolve`]).
+    pub options: &'static [&'static str],
+}
+
+/// The battery, in the order it runs.
+pub const JOBS: &[BatteryJob] = &[
+    BatteryJob {
+        name: "trim",
+        measures: "nothing: deallocates the whole drive so that it starts empty, as after a \
+                   secure erase (psync: fio trims through the synchronous engines)",
+        takes: "seconds",
+        unit: None,
+        bs: 64 << 20,
+        options: &["ioengine=psync", "rw=trim", "bs=64m"],
+    },
+    BatteryJob {
+        name: "fill",
+        measures: "sequential write of the whole drive from empty with a 1 s bandwidth log: \
+                   the rate into the SLC cache, the cache's size (bytes written before the rate \
+                   drops), the post-cache rate as the drive fills, and the capacity (bytes written)",
+        takes: "the one sequential fill: 3.4 h on the 660p 1 TB twin (140 GB into the cache at 1.8 GB/s, \
+                then ≈ 80 MB/s); 15–25 min on a TLC drive that writes ≈ 1 GB/s after its cache",
+        unit: Some(Unit::Fill),
+        bs: 128 << 10,
+        options: &[
+            "startdelay={T:30}",
+            "rw=write",
+            "bs=128k",
+            "iodepth=32",
+            "size=100%",
+            "write_bw_log=fill",
+            "log_avg_msec={M:1000}",
+        ],
+    },
+    BatteryJob {
+        name: "idle-short-write",
+        measures: "after a short idle pause, a sequential write of 4% of the drive with a bandwidth \
+                   log: how much of the SLC cache idle folding won back in that pause",
+        takes: "30 s idle + 6 min (the 660p 1 TB twin: 40 GB at 109 MB/s)",
+        unit: Some(Unit::Idle),
+        bs: 128 << 10,
+        options: &[
+            "startdelay={T:30}",
+            "rw=write",
+            "bs=128k",
+            "iodepth=32",
+            "size=4%",
+            "write_bw_log=idle-short",
+            "log_avg_msec={M:1000}",
+        ],
+    },
+    BatteryJob {
+        name: "idle-long-write",
+        measures: "the same after a six times longer pause: the cache a full drive keeps (its \
+                   static part) once folding has finished, and with the short pause the rate \
+                   of folding at idle",
+        takes: "180 s idle + 5 min (the 660p 1 TB twin: 140 MB/s)",
+        unit: Some(Unit::Idle),
+        bs: 128 << 10,
+        options: &[
+            "startdelay={T:180}",
+            "rw=write",
+            "bs=128k",
+            "iodepth=32",
+            "size=4%",
+            "write_bw_log=idle-long",
+            "log_avg_msec={M:1000}",
+        ],
+    },
+    BatteryJob {
+        name: "randread-qd1",
+        measures: "after a pause in which the drive finishes folding and collecting what the writes \
+                   left, 4 KiB random reads at QD1 over the whole (full) drive: the latency of one \
+                   read, tR (mean over page types) plus command overhead, ECC, transfers and map misses",
+        takes: "180 s pause + 30 s",
+        unit: Some(Unit::ReadLow),
+        bs: 4096,
+        options: &["startdelay={T:180}", "rw=randread", "bs=4k", "iodepth=1", "runtime={T:30}"],
+    },
+    BatteryJob {
+        name: "randread-span-qd1",
+        measures: "the same over the first 1% of the drive: against randread-qd1, what map misses \
+                   add on a drive whose DRAM holds only part of the map",
+        takes: "15 s",
+        unit: Some(Unit::ReadLow),
+        bs: 4096,
+        options: &["rw=randread", "bs=4k", "iodepth=1", "size=1%", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "randread-qd4",
+        measures: "4 KiB random reads at QD4: the start of the queue-depth scaling (dies in parallel)",
+        takes: "15 s",
+        unit: Some(Unit::ReadLow),
+        bs: 4096,
+        options: &["rw=randread", "bs=4k", "iodepth=4", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "seqread-qd1",
+        measures: "128 KiB sequential reads at QD1: one command's pipeline (tR and the channel \
+                   transfers of 8 pages)",
+        takes: "15 s",
+        unit: Some(Unit::ReadLow),
+        bs: 128 << 10,
+        options: &["rw=read", "bs=128k", "iodepth=1", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "randread-qd16",
+        measures: "4 KiB random reads at QD16: queue-depth scaling (collisions on dies)",
+        takes: "15 s",
+        unit: Some(Unit::ReadHigh),
+        bs: 4096,
+        options: &["rw=randread", "bs=4k", "iodepth=16", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "randread-qd64",
+        measures: "4 KiB random reads at QD64: near saturation, the number of dies × planes that \
+                   read in parallel",
+        takes: "15 s",
+        unit: Some(Unit::ReadHigh),
+        bs: 4096,
+        options: &["rw=randread", "bs=4k", "iodepth=64", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "randread-qd256",
+        measures: "4 KiB random reads, 4 jobs × QD64: saturation, the lower of the dies' rate and \
+                   the controller's command rate (cores / command overhead)",
+        takes: "15 s",
+        unit: Some(Unit::ReadHigh),
+        bs: 4096,
+        options: &["rw=randread", "bs=4k", "iodepth=64", "numjobs=4", "group_reporting=1", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "seqread-qd32",
+        measures: "128 KiB sequential reads at QD32: the channels' (or the link's) rate",
+        takes: "15 s",
+        unit: Some(Unit::ReadHigh),
+        bs: 128 << 10,
+        options: &["rw=read", "bs=128k", "iodepth=32", "runtime={T:15}"],
+    },
+    BatteryJob {
+        name: "randwrite",
+        measures: "4 KiB random writes at QD32 over 10% of the full drive with a bandwidth log: the \
+                   rate falls when the free blocks are used up and garbage collection starts; how \
+                   much was written before, and the rate at the end (write amplification), give the \
+                   spare area (over-provisioning)",
+        takes: "9 min",
+        unit: Some(Unit::RandomWrite),
+        bs: 4096,
+        options: &[
+            "rw=randwrite",
+            "bs=4k",
+            "iodepth=32",
+            "size=10%",
+            "runtime={T:540}",
+            "write_bw_log=randwrite",
+            "log_avg_msec={M:1000}",
+        ],
+    },
+    BatteryJob {
+        name: "mixed",
+        measures: "4 KiB random 70% reads / 30% writes at QD16 over the same 10%: reads behind \
+                   writes and garbage collection (a check: no parameter of its own)",
+        takes: "30 s",
+        unit: Some(Unit::RandomWrite),
+        bs: 4096,
+        options: &["rw=randrw", "rwmixread=70", "bs=4k", "iodepth=16", "size=10%", "runtime={T:30}"],
+    },
+];
+
+/// The battery job of this name.
+pub fn job(name: &str) -> Option<&'static BatteryJob> {
+    JOBS.iter().find(|j| j.name == name)
+}
+
+/// File name of the battery in the directory `ssdtwin fit --jobs` writes.
+pub const FILE_NAME: &str = "battery.fio";
+
+/// The option with its `{T:n}` time written out (n × `time_scale`
+/// seconds, in whole milliseconds, at least 1 ms) and its `{M:n}` written
+/// as n × `time_scale` milliseconds (a log's window, at least 1).
+pub fn resolve(option: &str, time_scale: f64) -> String {
+    let Some(at) = option.find("{T:").or_else(|| option.find("{M:")) else { return option.to_string() };
+    let end = option[at..].find('}').map_or(option.len(), |e| at + e);
+    let n: f64 = option[at + 3..end].parse().unwrap_or(0.0);
+    let value = if &option[at..at + 3] == "{T:" {
+        let ms = ((n * time_scale * 1000.0).round() as u64).max(1);
+        if ms % 1000 == 0 {
+            format!("{}s", ms / 1000)
+        } else {
+            format!("{ms}ms")
+        }
+    } else {
+        ((n * time_scale).round() as u64).max(1).to_string()
+    };
+    format!("{}{}{}", &option[..at], value, &option[(end + 1).min(option.len())..])
+}
+
+/// The battery as one fio job file; times multiplied by `time_scale`
+/// (1 for a real drive; less to try it quickly on a small twin).
+pub fn text(time_scale: f64) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "; ssdtwin characterization battery (ssdtwin fit --jobs). It ERASES the drive.\n\
+         ;\n\
+         ; Real drive:  DEV=/dev/nvme0n1 fio --output-format=json+ --output=battery.json battery.fio\n\
+         ; The twin:    ssdtwin run --drive D --job-file battery.fio --output-format=json --output battery.json\n\
+         ; Then:        ssdtwin fit --base PRESET battery.json --out my-drive.toml\n\
+         ; Keep the bandwidth logs (fill_bw.*.log, idle-short_bw.*.log, idle-long_bw.*.log,\n\
+         ; randwrite_bw.*.log) beside the JSON: the fit reads them.\n\
+         ;\n\
+         ; The jobs run one after another (stonewall): each leaves the drive in the state the next\n\
+         ; one expects (empty, then full). Sizes are shares of the device, so the file suits any\n\
+         ; capacity; the times below are for a 1 TB drive. Without the fill, about 30 minutes.\n",
+    );
+    if time_scale != 1.0 {
+        out.push_str(&format!(
+            "; Times are scaled by {time_scale} (ssdtwin fit --jobs --time-scale): for trying the battery on a\n\
+             ; small twin, not for a real drive.\n"
+        ));
+    }
+    out.push_str("\n[global]\nfilename=${DEV}\nioengine=libaio\ndirect=1\nrandseed=1\nstonewall\n");
+    for j in JOBS {
+        out.push('\n');
+        for line in wrap(&format!("{} Takes {}.", j.measures, j.takes), 92) {
+            out.push_str(&format!("; {line}\n"));
+        }
+        out.push_str(&format!("[{}]\n", j.name));
+        for o in j.options {
+            out.push_str(&resolve(o, time_scale));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Words of `s` in lines of at most `width` characters.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for w in s.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}

@@ -1,0 +1,87 @@
+//! Identification: the parameters read straight off the measurements,
+//! before any candidate is simulated — the user capacity (the fill writes
+//! the whole device), and first guesses of the SLC cache's sizes (the
+//! bytes written before the fill's and the long idle write's knees).
+//! The optimisation then corrects the guesses by replaying the jobs
+//! ([`super::optimise`]): a knee on the twin lies where its cache ends,
+//! which is not exactly where the guess put it (folding may start before
+//! the cache is full, and the cache shrinks as the drive fills).
+
+use super::measure::{JobRecord, Quantity};
+use super::params::Param;
+use super::Measurement;
+use crate::spec::DriveSpec;
+
+/// The value measured for (`job`, `quantity`).
+pub fn measured(ms: &[Measurement], job: &str, quantity: Quantity) -> Option<f64> {
+    ms.iter().find(|m| m.job == job && m.quantity == quantity).map(|m| m.value)
+}
+
+/// Set the user capacity from the fill (`size=100%` writes the whole
+/// device, less a last partial block): unless the base's capacity is
+/// within one block of what was written (then the base, or `--set`, is
+/// the more exact), the capacity becomes the bytes written, and the raw
+/// capacity (blocks per plane) and the SLC cache sizes scale with it, so
+/// that the base's over-provisioning is the starting point.
+pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String>) {
+    let Some(fill) = jobs.iter().find(|j| j.name == "fill") else {
+        notes.push("capacity: no fill in the results; the base's (or --set's) user capacity is kept".into());
+        return;
+    };
+    let written = fill.dirs[1].bytes;
+    let bs = 128 * 1024;
+    let cap = spec.ftl.user_capacity_bytes;
+    if written == 0 || (cap >= written && cap < written + bs) {
+        return;
+    }
+    let new = written / 4096 * 4096;
+    let ratio = new as f64 / cap as f64;
+    notes.push(format!(
+        "capacity: {:.3} GB from the fill's bytes (the base has {:.3} GB); raw capacity and SLC cache sizes \
+         scaled by {ratio:.4} as a start",
+        new as f64 / 1e9,
+        cap as f64 / 1e9
+    ));
+    spec.ftl.user_capacity_bytes = new;
+    let bpp = spec.geometry.blocks_per_plane as f64;
+    Param::BlocksPerPlane.set(spec, (bpp * ratio).ceil());
+    for p in [Param::CacheStatic, Param::CacheMax] {
+        if let Some(v) = p.get(spec) {
+            p.set(spec, v * ratio);
+        }
+    }
+}
+
+/// First guesses of the SLC cache's sizes: the largest cache is what the
+/// fill wrote before its knee (an empty drive has its whole cache), the
+/// static part what the write after the long idle wrote before its knee
+/// (a full drive keeps only the static part, and the long idle lets
+/// folding empty it).
+pub fn cache(spec: &mut DriveSpec, ms: &[Measurement], notes: &mut Vec<String>) {
+    let knee = |job: &str| {
+        measured(ms, job, Quantity::PostCacheMbps).and_then(|_| measured(ms, job, Quantity::CacheGb)).map(|g| g * 1e9)
+    };
+    if spec.slc_cache.is_none() {
+        if let Some(k) = knee("fill") {
+            notes.push(format!(
+                "SLC cache: the fill's rate drops after {:.1} GB, but the base has no [slc_cache]: the cache \
+                 cannot be fitted; choose a base with one",
+                k / 1e9
+            ));
+        }
+        return;
+    }
+    if let Some(k) = knee("fill") {
+        Param::CacheMax.set(spec, k);
+    } else if measured(ms, "fill", Quantity::CacheGb).is_some() {
+        notes.push(
+            "SLC cache: the fill's rate never dropped: no cache seen (or one as large as the drive); \
+                    the base's cache sizes are kept"
+                .into(),
+        );
+    }
+    if let Some(k) = knee("idle-long-write") {
+        let max = Param::CacheMax.get(spec).unwrap_or(k);
+        Param::CacheStatic.set(spec, k.min(max));
+    }
+}

@@ -1,0 +1,571 @@
+//! Optimisation: the parameters found stage by stage, each against the
+//! measurements it moves, every candidate judged by replaying the
+//! measured jobs on it ([`super::replay`]).
+//!
+//! 1. Reads (units `ReadLow`, `ReadHigh`): for the base's die count,
+//!    half and double (raw capacity kept), side by side, Nelder–Mead
+//!    (argmin) over ln tR, ln command overhead and ln channel rate,
+//!    minimising the sum of squared log errors of the QD1 latencies, the
+//!    random-read IOPS at every depth and the sequential read rates; the
+//!    count with the lowest cost is kept and its fit continued.
+//! 2. Fill (unit `Fill`): the pSLC program time from the rate into the
+//!    cache (a fill cut at half the measured cache), the largest cache by
+//!    fixed-point steps on the knee's position, the native program time
+//!    from the rate after the knee (Brent's root finding, argmin).
+//! 3. Idle and spare, in parallel: the static cache by fixed-point steps
+//!    on what the write after the long idle wrote before its knee; the
+//!    blocks per plane (raw capacity, so the spare area) by root finding
+//!    on the random writes' late rate, which write amplification sets.
+//!
+//! Each evaluation replays its plans on both cores ([`replay::run_all`]);
+//! the stages that search one parameter run side by side instead.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
+use argmin::solver::brent::BrentRoot;
+use argmin::solver::neldermead::NelderMead;
+
+use super::battery::{self, Unit};
+use super::identify::{self, measured};
+use super::measure::{JobRecord, Quantity};
+use super::params::{dies, set_dies, shrink, Param};
+use super::replay::{self, Observation, Plan};
+use super::{report, Fit, FitError, FitOptions, Measurement};
+use crate::spec::DriveSpec;
+
+/// Log error given to a measurement the candidate gave no value for.
+const MISSING: f64 = 3.0;
+
+/// What every stage needs: the measurements, the jobs to replay, the
+/// options, and the count of replays.
+pub(super) struct Ctx<'a> {
+    pub(super) jobs: &'a [JobRecord],
+    pub(super) measured: Vec<Measurement>,
+    pub(super) opts: &'a FitOptions,
+    pub(super) evals: AtomicUsize,
+}
+
+impl<'a> Ctx<'a> {
+    /// The measured jobs of `unit` (of those named in `only`, if given),
+    /// in battery order, as a plan; `None` when none was measured.
+    pub(super) fn plan(&self, unit: Unit, only: Option<&[&str]>, size_cap: Option<u64>) -> Option<Plan<'a>> {
+        let jobs: Vec<&JobRecord> = battery::JOBS
+            .iter()
+            .filter(|b| b.unit == Some(unit) && only.is_none_or(|o| o.contains(&b.name)))
+            .filter_map(|b| self.jobs.iter().find(|j| j.name == b.name))
+            .collect();
+        (!jobs.is_empty()).then_some(Plan { unit, jobs, runtime_cap_ns: Some(self.opts.runtime_cap_ns), size_cap })
+    }
+
+    /// Replay the tasks in parallel; the observations of each (errors
+    /// kept per task).
+    pub(super) fn run(&self, tasks: &[(DriveSpec, Plan)]) -> Vec<Result<Vec<Observation>, FitError>> {
+        self.evals.fetch_add(tasks.len(), Ordering::Relaxed);
+        replay::run_all(tasks, self.opts.seed)
+    }
+
+    pub(super) fn say(&self, line: &str) {
+        if let Some(p) = &self.opts.progress {
+            p(line);
+        }
+    }
+
+    /// Sum of squared log errors over the measurements of `units` (a
+    /// measurement the twin gave no value for counts [`MISSING`]).
+    pub(super) fn cost(&self, obs: &[Observation], units: &[Unit]) -> f64 {
+        self.measured
+            .iter()
+            .filter(|m| units.contains(&m.unit))
+            .map(|m| log_error(obs, &m.job, m.quantity, m.value).unwrap_or(MISSING).powi(2))
+            .sum()
+    }
+}
+
+/// ln(twin / measured) for (`job`, `quantity`).
+pub(super) fn log_error(obs: &[Observation], job: &str, quantity: Quantity, value: f64) -> Option<f64> {
+    let twin = obs.iter().find(|o| o.job == job && o.quantity == quantity)?.value;
+    (twin > 0.0 && value > 0.0).then(|| (twin / value).ln())
+}
+
+/// The observations of all tasks, or the first error.
+fn flatten(results: Vec<Result<Vec<Observation>, FitError>>) -> Result<Vec<Observation>, FitError> {
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Fit a twin to the measured `jobs`, starting from `base`.
+pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fit, FitError> {
+    let start = Instant::now();
+    base.build(&base.name).map_err(|e| FitError::Base(e.to_string()))?;
+    let (measured, mut notes) = super::measurements(jobs, base.ftl.user_capacity_bytes)?;
+    let ctx = Ctx { jobs, measured, opts, evals: AtomicUsize::new(0) };
+    let mut spec = base.clone();
+    identify::capacity(&mut spec, jobs, &mut notes);
+    identify::cache(&mut spec, &ctx.measured, &mut notes);
+    spec.build(&spec.name).map_err(|e| FitError::Candidate(format!("after identification: {e}")))?;
+    let mut fitted: Vec<Param> = Vec::new();
+    let mut dies_note = None;
+    if ctx.plan(Unit::ReadLow, None, None).is_some() || ctx.plan(Unit::ReadHigh, None, None).is_some() {
+        ctx.say("reads: die count, tR, command overhead, channel rate (Nelder–Mead for each die count)");
+        dies_note = Some(reads(&ctx, &mut spec, opts.read_iterations)?);
+        fitted.extend([Param::NativeTr, Param::CmdOverhead, Param::ChannelMts]);
+    } else {
+        notes
+            .push("reads: no read job measured; tR, command overhead, channel rate and dies kept from the base".into());
+    }
+    if ctx.plan(Unit::Fill, None, None).is_some() {
+        ctx.say("fill: pSLC program time, cache size, native program time");
+        fitted.extend(fill(&ctx, &mut spec, &mut notes)?);
+    }
+    ctx.say("idle folding and spare area (in parallel)");
+    let (idle_spec, spare_spec) = std::thread::scope(|s| {
+        let a = s.spawn(|| idle(&ctx, spec.clone()));
+        let b = s.spawn(|| spare(&ctx, spec.clone()));
+        (a.join().expect("idle stage ran"), b.join().expect("spare stage ran"))
+    });
+    if let Some(s) = idle_spec? {
+        Param::CacheStatic.set(&mut spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
+        Param::CacheMax.set(&mut spec, Param::CacheMax.get(&s).unwrap_or(0.0));
+        fitted.push(Param::CacheStatic);
+    }
+    match spare_spec? {
+        Some((s, None)) => {
+            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
+            fitted.push(Param::BlocksPerPlane);
+        }
+        Some((s, Some(note))) => {
+            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
+            notes.push(note);
+        }
+        None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
+    }
+    if let Some(n) = dies_note {
+        notes.push(n);
+    }
+    ctx.say("final replay and sensitivities");
+    let (rows, params) = report::assess(&ctx, base, &spec, &fitted)?;
+    Ok(Fit {
+        spec,
+        rows,
+        params,
+        notes,
+        evaluations: ctx.evals.load(Ordering::Relaxed),
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+const READ_UNITS: [Unit; 2] = [Unit::ReadLow, Unit::ReadHigh];
+const READ_PARAMS: [Param; 3] = [Param::NativeTr, Param::CmdOverhead, Param::ChannelMts];
+
+/// The read stage's cost at `spec`.
+fn read_cost(ctx: &Ctx, spec: &DriveSpec) -> f64 {
+    let tasks: Vec<(DriveSpec, Plan)> =
+        READ_UNITS.iter().filter_map(|&u| ctx.plan(u, None, None)).map(|p| (spec.clone(), p)).collect();
+    match flatten(ctx.run(&tasks)) {
+        Ok(obs) => ctx.cost(&obs, &READ_UNITS),
+        Err(_) => 1e3,
+    }
+}
+
+/// The read stage as argmin sees it: x is ln(value / start) per parameter.
+struct ReadProblem<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    spec: DriveSpec,
+    start: Vec<(Param, f64)>,
+}
+
+impl ReadProblem<'_, '_> {
+    fn at(&self, x: &[f64]) -> Option<DriveSpec> {
+        let mut s = self.spec.clone();
+        for (&(p, v0), &xi) in self.start.iter().zip(x) {
+            let v = v0 * xi.exp();
+            let (lo, hi) = p.bounds(v0);
+            if !(lo..=hi).contains(&v) {
+                return None;
+            }
+            p.set(&mut s, v);
+        }
+        Some(s)
+    }
+}
+
+impl CostFunction for ReadProblem<'_, '_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+
+    /// The read cost plus a weak pull towards the start (1e-4 per squared
+    /// ln unit: moving a parameter by a factor e costs what one number 1%
+    /// off costs), so that a parameter the reads do not see stays where
+    /// the base put it.
+    fn cost(&self, x: &Vec<f64>) -> Result<f64, ArgminError> {
+        Ok(match self.at(x) {
+            Some(s) => read_cost(self.ctx, &s) + 1e-4 * x.iter().map(|v| v * v).sum::<f64>(),
+            None => 1e3,
+        })
+    }
+}
+
+/// Nelder–Mead over the read-path parameters from `spec`, at most `iters`
+/// iterations, the first simplex `step` wide in each ln: the best drive
+/// and its cost.
+fn nelder_mead(ctx: &Ctx, spec: &DriveSpec, iters: u64, step: f64) -> Result<(DriveSpec, f64), FitError> {
+    let start: Vec<(Param, f64)> = READ_PARAMS.iter().map(|&p| (p, p.get(spec).unwrap_or(1.0))).collect();
+    let n = start.len();
+    let mut simplex = vec![vec![0.0; n]];
+    for i in 0..n {
+        let mut v = vec![0.0; n];
+        v[i] = step;
+        simplex.push(v);
+    }
+    let problem = ReadProblem { ctx, spec: spec.clone(), start };
+    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| FitError::Replay(e.to_string()))?;
+    let res = Executor::new(problem, solver)
+        .configure(|s| s.max_iters(iters))
+        .run()
+        .map_err(|e| FitError::Replay(e.to_string()))?;
+    let best = res.state().get_best_param().cloned().unwrap_or_else(|| vec![0.0; n]);
+    let cost = res.state().get_best_cost();
+    let problem = res.problem.problem.as_ref().expect("the problem is returned");
+    Ok((problem.at(&best).unwrap_or_else(|| spec.clone()), cost))
+}
+
+/// The read stage: the die count and the read-path parameters. Each
+/// candidate count — the base's, half and double, raw capacity kept —
+/// starts from the base's command overhead and the tR scaled by the
+/// count's ratio (so that the dies' saturated read rate, dies / tR, stays
+/// the base's) and gets its own Nelder–Mead over the three parameters
+/// (the candidates side by side); the count whose fit has the lowest cost
+/// wins, and its fit goes on for the rest of `iters`. The queue-depth
+/// scaling decides: fewer dies saturate at a lower depth. Returns a note
+/// with each count's cost.
+fn reads(ctx: &Ctx, full: &mut DriveSpec, iters: u64) -> Result<String, FitError> {
+    // Candidates are judged on the drive scaled to a sixteenth of its
+    // capacity (at least 16 GB): `shrink` keeps what a read sees (dies,
+    // timings, the share of the map the cache holds, the spans as shares
+    // of the drive), and a full drive of a sixteenth is prepared sixteen
+    // times faster. The final replay is at full size.
+    let cap = full.ftl.user_capacity_bytes as f64;
+    let mut small = full.clone();
+    if cap > 32e9 {
+        shrink(&mut small, (cap / 16.0).max(16e9));
+    }
+    let spec = &mut small;
+    let d0 = dies(spec);
+    let candidates: Vec<u32> = [d0 / 2, d0, d0 * 2].into_iter().filter(|&d| (1..=256).contains(&d)).collect();
+    let tr = Param::NativeTr.get(spec).unwrap_or(1.0);
+    let starts: Vec<DriveSpec> = candidates
+        .iter()
+        .map(|&d| {
+            let mut s = spec.clone();
+            if d != d0 {
+                set_dies(&mut s, d);
+                Param::NativeTr.set(&mut s, tr * d as f64 / d0 as f64);
+                make_valid(&mut s);
+            }
+            s
+        })
+        .collect();
+    let first = iters * 3 / 5;
+    let fits = replay::parallel_map(&starts, |s| nelder_mead(ctx, s, first, 0.5));
+    let mut best: Option<(usize, DriveSpec, f64)> = None;
+    let mut costs = Vec::new();
+    for (i, f) in fits.into_iter().enumerate() {
+        let (s, c) = f?;
+        costs.push(format!("{}: {c:.4}", candidates[i]));
+        if best.as_ref().is_none_or(|b| c < b.2) {
+            best = Some((i, s, c));
+        }
+    }
+    let (i, s, _) = best.expect("a candidate");
+    // Continued from the winner with a finer simplex.
+    let (s, _) = nelder_mead(ctx, &s, iters - first, 0.1)?;
+    if dies(&s) != dies(full) {
+        set_dies(full, dies(&s));
+        make_valid(full);
+    }
+    for p in READ_PARAMS {
+        if let Some(v) = p.get(&s) {
+            p.set(full, v);
+        }
+    }
+    Ok(format!(
+        "dies: {} from the queue-depth scaling (read cost after fitting each die count: {}; the base has {d0})",
+        candidates[i],
+        costs.join(", ")
+    ))
+}
+
+/// More dies reserve more blocks (GC watermarks, map blocks per die): add
+/// blocks per plane, up to half as many again, until the drive is valid
+/// (the spare stage fits them later).
+fn make_valid(s: &mut DriveSpec) {
+    let bpp = s.geometry.blocks_per_plane;
+    for extra in 0..=bpp / 2 {
+        s.geometry.blocks_per_plane = bpp + extra;
+        if s.build(&s.name).is_ok() {
+            return;
+        }
+    }
+    s.geometry.blocks_per_plane = bpp;
+}
+
+/// A monotone function of one parameter whose root argmin's Brent finds:
+/// ln(twin / measured) of one measurement as the parameter's ln varies;
+/// evaluations are remembered (Brent asks again for the bracket's ends).
+struct Root<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    spec: DriveSpec,
+    param: Param,
+    plan: Plan<'a>,
+    job: &'static str,
+    quantity: Quantity,
+    target: f64,
+    /// Value when the candidate cannot be built (beyond the low end).
+    invalid: f64,
+    memo: Mutex<HashMap<u64, f64>>,
+}
+
+impl Root<'_, '_> {
+    fn eval_many(&self, xs: &[f64]) -> Vec<f64> {
+        let todo: Vec<f64> =
+            xs.iter().copied().filter(|x| !self.memo.lock().expect("memo").contains_key(&x.to_bits())).collect();
+        let tasks: Vec<(DriveSpec, Plan)> = todo
+            .iter()
+            .map(|&x| {
+                let mut s = self.spec.clone();
+                self.param.set(&mut s, x.exp());
+                (s, self.plan.clone())
+            })
+            .collect();
+        for (x, r) in todo.iter().zip(self.ctx.run(&tasks)) {
+            let v = match r {
+                Ok(obs) => log_error(&obs, self.job, self.quantity, self.target).unwrap_or(-MISSING),
+                Err(_) => self.invalid,
+            };
+            self.memo.lock().expect("memo").insert(x.to_bits(), v);
+        }
+        xs.iter().map(|x| self.memo.lock().expect("memo")[&x.to_bits()]).collect()
+    }
+
+    /// The root within ln bounds `[lo, hi]`, both ends evaluated in
+    /// parallel first. When they have the same sign: `Reach::Bound` with
+    /// the end nearer zero if the measurement moves across the bracket,
+    /// else `Reach::Flat` (something else limits it).
+    fn solve(self, lo: f64, hi: f64) -> Result<(f64, Reach), FitError> {
+        let ends = self.eval_many(&[lo, hi]);
+        if ends[0].signum() == ends[1].signum() {
+            if (ends[0] - ends[1]).abs() < 0.05 {
+                return Ok(((lo + hi) / 2.0, Reach::Flat));
+            }
+            return Ok((if ends[0].abs() < ends[1].abs() { lo } else { hi }, Reach::Bound));
+        }
+        let solver = BrentRoot::new(lo, hi, 0.01);
+        let res = Executor::new(self, solver)
+            .configure(|s| s.max_iters(12))
+            .run()
+            .map_err(|e| FitError::Replay(e.to_string()))?;
+        Ok((res.state().get_best_param().copied().unwrap_or((lo + hi) / 2.0), Reach::Root))
+    }
+}
+
+impl CostFunction for Root<'_, '_> {
+    type Param = f64;
+    type Output = f64;
+
+    fn cost(&self, x: &f64) -> Result<f64, ArgminError> {
+        Ok(self.eval_many(&[*x])[0])
+    }
+}
+
+/// How a root search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// The measurement was matched.
+    Root,
+    /// Not within the range searched: the nearer end was taken.
+    Bound,
+    /// The measurement does not move with the parameter (something else
+    /// limits it): the parameter is kept.
+    Flat,
+}
+
+/// Find `param` so that the twin's (`job`, `quantity`) is `target`,
+/// searching ln value ± `span` around a first step that
+/// assumes the measurement moves as `1 / value` (`slope` −1) or as
+/// `value` (`slope` 1), or within `bracket` (ln steps from the value). A note says when it was not reached.
+#[allow(clippy::too_many_arguments)]
+fn match_one(
+    ctx: &Ctx,
+    spec: &mut DriveSpec,
+    param: Param,
+    plan: Plan,
+    job: &'static str,
+    quantity: Quantity,
+    target: f64,
+    slope: f64,
+    span: f64,
+    bracket: Option<(f64, f64)>,
+) -> Result<Option<String>, FitError> {
+    let Some(v0) = param.get(spec) else { return Ok(None) };
+    let root = Root {
+        ctx,
+        spec: spec.clone(),
+        param,
+        plan,
+        job,
+        quantity,
+        target,
+        invalid: -MISSING * slope.signum(),
+        memo: Mutex::new(HashMap::new()),
+    };
+    let x0 = v0.ln();
+    let (lo, hi) = match bracket {
+        Some((lo, hi)) => (x0 + lo, x0 + hi),
+        None => {
+            let first = root.eval_many(&[x0])[0];
+            let centre = x0 - first / slope;
+            let (lo_b, hi_b) = param.bounds(v0);
+            ((centre - span).max(lo_b.ln()), (centre + span).min(hi_b.ln()))
+        }
+    };
+    let (field, _) = param.field();
+    let (label, unit) = quantity.label();
+    let valid_at = |x: f64| {
+        let mut s = spec.clone();
+        param.set(&mut s, x.exp());
+        s.build(&s.name).is_ok().then_some(s)
+    };
+    Ok(match root.solve(lo, hi)? {
+        (x, Reach::Root) if valid_at(x).is_some() => {
+            *spec = valid_at(x).expect("valid");
+            None
+        }
+        (x, Reach::Bound) if valid_at(x).is_some() => {
+            *spec = valid_at(x).expect("valid");
+            Some(format!(
+                "{field}: {job} {label} ({target:.4} {unit}) not reached within the range searched; \
+                 the nearer end taken"
+            ))
+        }
+        (_, Reach::Root | Reach::Bound) => {
+            Some(format!("{field}: the value matching {job} {label} is not a valid drive: the base's value kept"))
+        }
+        (_, Reach::Flat) => Some(format!(
+            "{field}: {job} {label} does not move with it (another part limits it): not determined, \
+             the base's value kept"
+        )),
+    })
+}
+
+/// The fill stage; the parameters it set.
+fn fill(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<Vec<Param>, FitError> {
+    let mut set = Vec::new();
+    let knee_gb = measured(&ctx.measured, "fill", Quantity::PostCacheMbps)
+        .and_then(|_| measured(&ctx.measured, "fill", Quantity::CacheGb));
+    let cache_rate = measured(&ctx.measured, "fill", Quantity::CacheMbps);
+    // pSLC program time: a fill cut at half the cache runs all in SLC.
+    if let (Some(k), Some(rate), true) = (knee_gb, cache_rate, spec.nand.slc.is_some() && spec.slc_cache.is_some()) {
+        let cap = ((k * 1e9 * 0.5) as u64 / (128 << 10) * (128 << 10)).max(64 << 20);
+        let plan = ctx.plan(Unit::Fill, None, Some(cap)).expect("fill measured");
+        // The cut fill's mean rate is its rate into the cache.
+        match match_one(ctx, spec, Param::SlcTprog, plan, "fill", Quantity::WriteMbps, rate, -1.0, 0.7, None)? {
+            None => set.push(Param::SlcTprog),
+            Some(n) => notes.push(n),
+        }
+    }
+    let plan = || ctx.plan(Unit::Fill, Some(&["fill"][..]), None).expect("fill measured");
+    let correct_cache = |spec: &mut DriveSpec| -> Result<(), FitError> {
+        let (Some(k), Some(v)) = (knee_gb, Param::CacheMax.get(spec)) else { return Ok(()) };
+        for _ in 0..4 {
+            let obs = flatten(ctx.run(&[(spec.clone(), plan())]))?;
+            let Some(e) = log_error(&obs, "fill", Quantity::CacheGb, k) else { break };
+            if e.abs() < 0.02 {
+                break;
+            }
+            let now = Param::CacheMax.get(spec).unwrap_or(v);
+            let mut next = spec.clone();
+            Param::CacheMax.set(&mut next, now * (-e.clamp(-1.4, 1.4)).exp());
+            if next.build(&next.name).is_err() {
+                break;
+            }
+            *spec = next;
+        }
+        Ok(())
+    };
+    if spec.slc_cache.is_some() && knee_gb.is_some() {
+        correct_cache(spec)?;
+        set.push(Param::CacheMax);
+    }
+    // Native program time from the rate after the knee (or the whole
+    // fill's rate when there is none).
+    let quantity = if knee_gb.is_some() { Quantity::PostCacheMbps } else { Quantity::WriteMbps };
+    let Some(target) = measured(&ctx.measured, "fill", quantity) else { return Ok(set) };
+    match match_one(ctx, spec, Param::NativeTprog, plan(), "fill", quantity, target, -1.0, 0.5, None)? {
+        None => set.push(Param::NativeTprog),
+        Some(n) => notes.push(n),
+    }
+    if spec.slc_cache.is_some() && knee_gb.is_some() {
+        correct_cache(spec)?;
+    }
+    Ok(set)
+}
+
+/// The idle stage: the static cache from the write after the long idle;
+/// `None` when not measured or the drive has no cache.
+fn idle(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<DriveSpec>, FitError> {
+    let (Some(target), Some(plan)) =
+        (measured(&ctx.measured, "idle-long-write", Quantity::CacheGb), ctx.plan(Unit::Idle, None, None))
+    else {
+        return Ok(None);
+    };
+    if spec.slc_cache.is_none() {
+        return Ok(None);
+    }
+    for _ in 0..4 {
+        let obs = flatten(ctx.run(&[(spec.clone(), plan.clone())]))?;
+        let Some(e) = log_error(&obs, "idle-long-write", Quantity::CacheGb, target) else { break };
+        if e.abs() < 0.03 {
+            break;
+        }
+        let now = Param::CacheStatic.get(&spec).unwrap_or(0.0).max(1e6);
+        let max = Param::CacheMax.get(&spec).unwrap_or(now);
+        let mut next = spec.clone();
+        Param::CacheStatic.set(&mut next, (now * (-e.clamp(-1.4, 1.4)).exp()).min(max));
+        if next.build(&next.name).is_err() {
+            break;
+        }
+        spec = next;
+    }
+    Ok(Some(spec))
+}
+
+/// The spare stage: blocks per plane from the random writes' late rate
+/// (and a note when not reached); `None` when not measured.
+fn spare(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<(DriveSpec, Option<String>)>, FitError> {
+    let Some(plan) = ctx.plan(Unit::RandomWrite, Some(&["randwrite"][..]), None) else { return Ok(None) };
+    let Some(target) = measured(&ctx.measured, "randwrite", Quantity::LateWriteIops) else { return Ok(None) };
+    // More spare, less write amplification, a higher rate. The spare is
+    // a few percent of the blocks, so the search is narrow: from 8% fewer
+    // blocks (below the valid drives, if the others reserve that much:
+    // an invalid drive counts as far too slow) to 30% more.
+    let note = match_one(
+        ctx,
+        &mut spec,
+        Param::BlocksPerPlane,
+        plan,
+        "randwrite",
+        Quantity::LateWriteIops,
+        target,
+        8.0,
+        0.0,
+        Some((-0.08, 0.26)),
+    )?;
+    Ok(Some((spec, note)))
+}

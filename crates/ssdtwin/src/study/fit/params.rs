@@ -1,0 +1,197 @@
+//! The drive parameters a fit sets, each read from and written into a
+//! [`DriveSpec`] field: the continuous ones ([`Param`]) and the die
+//! count ([`set_dies`]), a structural one. A parameter stands for a
+//! family of fields where the measurements cannot tell them apart: the
+//! native tR of every page type is scaled together (their ratios kept
+//! from the base: the battery's random reads see their mean), as are the
+//! program times of a multi-step program.
+//!
+//! Not fitted, kept from the base: the channel count (only the product of
+//! channels and channel rate shows in sequential rates), planes (reads
+//! are booked per die; more planes act as a longer program unit, which the
+//! program time absorbs), the controller's cores (their count and the
+//! command overhead trade off exactly at saturation), ECC and buffer
+//! times (they add to the command overhead at QD1), erase time, the map
+//! cache, power and thermal models, and the SLC cache's shape (the fills
+//! at which it shrinks: one fill sees one point of it).
+
+use crate::spec::DriveSpec;
+
+/// A continuous parameter of the fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Param {
+    /// Mean native tR over the page types, ns (`nand.native.tr_ns`, scaled
+    /// together).
+    NativeTr,
+    /// `controller.cmd_overhead_ns`.
+    CmdOverhead,
+    /// `nand.channel_mts`.
+    ChannelMts,
+    /// Mean pSLC program time, ns (`nand.slc.tprog_ns`, scaled together).
+    SlcTprog,
+    /// Mean native program time, ns (`nand.native.tprog_ns`).
+    NativeTprog,
+    /// `geometry.blocks_per_plane`: the raw capacity, and with the user
+    /// capacity the spare area (over-provisioning).
+    BlocksPerPlane,
+    /// Largest SLC cache, bytes (the `slc_cache.capacity_curve` scaled).
+    CacheMax,
+    /// `slc_cache.static_bytes` (with the curve's floor).
+    CacheStatic,
+}
+
+impl Param {
+    /// Every parameter, in the order they are reported.
+    pub const ALL: [Param; 8] = [
+        Param::NativeTr,
+        Param::CmdOverhead,
+        Param::ChannelMts,
+        Param::SlcTprog,
+        Param::NativeTprog,
+        Param::BlocksPerPlane,
+        Param::CacheMax,
+        Param::CacheStatic,
+    ];
+
+    /// The drive file's field, and the unit of [`Param::get`].
+    pub fn field(self) -> (&'static str, &'static str) {
+        match self {
+            Param::NativeTr => ("nand.native.tr_ns (mean)", "µs"),
+            Param::CmdOverhead => ("controller.cmd_overhead_ns", "µs"),
+            Param::ChannelMts => ("nand.channel_mts", "MT/s"),
+            Param::SlcTprog => ("nand.slc.tprog_ns (mean)", "µs"),
+            Param::NativeTprog => ("nand.native.tprog_ns (mean)", "µs"),
+            Param::BlocksPerPlane => ("geometry.blocks_per_plane", "blocks"),
+            Param::CacheMax => ("slc_cache.capacity_curve (max)", "GB"),
+            Param::CacheStatic => ("slc_cache.static_bytes", "GB"),
+        }
+    }
+
+    /// The value in the unit printed ([`Param::field`]).
+    pub fn display(self, v: f64) -> f64 {
+        match self {
+            Param::NativeTr | Param::CmdOverhead | Param::SlcTprog | Param::NativeTprog => v / 1e3,
+            Param::CacheMax | Param::CacheStatic => v / 1e9,
+            Param::ChannelMts | Param::BlocksPerPlane => v,
+        }
+    }
+
+    /// The parameter's value in `spec` (ns, MT/s, blocks or bytes);
+    /// `None` when the drive has no such part (no SLC cache).
+    pub fn get(self, spec: &DriveSpec) -> Option<f64> {
+        let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+        Some(match self {
+            Param::NativeTr => mean(&spec.nand.native.tr_ns),
+            Param::CmdOverhead => spec.controller.cmd_overhead_ns as f64,
+            Param::ChannelMts => spec.nand.channel_mts as f64,
+            Param::SlcTprog => mean(&spec.nand.slc.as_ref()?.tprog_ns),
+            Param::NativeTprog => mean(&spec.nand.native.tprog_ns),
+            Param::BlocksPerPlane => spec.geometry.blocks_per_plane as f64,
+            Param::CacheMax => spec.slc_cache.as_ref()?.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max),
+            Param::CacheStatic => spec.slc_cache.as_ref()?.static_bytes as f64,
+        })
+    }
+
+    /// Set the parameter to `v` (rounded to the field's integer unit).
+    pub fn set(self, spec: &mut DriveSpec, v: f64) {
+        let scale = |xs: &mut Vec<u64>, v: f64| {
+            let mean = xs.iter().sum::<u64>() as f64 / xs.len().max(1) as f64;
+            for x in xs.iter_mut() {
+                *x = ((*x as f64) * v / mean).round().max(1.0) as u64;
+            }
+        };
+        match self {
+            Param::NativeTr => scale(&mut spec.nand.native.tr_ns, v),
+            Param::CmdOverhead => spec.controller.cmd_overhead_ns = v.round().max(0.0) as u64,
+            Param::ChannelMts => spec.nand.channel_mts = v.round().max(1.0) as u32,
+            Param::SlcTprog => {
+                if let Some(s) = spec.nand.slc.as_mut() {
+                    scale(&mut s.tprog_ns, v);
+                }
+            }
+            Param::NativeTprog => scale(&mut spec.nand.native.tprog_ns, v),
+            Param::BlocksPerPlane => spec.geometry.blocks_per_plane = v.round().max(1.0) as u32,
+            Param::CacheMax => {
+                if let Some(c) = spec.slc_cache.as_mut() {
+                    let max = c.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max);
+                    let floor = c.static_bytes as f64;
+                    for p in &mut c.capacity_curve {
+                        p[1] = if max > 0.0 { (p[1] * v / max).round().max(floor) } else { v.round() };
+                    }
+                }
+            }
+            Param::CacheStatic => {
+                if let Some(c) = spec.slc_cache.as_mut() {
+                    let old = c.static_bytes as f64;
+                    let new = v.round().max(0.0);
+                    c.static_bytes = new as u64;
+                    // The curve's floor (its points at the old static size)
+                    // follows; no point may lie below the static part.
+                    for p in &mut c.capacity_curve {
+                        if p[1] <= old {
+                            p[1] = new;
+                        }
+                        p[1] = p[1].max(new);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The range searched, around the base's value `v`.
+    pub fn bounds(self, v: f64) -> (f64, f64) {
+        match self {
+            Param::BlocksPerPlane => (v * 0.8, v * 1.5),
+            Param::CacheMax | Param::CacheStatic => (v * 0.05, v * 20.0),
+            _ => (v / 8.0, v * 8.0),
+        }
+    }
+}
+
+/// The die count of `spec`.
+pub fn dies(spec: &DriveSpec) -> u32 {
+    spec.geometry.dies.unwrap_or(spec.geometry.channels * spec.geometry.dies_per_channel)
+}
+
+/// Give `spec` `n` dies on its channels, keeping the raw capacity (the
+/// blocks per plane scale inversely).
+pub fn set_dies(spec: &mut DriveSpec, n: u32) {
+    let old = dies(spec);
+    let g = &mut spec.geometry;
+    g.dies_per_channel = n.div_ceil(g.channels).max(1);
+    g.dies = (n % g.channels != 0).then_some(n);
+    g.blocks_per_plane = ((g.blocks_per_plane as f64 * old as f64 / n as f64).round() as u32).max(8);
+}
+
+/// `spec` scaled down (or up) to `bytes` of user capacity, for trying the
+/// battery and the fit on a small twin of a preset: fewer pages per block
+/// (whole wordlines, at least 128 pages) and blocks per plane in
+/// proportion, so that the raw / user ratio (the spare area) stays; the
+/// SLC cache's sizes, the DRAM and the host memory buffer scaled by the
+/// same factor, so that the cache and the cached map cover the same share
+/// of the drive. Dies, planes and every timing stay.
+pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
+    let f = bytes / spec.ftl.user_capacity_bytes as f64;
+    let g = &mut spec.geometry;
+    let k = [8, 4, 2, 1]
+        .into_iter()
+        .find(|&k| {
+            g.pages_per_block % k == 0 && (g.pages_per_block / k) % g.bits_per_cell == 0 && g.pages_per_block / k >= 128
+        })
+        .unwrap_or(1);
+    g.pages_per_block /= k;
+    g.blocks_per_plane = ((g.blocks_per_plane as f64 * k as f64 * f).round() as u32).max(8);
+    spec.ftl.user_capacity_bytes = (bytes / 4096.0).round() as u64 * 4096;
+    if let Some(c) = spec.slc_cache.as_mut() {
+        c.static_bytes = (c.static_bytes as f64 * f) as u64;
+        for p in &mut c.capacity_curve {
+            p[1] = (p[1] * f).round().max(c.static_bytes as f64);
+        }
+    }
+    if let Some(d) = spec.controller.dram_bytes.as_mut() {
+        *d = (*d as f64 * f) as u64;
+    }
+    if let Some(h) = spec.host.hmb_bytes.as_mut() {
+        *h = (*h as f64 * f) as u64;
+    }
+}

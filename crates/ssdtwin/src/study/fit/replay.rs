@@ -1,0 +1,184 @@
+//! Replaying measured jobs on a candidate twin: each [`Plan`] is one
+//! [`Unit`] of the battery (or of any result), run from the state its jobs
+//! found the real drive in (secure-erased, or full from a sequential fill
+//! built by the fast path), with the jobs' own options as fio's JSON
+//! records them. Plans run in parallel, one per core ([`run_all`]): every
+//! run is independent and deterministic, so the order does not change a
+//! number.
+//!
+//! What a replay changes in a job, and why: a stationary job's `runtime`
+//! may be shortened ([`Plan::runtime_cap_ns`]: its rate does not depend on
+//! how long it ran); a write job's `size` may be capped
+//! ([`Plan::size_cap`]: the rate into the SLC cache needs only part of the
+//! cache); log files go to a private directory, read back as the real
+//! logs are; a replay from a full drive starts with one 4 KiB read, so
+//! that the drive's idle clock runs as it did after the real fill. The replay leaves out what happened on the real drive between
+//! the jobs of other units (a read does not change the drive's state, and
+//! the writes before the reads touched 4% of it).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::battery::Unit;
+use super::measure::{from_json, metrics, JobRecord, Quantity};
+use super::FitError;
+use crate::model::drive::Drive;
+use crate::run::state::DriveState;
+use crate::run::workload::fio::parse_time;
+use crate::run::workload::{parse_job_file, JobOptions};
+use crate::run::{execute, RunOptions, RunResults};
+use crate::spec::DriveSpec;
+use crate::study::fio_out::FioReport;
+
+/// One unit's replay: its jobs, in order, from the unit's state.
+#[derive(Debug, Clone)]
+pub struct Plan<'a> {
+    /// The unit (its starting state).
+    pub unit: Unit,
+    /// The measured jobs to replay.
+    pub jobs: Vec<&'a JobRecord>,
+    /// Longest `runtime` of a replayed job, ns (`None`: as measured; units
+    /// whose numbers depend on the duration keep it anyway).
+    pub runtime_cap_ns: Option<u64>,
+    /// Largest `size` of a replayed job, bytes (`None`: as measured).
+    pub size_cap: Option<u64>,
+}
+
+/// A number the twin gave for a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    /// Job name.
+    pub job: String,
+    /// What was measured.
+    pub quantity: Quantity,
+    /// Its value.
+    pub value: f64,
+}
+
+/// The job file of a plan: the first job's `[global]`, then each job's own
+/// options with the plan's changes, every job after the one before
+/// (`stonewall`), log prefixes under `log_dir`.
+pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
+    let log_keys = ["write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log"];
+    let mut text = String::from("[global]\n");
+    if let Some(first) = plan.jobs.first() {
+        for (k, v) in &first.global {
+            if !log_keys.contains(&k.as_str()) && k != "runtime" && k != "size" {
+                text.push_str(&format!("{k}={v}\n"));
+            }
+        }
+    }
+    if plan.unit.starts_full() {
+        // The drive's idle clock runs from its last command: one read
+        // starts it, as the fill before these jobs did on the real drive
+        // (a fast-path state has no last command), so that an idle pause
+        // at the start folds and collects as it did there.
+        text.push_str(&format!("[{START_JOB}]\nrw=read\nbs=4k\nsize=4k\n"));
+    }
+    for job in &plan.jobs {
+        text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
+        let runtime = job.option("runtime").map(str::to_string);
+        let size = job.option("size").map(str::to_string);
+        for (k, v) in &job.options {
+            if k == "runtime" || k == "size" || (log_keys.contains(&k.as_str()) && k != "write_bw_log") {
+                continue;
+            }
+            if k == "write_bw_log" {
+                let name = std::path::Path::new(v).file_name().map_or(v.clone(), |s| s.to_string_lossy().into_owned());
+                text.push_str(&format!("write_bw_log={}\n", log_dir.join(name).display()));
+            } else {
+                text.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        if let Some(r) = runtime {
+            let ns = parse_time(&r, 1_000_000_000).unwrap_or(u64::MAX);
+            match plan.runtime_cap_ns.filter(|&c| c < ns && !plan.unit.keeps_runtime()) {
+                Some(cap) => text.push_str(&format!("runtime={}us\n", (cap / 1000).max(1))),
+                None => text.push_str(&format!("runtime={r}\n")),
+            }
+        }
+        match (size, plan.size_cap) {
+            (_, Some(cap)) => text.push_str(&format!("size={cap}\n")),
+            (Some(s), None) => text.push_str(&format!("size={s}\n")),
+            (None, None) => {}
+        }
+    }
+    text
+}
+
+/// Name of the one-read job a replay from a full drive starts with.
+pub const START_JOB: &str = "ssdtwin-replay-start";
+
+static SCRATCH: AtomicUsize = AtomicUsize::new(0);
+
+/// Replay one plan on a drive built from `spec`; the numbers of each job
+/// ([`metrics`]).
+pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observation>, FitError> {
+    let model = spec.build(&spec.name).map_err(|e| FitError::Candidate(e.to_string()))?;
+    let capacity = model.user_lpns as u64 * 4096;
+    let mut drive = Drive::new(model);
+    if plan.unit.starts_full() {
+        DriveState::Filled(100.0).apply_fast(&mut drive, seed);
+    }
+    let dir: PathBuf = std::env::temp_dir().join(format!(
+        "ssdtwin-fit-{}-{}",
+        std::process::id(),
+        SCRATCH.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| FitError::Input { origin: dir.display().to_string(), reason: e.to_string() })?;
+    let result = (|| {
+        let text = job_text(plan, &dir);
+        let origin = format!("replay of unit {:?}", plan.unit);
+        let file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
+            .map_err(|e| FitError::Replay(e.to_string()))?;
+        let outcome = execute(drive, &file, RunOptions::default()).map_err(|e| FitError::Replay(e.to_string()))?;
+        let RunResults::Jobs(jobs) = &outcome.results else {
+            return Err(FitError::Replay("the replay ran as phases, not as fio jobs".into()));
+        };
+        let report = FioReport {
+            drive: spec,
+            state: if plan.unit.starts_full() { "full".into() } else { "fresh".into() },
+            seed,
+            global: &file.global,
+            jobs,
+            health: &outcome.health,
+        };
+        let records = from_json(&report.to_json(false), &origin, Some(&dir))?;
+        Ok(records
+            .iter()
+            .flat_map(|r| {
+                metrics(r).into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })
+            })
+            .collect())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `f` over `items` on every core (at most one thread per item), results
+/// in the items' order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                out.lock().expect("no thread panicked holding it")[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner().expect("no thread panicked holding it").into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
+/// Replay every (drive, plan) pair, in parallel; each pair's numbers.
+pub fn run_all(tasks: &[(DriveSpec, Plan)], seed: u64) -> Vec<Result<Vec<Observation>, FitError>> {
+    parallel_map(tasks, |(spec, plan)| run_plan(spec, plan, seed))
+}

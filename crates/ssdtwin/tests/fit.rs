@@ -1,0 +1,183 @@
+//! `ssdtwin fit` (issue 34): the battery run on a twin whose parameters
+//! are known and not the base's, fitted from the base, recovers those
+//! parameters and predicts workloads the battery did not run; bad input
+//! is named.
+
+use std::path::Path;
+
+use ssdtwin::run::workload::{parse_job_file, JobOptions};
+use ssdtwin::run::{execute, RunOptions, RunResults};
+use ssdtwin::study::fio_out::FioReport;
+use ssdtwin::study::fit::params::{dies, shrink, Param};
+use ssdtwin::study::fit::{battery, fit, measure, FitError, FitOptions};
+use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
+
+use crate::common::scratch_dir;
+
+/// Time scale of the battery on the small drives (its idle pauses and
+/// runtimes; its sizes are shares of the drive): long enough for the
+/// random writes to use up the free blocks and for the long idle to
+/// fold the static cache empty.
+const SCALE: f64 = 0.1;
+
+/// A preset scaled to 16 GB (`params::shrink`).
+fn small(preset: &str) -> DriveSpec {
+    let mut spec = DriveSpec::load(preset, &[]).expect("preset");
+    shrink(&mut spec, 16e9);
+    spec
+}
+
+/// Run `text` (a job file) on `spec` from `state`; the jobs' results.
+fn run(spec: &DriveSpec, state: DriveState, text: &str) -> Vec<ssdtwin::run::jobs::JobResult> {
+    let model = spec.build("t").unwrap();
+    let cap = model.user_lpns as u64 * 4096;
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        state.apply_fast(&mut drive, 1);
+    }
+    let file = parse_job_file(text, "t.fio", cap, &JobOptions::new()).unwrap();
+    match execute(drive, &file, RunOptions::default()).unwrap().results {
+        RunResults::Jobs(j) => j,
+        RunResults::Phases(_) => panic!("jobs run concurrently"),
+    }
+}
+
+/// The battery run on `spec` as `ssdtwin run --job-file` runs it, its
+/// JSON and logs written into `dir`; the JSON's path.
+fn measure_battery(spec: &DriveSpec, dir: &Path) -> std::path::PathBuf {
+    let text = battery::text(SCALE).replace("write_bw_log=", &format!("write_bw_log={}/", dir.display()));
+    let model = spec.build("t").unwrap();
+    let cap = model.user_lpns as u64 * 4096;
+    let file = parse_job_file(&text, "battery.fio", cap, &JobOptions::new()).unwrap();
+    let outcome = execute(Drive::new(model), &file, RunOptions::default()).unwrap();
+    let RunResults::Jobs(jobs) = &outcome.results else { panic!("jobs run concurrently") };
+    let report =
+        FioReport { drive: spec, state: "fresh".into(), seed: 1, global: &file.global, jobs, health: &outcome.health };
+    let path = dir.join("battery.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report.to_json(false)).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn battery_is_one_fio_file_of_stonewalled_jobs_the_twin_runs() {
+    let text = battery::text(1.0);
+    assert!(text.contains("filename=${DEV}"));
+    let file = parse_job_file(&text, "battery.fio", 1 << 40, &JobOptions::new()).unwrap();
+    assert_eq!(file.jobs.len(), battery::JOBS.len() + 3, "numjobs=4 makes three clones");
+    assert!(file.jobs.iter().all(|j| j.stonewall || j.clone > 0), "every job waits for the one before");
+    assert!(file.ignored.iter().any(|o| o == "filename"), "{:?}", file.ignored);
+    // Every job says what it measures and how long it takes.
+    for j in battery::JOBS {
+        assert!(text.contains(&format!("[{}]", j.name)));
+        assert!(!j.measures.is_empty() && !j.takes.is_empty());
+    }
+    assert_eq!(battery::resolve("runtime={T:30}", 0.01), "runtime=300ms");
+    assert_eq!(battery::resolve("log_avg_msec={M:1000}", 0.01), "log_avg_msec=10");
+}
+
+/// The fit recovers a known drive's parameters from the base (the same
+/// family with other timings and cache sizes) and predicts workloads the
+/// battery did not run.
+#[test]
+fn fit_recovers_a_known_drive_and_predicts_what_it_did_not_see() {
+    let dir = scratch_dir("fit");
+    // The 1 TB 660p's 8 dies with other timings, cache sizes and spare,
+    // fitted from the 512 GB's 4 dies (both scaled to 16 GB).
+    let mut truth = small("intel-660p-1tb");
+    for (p, v) in [
+        (Param::NativeTr, 135_000.0),
+        (Param::CmdOverhead, 12_000.0),
+        (Param::SlcTprog, 400_000.0),
+        (Param::NativeTprog, 24_000_000.0),
+        (Param::CacheMax, 1.6e9),
+        (Param::CacheStatic, 0.25e9),
+        (Param::BlocksPerPlane, 182.0),
+    ] {
+        p.set(&mut truth, v);
+    }
+    let base = small("intel-660p-512gb");
+    let json = measure_battery(&truth, dir.path());
+    let jobs = measure::read_file(&json).unwrap();
+    let result = fit(&base, &jobs, &FitOptions::default()).unwrap();
+    let report = ssdtwin::study::fit::report::text(&result);
+    let close = |p: Param, tol: f64| {
+        let (t, f) = (p.get(&truth).unwrap(), p.get(&result.spec).unwrap());
+        assert!((f / t - 1.0).abs() <= tol, "{p:?}: true {t}, fitted {f} (±{tol})\n{report}");
+    };
+    close(Param::NativeTr, 0.10);
+    // The command overhead is not asserted: these reads are die-bound, so
+    // the battery pins it only weakly (the report says how weakly).
+    close(Param::NativeTprog, 0.15);
+    close(Param::SlcTprog, 0.20);
+    close(Param::CacheMax, 0.15);
+    close(Param::CacheStatic, 0.30);
+    assert_eq!(dies(&result.spec), 8, "{report}");
+    // Every measurement within 15% on the fitted twin.
+    for r in &result.rows {
+        let e = r.error().unwrap_or(1.0);
+        assert!(e.abs() < 0.15, "{} {:?}: {e:+.3}\n{report}", r.job, r.quantity);
+    }
+    // Workloads outside the battery: QD8 random reads on the full drive,
+    // a sequential write of half the fresh drive at QD4, 16 KiB random
+    // writes at QD8 on the fresh drive.
+    let unseen = [
+        (DriveState::Filled(100.0), "[r]\nrw=randread\nbs=4k\niodepth=8\nruntime=300ms\n", IoKind::Read),
+        (DriveState::Fresh, "[w]\nrw=write\nbs=256k\niodepth=4\nsize=50%\n", IoKind::Write),
+        (DriveState::Fresh, "[w]\nrw=randwrite\nbs=16k\niodepth=8\nsize=20%\nruntime=500ms\n", IoKind::Write),
+    ];
+    for (state, job, kind) in unseen {
+        let t = run(&truth, state, job)[0].result.bw_bytes(kind);
+        let f = run(&result.spec, state, job)[0].result.bw_bytes(kind);
+        assert!((f / t - 1.0).abs() < 0.15, "{job}: true {t:.0} B/s, fitted {f:.0} B/s\n{report}");
+    }
+}
+
+#[test]
+fn bad_results_are_named() {
+    let dir = scratch_dir("fit-bad");
+    let spec = small("intel-660p-512gb");
+    let json = measure_battery(&spec, dir.path());
+    let text = std::fs::read_to_string(&json).unwrap();
+    let err = |t: &str| -> String {
+        let p = dir.path().join("bad.json");
+        std::fs::write(&p, t).unwrap();
+        match measure::read_file(&p).and_then(|jobs| fit(&spec, &jobs, &FitOptions::default()).map(|_| ())) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted bad input"),
+        }
+    };
+    // Truncated JSON: the file and line, and that it ends early.
+    let e = err(&text[..text.len() / 2]);
+    assert!(e.contains("bad.json:") && e.contains("ends early"), "{e}");
+    // A job with fio's error field set.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["jobs"][4]["error"] = 5.into();
+    let e = err(&doc.to_string());
+    assert!(e.contains("job `randread-qd1`") && e.contains("error 5"), "{e}");
+    // A block size other than the battery's.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["jobs"][4]["job options"]["bs"] = "8k".into();
+    let e = err(&doc.to_string());
+    assert!(e.contains("randread-qd1") && e.contains("bs=8k") && e.contains("bs=4096"), "{e}");
+    // An option the twin cannot replay.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["jobs"][4]["job options"]["fsync"] = "1".into();
+    let e = err(&doc.to_string());
+    assert!(e.contains("randread-qd1") && e.contains("cannot replay") && e.contains("fsync"), "{e}");
+    // No job of the battery at all.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for j in doc["jobs"].as_array_mut().unwrap() {
+        j["jobname"] = format!("x-{}", j["jobname"].as_str().unwrap()).into();
+    }
+    let e = err(&doc.to_string());
+    assert!(e.contains("no job of the battery"), "{e}");
+    // Missing jobs are warnings naming what is then not measured.
+    let jobs = measure::read_file(&json).unwrap();
+    let some: Vec<_> = jobs.into_iter().filter(|j| j.name.starts_with("randread")).collect();
+    let (_, warnings) = ssdtwin::study::fit::measurements(&some, spec.ftl.user_capacity_bytes).unwrap();
+    assert!(warnings.iter().any(|w| w.contains("`fill` is missing") && w.contains("cache")), "{warnings:?}");
+    assert!(matches!(
+        measure::read_file(&dir.path().join("none.json")),
+        Err(FitError::Input { origin, .. }) if origin.ends_with("none.json")
+    ));
+}
