@@ -569,3 +569,33 @@ fn a_repeated_suite_reports_each_scores_median_over_the_seeds() {
     assert_eq!(suite_json(&rep), suite_json(&again));
     assert_eq!(suite_json(&rep)["repeat"]["seeds"], serde_json::json!([7, 8, 9]));
 }
+
+/// A test's results do not depend on the tests before it: the idle-power
+/// test leaves the host's APST and link power management on, and the
+/// next test starts with both off, as it does when run alone.
+#[test]
+fn a_tests_results_do_not_depend_on_the_tests_before_it() {
+    let s = suite::load("client-2018").unwrap();
+    let dut =
+        || DriveUnderTest { name: "small-660p".into(), overrides: vec![], model: crate::common::small_slc_model(&[]) };
+    let run = |only: &[&str]| {
+        let o = SuiteOptions {
+            only: only.iter().map(|s| s.to_string()).collect(),
+            scale: 0.01,
+            time_scale: 0.2,
+            trace_scale: 0.02,
+            threads: 1,
+            ..SuiteOptions::default()
+        };
+        let r = suite::run_suite(&s, &[dut()], &o, None).unwrap();
+        let t = r.runs[0].tests.iter().find(|t| r.suite.tests[t.setup.test].name == "atsb-light-synthetic").unwrap();
+        t.scores.iter().map(|v| v.value).collect::<Vec<_>>()
+    };
+    // Equal but for the last bits of the energy (a difference of two
+    // cumulative sums that ran for different times).
+    let (after, alone) = (run(&["idle-power", "atsb-light-synthetic"]), run(&["atsb-light-synthetic"]));
+    for (a, b) in after.iter().zip(&alone) {
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{after:?} vs {alone:?}");
+    }
+}

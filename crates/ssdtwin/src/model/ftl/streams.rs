@@ -47,8 +47,8 @@ pub struct Stream {
     /// Die that receives the next slot.
     pub die: u32,
     /// The dies a host stream goes round, `[first, end)` (`None`: all; a
-    /// reclaim group's with FDP).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// reclaim group's with FDP). Always serialised: drive images are
+    /// postcard, which has no field names to skip by.
     pub dies: Option<(u32, u32)>,
 }
 

@@ -499,6 +499,11 @@ fn run_one(
             prepared = Some((setup.prep.clone(), DriveSnapshot::take(&mut drive)));
         }
         let mut sim = Simulator::new(drive);
+        // Every test starts with the host's power management off (APST,
+        // link power management), whatever the previous test's last step
+        // left: a test's results do not depend on the tests run before it.
+        sim.device().set_apst(false);
+        sim.device().set_link_pm(false);
         if let Some(p) = progress.clone() {
             let (drive_name, pass_name, test) = (job.dut.name.clone(), pass.name.clone(), plan.name.clone());
             sim.on_progress(move |pr| {
