@@ -18,9 +18,9 @@ pub fn measured(ms: &[Measurement], job: &str, quantity: Quantity) -> Option<f64
 }
 
 /// Set the user capacity from the fill (`size=100%` writes the whole
-/// device, less a last partial block): unless the base's capacity is
-/// within one block of what was written (then the base, or `--set`, is
-/// the more exact), the capacity becomes the bytes written, and the raw
+/// device to within its last block, partial or rounded up): unless the
+/// base's capacity is within one block of what was written, either side
+/// (then the base, or `--set`, is the more exact), the capacity becomes the bytes written, and the raw
 /// capacity (blocks per plane) and the SLC cache sizes scale with it, so
 /// that the base's over-provisioning is the starting point.
 pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String>) {
@@ -31,7 +31,7 @@ pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String
     let written = fill.dirs[1].bytes;
     let bs = 128 * 1024;
     let cap = spec.ftl.user_capacity_bytes;
-    if written == 0 || (cap >= written && cap < written + bs) {
+    if written == 0 || cap.abs_diff(written) < bs {
         return;
     }
     let new = written / 4096 * 4096;
