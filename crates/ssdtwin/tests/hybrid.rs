@@ -169,14 +169,16 @@ fn the_slc_drive_has_millisecond_random_writes_without_stutters() {
     assert!(d.lat_max_ns < 100_000_000, "max {} ns", d.lat_max_ns);
 }
 
-/// `ssdtwin validate intel-x25m-80gb`, with runtimes capped (quick mode).
+/// `ssdtwin validate intel-x25m-80gb`, with runtimes capped (quick mode),
+/// but for the rated life (five years of aging: half a minute of CPU;
+/// `ssdtwin validate` runs it, tests/lifetime.rs tests such a figure).
 #[test]
 fn x25m_figures_within_tolerance() {
     let preset_name = "intel-x25m-80gb";
     let set = ssdtwin::study::figures::figures_for(preset_name).unwrap().unwrap();
     let model = preset(preset_name, &[]);
-    assert_eq!(set.figures.len(), 5);
-    for fig in &set.figures {
+    assert_eq!(set.figures.len(), 6);
+    for fig in set.figures.iter().filter(|f| f.metric != "percentage_used") {
         // The maximum is a map checkpoint, every 65,536 writes: more than
         // the 5 s of a quick measurement at 11K IOPS.
         let quick = fig.metric != "write_max_lat";

@@ -216,3 +216,29 @@ fn a_job_file_ages_with_a_builtin_generator() {
     let r = sim.try_run_phase(&file.jobs[0].phase, 0, 1).unwrap();
     assert!(r.age.unwrap().host_bytes_written >= 2 * (16 << 20));
 }
+
+/// A rated endurance as a `validate` figure: `percentage_used` with an
+/// aging job measures what the same `age` phase leaves in the health log,
+/// and `published = { at_most = … }` passes at or below its bound only.
+#[test]
+fn a_rated_endurance_figure_ages_the_drive_and_bounds_its_wear() {
+    use ssdtwin::study::figures::{measure, Figure};
+    let model = small_slc_model(&[]);
+    let mut sim = Simulator::new(Drive::new(model.clone()));
+    let r = sim.run_phase(&age_phase("60d", "0.2DWPD"), 0, 1);
+    let want = r.age.unwrap().percentage_used.unwrap();
+    assert!(want > 0.0);
+    let figure = |at_most: f64| -> Figure {
+        toml::from_str(&format!(
+            "name = \"rated\"\nsource = \"test\"\nmetric = \"percentage_used\"\n\
+             job = {{ age = \"60d\", per_day = \"0.2DWPD\", rw = \"randwrite\", bs = \"4k\" }}\n\
+             published = {{ at_most = {at_most} }}\nunit = \"%\"\ntolerance = 0\n"
+        ))
+        .unwrap()
+    };
+    let v = measure(&model, &figure(want * 1.01), false).unwrap();
+    assert_eq!(v.simulated, want, "the figure measures what the age phase does");
+    assert!(v.pass && v.error == 0.0);
+    let v = measure(&model, &figure(want * 0.5), false).unwrap();
+    assert!(!v.pass && (v.error - 1.0).abs() < 1e-9, "twice the bound is 100% over it: {}", v.error);
+}

@@ -599,3 +599,28 @@ fn a_tests_results_do_not_depend_on_the_tests_before_it() {
         assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{after:?} vs {alone:?}");
     }
 }
+
+/// The 2008 suite's idle test puts the SATA link to sleep as the drive
+/// file lists it: the OCZ Core idles in slumber (its 0.35 W, against 0.5 W
+/// awake) and the first read after it waits slumber's 10 ms exit; the
+/// X25-M lists no link state and idles at its rated 0.06 W either way.
+#[test]
+fn the_2008_idle_test_uses_sata_link_power_states() {
+    let s = suite::load("iometer-2008").unwrap();
+    let dut = |name: &str| DriveUnderTest {
+        name: name.into(),
+        overrides: vec![],
+        model: ssdtwin::DriveSpec::load(name, &[]).unwrap().build(name).unwrap(),
+    };
+    let o = SuiteOptions { only: vec!["idle-power".into()], threads: 1, ..SuiteOptions::default() };
+    let r = suite::run_suite(&s, &[dut("ocz-core-64gb"), dut("intel-x25m-80gb")], &o, None).unwrap();
+    let score = |run: usize, label: &str| {
+        let t = &r.runs[run].tests[0];
+        t.scores.iter().find(|v| v.label == label).and_then(|v| v.value).unwrap_or_else(|| panic!("{label}"))
+    };
+    assert!((score(0, "active idle") - 500.0).abs() < 1e-6, "{}", score(0, "active idle"));
+    assert!((score(0, "link PM idle") - 350.0).abs() < 1e-6, "{}", score(0, "link PM idle"));
+    assert!(score(0, "wake-up") >= 10_000.0, "slumber's exit: {} µs", score(0, "wake-up"));
+    assert!((score(1, "active idle") - 60.0).abs() < 1e-6 && (score(1, "link PM idle") - 60.0).abs() < 1e-6);
+    assert!(score(1, "wake-up") < 1_000.0, "{} µs", score(1, "wake-up"));
+}

@@ -608,6 +608,7 @@ impl Device {
         }
     }
 
+    #[inline]
     fn reschedule(&mut self, idle_check: Option<u32>, at: u64) {
         if let Some(g) = idle_check {
             self.events.schedule(at, EventKind::IdleCheck(g));

@@ -25,7 +25,9 @@
 //!   that chunk are the cache (GB);
 //! - `percentage_used` with a write `job`: the health log's percentage of
 //!   rated endurance used after that job on a fresh drive (the writes run
-//!   through the FTL untimed, as preconditioning does).
+//!   through the FTL untimed, as preconditioning does), or with an aging
+//!   job (`age`, `per_day` and its workload, as a job file's `age`
+//!   section): a rated endurance checked by the aging model.
 //!
 //! The simulated value is converted from the metric's unit (µs, MB/s, mW…)
 //! into the figure's `unit` (e.g. `ms`); a unit that measures something
@@ -85,6 +87,12 @@ pub enum Published {
         /// The bound.
         at_least: f64,
     },
+    /// An upper bound (`published = { at_most = 100 }`: a rating the drive
+    /// must meet, such as its endurance used at the rated writes).
+    AtMost {
+        /// The bound.
+        at_most: f64,
+    },
 }
 
 impl Published {
@@ -93,6 +101,7 @@ impl Published {
             Published::Value(v) => (v, v),
             Published::Range([a, b]) => (a.min(b), a.max(b)),
             Published::AtLeast { at_least } => (at_least, f64::INFINITY),
+            Published::AtMost { at_most } => (f64::NEG_INFINITY, at_most),
         }
     }
 }
@@ -103,6 +112,7 @@ impl std::fmt::Display for Published {
             Published::Value(v) => write!(f, "{}", fmt_num(*v)),
             Published::Range([a, b]) => write!(f, "{}–{}", fmt_num(*a), fmt_num(*b)),
             Published::AtLeast { at_least } => write!(f, "≥ {}", fmt_num(*at_least)),
+            Published::AtMost { at_most } => write!(f, "≤ {}", fmt_num(*at_most)),
         }
     }
 }
@@ -206,7 +216,7 @@ pub fn measure_reporting(
                 measure_slc_cache(model, state, &hook).ok_or_else(|| invalid(fig, "the writes never slowed down"))?;
             (bytes / 1e9, "GB")
         }
-        "percentage_used" => (measure_wear(model, fig, quick)?, "%"),
+        "percentage_used" => (measure_wear(model, fig, quick, &hook)?, "%"),
         m => {
             let metric = Metric::parse(m).ok_or_else(|| {
                 invalid(fig, format!("unknown metric `{m}`: not slc_cache, percentage_used or {METRICS}"))
@@ -230,6 +240,15 @@ pub fn measure_reporting(
 
 /// The figure's `job` as one I/O phase on `model`.
 fn job_spec(model: &DriveModel, fig: &Figure) -> Result<IoSpec, SpecError> {
+    let Phase::Io(spec) = job_phase(model, fig)? else {
+        return Err(invalid(fig, "the job must do I/O"));
+    };
+    Ok(spec)
+}
+
+/// The figure's `job` as one phase on `model` (fio's options and the
+/// twin's own, such as `age` and `trace`).
+fn job_phase(model: &DriveModel, fig: &Figure) -> Result<Phase, SpecError> {
     let table = fig.job.as_ref().ok_or_else(|| invalid(fig, "a workload metric needs a `job`"))?;
     let capacity = model.user_lpns as u64 * 4096;
     let mut opts = JobOptions::new();
@@ -241,10 +260,7 @@ fn job_spec(model: &DriveModel, fig: &Figure) -> Result<IoSpec, SpecError> {
         };
         opts.push(k, &text, &origin);
     }
-    let Phase::Io(spec) = opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))? else {
-        return Err(invalid(fig, "the job must do I/O"));
-    };
-    Ok(spec)
+    opts.to_phase(&fig.name, capacity).map_err(|e| invalid(fig, e.to_string()))
 }
 
 /// Percentage of rated endurance used after the figure's write job on a
@@ -254,18 +270,31 @@ fn job_spec(model: &DriveModel, fig: &Figure) -> Result<IoSpec, SpecError> {
 /// three and extrapolates with the third's wear: the first pass lands in
 /// fresh blocks and the second folds and rewrites the first's data; from
 /// the third on, each pass wears the drive alike.
-fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool) -> Result<f64, SpecError> {
-    let mut spec = job_spec(model, fig)?;
+///
+/// An aging job (`age`, `per_day` and its workload: a rated endurance
+/// such as "200 TB written over 5 years") runs as the `age` phase does
+/// (untimed days, stationary wear carried forward; see
+/// [`crate::run::lifetime`]), in quick mode too.
+fn measure_wear(model: &DriveModel, fig: &Figure, quick: bool, hook: &Option<ProgressHook>) -> Result<f64, SpecError> {
+    if model.spec.nand.native.pe_cycles.is_none() {
+        return Err(invalid(fig, "the drive rates no P/E cycles (nand.*.pe_cycles)"));
+    }
+    let used = |d: &Drive| crate::model::health::Health::of(d).percentage_used.unwrap_or(0.0);
+    let mut spec = match job_phase(model, fig)? {
+        Phase::Io(spec) => spec,
+        age @ Phase::Age(_) => {
+            let mut sim = simulator(Drive::new(model.clone()), hook);
+            sim.try_run_phase(&age, 0, 1).map_err(|e| invalid(fig, e.to_string()))?;
+            return Ok(used(sim.drive()));
+        }
+        _ => return Err(invalid(fig, "the wear job must write (rw = write or randwrite) or age the drive (age)")),
+    };
     if !matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite) {
         return Err(invalid(fig, "the wear job must write (rw = write or randwrite)"));
     }
     let span = spec.size.unwrap_or(model.user_lpns as u64 * 4096 - spec.offset);
     let total = spec.io_size.unwrap_or(span);
     let passes = total as f64 / span as f64;
-    if model.spec.nand.native.pe_cycles.is_none() {
-        return Err(invalid(fig, "the drive rates no P/E cycles (nand.*.pe_cycles)"));
-    }
-    let used = |d: &Drive| crate::model::health::Health::of(d).percentage_used.unwrap_or(0.0);
     let mut drive = Drive::new(model.clone());
     if quick && passes > 3.0 {
         spec.io_size = Some(span);

@@ -595,6 +595,8 @@ impl Generator {
 
     /// Exact: the size of the next request, the one furthest behind its
     /// weight among the requests of this phase and direction so far.
+    /// Kept out of line: only exact generators call it.
+    #[inline(never)]
     fn exact_size(&mut self) -> u64 {
         let dir = self.group_dir;
         let table = &mut self.phases[self.phase].exact_sizes[dir];
