@@ -181,3 +181,30 @@ fn bad_results_are_named() {
         Err(FitError::Input { origin, .. }) if origin.ends_with("none.json")
     ));
 }
+
+/// Identification keeps the drive valid: a cache read off a knee that the
+/// base's spare area cannot hold beside the user capacity (a static pool
+/// read off the write after the long idle, on the SM2260 whose base has
+/// none: the pool is reserved out of the raw capacity) raises the raw capacity by the least that makes the drive
+/// valid, and says so.
+#[test]
+fn identification_raises_the_raw_capacity_a_measured_cache_needs() {
+    use ssdtwin::study::fit::identify::keep_valid;
+    let mut spec = small("smi-sm2260-mlc-512gb");
+    let user = spec.ftl.user_capacity_bytes as f64;
+    Param::CacheStatic.set(&mut spec, 0.1 * user);
+    assert!(spec.build("t").is_err(), "a static pool of 10% of the drive leaves the base's spare too small");
+    let before = spec.geometry.blocks_per_plane;
+    let mut notes = Vec::new();
+    keep_valid(&mut spec, &mut notes);
+    let after = spec.geometry.blocks_per_plane;
+    assert!(spec.build("t").is_ok() && after > before, "{before} → {after}");
+    let mut one_less = spec.clone();
+    Param::BlocksPerPlane.set(&mut one_less, (after - 1) as f64);
+    assert!(one_less.build("t").is_err(), "{after} is the least valid count");
+    assert!(notes.iter().any(|n| n.contains(&format!("from {before} to {after}"))), "{notes:?}");
+    // A valid drive is left alone.
+    let mut notes = Vec::new();
+    keep_valid(&mut spec, &mut notes);
+    assert_eq!((spec.geometry.blocks_per_plane, notes.len()), (after, 0));
+}

@@ -85,3 +85,46 @@ pub fn cache(spec: &mut DriveSpec, ms: &[Measurement], notes: &mut Vec<String>) 
         Param::CacheStatic.set(spec, k.min(max));
     }
 }
+
+/// Keep the identified drive valid. A cache read off a knee may need more
+/// blocks than the base's spare area leaves beside the user capacity (a
+/// static pool, or a dynamic cache's floor, reserved out of the raw
+/// capacity); the measured drive had that cache, so it has the raw
+/// capacity too: raise the blocks per plane by the least that makes the
+/// drive valid (at most to twice the base's) and say so. A drive that no
+/// raw capacity makes valid is left for the caller to report.
+pub fn keep_valid(spec: &mut DriveSpec, notes: &mut Vec<String>) {
+    if spec.build(&spec.name).is_ok() {
+        return;
+    }
+    let base = spec.geometry.blocks_per_plane;
+    let valid = |blocks: u32| {
+        let mut s = spec.clone();
+        Param::BlocksPerPlane.set(&mut s, blocks as f64);
+        s.build(&s.name).is_ok()
+    };
+    // Grow by sixteenths of the base until valid, then bisect back to the
+    // least valid count (validity grows with the raw capacity).
+    let step = (base / 16).max(1);
+    let mut hi = base;
+    while !valid(hi) {
+        if hi >= base.saturating_mul(2) {
+            return;
+        }
+        hi += step;
+    }
+    let mut lo = hi - step;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if valid(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    notes.push(format!(
+        "spare: the identified cache needs more raw capacity than the base's spare leaves; blocks per plane \
+         raised from {base} to {hi} (the spare area is then fitted from there)"
+    ));
+    Param::BlocksPerPlane.set(spec, hi as f64);
+}

@@ -109,6 +109,7 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
     let mut spec = base.clone();
     identify::capacity(&mut spec, jobs, &mut notes);
     identify::cache(&mut spec, &ctx.measured, &mut notes);
+    identify::keep_valid(&mut spec, &mut notes);
     spec.build(&spec.name).map_err(|e| FitError::Candidate(format!("after identification: {e}")))?;
     let mut fitted: Vec<Param> = Vec::new();
     let mut dies_note = None;
