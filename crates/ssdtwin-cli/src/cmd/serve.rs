@@ -15,7 +15,7 @@ use clap::Args;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 use ssdtwin_nbd::image;
 use ssdtwin_nbd::report::ServeReport;
-use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals};
+use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals, TransportDelay};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
 use crate::output::{spinner, write_atomically};
@@ -80,6 +80,12 @@ pub struct ServeArgs {
     /// nothing acknowledged.
     #[arg(long)]
     pub plp: bool,
+    /// How much earlier than its simulated completion each reply is sent,
+    /// so that the client sees the drive's latency rather than the drive's
+    /// plus the transport's: `auto` (measured per connection: the
+    /// median idle round trip), `off`, or a duration such as `15us`.
+    #[arg(long, value_name = "auto|off|DURATION", default_value = "auto")]
+    pub transport_delay: String,
     /// No status line, no connection log, no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -98,6 +104,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--listen {}: expected ADDRESS:PORT, e.g. 127.0.0.1:10809", args.listen))?,
         ),
     };
+    let transport_delay: TransportDelay =
+        args.transport_delay.parse().map_err(|e: String| anyhow::anyhow!("--transport-delay {e}"))?;
     if let Some(json) = args.json.as_deref().filter(|j| *j != "-") {
         let dir = Path::new(json).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
@@ -145,6 +153,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         log: !args.quiet,
         power_loss_after: args.power_loss_after,
         plp: args.plp,
+        transport_delay,
     };
     catch_stop_signals();
     let size = twin.user_bytes();

@@ -35,7 +35,7 @@
 //! replies (a client that does not read them waits). Other connections
 //! are not affected.
 //!
-//! Left out: TLS, structured replies, block status, several exports.
+//! Left out: TLS, several exports.
 
 use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -53,10 +53,14 @@ use crate::proto::*;
 use crate::twin::Twin;
 
 mod handshake;
+mod structured;
 mod transmission;
+mod transport;
 
 use handshake::handshake;
 use transmission::{transmission, writer, Queued, Reply, Sink};
+pub use transport::TransportDelay;
+use transport::{DelayEstimate, Idle};
 
 /// Where to listen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +97,9 @@ pub struct ServeOptions {
     /// The drive has power-loss protection: a cut loses nothing
     /// acknowledged.
     pub plp: bool,
+    /// How early to send replies so that they reach the client at their
+    /// simulated completion (time scale > 0; see `transport.rs`).
+    pub transport_delay: TransportDelay,
 }
 
 impl ServeOptions {
@@ -108,6 +115,7 @@ impl ServeOptions {
             log: true,
             power_loss_after: None,
             plp: false,
+            transport_delay: TransportDelay::Auto,
         }
     }
 }
@@ -138,6 +146,9 @@ pub struct ServerCounters {
     pub power_cuts: AtomicU64,
     /// Pages whose unflushed data a power cut lost.
     pub lost_pages: AtomicU64,
+    /// The transport delay each paced session ended with, ns (time
+    /// scale > 0).
+    pub transport_delays_ns: Mutex<Vec<u64>>,
 }
 
 /// What a stopped server hands back.
@@ -160,9 +171,9 @@ struct Clock {
 }
 
 impl Clock {
-    /// Virtual time now (scale > 0).
-    fn virt_now(&self) -> u64 {
-        self.origin_virt + (self.origin.elapsed().as_nanos() as f64 / self.scale) as u64
+    /// Virtual time of the wall instant `at` (scale > 0).
+    fn virt_of(&self, at: Instant) -> u64 {
+        self.origin_virt + (at.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64
     }
 
     /// Wall instant of virtual time `v` (scale > 0).
@@ -428,9 +439,10 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     let Ok(wstream) = stream.try_clone() else { return };
     let mut r = BufReader::with_capacity(1 << 16, stream);
     let mut w = BufWriter::with_capacity(1 << 16, wstream);
-    match handshake(sh, &mut r, &mut w) {
-        Ok(true) => {}
-        Ok(false) => return,
+    let mut delay = DelayEstimate::new(sh.opts.transport_delay);
+    let neg = match handshake(sh, &mut r, &mut w, &mut delay) {
+        Ok(Some(neg)) => neg,
+        Ok(None) => return,
         Err(ProtoError::Io(e)) => {
             if e.kind() != io::ErrorKind::UnexpectedEof {
                 sh.log(format_args!("connection {id}: handshake: {e}"));
@@ -442,25 +454,33 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
             sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
             return;
         }
-    }
+    };
     sh.counters.sessions.fetch_add(1, Ordering::Relaxed);
     sh.log(format_args!("connection {id}: transmission"));
     let seen = Arc::new(Mutex::new(BinaryHeap::new()));
     let end = if sh.clock.scale > 0.0 {
         // Paced: a writer thread holds each reply until its due time.
         let (tx, rx) = mpsc::channel::<Reply>();
-        let seen_w = seen.clone();
+        let out = Arc::new(Mutex::new(w));
+        let out_w = out.clone();
         let queued = Arc::new(Queued::default());
         let queued_w = queued.clone();
-        let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
-        let end = transmission(sh, &mut r, &mut Sink::Thread { tx: &tx, queued: &queued }, &seen);
+        // Idle round trips count from the end of the handshake.
+        let idle = Arc::new(Idle::new());
+        let idle_w = idle.clone();
+        let writer = thread::spawn(move || writer(out_w, rx, queued_w, idle_w));
+        let sink = &mut Sink::Thread { tx: &tx, queued: &queued, idle: &idle, delay: &mut delay, out: &out };
+        let end = transmission(sh, neg, &mut r, sink, &seen);
         drop(tx);
         let _ = writer.join();
+        let d = delay.delay_ns();
+        sh.counters.transport_delays_ns.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+        sh.log(format_args!("connection {id}: transport delay {:.1} µs ({})", d as f64 / 1e3, delay.source()));
         end
     } else {
         // As fast as possible: replies go out from this thread, flushed
         // whenever no more requests are already buffered.
-        let end = transmission(sh, &mut r, &mut Sink::Direct(&mut w), &seen);
+        let end = transmission(sh, neg, &mut r, &mut Sink::Direct(&mut w), &seen);
         let _ = w.flush();
         end
     };
