@@ -15,7 +15,7 @@ use clap::Args;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 use ssdtwin_nbd::image;
 use ssdtwin_nbd::report::ServeReport;
-use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals, TransportDelay};
+use ssdtwin_nbd::server::{catch_stop_signals, load_certificates, stop_on_signals, TlsMode, TransportDelay};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
 use crate::output::{spinner, write_atomically};
@@ -51,10 +51,26 @@ pub struct ServeArgs {
     /// Listen on a Unix socket instead of TCP.
     #[arg(long, value_name = "PATH")]
     pub unix: Option<PathBuf>,
-    /// Allow listening on a non-loopback address (the export has no
-    /// authentication: anyone who can reach it can read and write it).
+    /// Allow listening on a non-loopback address; needs --tls=require
+    /// (or the waiver --allow-remote-without-tls).
     #[arg(long)]
     pub allow_remote: bool,
+    /// With --allow-remote: serve remote clients without TLS (anyone who
+    /// can reach the port can read and write the drive, in the clear).
+    #[arg(long, requires = "allow_remote")]
+    pub allow_remote_without_tls: bool,
+    /// TLS (NBD_OPT_STARTTLS): off, on (offered), require (nothing
+    /// before it); needs --tls-certificates.
+    #[arg(long, value_name = "off|on|require", default_value = "off")]
+    pub tls: String,
+    /// Directory with server-cert.pem and server-key.pem (the layout of
+    /// nbdkit's and qemu's --tls-certificates / tls-creds-x509 dir).
+    #[arg(long, value_name = "DIR")]
+    pub tls_certificates: Option<PathBuf>,
+    /// A PSK file as nbdkit's --tls-psk: not supported (rustls has no TLS
+    /// 1.3 external pre-shared keys); refused with an explanation.
+    #[arg(long, value_name = "FILE")]
+    pub tls_psk: Option<PathBuf>,
     /// Wall seconds per simulated second: 1 real time, 10 ten times
     /// slower, 0 as fast as possible.
     #[arg(long, value_name = "X", default_value_t = 1.0)]
@@ -103,6 +119,19 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
                 .parse::<SocketAddr>()
                 .with_context(|| format!("--listen {}: expected ADDRESS:PORT, e.g. 127.0.0.1:10809", args.listen))?,
         ),
+    };
+    let tls: TlsMode = args.tls.parse().map_err(|e: String| anyhow::anyhow!("--tls {e}"))?;
+    if let Some(psk) = &args.tls_psk {
+        bail!(
+            "--tls-psk {}: pre-shared keys are not supported: rustls (the TLS library) has no TLS 1.3 external-PSK \
+             support; use X.509 certificates (--tls-certificates DIR)",
+            psk.display()
+        );
+    }
+    let tls_config = match (&args.tls_certificates, tls) {
+        (None, TlsMode::Off) => None,
+        (None, _) => bail!("--tls {}: needs --tls-certificates DIR (server-cert.pem, server-key.pem)", args.tls),
+        (Some(dir), _) => Some(load_certificates(dir).map_err(|e| anyhow::anyhow!("--tls-certificates: {e}"))?),
     };
     let transport_delay: TransportDelay =
         args.transport_delay.parse().map_err(|e: String| anyhow::anyhow!("--transport-delay {e}"))?;
@@ -154,6 +183,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         power_loss_after: args.power_loss_after,
         plp: args.plp,
         transport_delay,
+        tls,
+        tls_config,
+        remote_without_tls: args.allow_remote_without_tls,
     };
     catch_stop_signals();
     let size = twin.user_bytes();
@@ -164,6 +196,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     stop_on_signals(server.stopper());
     if !args.quiet {
         let url = match (&listen, server.local_addr()) {
+            (_, Some(a)) if tls == TlsMode::Require => format!("nbds://{a}/{}", args.name),
             (_, Some(a)) => format!("nbd://{a}/{}", args.name),
             (Listen::Unix(p), None) => format!("nbd+unix:///{}?socket={}", args.name, p.display()),
             _ => String::new(),

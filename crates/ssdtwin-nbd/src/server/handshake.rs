@@ -3,15 +3,15 @@
 //! `NBD_OPT_EXPORT_NAME`) or aborts: structured replies
 //! (`NBD_OPT_STRUCTURED_REPLY`) and the `base:allocation` metadata context
 //! (`NBD_OPT_LIST_META_CONTEXT`, `NBD_OPT_SET_META_CONTEXT`) for
-//! `NBD_CMD_BLOCK_STATUS`. Leaves out TLS (refused by policy) and more
-//! than one export.
+//! `NBD_CMD_BLOCK_STATUS`, and TLS (`NBD_OPT_STARTTLS`, offered or
+//! required, see `tls.rs`). Leaves out more than one export.
 
 use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::transport::DelayEstimate;
-use super::Shared;
+use super::{Shared, TlsMode};
 use crate::proto::*;
 
 /// What the client negotiated for the transmission phase.
@@ -23,24 +23,43 @@ pub(super) struct Negotiated {
     pub(super) allocation: bool,
 }
 
-/// The fixed newstyle handshake. `Ok(Some(_))`: transmission begins with
-/// what was negotiated. Each option's round trip (from the reply to the
+/// How the handshake ended.
+pub(super) enum Handshake {
+    /// Transmission begins with what was negotiated.
+    Go(Negotiated),
+    /// The client aborted.
+    Abort,
+    /// `NBD_OPT_STARTTLS` was acknowledged: run TLS, then the option
+    /// haggling again inside it.
+    StartTls,
+}
+
+/// The fixed newstyle handshake: greeting and client flags, then options;
+/// inside TLS (`tls`) options only (`no_zeroes`: the client's flag,
+/// read before TLS). Each option's round trip (from the reply to the
 /// previous option until this one has arrived) goes to `delay`.
 pub(super) fn handshake(
     sh: &Shared,
     r: &mut impl Read,
     w: &mut impl Write,
     delay: &mut DelayEstimate,
-) -> Result<Option<Negotiated>, ProtoError> {
-    w.write_all(&greeting())?;
-    w.flush()?;
-    let mut cf = [0u8; 4];
-    r.read_exact(&mut cf)?;
-    let client_flags = u32::from_be_bytes(cf);
-    if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
-        return Err(ProtoError::Violation(format!("unknown client flags {client_flags:#x}")));
+    tls: bool,
+    no_zeroes: &mut bool,
+) -> Result<Handshake, ProtoError> {
+    if !tls {
+        w.write_all(&greeting())?;
+        w.flush()?;
+        let mut cf = [0u8; 4];
+        r.read_exact(&mut cf)?;
+        let client_flags = u32::from_be_bytes(cf);
+        if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+            return Err(ProtoError::Violation(format!("unknown client flags {client_flags:#x}")));
+        }
+        *no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
     }
-    let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
+    let no_zeroes = *no_zeroes;
+    // Until TLS runs, a server that requires it answers nothing else.
+    let tls_needed = !tls && sh.opts.tls == TlsMode::Require;
     let size = sh.size;
     let flags = sh.flags();
     let name = sh.opts.export_name.as_str();
@@ -54,6 +73,23 @@ pub(super) fn handshake(
         }
         let reply = |w: &mut dyn Write, kind: u32, data: &[u8]| w.write_all(&option_reply(hdr.option, kind, data));
         match hdr.option {
+            OPT_EXPORT_NAME if tls_needed => {
+                return Err(ProtoError::Violation("NBD_OPT_EXPORT_NAME before TLS, which this server requires".into()));
+            }
+            OPT_STARTTLS if tls => reply(w, REP_ERR_INVALID, b"TLS is already running")?,
+            OPT_STARTTLS if sh.opts.tls == TlsMode::Off => reply(w, REP_ERR_POLICY, b"TLS is not offered")?,
+            OPT_STARTTLS if !body.is_empty() => reply(w, REP_ERR_INVALID, b"no data expected")?,
+            OPT_STARTTLS => {
+                reply(w, REP_ACK, &[])?;
+                w.flush()?;
+                return Ok(Handshake::StartTls);
+            }
+            OPT_ABORT => {
+                reply(w, REP_ACK, &[])?;
+                w.flush()?;
+                return Ok(Handshake::Abort);
+            }
+            _ if tls_needed => reply(w, REP_ERR_TLS_REQD, b"this server requires TLS first")?,
             OPT_EXPORT_NAME => {
                 if !known(&body) {
                     return Err(ProtoError::Violation(format!(
@@ -63,12 +99,7 @@ pub(super) fn handshake(
                 }
                 w.write_all(&export_name_reply(size, flags, no_zeroes))?;
                 w.flush()?;
-                return Ok(Some(neg));
-            }
-            OPT_ABORT => {
-                reply(w, REP_ACK, &[])?;
-                w.flush()?;
-                return Ok(None);
+                return Ok(Handshake::Go(neg));
             }
             OPT_LIST => {
                 if body.is_empty() {
@@ -100,11 +131,10 @@ pub(super) fn handshake(
                     reply(w, REP_ACK, &[])?;
                     if hdr.option == OPT_GO {
                         w.flush()?;
-                        return Ok(Some(neg));
+                        return Ok(Handshake::Go(neg));
                     }
                 }
             },
-            OPT_STARTTLS => reply(w, REP_ERR_POLICY, b"TLS is not supported")?,
             OPT_STRUCTURED_REPLY if !body.is_empty() => reply(w, REP_ERR_INVALID, b"no data expected")?,
             OPT_STRUCTURED_REPLY => {
                 neg.structured = true;

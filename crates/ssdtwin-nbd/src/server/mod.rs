@@ -54,10 +54,13 @@ use crate::twin::Twin;
 
 mod handshake;
 mod structured;
+mod tls;
 mod transmission;
 mod transport;
 
-use handshake::handshake;
+use handshake::{handshake, Handshake};
+use tls::TlsStream;
+pub use tls::{load_certificates, TlsMode};
 use transmission::{transmission, writer, Queued, Reply, Sink};
 pub use transport::TransportDelay;
 use transport::{DelayEstimate, Idle};
@@ -100,6 +103,13 @@ pub struct ServeOptions {
     /// How early to send replies so that they reach the client at their
     /// simulated completion (time scale > 0; see `transport.rs`).
     pub transport_delay: TransportDelay,
+    /// Whether TLS is offered or required (`tls.rs`).
+    pub tls: TlsMode,
+    /// The certificates (needed unless `tls` is off).
+    pub tls_config: Option<Arc<rustls::ServerConfig>>,
+    /// Listen on a non-loopback address without requiring TLS (with
+    /// `allow_remote`): the waiver.
+    pub remote_without_tls: bool,
 }
 
 impl ServeOptions {
@@ -116,6 +126,9 @@ impl ServeOptions {
             power_loss_after: None,
             plp: false,
             transport_delay: TransportDelay::Auto,
+            tls: TlsMode::Off,
+            tls_config: None,
+            remote_without_tls: false,
         }
     }
 }
@@ -185,6 +198,7 @@ impl Clock {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Arc<TlsStream>),
 }
 
 impl Stream {
@@ -192,18 +206,24 @@ impl Stream {
         Ok(match self {
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
             Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tls(s) => Stream::Tls(s.clone()),
         })
     }
     fn shutdown(&self, how: std::net::Shutdown) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(how),
             Stream::Unix(s) => s.shutdown(how),
+            Stream::Tls(s) => {
+                s.shutdown(how);
+                Ok(())
+            }
         };
     }
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
             Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tls(_) => Err(io::Error::other("a TLS stream stays blocking")),
         }
     }
 }
@@ -213,6 +233,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -222,12 +243,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -292,13 +315,22 @@ impl Server {
                 if !addr.ip().is_loopback() && !opts.allow_remote {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
-                        format!("{addr} is not a loopback address: the export has no authentication; pass --allow-remote to listen there anyway"),
+                        format!("{addr} is not a loopback address: pass --allow-remote (with --tls=require) to listen there"),
+                    ));
+                }
+                if !addr.ip().is_loopback() && opts.tls != TlsMode::Require && !opts.remote_without_tls {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{addr} is not a loopback address: remote clients need --tls=require (with --tls-certificates DIR); pass --allow-remote-without-tls to serve them in the clear"),
                     ));
                 }
                 Listener::Tcp(TcpListener::bind(addr)?)
             }
             Listen::Unix(path) => Listener::Unix(UnixListener::bind(path)?, path.clone()),
         };
+        if opts.tls != TlsMode::Off && opts.tls_config.is_none() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "TLS needs certificates (--tls-certificates DIR)"));
+        }
         match &listener {
             Listener::Tcp(l) => l.set_nonblocking(true)?,
             Listener::Unix(l, _) => l.set_nonblocking(true)?,
@@ -437,22 +469,45 @@ impl Server {
 /// One connection: handshake, then transmission.
 fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     let Ok(wstream) = stream.try_clone() else { return };
+    let Ok(raw) = stream.try_clone() else { return };
     let mut r = BufReader::with_capacity(1 << 16, stream);
     let mut w = BufWriter::with_capacity(1 << 16, wstream);
     let mut delay = DelayEstimate::new(sh.opts.transport_delay);
-    let neg = match handshake(sh, &mut r, &mut w, &mut delay) {
-        Ok(Some(neg)) => neg,
-        Ok(None) => return,
-        Err(ProtoError::Io(e)) => {
-            if e.kind() != io::ErrorKind::UnexpectedEof {
-                sh.log(format_args!("connection {id}: handshake: {e}"));
+    let mut tls = false;
+    let mut no_zeroes = false;
+    let neg = loop {
+        match handshake(sh, &mut r, &mut w, &mut delay, tls, &mut no_zeroes) {
+            Ok(Handshake::Go(neg)) => break neg,
+            Ok(Handshake::Abort) => return,
+            Ok(Handshake::StartTls) => {
+                // Bytes the client sent after its option start its TLS
+                // handshake; the NBD handshake then starts again inside.
+                let early = r.buffer().to_vec();
+                let config = sh.opts.tls_config.clone().expect("TLS offered with certificates");
+                let Ok(sock) = raw.try_clone() else { return };
+                match TlsStream::accept(sock, &early, config) {
+                    Ok(t) => {
+                        r = BufReader::with_capacity(1 << 16, Stream::Tls(t.clone()));
+                        w = BufWriter::with_capacity(1 << 16, Stream::Tls(t));
+                        tls = true;
+                    }
+                    Err(e) => {
+                        sh.log(format_args!("connection {id}: TLS handshake: {e}"));
+                        return;
+                    }
+                }
             }
-            return;
-        }
-        Err(e @ ProtoError::Violation(_)) => {
-            sh.counters.violations.fetch_add(1, Ordering::Relaxed);
-            sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
-            return;
+            Err(ProtoError::Io(e)) => {
+                if e.kind() != io::ErrorKind::UnexpectedEof {
+                    sh.log(format_args!("connection {id}: handshake: {e}"));
+                }
+                return;
+            }
+            Err(e @ ProtoError::Violation(_)) => {
+                sh.counters.violations.fetch_add(1, Ordering::Relaxed);
+                sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
+                return;
+            }
         }
     };
     sh.counters.sessions.fetch_add(1, Ordering::Relaxed);
@@ -491,6 +546,9 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
             sh.counters.violations.fetch_add(1, Ordering::Relaxed);
             sh.log(format_args!("connection {id}: {e}; disconnecting"));
         }
+    }
+    if let Stream::Tls(t) = r.get_ref() {
+        t.close();
     }
     r.get_ref().shutdown(std::net::Shutdown::Both);
 }
