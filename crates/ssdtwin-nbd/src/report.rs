@@ -46,6 +46,7 @@ impl ServeReport {
             "flushes": outcome.twin.flushes,
             "power_cuts": c.power_cuts.load(Ordering::Relaxed),
             "pages_lost_to_power_cuts": c.lost_pages.load(Ordering::Relaxed),
+            "most_pages_lost_by_one_cut": c.worst_cut_lost_pages.load(Ordering::Relaxed),
             "twin_wall_ns_total": twin_ns,
             "twin_wall_ns_per_request": if requests > 0 { twin_ns as f64 / requests as f64 } else { 0.0 },
             "transport_delay_ns": delays,

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use ssdtwin::run::workload::fio::values::parse_time;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 use ssdtwin_nbd::image;
 use ssdtwin_nbd::report::ServeReport;
-use ssdtwin_nbd::server::{catch_stop_signals, load_certificates, stop_on_signals, TlsMode, TransportDelay};
+use ssdtwin_nbd::server::{
+    catch_stop_signals, load_certificates, power_cut_on_sigusr1, stop_on_signals, ReloadImage, TlsMode, TransportDelay,
+};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
 use crate::output::{spinner, write_atomically};
@@ -92,6 +95,21 @@ pub struct ServeArgs {
     /// goes on.
     #[arg(long, value_name = "N")]
     pub power_loss_after: Option<u64>,
+    /// Cut the power at this simulated time since the start (e.g. 2.5s,
+    /// 300ms).
+    #[arg(long, value_name = "TIME")]
+    pub power_loss_at: Option<String>,
+    /// Cut the power at moments drawn from SEED: after the start and after
+    /// each restart, the next cut falls uniformly in the second half of
+    /// --power-loss-window of simulated time.
+    #[arg(long, value_name = "SEED")]
+    pub power_loss_random: Option<u64>,
+    /// The window random cuts fall in (simulated time).
+    #[arg(long, value_name = "TIME", default_value = "1s")]
+    pub power_loss_window: String,
+    /// Cut the power whenever the process gets SIGUSR1.
+    #[arg(long)]
+    pub power_loss_signal: bool,
     /// The drive has power-loss protection (capacitors): a power cut loses
     /// nothing acknowledged.
     #[arg(long)]
@@ -120,6 +138,16 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--listen {}: expected ADDRESS:PORT, e.g. 127.0.0.1:10809", args.listen))?,
         ),
     };
+    let time = |flag: &str, v: &str| parse_time(v, 1_000_000_000).map_err(|e| anyhow::anyhow!("--{flag} {v}: {e}"));
+    let power_loss_at = args.power_loss_at.as_deref().map(|v| time("power-loss-at", v)).transpose()?;
+    let window = time("power-loss-window", &args.power_loss_window)?;
+    if window == 0 {
+        bail!("--power-loss-window {}: must be above 0", args.power_loss_window);
+    }
+    let cuts = args.power_loss_after.is_some()
+        || power_loss_at.is_some()
+        || args.power_loss_random.is_some()
+        || args.power_loss_signal;
     let tls: TlsMode = args.tls.parse().map_err(|e: String| anyhow::anyhow!("--tls {e}"))?;
     if let Some(psk) = &args.tls_psk {
         bail!(
@@ -181,6 +209,15 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         once: args.once,
         log: !args.quiet,
         power_loss_after: args.power_loss_after,
+        power_loss_at,
+        power_loss_random: args.power_loss_random.map(|seed| (seed, window)),
+        power_loss_by_signal: args.power_loss_signal,
+        // After each cut the drive restarts from --save's image.
+        reload: args.save.clone().filter(|_| cuts).map(|path| ReloadImage {
+            spec: spec.clone(),
+            origin: origin.clone(),
+            path,
+        }),
         plp: args.plp,
         transport_delay,
         tls,
@@ -194,6 +231,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         Listen::Unix(p) => format!("listening on {}", p.display()),
     })?;
     stop_on_signals(server.stopper());
+    if args.power_loss_signal {
+        power_cut_on_sigusr1(server.power_cutter());
+    }
     if !args.quiet {
         let url = match (&listen, server.local_addr()) {
             (_, Some(a)) if tls == TlsMode::Require => format!("nbds://{a}/{}", args.name),

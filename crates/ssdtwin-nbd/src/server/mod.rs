@@ -53,12 +53,15 @@ use crate::proto::*;
 use crate::twin::Twin;
 
 mod handshake;
+mod power;
 mod structured;
 mod tls;
 mod transmission;
 mod transport;
 
 use handshake::{handshake, Handshake};
+use power::CutPlan;
+pub use power::{power_cut_on_sigusr1, ReloadImage};
 use tls::TlsStream;
 pub use tls::{load_certificates, TlsMode};
 use transmission::{transmission, writer, Queued, Reply, Sink};
@@ -97,6 +100,15 @@ pub struct ServeOptions {
     /// connection is dropped (the N-th request gets no reply), and the
     /// server goes on serving the restarted drive.
     pub power_loss_after: Option<u64>,
+    /// Cut the power at this simulated time, ns (see `power.rs`).
+    pub power_loss_at: Option<u64>,
+    /// Cut the power at moments drawn from this seed, the next one falling
+    /// in the second half of the window (ns) after each (re)start.
+    pub power_loss_random: Option<(u64, u64)>,
+    /// After a cut, save the drive to this image and load it again.
+    pub reload: Option<ReloadImage>,
+    /// Cuts may be asked for ([`Server::power_cutter`], SIGUSR1).
+    pub power_loss_by_signal: bool,
     /// The drive has power-loss protection: a cut loses nothing
     /// acknowledged.
     pub plp: bool,
@@ -124,6 +136,10 @@ impl ServeOptions {
             once: false,
             log: true,
             power_loss_after: None,
+            power_loss_at: None,
+            power_loss_random: None,
+            reload: None,
+            power_loss_by_signal: false,
             plp: false,
             transport_delay: TransportDelay::Auto,
             tls: TlsMode::Off,
@@ -159,6 +175,8 @@ pub struct ServerCounters {
     pub power_cuts: AtomicU64,
     /// Pages whose unflushed data a power cut lost.
     pub lost_pages: AtomicU64,
+    /// The most pages one power cut lost.
+    pub worst_cut_lost_pages: AtomicU64,
     /// The transport delay each paced session ended with, ns (time
     /// scale > 0).
     pub transport_delays_ns: Mutex<Vec<u64>>,
@@ -270,6 +288,10 @@ struct Shared {
     counters: Arc<ServerCounters>,
     /// Live connections (to shut them down at stop), by id.
     live: Mutex<Vec<(u64, Stream)>>,
+    /// When the next power cut falls.
+    cut_plan: Mutex<CutPlan>,
+    /// A power cut asked for (SIGUSR1).
+    cut_now: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -304,7 +326,13 @@ impl Server {
     /// Bind the listening socket. A non-loopback TCP address needs
     /// `allow_remote`; the time scale must be finite and ≥ 0.
     pub fn bind(mut twin: Twin, opts: ServeOptions) -> io::Result<Server> {
-        if opts.power_loss_after.is_some() {
+        // What a cut needs is kept only when one can come (it costs a
+        // copy of each page written until the next flush).
+        if opts.power_loss_after.is_some()
+            || opts.power_loss_at.is_some()
+            || opts.power_loss_random.is_some()
+            || opts.power_loss_by_signal
+        {
             twin.track_power_loss(opts.plp);
         }
         if !(opts.time_scale.is_finite() && opts.time_scale >= 0.0) {
@@ -336,6 +364,7 @@ impl Server {
             Listener::Unix(l, _) => l.set_nonblocking(true)?,
         }
         let origin_virt = twin.now();
+        let cut_plan = CutPlan::new(opts.power_loss_at, opts.power_loss_random, origin_virt);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -346,6 +375,8 @@ impl Server {
                 stop: Arc::new(AtomicBool::new(false)),
                 counters: Arc::new(ServerCounters::default()),
                 live: Mutex::new(Vec::new()),
+                cut_plan: Mutex::new(cut_plan),
+                cut_now: Arc::new(AtomicBool::new(false)),
             }),
         })
     }
@@ -362,6 +393,12 @@ impl Server {
     /// handler's watcher).
     pub fn stopper(&self) -> Arc<AtomicBool> {
         self.shared.stop.clone()
+    }
+
+    /// A flag that cuts the power when set (SIGUSR1's watcher); the
+    /// server clears it when it has cut.
+    pub fn power_cutter(&self) -> Arc<AtomicBool> {
+        self.shared.cut_now.clone()
     }
 
     /// Counters, readable while the server runs.
@@ -387,6 +424,14 @@ impl Server {
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 break;
+            }
+            // Power cuts asked for, or due by the wall clock.
+            let virt_now =
+                if shared.clock.scale > 0.0 { shared.clock.virt_of(Instant::now()) } else { shared.twin().now() };
+            if shared.cut_now.swap(false, Ordering::AcqRel) {
+                shared.power_cut(virt_now, "asked for");
+            } else if let Some(at) = shared.cut_due(virt_now).filter(|_| shared.clock.scale > 0.0) {
+                shared.power_cut(at, "at its simulated time");
             }
             if shared.opts.once
                 && shared.counters.sessions.load(Ordering::Relaxed) > 0

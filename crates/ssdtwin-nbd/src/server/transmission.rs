@@ -205,17 +205,14 @@ pub(super) fn transmission(
         let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
         let ctx = Context { neg, seen, first: seq == 0, arrived };
         let (error, done) = execute(sh, &ctx, &req, &payload, &mut bytes, &mut scratch);
+        if error == POWER_CUT {
+            // The power went before this request: it is not run.
+            sh.power_cut(done, "at its simulated time");
+            return Err(ProtoError::Io(io::Error::other("power cut")));
+        }
         if sh.opts.power_loss_after == Some(n) {
-            let cut = sh.twin().power_cut();
-            sh.counters.power_cuts.fetch_add(1, Ordering::Relaxed);
-            sh.counters.lost_pages.fetch_add(cut.lost_pages, Ordering::Relaxed);
-            sh.log(format_args!(
-                "power cut after {n} requests: {} of {} pages written since the last flush lost; dropping every connection",
-                cut.lost_pages, cut.unflushed_pages
-            ));
-            for (_, s) in sh.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                s.shutdown(std::net::Shutdown::Both);
-            }
+            let now = sh.twin().now();
+            sh.power_cut(now, &format!("after {n} requests"));
             return Err(ProtoError::Io(io::Error::other("power cut")));
         }
         if error != 0 {
@@ -256,6 +253,10 @@ pub(super) fn transmission(
     }
 }
 
+/// [`execute`]'s error when the power goes before the request (with the
+/// cut's time).
+const POWER_CUT: u32 = u32::MAX;
+
 /// What a request is executed with, besides itself.
 struct Context<'a> {
     neg: Negotiated,
@@ -295,6 +296,9 @@ fn execute(
         seen.lock().unwrap_or_else(|e| e.into_inner()).pop().map_or(0, |Reverse(v)| v)
     };
     let t = t.max(twin.now());
+    if let Some(at) = sh.cut_due(t) {
+        return (POWER_CUT, at);
+    }
     let invalid = !known
         || (req.kind != CMD_FLUSH && !in_range)
         || (req.kind == CMD_READ && req.len > MAX_PAYLOAD)
