@@ -16,7 +16,7 @@
 //! And no cut lost more than the 16 writes fio can have outstanding since
 //! its last flush: every lost write was an unflushed one. The report
 //! counts cuts, pages lost and the worst cut. `SSDTWIN_POWER_CUTS` sets
-//! the cuts per drive (8 by default, for CI; the documented campaign
+//! the cuts per drive (4 by default, for CI; the documented campaign
 //! runs 34 per drive, 102 in all: docs/nbd.md).
 //!
 //! fio comes from Debian's `fio` (with its nbd engine); without it the
@@ -125,7 +125,7 @@ fn random_power_cuts_lose_only_unflushed_writes() {
     if !fio_has_nbd() {
         return;
     }
-    let rounds = std::env::var("SSDTWIN_POWER_CUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    let rounds = std::env::var("SSDTWIN_POWER_CUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     // The hybrid drive merges blocks on random writes (milliseconds each):
     // its window is longer.
     let drives: [(&str, &str, u64, &[&str]); 3] = [
