@@ -1,7 +1,9 @@
 #!/bin/bash
-# Usage: scripts/bench-serve.sh (needs fio, nbdkit, a release build: R=path/to/ssdtwin, N=requests)
+# Usage: scripts/bench-serve.sh (needs fio, nbdkit, openssl, a release build: R=path/to/ssdtwin, N=requests)
 # CPU time per request of the server and of fio's nbd engine, and wall IOPS, for
-# 4 KiB random reads and writes at QD32 over loopback, time scale 0.
+# 4 KiB random reads and writes at QD32 over loopback, time scale 0; then the
+# same through TLS (--tls=require, an ECDSA P-256 certificate; fio's libnbd
+# finds the CA in $HOME/.pki/libnbd).
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
@@ -13,14 +15,31 @@ x=j[k]; rt=j['job_runtime']/1e3;
 print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'], x['iops'], (j['usr_cpu']+j['sys_cpu'])/100*rt/x['total_ios']*1e6))"
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
 $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
-sleep 2
+wait_for nbd://127.0.0.1:10940/ssdtwin
 for rw in randwrite randread; do
   c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
   echo "  ssdtwin serve cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req (clock ticks of 10 ms)"
 done
 kill -TERM $P; wait $P
 python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"
+T=$(mktemp -d)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout $T/ca-key.pem -out $T/ca-cert.pem -subj "/CN=bench CA" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $T/server-key.pem -out $T/server.csr -subj /CN=localhost 2>/dev/null
+printf "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n" > $T/ext.cnf
+openssl x509 -req -days 2 -in $T/server.csr -CA $T/ca-cert.pem -CAkey $T/ca-key.pem -CAcreateserial -out $T/server-cert.pem -extfile $T/ext.cnf 2>/dev/null
+mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
+$R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T -q & P=$!
+wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
+echo "TLS:"
+for rw in randwrite randread; do
+  c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
+  echo "  ssdtwin serve --tls require cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req"
+done
+kill -TERM $P; wait $P
+rm -rf $T
+command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
 nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
 sleep 1
 for rw in randwrite randread; do

@@ -90,6 +90,16 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--listen", "127.0.0.1:1", "--unix", "/tmp/x.sock"], "cannot be used with");
     fails_with(&["--load", "/tmp/x.img"], "cannot be used with");
     fails_with(&["--save", "/nonexistent-dir/x.img"], "does not exist");
+    // A remote address needs TLS (or the waiver); TLS needs certificates;
+    // pre-shared keys are refused with the reason.
+    fails_with(&["--listen", "0.0.0.0:0", "--allow-remote"], "--tls=require");
+    fails_with(&["--tls", "require"], "--tls-certificates");
+    fails_with(&["--tls", "maybe"], "--tls");
+    fails_with(&["--tls", "on", "--tls-certificates", "/nonexistent-dir"], "server-cert.pem");
+    fails_with(&["--tls-psk", "/tmp/keys.psk"], "external-PSK");
+    fails_with(&["--transport-delay", "soon"], "--transport-delay");
+    fails_with(&["--power-loss-at", "later"], "--power-loss-at");
+    fails_with(&["--power-loss-random", "1", "--power-loss-window", "0"], "--power-loss-window");
     // NBD has no zone commands: a zoned drive is refused, saying why.
     let zoned = [
         "--set",

@@ -13,15 +13,17 @@
 //!                         reply sent when the wall clock reaches the simulated completion × scale
 //! ```
 //!
-//! - [`proto`]: the wire format (fixed newstyle handshake, simple replies);
+//! - [`proto`]: the wire format (fixed newstyle handshake, simple and
+//!   structured replies);
 //! - [`store`]: client bytes by the physical 4 KiB slot the FTL chose, so
 //!   a mapping, GC, folding or merge bug returns wrong data visibly;
 //! - [`twin`]: block requests on the device core and the store;
-//! - [`server`]: sockets, threads, pacing, bad clients;
+//! - [`server`]: sockets, threads, pacing and the transport's delay,
+//!   structured replies and block status, TLS, bad clients;
 //! - [`report`]: the run's JSON and summary at the end;
 //! - [`image`]: saving the drive with its data and loading it again.
 //!
-//! Left out (see each module): structured replies, TLS, block status.
+//! Left out (see each module): TLS with pre-shared keys, several exports.
 
 #![deny(missing_docs)]
 

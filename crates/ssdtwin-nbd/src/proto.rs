@@ -27,6 +27,8 @@ pub const REPLY_MAGIC: u64 = 0x0003_e889_0455_65a9;
 pub const REQUEST_MAGIC: u32 = 0x2560_9513;
 /// Magic of a simple reply.
 pub const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
+/// Magic of a structured reply chunk.
+pub const STRUCTURED_REPLY_MAGIC: u32 = 0x668e_33ef;
 
 /// Handshake flag: fixed newstyle.
 pub const FLAG_FIXED_NEWSTYLE: u16 = 1;
@@ -43,14 +45,18 @@ pub const OPT_EXPORT_NAME: u32 = 1;
 pub const OPT_ABORT: u32 = 2;
 /// Option: list exports.
 pub const OPT_LIST: u32 = 3;
-/// Option: start TLS (not supported).
+/// Option: start TLS.
 pub const OPT_STARTTLS: u32 = 5;
 /// Option: information about an export.
 pub const OPT_INFO: u32 = 6;
 /// Option: information, then transmission.
 pub const OPT_GO: u32 = 7;
-/// Option: structured replies (not supported).
+/// Option: structured replies.
 pub const OPT_STRUCTURED_REPLY: u32 = 8;
+/// Option: list metadata contexts.
+pub const OPT_LIST_META_CONTEXT: u32 = 9;
+/// Option: select metadata contexts (for `NBD_CMD_BLOCK_STATUS`).
+pub const OPT_SET_META_CONTEXT: u32 = 10;
 
 /// Reply: success, end of the replies to an option.
 pub const REP_ACK: u32 = 1;
@@ -58,12 +64,16 @@ pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 /// Reply: information (to `NBD_OPT_INFO`/`GO`).
 pub const REP_INFO: u32 = 3;
+/// Reply: a metadata context (to `NBD_OPT_LIST/SET_META_CONTEXT`).
+pub const REP_META_CONTEXT: u32 = 4;
 /// Error: option not supported.
 pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
 /// Error: forbidden by policy.
 pub const REP_ERR_POLICY: u32 = (1 << 31) + 2;
 /// Error: syntactically or semantically invalid.
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
+/// Error: TLS is required first.
+pub const REP_ERR_TLS_REQD: u32 = (1 << 31) + 5;
 /// Error: no such export.
 pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
 /// Error: the server is shutting down.
@@ -106,11 +116,35 @@ pub const CMD_FLUSH: u16 = 3;
 pub const CMD_TRIM: u16 = 4;
 /// Command: write zeroes.
 pub const CMD_WRITE_ZEROES: u16 = 6;
+/// Command: block status (with a metadata context selected).
+pub const CMD_BLOCK_STATUS: u16 = 7;
 
 /// Command flag: force unit access.
 pub const CMD_FLAG_FUA: u16 = 1;
 /// Command flag (write zeroes): do not punch a hole.
 pub const CMD_FLAG_NO_HOLE: u16 = 2;
+/// Command flag (block status): one extent only.
+pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
+
+/// Structured reply flag: the last chunk of the reply.
+pub const REPLY_FLAG_DONE: u16 = 1;
+/// Structured reply chunk: data at an offset.
+pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
+/// Structured reply chunk: a range that reads as zeros.
+pub const REPLY_TYPE_OFFSET_HOLE: u16 = 2;
+/// Structured reply chunk: block status descriptors.
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
+/// Structured reply chunk: an error.
+pub const REPLY_TYPE_ERROR: u16 = (1 << 15) + 1;
+
+/// The `base:allocation` metadata context's name.
+pub const META_BASE_ALLOCATION: &str = "base:allocation";
+/// The id the server gives `base:allocation` when it is selected.
+pub const META_BASE_ALLOCATION_ID: u32 = 1;
+/// `base:allocation` status: a hole (not allocated).
+pub const STATE_HOLE: u32 = 1;
+/// `base:allocation` status: reads as zeros.
+pub const STATE_ZERO: u32 = 2;
 
 /// Error: operation not permitted.
 pub const EPERM: u32 = 1;
@@ -348,6 +382,72 @@ pub fn simple_reply(error: u32, cookie: u64) -> [u8; 16] {
     b
 }
 
+/// The 20-byte header of a structured reply chunk whose payload is
+/// `len` bytes.
+pub fn chunk_header(flags: u16, kind: u16, cookie: u64, len: u32) -> [u8; 20] {
+    let mut b = [0u8; 20];
+    b[0..4].copy_from_slice(&STRUCTURED_REPLY_MAGIC.to_be_bytes());
+    b[4..6].copy_from_slice(&flags.to_be_bytes());
+    b[6..8].copy_from_slice(&kind.to_be_bytes());
+    b[8..16].copy_from_slice(&cookie.to_be_bytes());
+    b[16..20].copy_from_slice(&len.to_be_bytes());
+    b
+}
+
+/// An `NBD_REPLY_TYPE_ERROR` chunk ending the reply (no message).
+pub fn error_chunk(error: u32, cookie: u64) -> [u8; 26] {
+    let mut b = [0u8; 26];
+    b[..20].copy_from_slice(&chunk_header(REPLY_FLAG_DONE, REPLY_TYPE_ERROR, cookie, 6));
+    b[20..24].copy_from_slice(&error.to_be_bytes());
+    b
+}
+
+/// The body of `NBD_OPT_LIST_META_CONTEXT` / `NBD_OPT_SET_META_CONTEXT`:
+/// an export name and queries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaContextRequest {
+    /// Export name.
+    pub name: Vec<u8>,
+    /// Queries (`namespace:leaf`).
+    pub queries: Vec<Vec<u8>>,
+}
+
+/// Parse a metadata context option's body; `None` when the lengths
+/// inside do not add up to the body's length.
+pub fn parse_meta_context_request(body: &[u8]) -> Option<MetaContextRequest> {
+    let take = |b: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+        let (head, rest) = (b.get(..n)?, b.get(n..)?);
+        *b = rest;
+        Some(head.to_vec())
+    };
+    let u32_of = |b: &mut &[u8]| -> Option<usize> {
+        let v = u32::from_be_bytes(b.get(0..4)?.try_into().ok()?) as usize;
+        *b = &b[4..];
+        Some(v)
+    };
+    let mut b = body;
+    let n = u32_of(&mut b)?;
+    let name = take(&mut b, n)?;
+    let count = u32_of(&mut b)?;
+    // Each query takes at least 4 bytes: a count beyond that is a lie.
+    if count > b.len() / 4 {
+        return None;
+    }
+    let mut queries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let n = u32_of(&mut b)?;
+        queries.push(take(&mut b, n)?);
+    }
+    b.is_empty().then_some(MetaContextRequest { name, queries })
+}
+
+/// `NBD_REP_META_CONTEXT` body: an id and the context's name.
+pub fn rep_meta_context(id: u32, name: &str) -> Vec<u8> {
+    let mut v = id.to_be_bytes().to_vec();
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
 /// Write all of `bufs` in order.
 pub fn write_all_parts(w: &mut impl Write, bufs: &[&[u8]]) -> io::Result<()> {
     for b in bufs {
@@ -434,5 +534,37 @@ mod tests {
         assert_eq!(u64::from_be_bytes(s[8..16].try_into().unwrap()), 7);
         let srv = rep_server("ssdtwin", "d");
         assert_eq!(&srv[0..4], &7u32.to_be_bytes());
+        let c = chunk_header(REPLY_FLAG_DONE, REPLY_TYPE_OFFSET_DATA, 9, 4104);
+        assert_eq!(&c[0..4], &[0x66, 0x8e, 0x33, 0xef]);
+        assert_eq!(u16::from_be_bytes([c[4], c[5]]), 1);
+        assert_eq!(u16::from_be_bytes([c[6], c[7]]), 1);
+        assert_eq!(u32::from_be_bytes(c[16..20].try_into().unwrap()), 4104);
+        let e = error_chunk(EIO, 9);
+        assert_eq!(u16::from_be_bytes([e[6], e[7]]), 32769);
+        assert_eq!(u32::from_be_bytes(e[16..20].try_into().unwrap()), 6);
+        assert_eq!(u32::from_be_bytes(e[20..24].try_into().unwrap()), 5);
+    }
+
+    #[test]
+    fn meta_context_requests_parse_and_reject_bad_lengths() {
+        let mut body = 7u32.to_be_bytes().to_vec();
+        body.extend_from_slice(b"ssdtwin");
+        body.extend_from_slice(&2u32.to_be_bytes());
+        for q in [&b"base:allocation"[..], b"qemu:dirty-bitmap:x"] {
+            body.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            body.extend_from_slice(q);
+        }
+        let r = parse_meta_context_request(&body).unwrap();
+        assert_eq!(r.name, b"ssdtwin");
+        assert_eq!(r.queries, vec![b"base:allocation".to_vec(), b"qemu:dirty-bitmap:x".to_vec()]);
+        assert!(parse_meta_context_request(&body[..body.len() - 1]).is_none());
+        let mut extra = body.clone();
+        extra.push(0);
+        assert!(parse_meta_context_request(&extra).is_none());
+        // A huge query count allocates nothing.
+        let mut lie = 0u32.to_be_bytes().to_vec();
+        lie.extend_from_slice(&u32::MAX.to_be_bytes());
+        assert!(parse_meta_context_request(&lie).is_none());
+        assert!(parse_meta_context_request(&[]).is_none());
     }
 }

@@ -33,6 +33,7 @@ impl ServeReport {
         let c = &outcome.counters;
         let requests = c.requests.load(Ordering::Relaxed);
         let twin_ns = c.twin_ns.load(Ordering::Relaxed);
+        let delays = c.transport_delays_ns.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let serve = json!({
             "time_scale": time_scale,
             "wall_s": outcome.wall.as_secs_f64(),
@@ -45,8 +46,10 @@ impl ServeReport {
             "flushes": outcome.twin.flushes,
             "power_cuts": c.power_cuts.load(Ordering::Relaxed),
             "pages_lost_to_power_cuts": c.lost_pages.load(Ordering::Relaxed),
+            "most_pages_lost_by_one_cut": c.worst_cut_lost_pages.load(Ordering::Relaxed),
             "twin_wall_ns_total": twin_ns,
             "twin_wall_ns_per_request": if requests > 0 { twin_ns as f64 / requests as f64 } else { 0.0 },
+            "transport_delay_ns": delays,
             "stored_pages": outcome.twin.store().live_pages(),
             "store_pool_bytes": outcome.twin.store().pool_bytes(),
         });
@@ -82,6 +85,18 @@ impl ServeReport {
             self.serve["errors"],
             self.serve["twin_wall_ns_per_request"].as_f64().unwrap_or(0.0),
         ));
+        let mut delays: Vec<f64> =
+            self.serve["transport_delay_ns"].as_array().into_iter().flatten().filter_map(|d| d.as_f64()).collect();
+        if !delays.is_empty() {
+            delays.sort_by(f64::total_cmp);
+            s.push_str(&format!(
+                "serve: replies sent early by the transport's delay: {:.1} µs (median of {} sessions; {:.1}–{:.1} µs)\n",
+                delays[delays.len() / 2] / 1e3,
+                delays.len(),
+                delays[0] / 1e3,
+                delays[delays.len() - 1] / 1e3,
+            ));
+        }
         s
     }
 }

@@ -177,7 +177,13 @@ impl Twin {
     /// on flash yet is lost, the rest survives; the drive then carries on
     /// as after a restart. Returns what happened.
     pub fn power_cut(&mut self) -> PowerCut {
-        let t = self.advance_to(self.device.now());
+        self.power_cut_at(self.device.now())
+    }
+
+    /// Cut the power at virtual time `t` (or now, if the clock is past
+    /// it): programs that finish by then have made their data durable.
+    pub fn power_cut_at(&mut self, t: u64) -> PowerCut {
+        let t = self.advance_to(t);
         let Some(pre) = self.preimages.take() else { return PowerCut::default() };
         let mut cut = PowerCut { unflushed_pages: pre.len() as u64, lost_pages: 0 };
         let mut lost: Vec<(u64, Option<Box<[u8; PAGE]>>)> = Vec::new();

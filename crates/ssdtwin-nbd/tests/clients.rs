@@ -467,65 +467,6 @@ fn fuzzed_handshakes_and_requests_leave_the_server_up() {
     assert!(o.twin.store().pool_bytes() < 64 << 20);
 }
 
-/// fio's median completion latency of `n` QD1 4 KiB random reads, ns.
-fn fio_qd1_read_clat(uri: &str, n: u32) -> f64 {
-    let out = run(Command::new("fio").args([
-        "--name=lat",
-        "--ioengine=nbd",
-        &format!("--uri={uri}"),
-        "--rw=randread",
-        "--bs=4k",
-        "--iodepth=1",
-        &format!("--number_ios={n}"),
-        "--output-format=json",
-    ]));
-    let v: serde_json::Value = serde_json::from_str(&out[out.find('{').expect("fio JSON")..]).expect("fio JSON");
-    v["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"].as_f64().expect("clat p50")
-}
-
-/// Whether the machine is quiet enough for wall-clock latency checks
-/// (load average below the number of CPUs).
-fn quiet_machine() -> bool {
-    let load: f64 = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()))
-        .unwrap_or(0.0);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    load < cpus
-}
-
-#[test]
-fn real_time_latency_is_the_twins_plus_the_loopback() {
-    if !fio_has_nbd() {
-        return;
-    }
-    let full = || {
-        let mut d = Drive::new(small_tlc());
-        DriveState::Filled(100.0).apply_fast(&mut d, 1);
-        d
-    };
-    let tcp = || Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0)));
-    // The loopback and server overhead: time scale 0 (no waiting).
-    let s = Running::start_drive(full(), 0.0, tcp());
-    let overhead = fio_qd1_read_clat(&s.uri(), 3000);
-    s.stop();
-    // Real time: the twin's latency plus that overhead.
-    let s = Running::start_drive(full(), 1.0, tcp());
-    let measured = fio_qd1_read_clat(&s.uri(), 3000);
-    let mut o = s.stop();
-    let twin = o.twin.finish(1).dirs[0].percentile_ns(50.0) as f64;
-    let expected = twin + overhead;
-    eprintln!("fio QD1 4k randread p50: {measured:.0} ns at time scale 1; twin {twin:.0} ns + loopback {overhead:.0} ns = {expected:.0} ns");
-    assert!(twin > 20_000.0, "reads hit the NAND: {twin}");
-    // Never earlier than the twin says.
-    assert!(measured >= 0.97 * twin, "{measured:.0} ns is less than the twin's {twin:.0} ns");
-    if quiet_machine() {
-        assert!((measured - expected).abs() <= 0.15 * expected, "{measured:.0} ns vs {expected:.0} ns expected");
-    } else {
-        eprintln!("NOTE: the machine is loaded (load average ≥ CPUs): the 15% check is skipped");
-    }
-}
-
 #[test]
 fn time_scale_zero_gives_the_stats_of_ssdtwin_run() {
     if !fio_has_nbd() {

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use ssdtwin::run::workload::fio::values::parse_time;
 use ssdtwin::{Drive, DriveSpec, DriveState};
 use ssdtwin_nbd::image;
 use ssdtwin_nbd::report::ServeReport;
-use ssdtwin_nbd::server::{catch_stop_signals, stop_on_signals};
+use ssdtwin_nbd::server::{
+    catch_stop_signals, load_certificates, power_cut_on_sigusr1, stop_on_signals, ReloadImage, TlsMode, TransportDelay,
+};
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
 use crate::output::{spinner, write_atomically};
@@ -51,10 +54,26 @@ pub struct ServeArgs {
     /// Listen on a Unix socket instead of TCP.
     #[arg(long, value_name = "PATH")]
     pub unix: Option<PathBuf>,
-    /// Allow listening on a non-loopback address (the export has no
-    /// authentication: anyone who can reach it can read and write it).
+    /// Allow listening on a non-loopback address; needs --tls=require
+    /// (or the waiver --allow-remote-without-tls).
     #[arg(long)]
     pub allow_remote: bool,
+    /// With --allow-remote: serve remote clients without TLS (anyone who
+    /// can reach the port can read and write the drive, in the clear).
+    #[arg(long, requires = "allow_remote")]
+    pub allow_remote_without_tls: bool,
+    /// TLS (NBD_OPT_STARTTLS): off, on (offered), require (nothing
+    /// before it); needs --tls-certificates.
+    #[arg(long, value_name = "off|on|require", default_value = "off")]
+    pub tls: String,
+    /// Directory with server-cert.pem and server-key.pem (the layout of
+    /// nbdkit's and qemu's --tls-certificates / tls-creds-x509 dir).
+    #[arg(long, value_name = "DIR")]
+    pub tls_certificates: Option<PathBuf>,
+    /// A PSK file as nbdkit's --tls-psk: not supported (rustls has no TLS
+    /// 1.3 external pre-shared keys); refused with an explanation.
+    #[arg(long, value_name = "FILE")]
+    pub tls_psk: Option<PathBuf>,
     /// Wall seconds per simulated second: 1 real time, 10 ten times
     /// slower, 0 as fast as possible.
     #[arg(long, value_name = "X", default_value_t = 1.0)]
@@ -76,10 +95,31 @@ pub struct ServeArgs {
     /// goes on.
     #[arg(long, value_name = "N")]
     pub power_loss_after: Option<u64>,
+    /// Cut the power at this simulated time since the start (e.g. 2.5s,
+    /// 300ms).
+    #[arg(long, value_name = "TIME")]
+    pub power_loss_at: Option<String>,
+    /// Cut the power at moments drawn from SEED: after the start and after
+    /// each restart, the next cut falls uniformly in the second half of
+    /// --power-loss-window of simulated time.
+    #[arg(long, value_name = "SEED")]
+    pub power_loss_random: Option<u64>,
+    /// The window random cuts fall in (simulated time).
+    #[arg(long, value_name = "TIME", default_value = "1s")]
+    pub power_loss_window: String,
+    /// Cut the power whenever the process gets SIGUSR1.
+    #[arg(long)]
+    pub power_loss_signal: bool,
     /// The drive has power-loss protection (capacitors): a power cut loses
     /// nothing acknowledged.
     #[arg(long)]
     pub plp: bool,
+    /// How much earlier than its simulated completion each reply is sent,
+    /// so that the client sees the drive's latency rather than the drive's
+    /// plus the transport's: `auto` (measured per connection: the
+    /// median idle round trip), `off`, or a duration such as `15us`.
+    #[arg(long, value_name = "auto|off|DURATION", default_value = "auto")]
+    pub transport_delay: String,
     /// No status line, no connection log, no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -98,6 +138,31 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--listen {}: expected ADDRESS:PORT, e.g. 127.0.0.1:10809", args.listen))?,
         ),
     };
+    let time = |flag: &str, v: &str| parse_time(v, 1_000_000_000).map_err(|e| anyhow::anyhow!("--{flag} {v}: {e}"));
+    let power_loss_at = args.power_loss_at.as_deref().map(|v| time("power-loss-at", v)).transpose()?;
+    let window = time("power-loss-window", &args.power_loss_window)?;
+    if window == 0 {
+        bail!("--power-loss-window {}: must be above 0", args.power_loss_window);
+    }
+    let cuts = args.power_loss_after.is_some()
+        || power_loss_at.is_some()
+        || args.power_loss_random.is_some()
+        || args.power_loss_signal;
+    let tls: TlsMode = args.tls.parse().map_err(|e: String| anyhow::anyhow!("--tls {e}"))?;
+    if let Some(psk) = &args.tls_psk {
+        bail!(
+            "--tls-psk {}: pre-shared keys are not supported: rustls (the TLS library) has no TLS 1.3 external-PSK \
+             support; use X.509 certificates (--tls-certificates DIR)",
+            psk.display()
+        );
+    }
+    let tls_config = match (&args.tls_certificates, tls) {
+        (None, TlsMode::Off) => None,
+        (None, _) => bail!("--tls {}: needs --tls-certificates DIR (server-cert.pem, server-key.pem)", args.tls),
+        (Some(dir), _) => Some(load_certificates(dir).map_err(|e| anyhow::anyhow!("--tls-certificates: {e}"))?),
+    };
+    let transport_delay: TransportDelay =
+        args.transport_delay.parse().map_err(|e: String| anyhow::anyhow!("--transport-delay {e}"))?;
     if let Some(json) = args.json.as_deref().filter(|j| *j != "-") {
         let dir = Path::new(json).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
@@ -144,7 +209,20 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         once: args.once,
         log: !args.quiet,
         power_loss_after: args.power_loss_after,
+        power_loss_at,
+        power_loss_random: args.power_loss_random.map(|seed| (seed, window)),
+        power_loss_by_signal: args.power_loss_signal,
+        // After each cut the drive restarts from --save's image.
+        reload: args.save.clone().filter(|_| cuts).map(|path| ReloadImage {
+            spec: spec.clone(),
+            origin: origin.clone(),
+            path,
+        }),
         plp: args.plp,
+        transport_delay,
+        tls,
+        tls_config,
+        remote_without_tls: args.allow_remote_without_tls,
     };
     catch_stop_signals();
     let size = twin.user_bytes();
@@ -153,8 +231,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         Listen::Unix(p) => format!("listening on {}", p.display()),
     })?;
     stop_on_signals(server.stopper());
+    if args.power_loss_signal {
+        power_cut_on_sigusr1(server.power_cutter());
+    }
     if !args.quiet {
         let url = match (&listen, server.local_addr()) {
+            (_, Some(a)) if tls == TlsMode::Require => format!("nbds://{a}/{}", args.name),
             (_, Some(a)) => format!("nbd://{a}/{}", args.name),
             (Listen::Unix(p), None) => format!("nbd+unix:///{}?socket={}", args.name, p.display()),
             _ => String::new(),

@@ -35,7 +35,7 @@
 //! replies (a client that does not read them waits). Other connections
 //! are not affected.
 //!
-//! Left out: TLS, structured replies, block status, several exports.
+//! Left out: TLS, several exports.
 
 use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -53,10 +53,20 @@ use crate::proto::*;
 use crate::twin::Twin;
 
 mod handshake;
+mod power;
+mod structured;
+mod tls;
 mod transmission;
+mod transport;
 
-use handshake::handshake;
+use handshake::{handshake, Handshake};
+use power::CutPlan;
+pub use power::{power_cut_on_sigusr1, ReloadImage};
+use tls::TlsStream;
+pub use tls::{load_certificates, TlsMode};
 use transmission::{transmission, writer, Queued, Reply, Sink};
+pub use transport::TransportDelay;
+use transport::{DelayEstimate, Idle};
 
 /// Where to listen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,9 +100,28 @@ pub struct ServeOptions {
     /// connection is dropped (the N-th request gets no reply), and the
     /// server goes on serving the restarted drive.
     pub power_loss_after: Option<u64>,
+    /// Cut the power at this simulated time, ns (see `power.rs`).
+    pub power_loss_at: Option<u64>,
+    /// Cut the power at moments drawn from this seed, the next one falling
+    /// in the second half of the window (ns) after each (re)start.
+    pub power_loss_random: Option<(u64, u64)>,
+    /// After a cut, save the drive to this image and load it again.
+    pub reload: Option<ReloadImage>,
+    /// Cuts may be asked for ([`Server::power_cutter`], SIGUSR1).
+    pub power_loss_by_signal: bool,
     /// The drive has power-loss protection: a cut loses nothing
     /// acknowledged.
     pub plp: bool,
+    /// How early to send replies so that they reach the client at their
+    /// simulated completion (time scale > 0; see `transport.rs`).
+    pub transport_delay: TransportDelay,
+    /// Whether TLS is offered or required (`tls.rs`).
+    pub tls: TlsMode,
+    /// The certificates (needed unless `tls` is off).
+    pub tls_config: Option<Arc<rustls::ServerConfig>>,
+    /// Listen on a non-loopback address without requiring TLS (with
+    /// `allow_remote`): the waiver.
+    pub remote_without_tls: bool,
 }
 
 impl ServeOptions {
@@ -107,7 +136,15 @@ impl ServeOptions {
             once: false,
             log: true,
             power_loss_after: None,
+            power_loss_at: None,
+            power_loss_random: None,
+            reload: None,
+            power_loss_by_signal: false,
             plp: false,
+            transport_delay: TransportDelay::Auto,
+            tls: TlsMode::Off,
+            tls_config: None,
+            remote_without_tls: false,
         }
     }
 }
@@ -138,6 +175,11 @@ pub struct ServerCounters {
     pub power_cuts: AtomicU64,
     /// Pages whose unflushed data a power cut lost.
     pub lost_pages: AtomicU64,
+    /// The most pages one power cut lost.
+    pub worst_cut_lost_pages: AtomicU64,
+    /// The transport delay each paced session ended with, ns (time
+    /// scale > 0).
+    pub transport_delays_ns: Mutex<Vec<u64>>,
 }
 
 /// What a stopped server hands back.
@@ -160,9 +202,9 @@ struct Clock {
 }
 
 impl Clock {
-    /// Virtual time now (scale > 0).
-    fn virt_now(&self) -> u64 {
-        self.origin_virt + (self.origin.elapsed().as_nanos() as f64 / self.scale) as u64
+    /// Virtual time of the wall instant `at` (scale > 0).
+    fn virt_of(&self, at: Instant) -> u64 {
+        self.origin_virt + (at.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64
     }
 
     /// Wall instant of virtual time `v` (scale > 0).
@@ -174,6 +216,7 @@ impl Clock {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Arc<TlsStream>),
 }
 
 impl Stream {
@@ -181,18 +224,24 @@ impl Stream {
         Ok(match self {
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
             Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tls(s) => Stream::Tls(s.clone()),
         })
     }
     fn shutdown(&self, how: std::net::Shutdown) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(how),
             Stream::Unix(s) => s.shutdown(how),
+            Stream::Tls(s) => {
+                s.shutdown(how);
+                Ok(())
+            }
         };
     }
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
             Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tls(_) => Err(io::Error::other("a TLS stream stays blocking")),
         }
     }
 }
@@ -202,6 +251,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -211,12 +261,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -236,6 +288,10 @@ struct Shared {
     counters: Arc<ServerCounters>,
     /// Live connections (to shut them down at stop), by id.
     live: Mutex<Vec<(u64, Stream)>>,
+    /// When the next power cut falls.
+    cut_plan: Mutex<CutPlan>,
+    /// A power cut asked for (SIGUSR1).
+    cut_now: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -270,7 +326,13 @@ impl Server {
     /// Bind the listening socket. A non-loopback TCP address needs
     /// `allow_remote`; the time scale must be finite and ≥ 0.
     pub fn bind(mut twin: Twin, opts: ServeOptions) -> io::Result<Server> {
-        if opts.power_loss_after.is_some() {
+        // What a cut needs is kept only when one can come (it costs a
+        // copy of each page written until the next flush).
+        if opts.power_loss_after.is_some()
+            || opts.power_loss_at.is_some()
+            || opts.power_loss_random.is_some()
+            || opts.power_loss_by_signal
+        {
             twin.track_power_loss(opts.plp);
         }
         if !(opts.time_scale.is_finite() && opts.time_scale >= 0.0) {
@@ -281,18 +343,28 @@ impl Server {
                 if !addr.ip().is_loopback() && !opts.allow_remote {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
-                        format!("{addr} is not a loopback address: the export has no authentication; pass --allow-remote to listen there anyway"),
+                        format!("{addr} is not a loopback address: pass --allow-remote (with --tls=require) to listen there"),
+                    ));
+                }
+                if !addr.ip().is_loopback() && opts.tls != TlsMode::Require && !opts.remote_without_tls {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{addr} is not a loopback address: remote clients need --tls=require (with --tls-certificates DIR); pass --allow-remote-without-tls to serve them in the clear"),
                     ));
                 }
                 Listener::Tcp(TcpListener::bind(addr)?)
             }
             Listen::Unix(path) => Listener::Unix(UnixListener::bind(path)?, path.clone()),
         };
+        if opts.tls != TlsMode::Off && opts.tls_config.is_none() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "TLS needs certificates (--tls-certificates DIR)"));
+        }
         match &listener {
             Listener::Tcp(l) => l.set_nonblocking(true)?,
             Listener::Unix(l, _) => l.set_nonblocking(true)?,
         }
         let origin_virt = twin.now();
+        let cut_plan = CutPlan::new(opts.power_loss_at, opts.power_loss_random, origin_virt);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -303,6 +375,8 @@ impl Server {
                 stop: Arc::new(AtomicBool::new(false)),
                 counters: Arc::new(ServerCounters::default()),
                 live: Mutex::new(Vec::new()),
+                cut_plan: Mutex::new(cut_plan),
+                cut_now: Arc::new(AtomicBool::new(false)),
             }),
         })
     }
@@ -319,6 +393,12 @@ impl Server {
     /// handler's watcher).
     pub fn stopper(&self) -> Arc<AtomicBool> {
         self.shared.stop.clone()
+    }
+
+    /// A flag that cuts the power when set (SIGUSR1's watcher); the
+    /// server clears it when it has cut.
+    pub fn power_cutter(&self) -> Arc<AtomicBool> {
+        self.shared.cut_now.clone()
     }
 
     /// Counters, readable while the server runs.
@@ -344,6 +424,14 @@ impl Server {
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 break;
+            }
+            // Power cuts asked for, or due by the wall clock.
+            let virt_now =
+                if shared.clock.scale > 0.0 { shared.clock.virt_of(Instant::now()) } else { shared.twin().now() };
+            if shared.cut_now.swap(false, Ordering::AcqRel) {
+                shared.power_cut(virt_now, "asked for");
+            } else if let Some(at) = shared.cut_due(virt_now).filter(|_| shared.clock.scale > 0.0) {
+                shared.power_cut(at, "at its simulated time");
             }
             if shared.opts.once
                 && shared.counters.sessions.load(Ordering::Relaxed) > 0
@@ -426,41 +514,73 @@ impl Server {
 /// One connection: handshake, then transmission.
 fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     let Ok(wstream) = stream.try_clone() else { return };
+    let Ok(raw) = stream.try_clone() else { return };
     let mut r = BufReader::with_capacity(1 << 16, stream);
     let mut w = BufWriter::with_capacity(1 << 16, wstream);
-    match handshake(sh, &mut r, &mut w) {
-        Ok(true) => {}
-        Ok(false) => return,
-        Err(ProtoError::Io(e)) => {
-            if e.kind() != io::ErrorKind::UnexpectedEof {
-                sh.log(format_args!("connection {id}: handshake: {e}"));
+    let mut delay = DelayEstimate::new(sh.opts.transport_delay);
+    let mut tls = false;
+    let mut no_zeroes = false;
+    let neg = loop {
+        match handshake(sh, &mut r, &mut w, &mut delay, tls, &mut no_zeroes) {
+            Ok(Handshake::Go(neg)) => break neg,
+            Ok(Handshake::Abort) => return,
+            Ok(Handshake::StartTls) => {
+                // Bytes the client sent after its option start its TLS
+                // handshake; the NBD handshake then starts again inside.
+                let early = r.buffer().to_vec();
+                let config = sh.opts.tls_config.clone().expect("TLS offered with certificates");
+                let Ok(sock) = raw.try_clone() else { return };
+                match TlsStream::accept(sock, &early, config) {
+                    Ok(t) => {
+                        r = BufReader::with_capacity(1 << 16, Stream::Tls(t.clone()));
+                        w = BufWriter::with_capacity(1 << 16, Stream::Tls(t));
+                        tls = true;
+                    }
+                    Err(e) => {
+                        sh.log(format_args!("connection {id}: TLS handshake: {e}"));
+                        return;
+                    }
+                }
             }
-            return;
+            Err(ProtoError::Io(e)) => {
+                if e.kind() != io::ErrorKind::UnexpectedEof {
+                    sh.log(format_args!("connection {id}: handshake: {e}"));
+                }
+                return;
+            }
+            Err(e @ ProtoError::Violation(_)) => {
+                sh.counters.violations.fetch_add(1, Ordering::Relaxed);
+                sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
+                return;
+            }
         }
-        Err(e @ ProtoError::Violation(_)) => {
-            sh.counters.violations.fetch_add(1, Ordering::Relaxed);
-            sh.log(format_args!("connection {id}: handshake: {e}; disconnecting"));
-            return;
-        }
-    }
+    };
     sh.counters.sessions.fetch_add(1, Ordering::Relaxed);
     sh.log(format_args!("connection {id}: transmission"));
     let seen = Arc::new(Mutex::new(BinaryHeap::new()));
     let end = if sh.clock.scale > 0.0 {
         // Paced: a writer thread holds each reply until its due time.
         let (tx, rx) = mpsc::channel::<Reply>();
-        let seen_w = seen.clone();
+        let out = Arc::new(Mutex::new(w));
+        let out_w = out.clone();
         let queued = Arc::new(Queued::default());
         let queued_w = queued.clone();
-        let writer = thread::spawn(move || writer(w, rx, seen_w, queued_w));
-        let end = transmission(sh, &mut r, &mut Sink::Thread { tx: &tx, queued: &queued }, &seen);
+        // Idle round trips count from the end of the handshake.
+        let idle = Arc::new(Idle::new());
+        let idle_w = idle.clone();
+        let writer = thread::spawn(move || writer(out_w, rx, queued_w, idle_w));
+        let sink = &mut Sink::Thread { tx: &tx, queued: &queued, idle: &idle, delay: &mut delay, out: &out };
+        let end = transmission(sh, neg, &mut r, sink, &seen);
         drop(tx);
         let _ = writer.join();
+        let d = delay.delay_ns();
+        sh.counters.transport_delays_ns.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+        sh.log(format_args!("connection {id}: transport delay {:.1} µs ({})", d as f64 / 1e3, delay.source()));
         end
     } else {
         // As fast as possible: replies go out from this thread, flushed
         // whenever no more requests are already buffered.
-        let end = transmission(sh, &mut r, &mut Sink::Direct(&mut w), &seen);
+        let end = transmission(sh, neg, &mut r, &mut Sink::Direct(&mut w), &seen);
         let _ = w.flush();
         end
     };
@@ -471,6 +591,9 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
             sh.counters.violations.fetch_add(1, Ordering::Relaxed);
             sh.log(format_args!("connection {id}: {e}; disconnecting"));
         }
+    }
+    if let Stream::Tls(t) = r.get_ref() {
+        t.close();
     }
     r.get_ref().shutdown(std::net::Shutdown::Both);
 }

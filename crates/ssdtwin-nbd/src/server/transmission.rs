@@ -14,13 +14,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::handshake::Negotiated;
+use super::structured::{block_status_reply, read_reply, DATA_AT};
+use super::transport::{DelayEstimate, Idle};
 use super::{Shared, Stream};
 use crate::proto::*;
 
 /// A reply waiting for its wall-clock time.
 pub(super) struct Reply {
-    /// Virtual completion time.
-    done: u64,
     /// Wall time to send it (`None`: at once).
     due: Option<Instant>,
     /// Order received (ties).
@@ -69,6 +70,9 @@ impl Queued {
         }
         *q += n;
     }
+    fn is_empty(&self) -> bool {
+        *self.bytes.lock().unwrap_or_else(|e| e.into_inner()) == 0
+    }
     fn sub(&self, n: u64) {
         let mut q = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
         *q -= n;
@@ -80,7 +84,8 @@ impl Queued {
 const SPIN: Duration = Duration::from_micros(60);
 
 /// The writer: sends each reply at its due time, in due order.
-pub(super) fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, queued: Arc<Queued>) {
+pub(super) fn writer(out: Arc<Mutex<BufWriter<Stream>>>, rx: Receiver<Reply>, queued: Arc<Queued>, idle: Arc<Idle>) {
+    let lock = || out.lock().unwrap_or_else(|e| e.into_inner());
     // Wake-ups as close to the due time as the kernel gives (the default
     // timer slack is 50 µs, as long as a NAND read).
     // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer slack.
@@ -97,7 +102,7 @@ pub(super) fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, 
             if !open {
                 break;
             }
-            let _ = w.flush();
+            let _ = lock().flush();
             match rx.recv() {
                 Ok(r) => heap.push(Reverse(r)),
                 Err(_) => open = false,
@@ -106,7 +111,7 @@ pub(super) fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, 
         };
         let now = Instant::now();
         if let Some(due) = first.due.filter(|&d| d > now) {
-            let _ = w.flush();
+            let _ = lock().flush();
             if due - now <= SPIN {
                 // The last stretch: spin, a sleep would overshoot it.
                 while Instant::now() < due {
@@ -126,25 +131,34 @@ pub(super) fn writer(mut w: BufWriter<Stream>, rx: Receiver<Reply>, seen: Seen, 
             continue;
         }
         let Reverse(r) = heap.pop().expect("peeked");
-        // Counted as seen before the client can have it (time scale 0).
-        seen.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(r.done));
-        if !failed && w.write_all(&r.bytes).is_err() {
+        idle.sending(Instant::now());
+        if !failed && lock().write_all(&r.bytes).is_err() {
             failed = true;
         }
+        idle.sent();
         queued.sub(r.bytes.len() as u64);
     }
-    let _ = w.flush();
+    let _ = lock().flush();
 }
 
 /// Where replies go: a paced writer thread, or straight to the socket.
 pub(super) enum Sink<'a> {
-    Thread { tx: &'a mpsc::Sender<Reply>, queued: &'a Queued },
+    Thread {
+        tx: &'a mpsc::Sender<Reply>,
+        queued: &'a Queued,
+        idle: &'a Idle,
+        delay: &'a mut DelayEstimate,
+        /// The socket the writer sends on; a reply already due when
+        /// nothing is queued goes out from the reader at once.
+        out: &'a Mutex<BufWriter<Stream>>,
+    },
     Direct(&'a mut BufWriter<Stream>),
 }
 
 /// The transmission phase: requests until `NBD_CMD_DISC` or the end.
 pub(super) fn transmission(
     sh: &Shared,
+    neg: Negotiated,
     r: &mut BufReader<Stream>,
     sink: &mut Sink,
     seen: &Seen,
@@ -153,6 +167,8 @@ pub(super) fn transmission(
     let mut payload: Vec<u8> = Vec::new();
     // The reply buffer, reused while replies go straight to the socket.
     let mut bytes: Vec<u8> = Vec::new();
+    // Where a read with holes assembles its chunks.
+    let mut scratch: Vec<u8> = Vec::new();
     loop {
         if let Sink::Direct(w) = sink {
             if r.buffer().is_empty() {
@@ -178,34 +194,53 @@ pub(super) fn transmission(
             payload.resize(req.len as usize, 0);
             r.read_exact(&mut payload)?;
         }
-        let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        let (error, done) = execute(sh, &req, &payload, seen, seq == 0, &mut bytes);
-        if sh.opts.power_loss_after == Some(n) {
-            let cut = sh.twin().power_cut();
-            sh.counters.power_cuts.fetch_add(1, Ordering::Relaxed);
-            sh.counters.lost_pages.fetch_add(cut.lost_pages, Ordering::Relaxed);
-            sh.log(format_args!(
-                "power cut after {n} requests: {} of {} pages written since the last flush lost; dropping every connection",
-                cut.lost_pages, cut.unflushed_pages
-            ));
-            for (_, s) in sh.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                s.shutdown(std::net::Shutdown::Both);
+        // The request has arrived: it is submitted now, and its reply may
+        // not go before.
+        let arrived = Instant::now();
+        if let Sink::Thread { idle, delay, .. } = sink {
+            if let Some(round_trip) = idle.arrived(arrived) {
+                delay.sample(round_trip);
             }
+        }
+        let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        let ctx = Context { neg, seen, first: seq == 0, arrived };
+        let (error, done) = execute(sh, &ctx, &req, &payload, &mut bytes, &mut scratch);
+        if error == POWER_CUT {
+            // The power went before this request: it is not run.
+            sh.power_cut(done, "at its simulated time");
+            return Err(ProtoError::Io(io::Error::other("power cut")));
+        }
+        if sh.opts.power_loss_after == Some(n) {
+            let now = sh.twin().now();
+            sh.power_cut(now, &format!("after {n} requests"));
             return Err(ProtoError::Io(io::Error::other("power cut")));
         }
         if error != 0 {
             sh.counters.errors.fetch_add(1, Ordering::Relaxed);
-            bytes.truncate(16);
         }
-        bytes[..16].copy_from_slice(&simple_reply(error, req.cookie));
-        let due = (sh.clock.scale > 0.0).then(|| sh.clock.wall_of(done));
         seq += 1;
         match sink {
-            Sink::Thread { tx, queued } => {
+            Sink::Thread { tx, queued, delay, idle, out } => {
+                // Sent the transport's delay before the simulated
+                // completion, so that it reaches the client then.
+                let early = Duration::from_nanos(delay.delay_ns());
+                let due = sh.clock.wall_of(done).checked_sub(early).map_or(arrived, |d| d.max(arrived));
+                let now = Instant::now();
+                if due <= now && queued.is_empty() {
+                    // Due already (the transport is slower than the
+                    // drive): no hand-over to the writer thread.
+                    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+                    idle.sending(now);
+                    let sent = w.write_all(&bytes).and_then(|()| w.flush());
+                    idle.sent();
+                    sent?;
+                    continue;
+                }
+                let due = Some(due);
                 queued.add(bytes.len() as u64);
                 // The paced writer keeps the reply until its time.
                 let bytes = std::mem::take(&mut bytes);
-                if tx.send(Reply { done, due, seq, bytes }).is_err() {
+                if tx.send(Reply { due, seq, bytes }).is_err() {
                     return Err(ProtoError::Io(io::Error::other("writer ended")));
                 }
             }
@@ -218,18 +253,42 @@ pub(super) fn transmission(
     }
 }
 
-/// Check and run one request, its reply's bytes (room for the 16-byte
-/// header first, then any read data) into `buf`, reused from request to
-/// request. Returns (error, virtual completion time).
-fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool, buf: &mut Vec<u8>) -> (u32, u64) {
+/// [`execute`]'s error when the power goes before the request (with the
+/// cut's time).
+const POWER_CUT: u32 = u32::MAX;
+
+/// What a request is executed with, besides itself.
+struct Context<'a> {
+    neg: Negotiated,
+    seen: &'a Seen,
+    /// The session's first request.
+    first: bool,
+    /// When it arrived.
+    arrived: Instant,
+}
+
+/// Check and run one request, its whole reply (a simple reply, or with
+/// structured replies a read's chunks or block status) into `buf`, reused
+/// from request to request (`scratch` too). Returns (error, virtual
+/// completion time).
+fn execute(
+    sh: &Shared,
+    ctx: &Context,
+    req: &Request,
+    payload: &[u8],
+    buf: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> (u32, u64) {
+    let Context { neg, seen, first, arrived } = *ctx;
     let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= sh.size);
-    let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES);
+    let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES)
+        || (req.kind == CMD_BLOCK_STATUS && neg.allocation);
     let fua = req.flags & CMD_FLAG_FUA != 0;
     let started = Instant::now();
     let mut twin = sh.twin();
     // The submission time: wall clock mapped, or the closed loop.
     let t = if sh.clock.scale > 0.0 {
-        sh.clock.virt_now()
+        sh.clock.virt_of(arrived)
     } else if first {
         // A new client comes after everything it could have seen.
         twin.last_done()
@@ -237,15 +296,29 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool,
         seen.lock().unwrap_or_else(|e| e.into_inner()).pop().map_or(0, |Reverse(v)| v)
     };
     let t = t.max(twin.now());
-    let invalid = !known || (req.kind != CMD_FLUSH && !in_range) || (req.kind == CMD_READ && req.len > MAX_PAYLOAD);
+    if let Some(at) = sh.cut_due(t) {
+        return (POWER_CUT, at);
+    }
+    let invalid = !known
+        || (req.kind != CMD_FLUSH && !in_range)
+        || (req.kind == CMD_READ && req.len > MAX_PAYLOAD)
+        || (req.kind == CMD_BLOCK_STATUS && req.len == 0);
+    // Reads and block status answer with structured replies when
+    // negotiated, anything else with a simple reply.
+    let structured = neg.structured && matches!(req.kind, CMD_READ | CMD_BLOCK_STATUS);
+    let data_at = if structured { DATA_AT } else { 16 };
     // The reply's length; its bytes are all overwritten (header, data).
-    let reply_len = if !invalid && req.kind == CMD_READ { 16 + req.len as usize } else { 16 };
+    let reply_len = if !invalid && req.kind == CMD_READ { data_at + req.len as usize } else { 16 };
     buf.resize(reply_len, 0);
     let result = if invalid {
         (EINVAL, t)
     } else {
         match req.kind {
-            CMD_READ => (0, twin.read(t, req.offset, &mut buf[16..])),
+            CMD_READ => (0, twin.read(t, req.offset, &mut buf[data_at..])),
+            CMD_BLOCK_STATUS => {
+                block_status_reply(&twin, req, buf);
+                (0, t)
+            }
             CMD_WRITE => (0, twin.write(t, req.offset, payload, fua)),
             CMD_FLUSH => (0, twin.flush(t)),
             CMD_TRIM => {
@@ -265,12 +338,20 @@ fn execute(sh: &Shared, req: &Request, payload: &[u8], seen: &Seen, first: bool,
     // A command the drive failed (an uncorrectable read, a write to a
     // read-only drive) is an I/O error for the client.
     // No payload follows an error reply.
-    let result = if twin.take_error() && result.0 == 0 {
-        buf.truncate(16);
-        (EIO, result.1)
-    } else {
-        result
-    };
+    let result = if twin.take_error() && result.0 == 0 { (EIO, result.1) } else { result };
+    match (result.0, structured) {
+        (0, true) if req.kind == CMD_READ => read_reply(&twin, req, buf, scratch),
+        (0, true) => {} // block status: built above
+        (0, false) => buf[..16].copy_from_slice(&simple_reply(0, req.cookie)),
+        (error, true) => {
+            buf.clear();
+            buf.extend_from_slice(&error_chunk(error, req.cookie));
+        }
+        (error, false) => {
+            buf.truncate(16);
+            buf[..16].copy_from_slice(&simple_reply(error, req.cookie));
+        }
+    }
     drop(twin);
     sh.counters.twin_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     result

@@ -1,0 +1,225 @@
+//! TLS on a connection (`NBD_OPT_STARTTLS`), with rustls and X.509
+//! certificates laid out as nbdkit's and qemu's `--tls-certificates DIR`
+//! (`server-cert.pem`: the server's certificate chain, `server-key.pem`:
+//! its private key; a `ca-cert.pem` there is for the clients).
+//!
+//! The client asks for TLS during the handshake; the server acknowledges,
+//! then the TLS handshake runs on the same socket (bytes the client sent
+//! right after its option, already buffered, are fed to rustls first) and
+//! the NBD handshake starts again inside TLS (what was negotiated before is
+//! forgotten, as the protocol requires). One connection's reader and writer
+//! threads share the TLS session behind a mutex: the reader waits for
+//! ciphertext on the socket *without* the lock and takes it only to hand
+//! the bytes to rustls and to take plaintext out; the writer takes it to
+//! encrypt and send.
+//!
+//! Left out: pre-shared keys (nbdkit's `--tls-psk` file): rustls has no
+//! TLS 1.3 external-PSK support (it resumes sessions with PSKs of its own
+//! only), and the project does not hand-write crypto; client certificates
+//! are not asked for.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{ServerConfig, ServerConnection};
+
+use super::Stream;
+
+/// Whether the server offers TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsMode {
+    /// Not offered (`NBD_OPT_STARTTLS` is refused by policy).
+    Off,
+    /// Offered: a client may start TLS or not.
+    On,
+    /// Required: nothing but `NBD_OPT_STARTTLS` (and `ABORT`) before TLS.
+    Require,
+}
+
+impl std::str::FromStr for TlsMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TlsMode, String> {
+        match s {
+            "off" => Ok(TlsMode::Off),
+            "on" => Ok(TlsMode::On),
+            "require" => Ok(TlsMode::Require),
+            _ => Err(format!("{s:?}: expected off, on or require")),
+        }
+    }
+}
+
+/// The server's TLS configuration from a certificates directory
+/// (`server-cert.pem`, `server-key.pem`). Errors name the file and what
+/// is wrong.
+pub fn load_certificates(dir: &Path) -> Result<Arc<ServerConfig>, String> {
+    let cert_path = dir.join("server-cert.pem");
+    let key_path = dir.join("server-key.pem");
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("{}: {e}", cert_path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{}: no certificate (expected PEM `BEGIN CERTIFICATE` blocks)", cert_path.display()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| format!("{}: {e}", key_path.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("{} and {}: {e}", cert_path.display(), key_path.display()))?;
+    Ok(Arc::new(config))
+}
+
+/// Ciphertext read from the socket at a time, at most (rustls takes it
+/// in as its plaintext is read, [`Session::feed`]).
+const READ_CHUNK: usize = 1 << 16;
+
+/// The session and the ciphertext received that rustls has not taken
+/// yet (it takes more only once the plaintext before has been read).
+struct Session {
+    conn: ServerConnection,
+    /// Received ciphertext; rustls has taken `pending[taken..]`'s prefix.
+    pending: Vec<u8>,
+    taken: usize,
+}
+
+impl Session {
+    /// Hand received ciphertext to rustls while no plaintext is waiting.
+    fn feed(&mut self) -> io::Result<()> {
+        while self.taken < self.pending.len() {
+            let state = self.conn.process_new_packets().map_err(io::Error::other)?;
+            if state.plaintext_bytes_to_read() > 0 {
+                break;
+            }
+            let n = self.conn.read_tls(&mut &self.pending[self.taken..])?;
+            self.taken += n;
+            self.conn.process_new_packets().map_err(io::Error::other)?;
+            if n == 0 {
+                break;
+            }
+        }
+        if self.taken == self.pending.len() {
+            self.pending.clear();
+            self.taken = 0;
+        }
+        Ok(())
+    }
+}
+
+/// A TLS session over a connection's socket, shared by its reader and
+/// writer.
+pub(super) struct TlsStream {
+    session: Mutex<Session>,
+    /// The socket the reader waits on and its buffer (only the reader
+    /// uses them).
+    rx: Mutex<(Stream, Vec<u8>)>,
+    /// The socket ciphertext is sent on (under the session's lock).
+    tx: Mutex<Stream>,
+}
+
+impl TlsStream {
+    /// Run the TLS handshake on `sock`, `early` being bytes the client
+    /// has already sent (buffered while reading its last option).
+    pub(super) fn accept(sock: Stream, early: &[u8], config: Arc<ServerConfig>) -> io::Result<Arc<TlsStream>> {
+        let mut conn = ServerConnection::new(config).map_err(io::Error::other)?;
+        let mut rx = sock.try_clone()?;
+        let mut tx = sock;
+        let mut early = early;
+        while !early.is_empty() {
+            conn.read_tls(&mut early)?;
+            conn.process_new_packets().map_err(io::Error::other)?;
+        }
+        while conn.is_handshaking() {
+            while conn.wants_write() {
+                conn.write_tls(&mut tx)?;
+            }
+            if !conn.is_handshaking() {
+                break;
+            }
+            if conn.read_tls(&mut rx)? == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed during the TLS handshake"));
+            }
+            conn.process_new_packets().map_err(io::Error::other)?;
+        }
+        while conn.wants_write() {
+            conn.write_tls(&mut tx)?;
+        }
+        let session = Session { conn, pending: Vec::new(), taken: 0 };
+        let rx = Mutex::new((rx, vec![0u8; READ_CHUNK]));
+        Ok(Arc::new(TlsStream { session: Mutex::new(session), rx, tx: Mutex::new(tx) }))
+    }
+
+    fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Send what rustls has ready (the session is locked by the caller).
+    fn send_pending(&self, conn: &mut ServerConnection) -> io::Result<()> {
+        let mut tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        while conn.wants_write() {
+            conn.write_tls(&mut *tx)?;
+        }
+        Ok(())
+    }
+
+    /// End the TLS session (`close_notify`), as the protocol asks of a
+    /// server before it closes the connection.
+    pub(super) fn close(&self) {
+        let mut s = self.session();
+        s.conn.send_close_notify();
+        let _ = self.send_pending(&mut s.conn);
+    }
+
+    /// Shut the socket down (the reader's blocking read returns).
+    pub(super) fn shutdown(&self, how: std::net::Shutdown) {
+        self.tx.lock().unwrap_or_else(|e| e.into_inner()).shutdown(how);
+    }
+
+    pub(super) fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            {
+                let mut s = self.session();
+                s.feed()?;
+                match s.conn.reader().read(buf) {
+                    Ok(n) => return Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+                if !s.pending.is_empty() {
+                    return Err(io::Error::other("TLS: received data rustls does not take"));
+                }
+            }
+            // Wait for ciphertext without holding the session.
+            let mut rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+            let (sock, cipher) = &mut *rx;
+            let n = sock.read(cipher)?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let mut s = self.session();
+            s.pending.extend_from_slice(&cipher[..n]);
+            s.feed()?;
+            // Alerts, key updates.
+            self.send_pending(&mut s.conn)?;
+        }
+    }
+
+    pub(super) fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut s = self.session();
+        let mut at = 0;
+        while at < buf.len() {
+            at += s.conn.writer().write(&buf[at..])?;
+            self.send_pending(&mut s.conn)?;
+        }
+        Ok(buf.len())
+    }
+
+    pub(super) fn flush(&self) -> io::Result<()> {
+        let mut s = self.session();
+        self.send_pending(&mut s.conn)
+    }
+}
