@@ -5,7 +5,8 @@
 #  1. The real clients the tests drive, from Debian's packages: headless
 #     Chromium opens the HTML report; fio checks fio's formats and drives
 #     `ssdtwin serve`; nbdinfo (libnbd-bin), nbdfuse, qemu-img (qemu-utils)
-#     and mkfs.ext4/debugfs/e2fsck (e2fsprogs) talk to the NBD server.
+#     and mkfs.ext4/debugfs/e2fsck (e2fsprogs) talk to the NBD server;
+#     openssl makes the certificates of the TLS tests.
 #     Whatever is missing is installed with apt-get when running as root
 #     (or through `sudo -n` when that works without a password). Otherwise
 #     the script names the packages and the command that installs them,
@@ -43,6 +44,7 @@ tools=(
     "mkfs.ext4:e2fsprogs"
     "debugfs:e2fsprogs"
     "e2fsck:e2fsprogs"
+    "openssl:openssl"
 )
 need=()
 for entry in "${tools[@]}"; do
@@ -55,7 +57,7 @@ for entry in "${tools[@]}"; do
 done
 
 if [ ${#need[@]} -eq 0 ]; then
-    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, qemu-utils, e2fsprogs)"
+    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, qemu-utils, e2fsprogs, openssl)"
 elif [ "$dry_run" = 1 ]; then
     echo "test-setup: would install Debian packages: ${need[*]}"
 else

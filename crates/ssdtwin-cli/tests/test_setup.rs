@@ -65,6 +65,7 @@ const TOOLS: &[(&str, &str)] = &[
     ("nbdinfo", "libnbd-bin"),
     ("nbdfuse", "nbdfuse"),
     ("qemu-img", "qemu-utils"),
+    ("openssl", "openssl"),
 ];
 
 #[test]
@@ -108,6 +109,7 @@ fn with_every_tool_present_it_installs_nothing() {
         "mkfs.ext4",
         "debugfs",
         "e2fsck",
+        "openssl",
     ];
     let m = machine(0, &all);
     let out = setup(m.path(), &[]);
