@@ -253,6 +253,11 @@ enum St {
     Done,
 }
 
+/// What the drive had counted when a job started: its counters, the
+/// energy drawn (with a power model) and its zones' and placement
+/// handles' counters (zoned and FDP drives).
+type Before = (Counters, Option<f64>, Option<PlacementSnapshot>);
+
 /// The driver's hook for a job file: starts jobs when their turn comes
 /// (after their dependencies and `startdelay`), runs the sections that
 /// run alone, and collects each I/O job's result when it finishes.
@@ -264,7 +269,7 @@ struct Scheduler<'a> {
     job_of: Vec<usize>,
     state: Vec<St>,
     /// The drive's counters and energy when each job started.
-    before: Vec<Option<(Counters, Option<f64>, Option<PlacementSnapshot>)>>,
+    before: Vec<Option<Before>>,
     results: Vec<Option<PhaseResult>>,
     /// Each job's reporting group.
     groups: &'a [u32],
