@@ -31,7 +31,7 @@ from ._api import (
     suites,
     validate,
 )
-from ._device import Completion, Completions, Device
+from ._device import Completion, Completions, Device, Zone
 from ._ssdtwin import __version__
 from ._sweep import expand_grid, sweep
 
@@ -43,6 +43,7 @@ __all__ = [
     "Result",
     "SsdtwinError",
     "SuiteResult",
+    "Zone",
     "__version__",
     "expand_grid",
     "figure_presets",

@@ -25,6 +25,26 @@ OPS = tuple(_native.OPS)
 STATUSES = tuple(_native.STATUSES)
 _OP_CODE = {name: code for code, name in enumerate(OPS)}
 
+#: Zone Management Send's actions (``Device.zone_management``).
+ZONE_ACTIONS = ("open", "close", "finish", "reset", "offline")
+
+
+class Zone(NamedTuple):
+    """One zone of a zoned drive, as Report Zones describes it (bytes)."""
+
+    #: First byte of the zone (its ZSLBA × 4096).
+    start: int
+    #: Bytes it can hold (ZCAP).
+    capacity: int
+    #: Next byte a write must start at; ``None`` where NVMe leaves it
+    #: undefined (full, read-only, offline and conventional zones).
+    write_pointer: Optional[int]
+    #: ``"empty"``, ``"implicitly-opened"``, ``"explicitly-opened"``,
+    #: ``"closed"``, ``"full"``, ``"read-only"``, ``"offline"`` or
+    #: ``"not-write-pointer"`` (a conventional zone).
+    state: str
+
+
 #: Something numpy turns into a 1-D array of integers (a list, a range, an array).
 IntSeq = Union[Sequence[int], "np.ndarray"]
 
@@ -34,9 +54,11 @@ class Completion(NamedTuple):
 
     #: Command id (as :meth:`Device.submit` returned it).
     id: int
-    #: ``"read"``, ``"write"``, ``"trim"`` or ``"flush"``.
+    #: ``"read"``, ``"write"``, ``"trim"``, ``"flush"``, ``"append"`` or a
+    #: zone management action (``"zone_open"``, ``"zone_reset"``, ...).
     op: str
-    #: Byte offset (0 for a flush).
+    #: Byte offset (0 for a flush; for a Zone Append, where the drive wrote
+    #: it; for zone management, the zone's first byte, -1 for every zone).
     offset: int
     #: Bytes (0 for a flush).
     length: int
@@ -288,18 +310,65 @@ class Device:
         """Bytes the host may address (offsets + lengths up to it)."""
         return self._d.capacity_bytes
 
-    def submit(self, op: str, offset: int = 0, length: int = 4096, at_ns: Optional[int] = None) -> int:
+    def submit(
+        self,
+        op: str,
+        offset: int = 0,
+        length: int = 4096,
+        at_ns: Optional[int] = None,
+        placement: Optional[int] = None,
+    ) -> int:
         """Submit one command now (or at ``at_ns``, not before now: the
         clock moves there first and completions on the way are returned by
         the next :meth:`run_until`/:meth:`run_until_idle`/:meth:`next_completion`).
-        ``op``: ``"read"``, ``"write"``, ``"trim"`` or ``"flush"`` (a
-        flush's offset and length are ignored). Returns the command's id
-        (0, 1, 2, ... in submission order)."""
+        ``op``: ``"read"``, ``"write"``, ``"trim"``, ``"flush"`` (its offset
+        and length are ignored) or ``"append"`` (Zone Append, drives with
+        ``[zns]``: ``offset`` is the zone's first byte, and the completion's
+        ``offset`` is where the drive wrote the data). A write may carry a
+        ``placement`` identifier (drives with ``[fdp]``: reclaim group ×
+        handles + handle; one the drive does not have goes to the default
+        handle). Returns the command's id (0, 1, 2, ... in submission
+        order)."""
         code = _op_code(op)
         at = None if at_ns is None else _nonneg(at_ns, "at_ns")
+        pid = None if placement is None else _nonneg(placement, "placement")
         if code == 3:
-            return self._d.submit(code, 0, 0, at)
-        return self._d.submit(code, _nonneg(offset, "offset"), _nonneg(length, "length"), at)
+            return self._d.submit(code, 0, 0, at, pid)
+        return self._d.submit(code, _nonneg(offset, "offset"), _nonneg(length, "length"), at, pid)
+
+    def zone_management(self, action: str, zone: Optional[int] = None, at_ns: Optional[int] = None) -> int:
+        """Zone Management Send (drives with ``[zns]``): ``action`` one of
+        ``"open"``, ``"close"``, ``"finish"``, ``"reset"``, ``"offline"``
+        on the zone whose first byte is ``zone`` (``None``: every zone the
+        action applies to, NVMe's Select All), now or at ``at_ns``. It
+        completes like any command (op ``"zone_<action>"``, length 0): a
+        reset when the zone's blocks are erased, a finish when its padding
+        is programmed; a refused one completes with its NVMe status
+        (``"invalid_zone_state_transition"``, ``"too_many_open_zones"``,
+        ...; ``"invalid_opcode"`` on a conventional drive). Returns its id."""
+        name = action[5:] if action.startswith("zone_") else action
+        if name not in ZONE_ACTIONS:
+            raise SsdtwinError("unknown zone action %r (one of %s)" % (action, ", ".join(ZONE_ACTIONS)))
+        at = None if at_ns is None else _nonneg(at_ns, "at_ns")
+        zslba = None if zone is None else _nonneg(zone, "zone")
+        return self._d.zone_management(_OP_CODE["zone_" + name], zslba, at)
+
+    def report_zones(self) -> "list[Zone]":
+        """Zone Management Receive (Report Zones): every zone's start,
+        capacity, write pointer and state, in bytes (an empty list on a
+        conventional drive). Reading the zone table takes no virtual time
+        here."""
+        return [Zone(*z) for z in self._d.report_zones()]
+
+    def placement(self) -> Optional[Dict[str, Any]]:
+        """What the data-placement interfaces did since the drive was made
+        (``None`` for a conventional drive): ``zone_states`` (zones by
+        state), ``zones`` (each zone that took writes, resets or finishes),
+        ``handles`` (per reclaim unit handle: host and media bytes, bytes GC
+        moved, reclaim units started, ``waf``), ``invalid_placements`` and,
+        on FDP drives, ``fdp_statistics`` (the FDP statistics log page:
+        host bytes, media bytes written and erased)."""
+        return json.loads(self._d.placement())
 
     def submit_many(
         self,

@@ -219,10 +219,34 @@ impl PyStepper {
     }
 
     /// Submit one command (op code, offset, length) at `at_ns` (default
-    /// now); returns its id.
-    #[pyo3(signature = (op, offset, length, at_ns=None))]
-    fn submit(&mut self, op: u8, offset: u64, length: u64, at_ns: Option<u64>) -> PyResult<u64> {
-        self.inner.submit(op, offset, length, at_ns).map_err(value_err)
+    /// now), a write with an optional placement identifier; returns its id.
+    #[pyo3(signature = (op, offset, length, at_ns=None, placement=None))]
+    fn submit(
+        &mut self,
+        op: u8,
+        offset: u64,
+        length: u64,
+        at_ns: Option<u64>,
+        placement: Option<u32>,
+    ) -> PyResult<u64> {
+        self.inner.submit(op, offset, length, at_ns, placement).map_err(value_err)
+    }
+
+    /// Zone Management Send (a `zone_*` op code) on the zone starting at
+    /// byte `zslba` (None: every zone) at `at_ns`; returns its id.
+    #[pyo3(signature = (op, zslba=None, at_ns=None))]
+    fn zone_management(&mut self, op: u8, zslba: Option<u64>, at_ns: Option<u64>) -> PyResult<u64> {
+        self.inner.zone_management(op, zslba, at_ns).map_err(value_err)
+    }
+
+    /// Report Zones: (start, capacity, write pointer or None, state) per zone, bytes.
+    fn report_zones(&self) -> Vec<(u64, u64, Option<u64>, &'static str)> {
+        self.inner.report_zones()
+    }
+
+    /// The zones' and placement handles' counts since the drive was made (JSON).
+    fn placement(&self) -> PyResult<String> {
+        glue::placement(self.inner.device()).map_err(err)
     }
 
     /// Submit commands given as columns (op codes; offsets, lengths and
@@ -258,9 +282,11 @@ impl PyStepper {
     /// op, offset, length, submit_ns, complete_ns, status)`, or None.
     #[pyo3(signature = (until_ns=None))]
     #[allow(clippy::type_complexity)]
-    fn next_completion(&mut self, until_ns: Option<u64>) -> PyResult<Option<(u64, u8, u64, u64, u64, u64, u8)>> {
+    fn next_completion(&mut self, until_ns: Option<u64>) -> PyResult<Option<(u64, u8, i64, u64, u64, u64, u8)>> {
         let r = self.inner.next_completion(until_ns).map_err(value_err)?;
-        Ok(r.map(|r: Record| (r.id, r.op, r.offset, r.length, r.submit_ns, r.complete_ns, r.status)))
+        // The offset as the columns carry it: a signed 64-bit value, −1 for
+        // a zone management command on every zone.
+        Ok(r.map(|r: Record| (r.id, r.op, r.offset as i64, r.length, r.submit_ns, r.complete_ns, r.status)))
     }
 
     /// `(counters JSON, health JSON)`.

@@ -11,8 +11,12 @@
 //! offset and length multiples of 4 KiB and inside the drive, time not going
 //! back), flushes delivered as completions (the core returns a flush's
 //! completion time and leaves its delivery to the caller: a timer of the
-//! core carries it), and completions gathered into columns (little-endian
-//! `i64`/`u8` buffers that numpy reads without a copy).
+//! core carries it; Zone Management Send is delivered the same way, with
+//! the status the drive gave it), and completions gathered into columns
+//! (little-endian `i64`/`u8` buffers that numpy reads without a copy).
+//! Writes may carry a placement identifier (`[fdp]` drives) and Zone
+//! Append's completion carries the offset the drive wrote it at (`[zns]`
+//! drives).
 //!
 //! The clock only moves in the library's one loop,
 //! [`ssdtwin::run::driver::drive_until`], with the host's side as its
@@ -31,13 +35,36 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 
 use ssdtwin::model::drive::{Command, IoError, IoKind};
+use ssdtwin::model::ftl::zones::ZoneAction;
 use ssdtwin::run::device::{Completion, Device};
 use ssdtwin::run::driver::{drive_until, Timer, TimerKind, Workload};
 
-/// Op codes, in the order of `ssdtwin.Device.OPS`.
-pub const OPS: [&str; 4] = ["read", "write", "trim", "flush"];
+/// Op codes, in the order of `ssdtwin.Device.OPS`: I/O, flush, Zone
+/// Append, then Zone Management Send's actions.
+pub const OPS: [&str; 10] = [
+    "read",
+    "write",
+    "trim",
+    "flush",
+    "append",
+    "zone_open",
+    "zone_close",
+    "zone_finish",
+    "zone_reset",
+    "zone_offline",
+];
 /// Op code of a flush.
 pub const FLUSH: u8 = 3;
+/// Op code of a Zone Append.
+pub const APPEND: u8 = 4;
+/// Op code of the first Zone Management Send action.
+pub const ZONE_OPEN: u8 = 5;
+/// Zone Management Send's actions, in op-code order from [`ZONE_OPEN`].
+const ZONE_ACTIONS: [ZoneAction; 5] =
+    [ZoneAction::Open, ZoneAction::Close, ZoneAction::Finish, ZoneAction::Reset, ZoneAction::Offline];
+/// The offset of a Zone Management Send applied to every zone (Select
+/// All) in its completion (−1 as `i64`).
+pub const ALL_ZONES: u64 = u64::MAX;
 /// Status names, in the order of their codes (`ssdtwin.Device.STATUSES`).
 pub const STATUSES: [&str; 14] = [
     "ok",
@@ -128,12 +155,16 @@ impl Columns {
     }
 }
 
-/// A command waiting for its completion: its id, and for a flush (which
-/// the core does not track) when it was submitted.
+/// A command waiting for its completion: its id, and for a flush or a
+/// zone management command (which the core does not track) when it was
+/// submitted, what it was and the status it will complete with.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     id: u64,
     submit_ns: u64,
+    op: u8,
+    offset: u64,
+    status: u8,
 }
 
 /// The device core with a host's bookkeeping (see the module docs).
@@ -151,7 +182,7 @@ struct Host {
     /// Pending commands by the core's tag (I/O) or timer's source (flush).
     pending: Vec<Pending>,
     free: Vec<u32>,
-    /// Flushes submitted and not delivered.
+    /// Flushes and zone management commands submitted and not delivered.
     flushes: u64,
     /// Completions delivered and not yet returned to the caller.
     held: VecDeque<Record>,
@@ -175,7 +206,7 @@ impl Workload for Collect<'_> {
         h.free.push(c.tag);
         h.held.push_back(Record {
             id: p.id,
-            op: c.cmd.kind as u8,
+            op: p.op,
             offset: c.cmd.offset,
             length: u64::from(c.cmd.len),
             submit_ns: c.submitted_ns,
@@ -194,12 +225,12 @@ impl Workload for Collect<'_> {
         h.flushes -= 1;
         h.held.push_back(Record {
             id: p.id,
-            op: FLUSH,
-            offset: 0,
+            op: p.op,
+            offset: p.offset,
             length: 0,
             submit_ns: p.submit_ns,
             complete_ns: dev.now(),
-            status: 0,
+            status: p.status,
         });
         self.got += 1;
         Ok(())
@@ -214,7 +245,7 @@ impl Workload for Collect<'_> {
 fn kind_of(op: u8) -> IoKind {
     match op {
         0 => IoKind::Read,
-        1 => IoKind::Write,
+        1 | APPEND => IoKind::Write,
         _ => IoKind::Trim,
     }
 }
@@ -255,10 +286,14 @@ impl Stepper {
         u64::from(self.device.outstanding()) + self.host.flushes + self.host.held.len() as u64
     }
 
-    /// Why a command may not be submitted (`Ok`: it may).
+    /// Why a command may not be submitted (`Ok`: it may). Zone
+    /// management goes through [`Stepper::zone_management`].
     pub fn check(&self, op: u8, offset: u64, length: u64) -> Result<(), String> {
-        if op as usize >= OPS.len() {
-            return Err(format!("op code {op} is not one of 0..=3 ({})", OPS.join(", ")));
+        if op >= ZONE_OPEN {
+            return Err(match OPS.get(op as usize) {
+                Some(name) => format!("{name} is a zone management command: submit it with zone_management"),
+                None => format!("op code {op} is not one of 0..={} ({})", APPEND, OPS[..=APPEND as usize].join(", ")),
+            });
         }
         if op == FLUSH {
             return Ok(());
@@ -291,13 +326,70 @@ impl Stepper {
 
     /// Submit one command at `at` (default: now), after the checks of
     /// [`Stepper::check`]. Returns its id.
-    pub fn submit(&mut self, op: u8, offset: u64, length: u64, at: Option<u64>) -> Result<u64, String> {
+    /// A write may carry a `placement` identifier (reclaim group ×
+    /// handles + handle, `[fdp]` drives: one the drive does not have goes
+    /// to the default handle and counts an Invalid Placement Identifier
+    /// event); a Zone Append names the zone by its first byte and completes
+    /// with the offset the drive wrote it at.
+    pub fn submit(
+        &mut self,
+        op: u8,
+        offset: u64,
+        length: u64,
+        at: Option<u64>,
+        placement: Option<u32>,
+    ) -> Result<u64, String> {
         self.check(op, offset, length)?;
+        if placement.is_some() && op != 1 {
+            return Err(format!("{}: only writes carry a placement identifier", OPS[op as usize]));
+        }
         if let Some(t) = at {
             self.check_time(t)?;
             self.hold_until(t);
         }
-        Ok(self.submit_checked(op, offset, length))
+        Ok(self.submit_checked(op, offset, length, placement))
+    }
+
+    /// Zone Management Send at `at` (default: now): `op` one of the
+    /// `zone_*` op codes, on the zone starting at byte `zslba` (`None`:
+    /// Select All). Delivered as a completion (length 0, offset `zslba` or
+    /// [`ALL_ZONES`]) when the drive completes it — a reset when its
+    /// blocks are erased — with the drive's status (a refused command
+    /// completes after the controller's time with its NVMe status).
+    pub fn zone_management(&mut self, op: u8, zslba: Option<u64>, at: Option<u64>) -> Result<u64, String> {
+        let Some(&action) = op.checked_sub(ZONE_OPEN).and_then(|i| ZONE_ACTIONS.get(i as usize)) else {
+            return Err(format!(
+                "op code {op} is not a zone management command ({})",
+                OPS[ZONE_OPEN as usize..].join(", ")
+            ));
+        };
+        if let Some(t) = at {
+            self.check_time(t)?;
+            self.hold_until(t);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let submit_ns = self.now();
+        let done = self.device.zone_send(action, zslba);
+        let status = status_of(self.device.drive().last_error());
+        let slot = self.pending_slot(Pending { id, submit_ns, op, offset: zslba.unwrap_or(ALL_ZONES), status });
+        Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
+        self.host.flushes += 1;
+        Ok(id)
+    }
+
+    /// Zone Management Receive (Report Zones): every zone as (first byte,
+    /// capacity in bytes, write pointer in bytes when it has one, state
+    /// name); empty for a conventional namespace. Not a timed command.
+    pub fn report_zones(&self) -> Vec<(u64, u64, Option<u64>, &'static str)> {
+        self.device
+            .drive()
+            .report_zones()
+            .into_iter()
+            .map(|z| {
+                (z.start as u64 * BLOCK, z.capacity as u64 * BLOCK, z.wp.map(|w| w as u64 * BLOCK), z.state.name())
+            })
+            .collect()
     }
 
     /// Submit `ops.len()` commands (columns: op codes, offsets and lengths
@@ -348,17 +440,15 @@ impl Stepper {
             if let Some(ts) = &times {
                 self.hold_until(ts[i]);
             }
-            self.submit_checked(ops[i], offsets[i], lengths[i]);
+            self.submit_checked(ops[i], offsets[i], lengths[i], None);
         }
         Ok(first)
     }
 
-    fn submit_checked(&mut self, op: u8, offset: u64, length: u64) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let entry = Pending { id, submit_ns: self.now() };
+    /// A slot for `entry` among the pending commands.
+    fn pending_slot(&mut self, entry: Pending) -> u32 {
         let h = &mut self.host;
-        let slot = match h.free.pop() {
+        match h.free.pop() {
             Some(s) => {
                 h.pending[s as usize] = entry;
                 s
@@ -367,13 +457,29 @@ impl Stepper {
                 h.pending.push(entry);
                 h.pending.len() as u32 - 1
             }
-        };
-        if op == FLUSH {
-            let done = self.device.flush();
-            Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
-            h.flushes += 1;
-        } else {
-            self.device.submit(Command { kind: kind_of(op), offset, len: length as u32 }, slot);
+        }
+    }
+
+    fn submit_checked(&mut self, op: u8, offset: u64, length: u64, placement: Option<u32>) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let slot = self.pending_slot(Pending { id, submit_ns: self.now(), op, offset, status: 0 });
+        let cmd = Command { kind: kind_of(op), offset, len: length as u32 };
+        match (op, placement) {
+            (FLUSH, _) => {
+                let done = self.device.flush();
+                Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
+                self.host.flushes += 1;
+            }
+            (APPEND, _) => {
+                self.device.submit_append(cmd, slot);
+            }
+            (_, Some(pid)) => {
+                self.device.submit_placed(cmd, pid, slot);
+            }
+            _ => {
+                self.device.submit(cmd, slot);
+            }
         }
         id
     }

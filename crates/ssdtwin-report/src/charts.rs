@@ -97,6 +97,8 @@ pub fn test_charts(doc: &Doc, k: usize) -> Vec<Chart> {
     } else {
         out.extend(timecharts::write_timelines(doc, t));
     }
+    out.extend(crate::placement::zone_states(doc, t));
+    out.extend(crate::placement::handle_waf(doc, t));
     out.extend(latency(doc, t));
     for ch in &mut out {
         ch.file = format!("{:02}-{}-{}.svg", k + 1, t.name, ch.kind);

@@ -10,8 +10,9 @@
 //! Per test: a bar chart of the score per drive (standard and full-drive
 //! bars side by side), per-QD or per-mix curves for swept tests, IOPS per
 //! second for the consistency test (whole run and steady-state window),
-//! throughput and SLC cache occupancy over time for long write tests, and
-//! latency percentiles.
+//! throughput and SLC cache occupancy over time for long write tests,
+//! latency percentiles, and on zoned and FDP drives zones by state over
+//! time and write amplification per reclaim unit handle.
 //!
 //! ```
 //! let doc: serde_json::Value = serde_json::json!({ "not": "a suite run" });
@@ -27,6 +28,7 @@ pub mod charts;
 pub mod csv;
 pub mod model;
 pub mod page;
+pub mod placement;
 pub mod svg;
 pub mod timecharts;
 

@@ -170,6 +170,74 @@ fn pcmark8_charts_draw_the_score_the_bandwidth_and_every_trace() {
     assert!(rep.html.contains("not Futuremark&#x27;s traces") || rep.html.contains("not Futuremark's traces"));
 }
 
+/// A suite of the data-placement interfaces: zones written with fio's
+/// `zonemode=zbd` on a zoned drive (open and full zones over time), and
+/// hot and cold data through two placement handles on an FDP drive (WAF
+/// per handle).
+#[test]
+fn zoned_and_fdp_drives_get_zone_state_and_handle_charts() {
+    let s = suite::parse(
+        "name = \"placement\"\ntitle = \"Placement\"\nsource = \"test\"\n\
+         [[test]]\nname = \"zones\"\ntitle = \"Zoned writes\"\nstate = \"fresh\"\n\
+         [[test.step]]\nrw = \"write\"\nbs = \"128KiB\"\niodepth = 8\nzonemode = \"zbd\"\nsize = \"160MiB\"\n\
+         [test.score]\nkind = \"each\"\nmetric = \"mbps\"\n",
+        "placement.toml",
+    )
+    .unwrap();
+    let zoned = DriveUnderTest::load(
+        "generic-tlc-nvme",
+        &[
+            "geometry.channels=2".into(),
+            "geometry.dies_per_channel=2".into(),
+            "geometry.blocks_per_plane=64".into(),
+            "geometry.pages_per_block=48".into(),
+            "ftl.user_capacity_bytes=268435456".into(),
+            "zns.zone_size_bytes=8388608".into(),
+            "zns.zone_capacity_bytes=6291456".into(),
+            "zns.max_open_zones=4".into(),
+            "zns.max_active_zones=4".into(),
+        ],
+    )
+    .unwrap();
+    let r = suite::run_suite(&s, &[zoned], &SuiteOptions::default(), None).unwrap();
+    let rep = ssdtwin_report::render_record(&suite::json::suite_record(&r)).unwrap();
+    let chart = |kind: &str| rep.files.iter().find(|(n, _)| n.ends_with(&format!("-{kind}.svg"))).map(|(_, s)| s);
+    let full = chart("full-zones").expect("a full-zones chart");
+    // 160 MiB of LBA space is 20 zones: the last second ends with them full.
+    assert!(full.contains("data-chart=\"full-zones\""));
+    assert!(chart("open-zones").is_some() && chart("handle-waf").is_none());
+
+    let s = suite::parse(
+        "name = \"placement\"\ntitle = \"Placement\"\nsource = \"test\"\n\
+         [[test]]\nname = \"hot-cold\"\ntitle = \"Hot and cold\"\nstate = \"fresh\"\n\
+         [[test.step]]\nname = \"cold\"\nrw = \"write\"\nbs = \"128KiB\"\niodepth = 4\nsize = \"64MiB\"\nfdp = 1\nplids = \"1\"\n\
+         [[test.step]]\nname = \"hot\"\nrw = \"write\"\nbs = \"128KiB\"\niodepth = 4\noffset = \"64MiB\"\nsize = \"32MiB\"\nfdp = 1\nplids = \"0\"\n\
+         [test.score]\nkind = \"each\"\nmetric = \"mbps\"\n",
+        "placement.toml",
+    )
+    .unwrap();
+    let fdp = DriveUnderTest::load(
+        "generic-tlc-nvme",
+        &[
+            "geometry.blocks_per_plane=64".into(),
+            "ftl.user_capacity_bytes=999_997_440".into(),
+            "fdp.reclaim_unit_handles=2".into(),
+            "fdp.isolation=initially".into(),
+        ],
+    )
+    .unwrap();
+    let r = suite::run_suite(&s, &[fdp], &SuiteOptions::default(), None).unwrap();
+    let rep = ssdtwin_report::render_record(&suite::json::suite_record(&r)).unwrap();
+    let (_, svg) = rep.files.iter().find(|(n, _)| n.ends_with("-handle-waf.svg")).expect("a handle-waf chart");
+    // Two handles written, one bar each, at 1 (nothing moved; at most a
+    // partial program unit left in the buffer or padded).
+    let values: Vec<f64> =
+        svg.split("data-value=\"").skip(1).map(|x| x.split('"').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(values.len(), 2, "{svg}");
+    assert!(values.iter().all(|&w| w > 0.99 && w < 1.01), "{values:?}");
+    assert!(!rep.files.iter().any(|(n, _)| n.ends_with("-open-zones.svg")));
+}
+
 #[test]
 fn not_a_suite_run_is_refused() {
     let err = ssdtwin_report::render(&serde_json::json!({ "jobs": [] })).err().expect("refused");

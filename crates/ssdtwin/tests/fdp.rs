@@ -198,3 +198,31 @@ fn bad_fdp_sections_name_the_field() {
         assert!(e.contains(field), "{set:?}: {e}");
     }
 }
+
+#[test]
+fn each_job_reports_what_each_handle_wrote() {
+    // Two jobs one after the other: 96 MiB through handle 1, then 48 MiB
+    // through handle 0. Each job's window holds its own handle's writes
+    // only; media bytes are the host bytes programmed in whole units
+    // (what is left in the buffer is programmed later), nothing moved.
+    let mut dev = Device::new(fdp_drive("initially"));
+    let r = run_on(
+        &mut dev,
+        "[global]\nrw=write\nbs=128k\niodepth=4\nfdp=1\n[a]\nsize=96m\nplids=1\n[b]\nstonewall\noffset=96m\nsize=48m\nplids=0\n",
+    );
+    let host = |j: usize| -> Vec<(u32, u32, u64)> {
+        let p = r[j].result.placement.as_ref().expect("an FDP drive's job reports its handles");
+        assert!(p.zone_states.is_none() && p.zones.is_empty());
+        p.handles.iter().map(|h| (h.group, h.handle, h.host_bytes)).collect()
+    };
+    assert_eq!(host(0), vec![(0, 0, 0), (0, 1, 96 << 20)]);
+    assert_eq!(host(1), vec![(0, 0, 48 << 20), (0, 1, 0)]);
+    for (j, handle) in [(0, 1), (1, 0)] {
+        let h = &r[j].result.placement.as_ref().unwrap().handles[handle];
+        assert_eq!(h.moved_bytes, 0);
+        assert!(h.media_bytes <= h.host_bytes + (96 << 10) && h.host_bytes - h.media_bytes < 96 << 10, "{h:?}");
+        assert!((h.waf - h.media_bytes as f64 / h.host_bytes as f64).abs() < 1e-12);
+    }
+    let lines = r[0].result.placement.as_ref().unwrap().summary_lines();
+    assert!(lines.contains("RG0 RUH1 0.1 GB WAF 1.00"), "{lines}");
+}

@@ -238,3 +238,32 @@ fn fios_zoned_example_options_run() {
     let e = execute(drive, &file, RunOptions::default()).err().unwrap().to_string();
     assert!(e.contains("beyond"), "{e}");
 }
+
+#[test]
+fn a_job_reports_its_zones_by_state_and_what_each_zone_took() {
+    let mut dev = zoned();
+    // 80 MiB of LBA space: ten zones, each written to its capacity.
+    let r = run_on(&mut dev, "[w]\nzonemode=zbd\nrw=write\nbs=128k\niodepth=8\nsize=80m\n");
+    let p = r[0].result.placement.as_ref().expect("a job on a zoned drive reports its zones");
+    let z = p.zone_states.unwrap();
+    assert_eq!((z.full, z.empty, z.open(), z.closed), (10, ZONES as u32 - 10, 0, 0));
+    let took: Vec<(u32, u64, u64, &str)> =
+        p.zones.iter().map(|a| (a.zone, a.host_bytes, a.resets, a.state.as_str())).collect();
+    assert_eq!(took, (0..10).map(|i| (i, CAP, 0, "full")).collect::<Vec<_>>());
+    assert!(p.handles.is_empty());
+    // The series counts the zones when each second opens (at its first
+    // completion): the first zone open, none full yet.
+    let first = r[0].result.series.seconds[0].zones.unwrap();
+    assert_eq!((first.full, first.open(), first.empty), (0, 1, ZONES as u32 - 1));
+    // Again over two zones: each is reset (it was full), then written.
+    let r = run_on(&mut dev, "[w]\nzonemode=zbd\nrw=write\nbs=128k\niodepth=8\nsize=16m\n");
+    let p = r[0].result.placement.as_ref().unwrap();
+    let took: Vec<(u32, u64, u64)> = p.zones.iter().map(|a| (a.zone, a.resets, a.host_bytes)).collect();
+    assert_eq!(took, vec![(0, 1, CAP), (1, 1, CAP)]);
+    assert!(p.summary_lines().contains("10 full; 2 resets"), "{}", p.summary_lines());
+    // A conventional drive's job has none of it.
+    let mut conv = Device::new(small_drive(300, &[]));
+    let r = run_on(&mut conv, "[w]\nrw=write\nbs=128k\nsize=16m\n");
+    assert!(r[0].result.placement.is_none());
+    assert!(r[0].result.series.seconds.iter().all(|s| s.zones.is_none()));
+}

@@ -49,6 +49,7 @@ use crate::model::drive::{Command, Drive, IoError, IoKind};
 use crate::model::ftl::zones::ZoneAction;
 use crate::model::thermal::{Temperatures, ThermalCounters};
 use crate::run::engine::{EventKind, EventQueue};
+use crate::run::placement_stats::{PlacementSnapshot, PlacementWindow};
 use crate::run::stats::{Counters, DirStats, Stalls, TimeSeries};
 
 /// What a driver is told by [`Device::next_event`] and
@@ -122,6 +123,9 @@ pub struct Window {
     pub energy_j: Option<f64>,
     /// Temperatures over the window (`None`: no thermal model).
     pub thermal: Option<ThermalWindow>,
+    /// Zones and placement handles over the window (`None`: a drive
+    /// without `[zns]` or `[fdp]`).
+    pub placement: Option<PlacementWindow>,
 }
 
 /// What the thermal model saw over a window.
@@ -147,6 +151,7 @@ struct Recording {
     busy_before: u64,
     stalls: Stalls,
     thermal_before: Option<(Temperatures, ThermalCounters)>,
+    placement_before: Option<PlacementSnapshot>,
 }
 
 /// A drive with its clock, in-flight commands, idle policy and statistics.
@@ -510,6 +515,7 @@ impl Device {
             busy_before: self.busy_ns,
             stalls: Stalls::default(),
             thermal_before,
+            placement_before: PlacementSnapshot::of(&self.drive),
         });
     }
 
@@ -553,6 +559,7 @@ impl Device {
             energy_j,
             series: r.series,
             thermal,
+            placement: r.placement_before.map(|s| s.window(&self.drive)),
         }
     }
 

@@ -40,6 +40,7 @@ use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::{Device, Window};
 use crate::run::driver::{drive_sources, Action, Hooked};
 use crate::run::logs::{install, FinishedLog, JobLogs};
+use crate::run::placement_stats::PlacementSnapshot;
 use crate::run::sim::{run_quiet, PhaseResult};
 use crate::run::source::{JobStats, Source};
 use crate::run::stats::Counters;
@@ -252,6 +253,11 @@ enum St {
     Done,
 }
 
+/// What the drive had counted when a job started: its counters, the
+/// energy drawn (with a power model) and its zones' and placement
+/// handles' counters (zoned and FDP drives).
+type Before = (Counters, Option<f64>, Option<PlacementSnapshot>);
+
 /// The driver's hook for a job file: starts jobs when their turn comes
 /// (after their dependencies and `startdelay`), runs the sections that
 /// run alone, and collects each I/O job's result when it finishes.
@@ -263,7 +269,7 @@ struct Scheduler<'a> {
     job_of: Vec<usize>,
     state: Vec<St>,
     /// The drive's counters and energy when each job started.
-    before: Vec<Option<(Counters, Option<f64>)>>,
+    before: Vec<Option<Before>>,
     results: Vec<Option<PhaseResult>>,
     /// Each job's reporting group.
     groups: &'a [u32],
@@ -318,7 +324,8 @@ impl Scheduler<'_> {
                         self.state[i] = St::Running;
                         dev.set_apst(spec.apst);
                         dev.set_link_pm(spec.link_pm);
-                        self.before[i] = Some((Counters::of(dev.drive()), dev.drive().energy_j(dev.now())));
+                        let d = dev.drive();
+                        self.before[i] = Some((Counters::of(d), d.energy_j(dev.now()), PlacementSnapshot::of(d)));
                         sources[self.src_of[i]].stop |= self.terminated[i];
                         action.start.push(self.src_of[i]);
                     }
@@ -377,7 +384,7 @@ impl Scheduler<'_> {
         let st = src.stats.as_mut().expect("job statistics");
         let end = src.end_ns.max(src.start);
         st.series.finish(dev.drive(), end);
-        let (c0, e0) = self.before[i].take().expect("started");
+        let (c0, e0, p0) = self.before[i].take().expect("started");
         let e1 = dev.drive().energy_j(end);
         if let Some(logs) = src.logs.take() {
             match logs.finish(end.saturating_sub(src.ramp_end)) {
@@ -401,6 +408,7 @@ impl Scheduler<'_> {
             stalls: st.stalls.clone(),
             energy_j: e0.zip(e1).map(|(a, b)| b - a),
             thermal: None,
+            placement: p0.map(|s| s.window(dev.drive())),
         };
         let mut r = PhaseResult::from_window(Phase::Io(src.spec.clone()), window);
         r.bursts = src.bursts;

@@ -30,6 +30,7 @@ pub mod entry;
 pub mod jobs;
 pub mod lifetime;
 pub mod logs;
+pub mod placement_stats;
 pub mod sim;
 pub mod source;
 pub mod state;

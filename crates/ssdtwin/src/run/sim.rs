@@ -51,6 +51,9 @@ pub struct PhaseResult {
     pub thermal: Option<crate::run::device::ThermalWindow>,
     /// Aging phases: the days aged and the wear after them.
     pub age: Option<crate::run::lifetime::AgeSummary>,
+    /// Zones and placement handles over the phase (`None`: a drive
+    /// without `[zns]` or `[fdp]`, or a phase that timed no command).
+    pub placement: Option<crate::run::placement_stats::PlacementWindow>,
 }
 
 impl PhaseResult {
@@ -76,6 +79,7 @@ impl PhaseResult {
             trace: None,
             thermal: w.thermal,
             age: None,
+            placement: w.placement,
         }
     }
 
@@ -99,6 +103,7 @@ impl PhaseResult {
             trace: None,
             thermal: None,
             age: None,
+            placement: None,
         }
     }
 

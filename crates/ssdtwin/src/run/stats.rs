@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::model::counters::Counters;
 use crate::model::drive::Drive;
+use crate::run::placement_stats::ZoneStates;
 
 /// Latency and volume of one direction (read, write or trim).
 #[derive(Debug, Clone)]
@@ -234,6 +235,9 @@ pub struct Second {
     /// critical (drives with a thermal model only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throttle: Option<u8>,
+    /// Zones by state when the second began (zoned drives only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZoneStates>,
     #[serde(skip)]
     lat_sum_ns: u128,
     /// Energy drawn from the clock's start to the second's start, J.
@@ -357,6 +361,7 @@ impl TimeSeries {
                 fold_backlog_bytes: drive.ftl().fold_backlog_bytes(),
                 nand_programs_native: p[0],
                 nand_programs_slc: p[1],
+                zones: ZoneStates::of(drive),
                 ..Second::default()
             });
         }

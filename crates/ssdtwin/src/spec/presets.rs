@@ -17,6 +17,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("ocz-slc-64gb", include_str!("../../presets/ocz-slc-64gb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../presets/smi-sm2260-mlc-512gb.toml")),
     ("toshiba-rc100-480gb", include_str!("../../presets/toshiba-rc100-480gb.toml")),
+    ("wd-zn540", include_str!("../../presets/wd-zn540.toml")),
 ];
 
 /// Names of all presets.

@@ -60,6 +60,7 @@ pub const FIGURES: &[(&str, &str)] = &[
     ("ocz-slc-64gb", include_str!("../../figures/ocz-slc-64gb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../figures/smi-sm2260-mlc-512gb.toml")),
     ("toshiba-rc100-480gb", include_str!("../../figures/toshiba-rc100-480gb.toml")),
+    ("wd-zn540", include_str!("../../figures/wd-zn540.toml")),
 ];
 
 /// The figures of one preset.

@@ -481,6 +481,9 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3], long: &mut Deferred) -
         },
     });
     job["ssdtwin"]["stalls"] = json!(crate::study::report::stall_records(r));
+    if let Some(p) = &r.placement {
+        job["ssdtwin"]["placement"] = json!(p);
+    }
     if let Some(ss) = &e.steadystate {
         job["steadystate"] = steadystate_json(ss);
     }

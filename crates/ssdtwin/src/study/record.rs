@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::model::health::Health;
 use crate::run::device::ThermalWindow;
 use crate::run::lifetime::{AgeSpec, AgeSummary};
+use crate::run::placement_stats::PlacementWindow;
 use crate::run::stats::{Counters, Second};
 use crate::run::trace::TraceSpec;
 use crate::run::workload::IoSpec;
@@ -198,6 +199,10 @@ pub struct PhaseRecord {
     /// [`crate::study::metric::STALL_THRESHOLDS_NS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalls: Vec<StallRecord>,
+    /// Zoned and FDP drives: zones by state, what each zone and each
+    /// placement handle took (see [`crate::run::placement_stats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementWindow>,
 }
 
 /// The share of a phase's commands whose completion latency exceeded a

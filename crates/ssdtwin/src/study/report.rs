@@ -113,6 +113,7 @@ pub fn phase_record(r: &PhaseResult) -> PhaseRecord {
             Phase::Io(_) | Phase::Trace(_) => stall_records(r),
             _ => Vec::new(),
         },
+        placement: r.placement.clone(),
     }
 }
 
@@ -424,6 +425,9 @@ fn io_lines(p: &PhaseResult) -> String {
     }
     let c = &p.counters;
     out.push_str(&flash_line(c));
+    if let Some(pl) = &p.placement {
+        out.push_str(&pl.summary_lines());
+    }
     if c.switch_merges + c.partial_merges + c.full_merges > 0 {
         out.push_str(&format!(
             "  merges: {} switch, {} partial, {} full; {} × 4 KiB copied\n",
