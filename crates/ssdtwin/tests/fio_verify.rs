@@ -86,8 +86,17 @@ fn verify_is_only_for_writers_and_skipped_when_asked() {
     assert!(r[0].stats.as_ref().unwrap().dir_ns.is_none());
     let (_, log, _, _) = run("[v]\nrw=read\nbs=4k\nsize=256k\nverify=crc32c\n");
     assert_eq!(offsets(&log, IoKind::Read).len(), 64, "a reader verifies what it reads: no more reads");
-    let e = parse_job_file("[v]\nrw=randrw\nsize=1m\nverify=crc32c\n", "t.fio", CAP, &JobOptions::new()).unwrap_err();
-    assert!(e.to_string().contains("t.fio:4") && e.to_string().contains("mixed"), "{e}");
+    // A mixed job verifies its writes after its I/O; its reads' runtime
+    // is both phases (fio's update_runtime).
+    let (r, log, _, _) = run("[v]\nrw=randrw\nbs=4k\nsize=1m\nverify=crc32c\n");
+    let w = offsets(&log, IoKind::Write);
+    let rd = offsets(&log, IoKind::Read);
+    assert_eq!(rd[rd.len() - w.len()..], w[..], "the last reads are the writes', in order");
+    let ns = r[0].stats.as_ref().unwrap().dir_ns.unwrap();
+    assert_eq!(ns[0], r[0].result.end_ns - r[0].result.start_ns);
+    let e = parse_job_file("[v]\nrw=write\nsize=1m\nloops=2\nverify=crc32c\n", "t.fio", CAP, &JobOptions::new())
+        .unwrap_err();
+    assert!(e.to_string().contains("t.fio:5") && e.to_string().contains("loops"), "{e}");
     let e = parse_job_file("[v]\nrw=write\nsize=1m\nverify=sha7\n", "t.fio", CAP, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("sha7"), "{e}");
 }

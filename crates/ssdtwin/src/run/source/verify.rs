@@ -9,7 +9,9 @@
 //! each block once per pass), otherwise sorted by offset with a block
 //! written twice read once (fio keeps those in an rb-tree). The reads
 //! are the job's read statistics, and each direction has its own runtime
-//! (the writes' and the verify phase's), as in fio's JSON. With
+//! as in fio's JSON (backend.c `update_runtime`): the writes' is the
+//! write phase, the reads' the verify phase, plus the write phase for a
+//! job that reads there too (a mixed pattern, or `verify_backlog`). With
 //! `verify_backlog=N`, after every N writes the next
 //! `verify_backlog_batch` (default N) commands read back the oldest
 //! blocks not yet verified; they do not count toward the job's size, and
@@ -46,7 +48,8 @@ pub(crate) struct VerifyState {
 
 impl VerifyState {
     pub(crate) fn new(spec: Verify, io: &IoSpec) -> VerifyState {
-        let random_map = matches!(io.rw, RwPattern::RandWrite) && !io.norandommap;
+        let random = matches!(io.rw, RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandRead);
+        let random_map = random && !io.norandommap;
         VerifyState { spec, log: VecDeque::new(), sorted: !random_map, writes: 0, batch_left: 0, phase: None }
     }
 
@@ -94,8 +97,10 @@ impl Source {
         let stopped = self.error != 0 || self.stop;
         let v = self.verify.as_mut().expect("a job with verify");
         if let Some((start, write_ns)) = v.phase {
+            let reads_too = v.spec.backlog != 0 || matches!(self.spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
             if let Some(st) = &mut self.stats {
-                st.dir_ns = Some([now - start, write_ns, 0]);
+                let read_ns = now - start + if reads_too { write_ns } else { 0 };
+                st.dir_ns = Some([read_ns, write_ns, write_ns]);
             }
             return false;
         }
