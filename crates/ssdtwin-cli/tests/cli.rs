@@ -575,18 +575,18 @@ fn fio_command_lines_paste_as_they_are() {
 fn refused_options_say_why_and_fio_options_lists_the_table() {
     let drive = tmp("refused.toml", &small_drive_toml());
     let d = drive.to_str().unwrap();
-    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=4\nnum_range=4\n");
+    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=4\nnum_range=4\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap()]);
-    assert_fails_with(&o, &["sync.fio:5", "`fsync`", "flushes", "`num_range` (", "sync.fio:6)", "multi-range"]);
-    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nfsync=0\nnum_range=1\n");
+    assert_fails_with(&o, &["sync.fio:5", "`write_barrier`", "barrier", "`num_range` (", "sync.fio:6)", "multi-range"]);
+    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=0\nnum_range=1\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap(), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ssdtwin(&["fio-options", "fsync", "timeout", "fixedbufs"]);
+    let o = ssdtwin(&["fio-options", "write_barrier", "timeout", "fixedbufs"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("fsync ") && lines[0].contains(" refused "), "{out}");
-    assert!(lines[1].contains("refused: flushes"), "{out}");
+    assert!(lines[0].starts_with("write_barrier ") && lines[0].contains(" refused "), "{out}");
+    assert!(lines[1].contains("refused: barrier"), "{out}");
     assert!(lines[2].starts_with("runtime (timeout)") && lines[2].contains(" fio "), "{out}");
     assert!(lines[3].starts_with("fixedbufs ") && lines[3].contains(" host "), "{out}");
     assert_fails_with(&ssdtwin(&["fio-options", "frobnicate"]), &["`frobnicate` is not a fio option"]);

@@ -161,9 +161,9 @@ fn bad_results_are_named() {
     assert!(e.contains("randread-qd1") && e.contains("bs=8k") && e.contains("bs=4096"), "{e}");
     // An option the twin cannot replay.
     let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    doc["jobs"][4]["job options"]["fsync"] = "1".into();
+    doc["jobs"][4]["job options"]["sprandom"] = "1".into();
     let e = err(&doc.to_string());
-    assert!(e.contains("randread-qd1") && e.contains("cannot replay") && e.contains("fsync"), "{e}");
+    assert!(e.contains("randread-qd1") && e.contains("cannot replay") && e.contains("sprandom"), "{e}");
     // No job of the battery at all.
     let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     for j in doc["jobs"].as_array_mut().unwrap() {

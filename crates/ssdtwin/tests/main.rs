@@ -10,6 +10,8 @@ mod fio;
 mod fio_control;
 mod fio_distributions;
 mod fio_options;
+mod fio_sync;
+mod fio_verify;
 mod fit;
 mod gc;
 mod hybrid;

@@ -283,6 +283,19 @@ impl Device {
         done
     }
 
+    /// Submit a write with Force Unit Access (see [`Drive::submit_fua`]).
+    /// Returns its completion time.
+    pub fn submit_fua(&mut self, cmd: Command, tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+            self.progress_ns = now;
+        }
+        let done = self.drive.submit_fua(cmd, now);
+        self.track(cmd, tag, now, done);
+        done
+    }
+
     /// Submit a Zone Append of `cmd.len` bytes to the zone starting at
     /// byte `cmd.offset` (a zoned drive; see [`Drive::submit_append`]).
     /// Returns its completion time and the offset the drive wrote it at

@@ -108,6 +108,8 @@ pub enum TimerKind {
     Burst = 1,
     /// The scheduler above the loop (e.g. a delayed job start).
     External = 2,
+    /// A source's FLUSH completed.
+    Flush = 3,
 }
 
 impl Timer {
@@ -123,7 +125,8 @@ impl Timer {
         let kind = match token % 4 {
             0 => TimerKind::Submit,
             1 => TimerKind::Burst,
-            _ => TimerKind::External,
+            2 => TimerKind::External,
+            _ => TimerKind::Flush,
         };
         Timer { source: token / 4, kind }
     }
@@ -280,6 +283,7 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Workload for Jobs<'
                     self.work.push(Hooked::Finished(i));
                 }
             }
+            TimerKind::Flush => ended = self.sources[i].on_flush_done(dev, i as u32, now).then_some(i),
             TimerKind::External => {
                 self.hook_timers -= 1;
                 self.work.push(Hooked::Timer(t.source));

@@ -21,6 +21,9 @@ use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::{Next, ZbdJob};
 
+mod sync;
+mod verify;
+
 /// fio's error number when a job ends below its minimum rate (EIO).
 pub const EIO: i32 = 5;
 /// fio's error number when a command exceeds `max_latency` or the latency
@@ -51,6 +54,12 @@ pub struct JobStats {
     /// Intervals in which the job had commands outstanding and none of
     /// them completed (ended after the ramp).
     pub stalls: Stalls,
+    /// Its FLUSHes after the ramp (`fsync`, `fdatasync`): count and
+    /// latency (no bytes); `None` for a job without them.
+    pub sync: Option<DirStats>,
+    /// Each direction's runtime, ns, when they differ (a verify phase's
+    /// reads after the writes); `None`: the job's.
+    pub dir_ns: Option<[u64; 3]>,
 }
 
 /// One closed-loop workload source: an I/O phase's generator and limits.
@@ -115,6 +124,12 @@ pub(crate) struct Source {
     zbd_blocked_until: u64,
     /// fio's `fdp=1`: the placement identifiers its writes carry.
     placement: Option<Box<Placements>>,
+    /// fio's `fsync`, `fdatasync`, `end_fsync`, `sync` ([`sync`]).
+    syncs: Option<Box<sync::SyncState>>,
+    /// fio's verify phase ([`verify`]).
+    verify: Option<Box<verify::VerifyState>>,
+    /// It has `syncs` or `verify`: submissions go through them.
+    extras: bool,
 }
 
 /// The placement identifiers a job's writes carry, in fio's order
@@ -193,6 +208,9 @@ impl Source {
             zbd_ready: None,
             zbd_blocked_until: 0,
             placement: None,
+            syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
+            verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
+            extras: spec.syncs.is_some() || spec.verify.is_some(),
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
                     dirs: Default::default(),
@@ -201,6 +219,8 @@ impl Source {
                     depth_levels: [0; 7],
                     busy_ns: 0,
                     stalls: Stalls::default(),
+                    sync: spec.syncs.map(|_| DirStats::default()),
+                    dir_ns: None,
                 })
             }),
             spec,
@@ -279,6 +299,7 @@ impl Source {
             && self.spec.thinktime_ns == 0
             && self.rate_gap_ns == 0.0
             && self.spec.burst.is_none()
+            && !self.extras
     }
 
     #[inline]
@@ -294,6 +315,9 @@ impl Source {
     /// Submit the next command now.
     #[inline]
     pub(crate) fn submit(&mut self, dev: &mut Device, tag: u32) {
+        if self.extras && self.extra_instead(dev, tag) {
+            return;
+        }
         let (cmd, append) = if self.zbd.is_some() {
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
@@ -312,17 +336,25 @@ impl Source {
             dev.submit_append(cmd, tag);
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
             dev.submit_placed(cmd, p.next(), tag);
+        } else if self.extras {
+            self.submit_extra(dev, cmd, tag);
         } else {
             dev.submit(cmd, tag);
         }
+        self.issued += cmd.len as u64;
+        self.seg_issued += cmd.len as u64;
+        self.issued_ios += 1;
+        self.count_submitted(now);
+    }
+
+    /// One more command outstanding, submitted at `now`.
+    #[inline(always)]
+    fn count_submitted(&mut self, now: u64) {
         if self.outstanding == 0 {
             self.busy_since = now;
             self.progress_ns = now;
         }
         self.outstanding += 1;
-        self.issued += cmd.len as u64;
-        self.seg_issued += cmd.len as u64;
-        self.issued_ios += 1;
         if let Some(st) = &mut self.stats {
             let level = match self.outstanding {
                 1 => 0,
@@ -657,6 +689,9 @@ impl Source {
                 }
             }
             _ => {
+                if self.extras && self.extras_at_end(dev, me, now) {
+                    return false;
+                }
                 self.finished = true;
                 true
             }

@@ -62,6 +62,10 @@ pub(crate) struct Entry {
     pub(crate) error: i32,
     pub(crate) options: Vec<(String, String)>,
     pub(crate) dirs: [DirStats; 3],
+    /// The FLUSHes of `fsync`/`fdatasync` (fio's `sync` section).
+    pub(crate) sync: DirStats,
+    /// Each direction's runtime when they differ (a verify phase).
+    pub(crate) dir_ns: Option<[u64; 3]>,
     pub(crate) samples: Samples,
     pub(crate) depth_levels: [u64; 7],
     pub(crate) measured_ns: u64,
@@ -89,6 +93,8 @@ impl FioReport<'_> {
                 depth_levels: [0; 7],
                 busy_ns: 0,
                 stalls: Default::default(),
+                sync: None,
+                dir_ns: None,
             };
             let st = j.stats.as_ref().unwrap_or(&empty);
             let r = &j.result;
@@ -97,11 +103,19 @@ impl FioReport<'_> {
                     for (a, b) in e.dirs.iter_mut().zip(&st.dirs) {
                         a.merge(b);
                     }
+                    if let Some(s) = &st.sync {
+                        e.sync.merge(s);
+                    }
                     e.samples.add_kept(&st.samples);
                     for k in 0..7 {
                         e.depth_levels[k] += st.depth_levels[k];
                     }
                     e.measured_ns = e.measured_ns.max(r.measured_ns);
+                    if let (Some(a), Some(b)) = (&mut e.dir_ns, st.dir_ns) {
+                        for k in 0..3 {
+                            a[k] = a[k].max(b[k]);
+                        }
+                    }
                     e.elapsed_ns = e.elapsed_ns.max(r.end_ns - r.start_ns);
                     e.run_sum_ns += r.measured_ns;
                     e.error = e.error.max(j.error);
@@ -119,6 +133,8 @@ impl FioReport<'_> {
                 error: j.error,
                 options: j.options.clone(),
                 dirs: st.dirs.clone(),
+                sync: st.sync.clone().unwrap_or_default(),
+                dir_ns: st.dir_ns,
                 samples: st.samples.clone(),
                 depth_levels: st.depth_levels,
                 measured_ns: r.measured_ns,
@@ -307,13 +323,10 @@ fn lat_json(d: &DirStats, percentiles: bool, bins: bool) -> Value {
     Value::Object(m)
 }
 
-fn zero_lat() -> Value {
-    json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 })
-}
-
 fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
     let d = &e.dirs[k];
-    let bw = rate(d.bytes as f64, e.measured_ns);
+    let ns = e.dir_ns.map_or(e.measured_ns, |r| r[k]);
+    let bw = rate(d.bytes as f64, ns);
     let (bws, iops) = sample_stats(e, k);
     let (bmin, bmax, bmean, bdev) = bws.summary;
     let (imin, imax, imean, idev) = iops.summary;
@@ -329,8 +342,8 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": bw.round() as u64,
         "bw": (bw / 1024.0).round() as u64,
-        "iops": rate(d.ios as f64, e.measured_ns),
-        "runtime": if d.ios > 0 { e.measured_ns / 1_000_000 } else { 0 },
+        "iops": rate(d.ios as f64, ns),
+        "runtime": if d.ios > 0 { ns / 1_000_000 } else { 0 },
         "total_ios": d.ios,
         "short_ios": 0,
         "drop_ios": 0,
@@ -446,7 +459,7 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3], long: &mut Deferred) -
         "read": dir_json(e, 0, plus, group_bw[0]),
         "write": dir_json(e, 1, plus, group_bw[1]),
         "trim": dir_json(e, 2, plus, group_bw[2]),
-        "sync": { "total_ios": 0, "lat_ns": zero_lat() },
+        "sync": { "total_ios": e.sync.ios, "lat_ns": lat_json(&e.sync, true, false) },
         "job_runtime": e.run_sum_ns / 1_000_000,
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
@@ -592,37 +605,17 @@ fn entry_text(e: &Entry) -> String {
         if d.ios == 0 {
             continue;
         }
-        let bw = rate(d.bytes as f64, e.measured_ns);
+        let ns = e.dir_ns.map_or(e.measured_ns, |r| r[k]);
+        let bw = rate(d.bytes as f64, ns);
         out.push_str(&format!(
             "  {label}: IOPS={}, BW={} ({})({}/{}msec)\n",
-            si_count(rate(d.ios as f64, e.measured_ns)),
+            si_count(rate(d.ios as f64, ns)),
             bin_rate(bw),
             si_rate(bw),
             bin_size(d.bytes as f64),
-            e.measured_ns / 1_000_000
+            ns / 1_000_000
         ));
-        let (unit, div) = if d.lat_max_ns >= 10_000_000 {
-            ("msec", 1e6)
-        } else if d.lat_max_ns >= 10_000 {
-            ("usec", 1e3)
-        } else {
-            ("nsec", 1.0)
-        };
-        for name in ["clat", " lat"] {
-            out.push_str(&format!(
-                "    {name} ({unit}): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}\n",
-                d.lat_min_ns as f64 / div,
-                d.lat_max_ns as f64 / div,
-                d.mean_ns() / div,
-                d.hist.stdev() / div
-            ));
-        }
-        out.push_str(&format!("    clat percentiles ({unit}):\n"));
-        for row in PERCENTILES.chunks(4) {
-            let cells: Vec<String> =
-                row.iter().map(|&p| format!("{:5.2}th=[{:>5.0}]", p, d.percentile_ns(p) as f64 / div)).collect();
-            out.push_str(&format!("     | {},\n", cells.join(", ")));
-        }
+        normal_latency(&mut out, d, &["clat", " lat"], "clat");
         let (bws, iops) = sample_stats(e, k);
         let (a, b, c, dd) = bws.summary;
         out.push_str(&format!(
@@ -634,6 +627,10 @@ fn entry_text(e: &Entry) -> String {
             "   iops        : min={a:.0}, max={b:.0}, avg={c:.2}, stdev={dd:.2}, samples={}\n",
             iops.n
         ));
+    }
+    if e.sync.ios > 0 {
+        out.push_str("  fsync/fdatasync/sync_file_range:\n");
+        normal_latency(&mut out, &e.sync, &["sync"], "sync");
     }
     if let Some(t) = e.latency_target {
         out.push_str(&format!(
@@ -672,12 +669,39 @@ fn entry_text(e: &Entry) -> String {
             .collect();
         out.push_str(&format!("  IO depths    : {}\n", cells.join(", ")));
         out.push_str(&format!(
-            "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0\n",
-            e.dirs[0].ios, e.dirs[1].ios, e.dirs[2].ios
+            "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0\n",
+            e.dirs[0].ios, e.dirs[1].ios, e.dirs[2].ios, e.sync.ios
         ));
     }
     out.push('\n');
     out
+}
+
+/// fio's latency lines of the normal output: `names` (min, max, avg,
+/// stdev) and `pct` percentiles, in the unit fio picks by the maximum.
+fn normal_latency(out: &mut String, d: &DirStats, names: &[&str], pct: &str) {
+    let (unit, div) = if d.lat_max_ns >= 10_000_000 {
+        ("msec", 1e6)
+    } else if d.lat_max_ns >= 10_000 {
+        ("usec", 1e3)
+    } else {
+        ("nsec", 1.0)
+    };
+    for name in names {
+        out.push_str(&format!(
+            "    {name} ({unit}): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}\n",
+            d.lat_min_ns as f64 / div,
+            d.lat_max_ns as f64 / div,
+            d.mean_ns() / div,
+            d.hist.stdev() / div
+        ));
+    }
+    out.push_str(&format!("    {pct} percentiles ({unit}):\n"));
+    for row in PERCENTILES.chunks(4) {
+        let cells: Vec<String> =
+            row.iter().map(|&p| format!("{:5.2}th=[{:>5.0}]", p, d.percentile_ns(p) as f64 / div)).collect();
+        out.push_str(&format!("     | {},\n", cells.join(", ")));
+    }
 }
 
 /// The kinds in fio's order, for callers that index results.

@@ -42,6 +42,7 @@ mod untimed;
 pub use image::{DriveImage, DriveImageRef};
 pub use untimed::UntimedWrites;
 
+mod fua;
 mod parts;
 mod placement;
 mod zoned;

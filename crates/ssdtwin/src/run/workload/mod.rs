@@ -186,6 +186,59 @@ pub struct Zbd {
     pub at: String,
 }
 
+/// fio's flushes and synchronous writes on a block device: `fsync=N`
+/// and `fdatasync=N` (a FLUSH after every N writes issued: on a block
+/// device both are the drive's Flush), `end_fsync` / `fsync_on_close`
+/// (one FLUSH once the job's I/O is done) and `sync` (O_SYNC or O_DSYNC:
+/// every write with Force Unit Access).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Syncs {
+    /// `fsync`: a FLUSH after every this many writes (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fsync: u32,
+    /// `fdatasync`: the same, checked after `fsync`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fdatasync: u32,
+    /// `end_fsync` or `fsync_on_close`: a FLUSH at the job's end.
+    #[serde(default)]
+    pub end: bool,
+    /// `sync=1` (`sync`, `dsync`): writes carry Force Unit Access.
+    #[serde(default)]
+    pub fua: bool,
+}
+
+impl Syncs {
+    /// A FLUSH is due after the job's `writes`-th write.
+    #[inline]
+    pub fn due_after(&self, writes: u64) -> bool {
+        let every = |n: u32| n != 0 && writes % n as u64 == 0;
+        every(self.fsync) || every(self.fdatasync)
+    }
+}
+
+/// fio's verification of written data (`verify`, `do_verify`,
+/// `verify_backlog`, `verify_backlog_batch`): the blocks a write job wrote
+/// are read back, each once, after its writes or (with a backlog)
+/// between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verify {
+    /// `verify_backlog`: after every this many writes, read back some of
+    /// those written (0: all after the write phase).
+    #[serde(default, skip_serializing_if = "is_zero64")]
+    pub backlog: u64,
+    /// `verify_backlog_batch`: how many (0: `backlog`).
+    #[serde(default, skip_serializing_if = "is_zero64")]
+    pub batch: u64,
+}
+
+fn is_zero64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// fio's data placement (`fdp=1`): every write carries a placement
 /// identifier of the drive's `[fdp]` configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +381,13 @@ pub struct IoSpec {
     /// fio's `fdp=1`: writes carry placement identifiers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// fio's flushes and FUA writes (`fsync`, `fdatasync`, `end_fsync`,
+    /// `fsync_on_close`, `sync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<Syncs>,
+    /// fio's verify phase (`verify`, `do_verify`, `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -391,6 +451,8 @@ impl IoSpec {
             strided: None,
             zbd: None,
             placement: None,
+            syncs: None,
+            verify: None,
             rate: None,
             rate_min: None,
             thinktime_blocks: 1,

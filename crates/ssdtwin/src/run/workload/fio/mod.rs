@@ -24,9 +24,9 @@
 //! - [`jobctl`]: the latency target, steady-state and log options.
 //!
 //! Options that only describe the host side of a real fio run
-//! (`ioengine`, `direct`, `filename`, `verify*`, ...) are accepted, have no
+//! (`ioengine`, `direct`, `filename`, `verify_pattern`, ...) are accepted, have no
 //! effect, and are listed in [`JobFile::ignored`]; an unknown option, or a
-//! refused one (`fsync`, zoned block devices, ... unless given fio's
+//! refused one (`flow`, `sprandom`, ... unless given fio's
 //! default), is an error naming file, line and option.
 
 pub mod checks;
@@ -34,8 +34,10 @@ pub mod jobctl;
 pub mod options;
 pub mod phase;
 pub mod placement;
+pub mod sync;
 pub mod table;
 pub mod values;
+pub mod verify;
 pub mod zbd;
 
 pub use options::{is_host_only, is_known, is_schedule, HOST_ONLY};

@@ -95,6 +95,8 @@ struct PhaseBuilder {
     zbd_at: Option<String>,
     zbd: super::zbd::ZbdOptions,
     placement: super::placement::PlacementOptions,
+    syncs: super::sync::SyncOptions,
+    verify: super::verify::VerifyOptions,
     control: super::jobctl::Control,
 }
 
@@ -134,6 +136,8 @@ impl PhaseBuilder {
             zbd_at: None,
             zbd: Default::default(),
             placement: Default::default(),
+            syncs: Default::default(),
+            verify: Default::default(),
             control: super::jobctl::Control::default(),
         }
     }
@@ -166,6 +170,8 @@ impl PhaseBuilder {
             Reader::Control => self.control.apply(entry),
             Reader::Zoned => self.zbd.apply(entry),
             Reader::Placement => self.placement.apply(entry),
+            Reader::Sync => self.syncs.apply(entry),
+            Reader::Verify => self.verify.apply(entry, self.kb_base),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
             Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
@@ -584,6 +590,11 @@ impl PhaseBuilder {
             self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, self.spec.rw, 0)?;
         }
         self.spec.placement = std::mem::take(&mut self.placement).finish();
+        self.spec.syncs = std::mem::take(&mut self.syncs).finish();
+        // zbd's writes land where the zones' write pointers are (and
+        // resets discard them): their read-back is not modelled.
+        let verify = std::mem::take(&mut self.verify).finish(self.spec.rw, self.spec.loops)?;
+        self.spec.verify = verify.filter(|_| self.spec.zbd.is_none());
         self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
             (Some((bytes, at)), d) => {
@@ -643,9 +654,13 @@ mod tests {
             phase(&[("rw", "randread"), ("runtime", "3"), ("bs", "8k"), ("rate_min", "1k")])
         );
         // A refused option with fio's default value changes nothing.
-        assert_eq!(phase(&[("rw", "read"), ("zonemode", "none"), ("fsync", "0")]), phase(&[("rw", "read")]));
-        let e = vec![("rw".into(), "write".into(), "t:1".into()), ("fsync".into(), "8".into(), "t:2".into())];
+        assert_eq!(phase(&[("rw", "read"), ("zonemode", "none"), ("write_barrier", "0")]), phase(&[("rw", "read")]));
+        let e = vec![("rw".into(), "write".into(), "t:1".into()), ("write_barrier".into(), "8".into(), "t:2".into())];
         let msg = build_phase("job", &e, 1 << 30).unwrap_err().to_string();
-        assert!(msg.starts_with("t:2: option `fsync` — fio's option, not modelled: flushes"), "{msg}");
+        assert!(msg.starts_with("t:2: option `write_barrier` — fio's option, not modelled: barrier"), "{msg}");
+        // fsync=0 is no flush at all; fsync_on_close is end_fsync.
+        assert_eq!(phase(&[("rw", "write"), ("fsync", "0")]), phase(&[("rw", "write")]));
+        assert_eq!(phase(&[("rw", "write"), ("fsync_on_close", "1")]), phase(&[("rw", "write"), ("end_fsync", "1")]));
+        assert_eq!(phase(&[("rw", "write"), ("writefua", "1")]), phase(&[("rw", "write"), ("sync", "dsync")]));
     }
 }

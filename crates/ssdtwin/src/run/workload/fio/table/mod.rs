@@ -54,6 +54,10 @@ pub enum Reader {
     Zoned,
     /// Data placement (FDP) options ([`super::placement`]).
     Placement,
+    /// Flushes and FUA writes (`fsync`, `sync`, ...: [`super::sync`]).
+    Sync,
+    /// Verification of written data (`verify`, ...: [`super::verify`]).
+    Verify,
     /// When a job runs and how it is reported (read by the job file parser).
     Schedule,
     /// A trace replay's options (a section with `trace=FILE`).

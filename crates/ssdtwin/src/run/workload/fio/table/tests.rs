@@ -40,8 +40,8 @@ fn a_default_value_is_inert() {
     let d = |k| lookup(k).unwrap();
     assert!(d("dataplacement").is_inert("none"));
     assert!(!d("dataplacement").is_inert("fdp"));
-    assert!(d("fsync").is_inert("0"));
-    assert!(!d("fsync").is_inert("1"));
+    assert!(d("write_barrier").is_inert("0"));
+    assert!(!d("write_barrier").is_inert("1"));
     assert!(d("num_range").is_inert("1"));
     assert!(!d("num_range").is_inert("2"));
     assert!(!d("read_iolog").is_inert(""));

@@ -1,0 +1,133 @@
+//! A write job's verify phase (`verify`, `do_verify`, `verify_backlog`):
+//! what a [`Source`] does with its [`Verify`].
+//!
+//! As fio (backend.c `do_verify`, iolog.c `log_io_piece`, io_u.c
+//! `check_get_verify`): every write issued is logged; once the job's
+//! writes (and its end FLUSH) are done, each logged block is read back
+//! once, at the job's `iodepth` — in the order written when the job has
+//! fio's random map (a random pattern without `norandommap`, which writes
+//! each block once per pass), otherwise sorted by offset with a block
+//! written twice read once (fio keeps those in an rb-tree). The reads
+//! are the job's read statistics, and each direction has its own runtime
+//! as in fio's JSON (backend.c `update_runtime`): the writes' is the
+//! write phase, the reads' the verify phase, plus the write phase for a
+//! job that reads there too (a mixed pattern, or `verify_backlog`). With
+//! `verify_backlog=N`, after every N writes the next
+//! `verify_backlog_batch` (default N) commands read back the oldest
+//! blocks not yet verified; they do not count toward the job's size, and
+//! the verify phase reads the rest. A job that ended with an error or was
+//! stopped (steady state, `exitall`, a latency target's end) verifies
+//! nothing, as fio skips `do_verify` after `td->terminate`.
+//!
+//! The twin stores no data, so nothing is compared: the reads are issued
+//! and counted. Left out: the log grows by one entry per write (16
+//! bytes) until verified, as fio's io pieces do.
+
+use std::collections::VecDeque;
+
+use super::Source;
+use crate::model::drive::{Command, IoKind};
+use crate::run::device::Device;
+use crate::run::workload::{IoSpec, RwPattern, Verify};
+
+/// A job's writes to verify and where its verification is.
+#[derive(Debug, Clone)]
+pub(crate) struct VerifyState {
+    spec: Verify,
+    /// Written and not yet read back: (offset, length).
+    log: VecDeque<(u64, u32)>,
+    /// Read back sorted by offset (no random map).
+    sorted: bool,
+    /// Writes issued.
+    writes: u64,
+    /// Backlog reads still to issue now.
+    batch_left: u64,
+    /// When the verify phase began, and the write phase's runtime.
+    phase: Option<(u64, u64)>,
+}
+
+impl VerifyState {
+    pub(crate) fn new(spec: Verify, io: &IoSpec) -> VerifyState {
+        let random = matches!(io.rw, RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandRead);
+        let random_map = random && !io.norandommap;
+        VerifyState { spec, log: VecDeque::new(), sorted: !random_map, writes: 0, batch_left: 0, phase: None }
+    }
+
+    /// A write was issued.
+    pub(super) fn written(&mut self, cmd: Command) {
+        self.log.push_back((cmd.offset, cmd.len));
+        self.writes += 1;
+        if self.spec.backlog != 0 && self.writes % self.spec.backlog == 0 {
+            self.batch_left = if self.spec.batch == 0 { self.spec.backlog } else { self.spec.batch };
+        }
+    }
+}
+
+impl Source {
+    /// Before a submission: a verify read is due (the verify phase, or a
+    /// backlog batch): issue it instead (`true`).
+    pub(super) fn verify_instead(&mut self, dev: &mut Device, me: u32) -> bool {
+        let v = self.verify.as_mut().expect("a job with verify");
+        let in_phase = v.phase.is_some();
+        if !in_phase && v.batch_left == 0 {
+            return false;
+        }
+        let Some((offset, len)) = v.log.pop_front() else {
+            v.batch_left = 0;
+            return false;
+        };
+        if !in_phase {
+            v.batch_left -= 1;
+        }
+        let now = dev.now();
+        dev.submit(Command { kind: IoKind::Read, offset, len }, me);
+        if in_phase {
+            // The verify phase's limits are its reads.
+            self.issued += len as u64;
+            self.seg_issued += len as u64;
+            self.issued_ios += 1;
+        }
+        self.count_submitted(now);
+        true
+    }
+
+    /// The job's writes are done at `now`: start its verify phase
+    /// (`true`), or, once it is over, note the directions' runtimes.
+    pub(super) fn verify_at_end(&mut self, dev: &mut Device, me: u32, now: u64) -> bool {
+        let stopped = self.error != 0 || self.stop;
+        let v = self.verify.as_mut().expect("a job with verify");
+        if let Some((start, write_ns)) = v.phase {
+            let reads_too = v.spec.backlog != 0 || matches!(self.spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
+            if let Some(st) = &mut self.stats {
+                let read_ns = now - start + if reads_too { write_ns } else { 0 };
+                st.dir_ns = Some([read_ns, write_ns, write_ns]);
+            }
+            return false;
+        }
+        if stopped || v.log.is_empty() {
+            return false;
+        }
+        if v.sorted {
+            // fio's rb-tree: by offset, the last write of a block kept.
+            let log = v.log.make_contiguous();
+            log.sort_by_key(|e| e.0);
+            let mut kept: Vec<(u64, u32)> = Vec::with_capacity(log.len());
+            for &e in log.iter() {
+                match kept.last_mut() {
+                    Some(last) if last.0 == e.0 => *last = e,
+                    _ => kept.push(e),
+                }
+            }
+            v.log = kept.into();
+        }
+        v.phase = Some((now, now.saturating_sub(self.ramp_end)));
+        self.byte_limit = v.log.iter().map(|e| e.1 as u64).sum();
+        self.ios_limit = v.log.len() as u64;
+        self.issued = 0;
+        self.issued_ios = 0;
+        self.seg_issued = 0;
+        self.deadline = None;
+        self.fill(dev, me);
+        self.outstanding + self.pending > 0
+    }
+}
