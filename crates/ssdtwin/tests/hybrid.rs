@@ -37,13 +37,17 @@ fn sequential_writes_only_switch_merge_and_stay_fast() {
     seq.size = Some(256 << 20);
     let s = run(model.clone(), 0, seq);
     let c = &s.counters;
-    assert!(c.switch_merges >= 250, "256 MiB fill 256 logical blocks of 1 MiB: {c:?}");
+    // The preset's logical blocks are superblocks of 8 × 1 MiB (ganged).
+    let lb_bytes = model.geometry.slots_per_block as u64 * 4096;
+    let lbs = (256 << 20) / lb_bytes;
+    let dies = model.geometry.dies as u64;
+    assert!(c.switch_merges + dies >= lbs, "256 MiB fill {lbs} logical blocks of {lb_bytes} bytes: {c:?}");
     assert_eq!((c.partial_merges, c.full_merges, c.merge_slots_copied), (0, 0, 0), "{c:?}");
     let seq_lat = s.dirs[IoKind::Write as usize].mean_ns();
     assert!(seq_lat < 200_000.0, "sequential 4 KiB writes at QD1: mean {seq_lat:.0} ns");
 
     // The same writes at random offsets over the written span (4 times
-    // the 64 log blocks): full merges.
+    // the 8 log blocks): full merges.
     let mut rnd = IoSpec::new("random", RwPattern::RandWrite);
     rnd.size = Some(256 << 20);
     rnd.runtime_ns = Some(5_000_000_000);
@@ -191,8 +195,11 @@ fn hybrid_spec_errors_name_their_field() {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         DriveSpec::load("ocz-core-64gb", &set).unwrap().build("t").unwrap_err().to_string()
     };
-    assert!(err(&["ftl.hybrid.log_blocks=17"]).contains("ftl.hybrid.log_blocks"));
-    assert!(err(&["ftl.hybrid.log_blocks=16", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
+    // The preset's 16 dies in gangs of 8: 2 FTL dies.
+    assert!(err(&["ftl.hybrid.log_blocks=3"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["ftl.hybrid.log_blocks=2", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["geometry.gang=3"]).contains("geometry.gang"));
+    assert!(err(&["geometry.dies=15"]).contains("geometry.gang"));
     assert!(err(&["ftl.mapping=page"]).contains("ftl.hybrid"));
     assert!(err(&["ftl.hybrid.log_blocks=8192"]).contains("ftl.hybrid.log_blocks"));
     assert!(err(&["ftl.hybrid.merge_batch=0"]).contains("ftl.hybrid.merge_batch"));
@@ -234,7 +241,9 @@ fn whole_block_copy_ns(model: &DriveModel) -> u64 {
     let n = &model.native;
     let geo = model.geometry;
     let unit = geo.unit_slots(ssdtwin::model::nand::CellMode::Native) as u64;
-    let xfer = ssdtwin::model::nand::transfer_ns(unit * model.channel_bytes_per_slot, model.channel_fs_per_byte);
+    // A ganged unit crosses its channels in parallel: one member's share.
+    let per_channel = unit / model.spec.geometry.gang as u64;
+    let xfer = ssdtwin::model::nand::transfer_ns(per_channel * model.channel_bytes_per_slot, model.channel_fs_per_byte);
     let rows = geo.slots_per_block / unit as u32;
     (0..rows).map(|row| n.tr(row) + xfer + model.spec.controller.ecc_decode_ns + xfer + n.tprog(row)).sum()
 }
@@ -247,7 +256,8 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     let mut drive = Drive::new(model.clone());
     let n = 400;
     let cmds = qd1_commands(&mut drive, n);
-    let rows = (model.geometry.slots_per_block / 2) as u64;
+    let rows =
+        (model.geometry.slots_per_block / model.geometry.unit_slots(ssdtwin::model::nand::CellMode::Native)) as u64;
     let copy = whole_block_copy_ns(&model);
     let tbers = model.native.tbers_ns;
     let host = model.spec.controller.cmd_overhead_ns + ssdtwin::model::nand::transfer_ns(4096, model.link_fs_per_byte);
@@ -260,10 +270,12 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     assert!(merges + 4 * dies >= n as u64 && merges <= n as u64, "{merges} merges for {n} writes");
     // Each merge reads and programs the whole 1 MB block (fresh drive or
     // not) and erases the log block (and the old data block if any).
-    // (A unit holding the page from the log is read in two operations.)
+    // (A unit holding a page from the log is read in up to three
+    // operations: the data block's pages before it, the log's, the rest;
+    // a logical block may have two pages in the logs now and then.)
     for c in &cmds {
         let [reads, programs, _, k] = c.1;
-        assert!(reads >= k * rows && reads <= k * (rows + 2), "{:?}", c.1);
+        assert!(reads >= k * rows && reads <= k * (rows + 4), "{:?}", c.1);
         assert!(programs >= k * rows && programs <= k * rows + 1, "{:?}", c.1);
     }
     // Latency: the command waits for the core, which ran the previous
@@ -284,7 +296,9 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     // One merge per write: the mean is one merge's NAND time; the longest
     // wait is four of them (the published 244 ms and 991 ms).
     assert!((mean / (copy + tbers) as f64 - 1.0).abs() < 0.15, "mean {mean:.0} ns, merge {copy} ns");
-    assert!(max >= 4 * copy && max < 4 * (copy + 2 * tbers) + 3_000_000, "max {max} ns");
+    // (Within 2%: a unit read from both the data block and a log takes
+    // extra reads.)
+    assert!(max >= 4 * copy && max < 4 * (copy + 2 * tbers) * 102 / 100 + 3_000_000, "max {max} ns");
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub use sections::{
 };
 pub use zns::{ZnsModel, ZnsSpec};
 
-use crate::model::nand::{CellTiming, Geometry};
+use crate::model::nand::{CellMode, CellTiming, Geometry, SECTOR_BYTES};
 use crate::model::power::PowerModel;
 use crate::model::thermal::ThermalModel;
 
@@ -79,6 +79,19 @@ pub struct DriveModel {
 }
 
 impl DriveModel {
+    /// Slots of one die's row: with ganged channels a member die's, whose
+    /// page registers each take `1 / gang` of the FTL's row.
+    pub fn member_row_slots(&self) -> u32 {
+        self.geometry.slots_per_row / self.spec.geometry.gang
+    }
+
+    /// Bytes of a native program unit that pass through the write buffer
+    /// at once: the whole unit, or with ganged channels one member die's
+    /// share (the unit is assembled in the member dies' page registers).
+    pub fn buffered_unit_bytes(&self) -> u64 {
+        (self.geometry.unit_slots(CellMode::Native) / self.spec.geometry.gang) as u64 * SECTOR_BYTES as u64
+    }
+
     /// Program units the write buffer may hold partly written at once: one
     /// per active zone and one for the conventional stream (zoned), one
     /// per placement identifier (FDP), else one.

@@ -288,6 +288,17 @@ pub struct GeometrySpec {
     pub page_bytes: u32,
     /// Bits per cell of the native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
     pub bits_per_cell: u32,
+    /// Channels driven in lockstep (ganged): a program, read or erase goes
+    /// to one die on each of `gang` channels at once, so the FTL's die is
+    /// a gang of dies and its block a superblock (Agrawal et al. 2008,
+    /// "ganging"; Kang et al. 2006, "superblock"). Must divide `channels`.
+    /// Default 1: every die on its own.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub gang: u32,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 /// NAND timings and channel bus.
