@@ -406,3 +406,56 @@ fn x25m_maximum_latency_is_its_map_checkpoint() {
     // The figure: 94.2 ms within 35%.
     assert!((max as f64 / 94.2e6 - 1.0).abs() < 0.35, "max {max} ns");
 }
+
+/// QD1 random writes of `bytes` at aligned offsets over the whole small
+/// hybrid drive, after it was written sequentially: (merges per write,
+/// mean latency in ns) over the last `n` of `2 n` writes.
+fn merges_and_latency_by_size(layout: &str, bytes: u64, n: usize) -> (f64, f64) {
+    let layout = format!("ftl.hybrid.layout={layout}");
+    let model = small_hybrid_model("block", &[layout.as_str(), "controller.cores=1"]);
+    let mut drive = Drive::new(model);
+    let mut fill = IoSpec::new("prepare", RwPattern::Write);
+    fill.bs = 128 * 1024;
+    fill.iodepth = 32;
+    ssdtwin::run::state::write_fast(&mut drive, &fill);
+    drive.reset_time();
+    let slots = drive.user_bytes() / bytes;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let (mut t, mut lat, mut merges) = (0u64, 0u64, 0u64);
+    for i in 0..2 * n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let offset = ((x >> 33) % slots) * bytes;
+        let c = drive.ftl().counters();
+        let before = c.full_merges + c.partial_merges + c.switch_merges;
+        let done = drive.submit(Command { kind: IoKind::Write, offset, len: bytes as u32 }, t);
+        let c = drive.ftl().counters();
+        if i >= n {
+            merges += c.full_merges + c.partial_merges + c.switch_merges - before;
+            lat += done - t;
+        }
+        t = done;
+    }
+    (merges as f64 / n as f64, lat as f64 / n as f64)
+}
+
+#[test]
+fn a_random_write_costs_the_merges_of_the_logical_blocks_it_touches() {
+    // The small drive: 4 dies, logical blocks of 32 slots (128 KiB),
+    // 8 KiB program units, 2 log blocks per die, one merge at a time.
+    // Striped, a 64 KiB write is 8 units over the 4 dies: 4 logical
+    // blocks, each needing a log block, so 4 merges a write once the
+    // pools are used up; contiguous (BAST's layout), it lies in one
+    // logical block: 1 merge, as a 4 KiB write.
+    let n = 400;
+    let (m4, l4) = merges_and_latency_by_size("contiguous", 4096, n);
+    let (m64, l64) = merges_and_latency_by_size("contiguous", 65536, n);
+    let (s64, ls64) = merges_and_latency_by_size("striped", 65536, n);
+    for (m, want) in [(m4, 1.0), (m64, 1.0), (s64, 4.0)] {
+        assert!((m - want).abs() < 0.1 * want, "merges per write {m:.2}, expected {want}");
+    }
+    // Each merge copies the logical block's valid pages: the latency
+    // follows the merges (the contiguous 64 KiB write moves 15 more
+    // 4 KiB over the link and puts 16 pages in the log, not 1).
+    assert!(l64 < 1.5 * l4, "64 KiB {l64:.0} ns vs 4 KiB {l4:.0} ns (contiguous)");
+    assert!(ls64 > 3.0 * l64, "striped 64 KiB {ls64:.0} ns vs contiguous {l64:.0} ns");
+}

@@ -580,6 +580,7 @@ impl DriveSpec {
                     whole_block_merge: hs.whole_block_merge,
                     merge_batch,
                     merge_parts,
+                    layout: hs.layout,
                     logical_blocks_per_die: lbs_per_die,
                 })
             }

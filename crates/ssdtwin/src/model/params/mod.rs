@@ -18,8 +18,8 @@ pub use mapcache::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
     BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,
-    GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
-    PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
+    GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec,
+    OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
 pub use zns::{ZnsModel, ZnsSpec};
 
@@ -137,6 +137,8 @@ pub struct HybridModel {
     /// Log blocks merged in one go when a die's pool is exhausted (at
     /// most the die's log blocks, random logs with full association).
     pub merge_batch: u32,
+    /// Which logical pages a logical block holds.
+    pub layout: HybridLayout,
     /// Single-plane operations per program unit in a merge's reads and
     /// programs (1: the whole unit at once).
     pub merge_parts: u32,
