@@ -36,6 +36,7 @@ fn small_hybrid(association: &str) -> DriveModel {
         &[
             "geometry.channels=2",
             "geometry.dies_per_channel=2",
+            "geometry.gang=1",
             "geometry.blocks_per_plane=64",
             "geometry.pages_per_block=16",
             "ftl.user_capacity_bytes=29360128",

@@ -88,6 +88,8 @@ pub fn small_hybrid_model(association: &str, extra: &[&str]) -> DriveModel {
     let mut set: Vec<String> = vec![
         "geometry.channels=2".into(),
         "geometry.dies_per_channel=2".into(),
+        // Each die on its own (the preset gangs its 8 channels).
+        "geometry.gang=1".into(),
         "geometry.blocks_per_plane=64".into(),
         "geometry.pages_per_block=16".into(),
         format!("ftl.user_capacity_bytes={}", 28u64 << 20),

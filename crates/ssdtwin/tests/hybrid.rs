@@ -37,13 +37,17 @@ fn sequential_writes_only_switch_merge_and_stay_fast() {
     seq.size = Some(256 << 20);
     let s = run(model.clone(), 0, seq);
     let c = &s.counters;
-    assert!(c.switch_merges >= 250, "256 MiB fill 256 logical blocks of 1 MiB: {c:?}");
+    // The preset's logical blocks are superblocks of 8 × 1 MiB (ganged).
+    let lb_bytes = model.geometry.slots_per_block as u64 * 4096;
+    let lbs = (256 << 20) / lb_bytes;
+    let dies = model.geometry.dies as u64;
+    assert!(c.switch_merges + dies >= lbs, "256 MiB fill {lbs} logical blocks of {lb_bytes} bytes: {c:?}");
     assert_eq!((c.partial_merges, c.full_merges, c.merge_slots_copied), (0, 0, 0), "{c:?}");
     let seq_lat = s.dirs[IoKind::Write as usize].mean_ns();
     assert!(seq_lat < 200_000.0, "sequential 4 KiB writes at QD1: mean {seq_lat:.0} ns");
 
     // The same writes at random offsets over the written span (4 times
-    // the 64 log blocks): full merges.
+    // the 8 log blocks): full merges.
     let mut rnd = IoSpec::new("random", RwPattern::RandWrite);
     rnd.size = Some(256 << 20);
     rnd.runtime_ns = Some(5_000_000_000);
@@ -193,8 +197,11 @@ fn hybrid_spec_errors_name_their_field() {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         DriveSpec::load("ocz-core-64gb", &set).unwrap().build("t").unwrap_err().to_string()
     };
-    assert!(err(&["ftl.hybrid.log_blocks=17"]).contains("ftl.hybrid.log_blocks"));
-    assert!(err(&["ftl.hybrid.log_blocks=16", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
+    // The preset's 16 dies in gangs of 8: 2 FTL dies.
+    assert!(err(&["ftl.hybrid.log_blocks=3"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["ftl.hybrid.log_blocks=2", "ftl.hybrid.association=full"]).contains("ftl.hybrid.log_blocks"));
+    assert!(err(&["geometry.gang=3"]).contains("geometry.gang"));
+    assert!(err(&["geometry.dies=15"]).contains("geometry.gang"));
     assert!(err(&["ftl.mapping=page"]).contains("ftl.hybrid"));
     assert!(err(&["ftl.hybrid.log_blocks=8192"]).contains("ftl.hybrid.log_blocks"));
     assert!(err(&["ftl.hybrid.merge_batch=0"]).contains("ftl.hybrid.merge_batch"));
@@ -236,7 +243,9 @@ fn whole_block_copy_ns(model: &DriveModel) -> u64 {
     let n = &model.native;
     let geo = model.geometry;
     let unit = geo.unit_slots(ssdtwin::model::nand::CellMode::Native) as u64;
-    let xfer = ssdtwin::model::nand::transfer_ns(unit * model.channel_bytes_per_slot, model.channel_fs_per_byte);
+    // A ganged unit crosses its channels in parallel: one member's share.
+    let per_channel = unit / model.spec.geometry.gang as u64;
+    let xfer = ssdtwin::model::nand::transfer_ns(per_channel * model.channel_bytes_per_slot, model.channel_fs_per_byte);
     let rows = geo.slots_per_block / unit as u32;
     (0..rows).map(|row| n.tr(row) + xfer + model.spec.controller.ecc_decode_ns + xfer + n.tprog(row)).sum()
 }
@@ -249,7 +258,8 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     let mut drive = Drive::new(model.clone());
     let n = 400;
     let cmds = qd1_commands(&mut drive, n);
-    let rows = (model.geometry.slots_per_block / 2) as u64;
+    let rows =
+        (model.geometry.slots_per_block / model.geometry.unit_slots(ssdtwin::model::nand::CellMode::Native)) as u64;
     let copy = whole_block_copy_ns(&model);
     let tbers = model.native.tbers_ns;
     let host = model.spec.controller.cmd_overhead_ns + ssdtwin::model::nand::transfer_ns(4096, model.link_fs_per_byte);
@@ -262,10 +272,12 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     assert!(merges + 4 * dies >= n as u64 && merges <= n as u64, "{merges} merges for {n} writes");
     // Each merge reads and programs the whole 1 MB block (fresh drive or
     // not) and erases the log block (and the old data block if any).
-    // (A unit holding the page from the log is read in two operations.)
+    // (A unit holding a page from the log is read in up to three
+    // operations: the data block's pages before it, the log's, the rest;
+    // a logical block may have two pages in the logs now and then.)
     for c in &cmds {
         let [reads, programs, _, k] = c.1;
-        assert!(reads >= k * rows && reads <= k * (rows + 2), "{:?}", c.1);
+        assert!(reads >= k * rows && reads <= k * (rows + 4), "{:?}", c.1);
         assert!(programs >= k * rows && programs <= k * rows + 1, "{:?}", c.1);
     }
     // Latency: the command waits for the core, which ran the previous
@@ -286,7 +298,9 @@ fn ocz_core_random_write_latency_is_its_whole_block_merges() {
     // One merge per write: the mean is one merge's NAND time; the longest
     // wait is four of them (the published 244 ms and 991 ms).
     assert!((mean / (copy + tbers) as f64 - 1.0).abs() < 0.15, "mean {mean:.0} ns, merge {copy} ns");
-    assert!(max >= 4 * copy && max < 4 * (copy + 2 * tbers) + 3_000_000, "max {max} ns");
+    // (Within 2%: a unit read from both the data block and a log takes
+    // extra reads.)
+    assert!(max >= 4 * copy && max < 4 * (copy + 2 * tbers) * 102 / 100 + 3_000_000, "max {max} ns");
 }
 
 #[test]
@@ -393,4 +407,57 @@ fn x25m_maximum_latency_is_its_map_checkpoint() {
     assert!(rest[n * 9 / 10] < 120_000, "90th percentile {} ns", rest[n * 9 / 10]);
     // The figure: 94.2 ms within 35%.
     assert!((max as f64 / 94.2e6 - 1.0).abs() < 0.35, "max {max} ns");
+}
+
+/// QD1 random writes of `bytes` at aligned offsets over the whole small
+/// hybrid drive, after it was written sequentially: (merges per write,
+/// mean latency in ns) over the last `n` of `2 n` writes.
+fn merges_and_latency_by_size(layout: &str, bytes: u64, n: usize) -> (f64, f64) {
+    let layout = format!("ftl.hybrid.layout={layout}");
+    let model = small_hybrid_model("block", &[layout.as_str(), "controller.cores=1"]);
+    let mut drive = Drive::new(model);
+    let mut fill = IoSpec::new("prepare", RwPattern::Write);
+    fill.bs = 128 * 1024;
+    fill.iodepth = 32;
+    ssdtwin::run::state::write_fast(&mut drive, &fill);
+    drive.reset_time();
+    let slots = drive.user_bytes() / bytes;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let (mut t, mut lat, mut merges) = (0u64, 0u64, 0u64);
+    for i in 0..2 * n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let offset = ((x >> 33) % slots) * bytes;
+        let c = drive.ftl().counters();
+        let before = c.full_merges + c.partial_merges + c.switch_merges;
+        let done = drive.submit(Command { kind: IoKind::Write, offset, len: bytes as u32 }, t);
+        let c = drive.ftl().counters();
+        if i >= n {
+            merges += c.full_merges + c.partial_merges + c.switch_merges - before;
+            lat += done - t;
+        }
+        t = done;
+    }
+    (merges as f64 / n as f64, lat as f64 / n as f64)
+}
+
+#[test]
+fn a_random_write_costs_the_merges_of_the_logical_blocks_it_touches() {
+    // The small drive: 4 dies, logical blocks of 32 slots (128 KiB),
+    // 8 KiB program units, 2 log blocks per die, one merge at a time.
+    // Striped, a 64 KiB write is 8 units over the 4 dies: 4 logical
+    // blocks, each needing a log block, so 4 merges a write once the
+    // pools are used up; contiguous (BAST's layout), it lies in one
+    // logical block: 1 merge, as a 4 KiB write.
+    let n = 400;
+    let (m4, l4) = merges_and_latency_by_size("contiguous", 4096, n);
+    let (m64, l64) = merges_and_latency_by_size("contiguous", 65536, n);
+    let (s64, ls64) = merges_and_latency_by_size("striped", 65536, n);
+    for (m, want) in [(m4, 1.0), (m64, 1.0), (s64, 4.0)] {
+        assert!((m - want).abs() < 0.1 * want, "merges per write {m:.2}, expected {want}");
+    }
+    // Each merge copies the logical block's valid pages: the latency
+    // follows the merges (the contiguous 64 KiB write moves 15 more
+    // 4 KiB over the link and puts 16 pages in the log, not 1).
+    assert!(l64 < 1.5 * l4, "64 KiB {l64:.0} ns vs 4 KiB {l4:.0} ns (contiguous)");
+    assert!(ls64 > 3.0 * l64, "striped 64 KiB {ls64:.0} ns vs contiguous {l64:.0} ns");
 }

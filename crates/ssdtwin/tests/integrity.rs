@@ -45,10 +45,11 @@ fn check_slc(write_policy: &str, ops: &[Op]) -> Result<(), TestCaseError> {
     check_drive(drive, ops, true)
 }
 
-fn check_hybrid(association: &str, ops: &[Op]) -> Result<(), TestCaseError> {
+fn check_hybrid(association: &str, layout: &str, ops: &[Op]) -> Result<(), TestCaseError> {
+    let layout = format!("ftl.hybrid.layout={layout}");
     let drive = ssdtwin::Drive::new(small_hybrid_model(
         association,
-        &["ftl.version_stamps=true", "ftl.hybrid.merge_policy=fifo"],
+        &["ftl.version_stamps=true", "ftl.hybrid.merge_policy=fifo", layout.as_str()],
     ));
     // After the fill: writes that start logical blocks of dies 0 and 1 in
     // order (so that some log block holds an in-order prefix when it is
@@ -169,11 +170,16 @@ proptest! {
 
     #[test]
     fn hybrid_block_associative_keeps_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
-        check_hybrid("block", &ops)?;
+        check_hybrid("block", "striped", &ops)?;
+    }
+
+    #[test]
+    fn hybrid_contiguous_logical_blocks_keep_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
+        check_hybrid("full", "contiguous", &ops)?;
     }
 
     #[test]
     fn hybrid_fully_associative_keeps_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
-        check_hybrid("full", &ops)?;
+        check_hybrid("full", "striped", &ops)?;
     }
 }

@@ -35,6 +35,16 @@
 //! runs out still makes its writes wait. With `op_order = "fifo"` every
 //! operation queues in the order it was submitted.
 //!
+//! **Ganged channels** (`geometry.gang` > 1; Agrawal et al. 2008,
+//! "Design Tradeoffs for SSD Performance", §3.2 ganging; the superpage /
+//! superblock of Kang et al. 2006): the FTL's die is a gang of one die on
+//! each of `gang` channels, driven in lockstep, so here a "die" timeline is
+//! the gang (every member busy for the same operation time) and a
+//! "channel" timeline the gang's group of channels, each carrying its
+//! member's share of the data at the single channel's rate: a ganged unit
+//! moves in the time one member's page takes, `gang` times the bytes.
+//! Data of a 4 KiB read comes from one member, over one channel.
+//!
 //! Left out: cache-register pipelining, command/address cycles on the bus,
 //! and die power limits.
 
@@ -105,6 +115,17 @@ pub struct Flash {
     pub block_erased: Vec<u64>,
     /// Operation counters.
     pub counters: FlashCounters,
+    /// Dies per gang (see the module documentation); set from the drive's
+    /// spec, not saved (0 or 1: not ganged).
+    #[serde(skip)]
+    gang: u32,
+    /// Slots of one member die's row (planes × sectors per page).
+    #[serde(skip)]
+    member_row_slots: u32,
+    /// Ganged only: per die, when its latest program starts (its dies'
+    /// page registers then take the next unit's data).
+    #[serde(skip)]
+    program_started: Vec<u64>,
 }
 
 impl Flash {
@@ -138,7 +159,52 @@ impl Flash {
             block_prog_done: vec![0; blocks as usize],
             block_erased: vec![0; blocks as usize],
             counters: FlashCounters::default(),
+            gang: 1,
+            member_row_slots: 1,
+            program_started: Vec::new(),
         }
+    }
+
+    /// Gang the channels: each die (timeline) here is `gang` dies in
+    /// lockstep, whose rows hold `member_row_slots` slots each (the drive's
+    /// spec; not saved, so set it on a loaded array too).
+    pub fn set_gang(&mut self, gang: u32, member_row_slots: u32) {
+        self.gang = gang.max(1);
+        self.member_row_slots = member_row_slots.max(1);
+        self.program_started = if self.gang > 1 { vec![0; self.dies.len()] } else { Vec::new() };
+    }
+
+    /// Ganged: when the page registers of `die`'s members can take new
+    /// data (its latest program has started; 0 if none).
+    pub fn registers_free_at(&self, die: u32) -> u64 {
+        self.program_started.get(die as usize).copied().unwrap_or(0)
+    }
+
+    /// Note that a program on die `d` starts at `start` (ganged only).
+    #[inline(always)]
+    fn note_program_start(&mut self, d: usize, start: u64) {
+        if let Some(p) = self.program_started.get_mut(d) {
+            *p = (*p).max(start);
+        }
+    }
+
+    /// Slots the busiest channel of a die's channel group carries when
+    /// `slots` consecutive slots (from a member boundary) move: a member's
+    /// rows fill before the next member's.
+    #[inline(always)]
+    fn channel_slots(&self, slots: u32) -> u32 {
+        if self.gang <= 1 {
+            slots
+        } else {
+            slots.div_ceil(self.gang).max(slots.min(self.member_row_slots))
+        }
+    }
+
+    /// Array time of an operation of `dur` ns summed over the dies doing
+    /// it (every member of a gang).
+    #[inline(always)]
+    fn array_time(&self, dur: u64) -> u64 {
+        dur * self.gang.max(1) as u64
     }
 
     /// Set the scheduling order of a flash array loaded from an image
@@ -207,12 +273,13 @@ impl Flash {
             }
             _ => self.die_reserve(earliest, d, tr, lane) - tr,
         };
-        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
+        let xfer =
+            transfer_ns(self.channel_slots(slots) as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
         let ch = self.channel_of_die[d] as usize;
         let xs = self.channels[ch].reserve(start + tr, xfer);
         self.counters.reads[mode as usize] += 1;
         self.counters.slots_read[mode as usize] += slots as u64;
-        self.counters.array_ns[0] += tr;
+        self.counters.array_ns[0] += self.array_time(tr);
         xs + xfer
     }
 
@@ -223,14 +290,17 @@ impl Flash {
     pub fn read_parts(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, parts: u32, mode: CellMode) -> u64 {
         let d = die as usize;
         let ch = self.channel_of_die[d] as usize;
-        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot / parts as u64, self.channel_fs_per_byte);
+        let xfer = transfer_ns(
+            self.channel_slots(slots) as u64 * self.channel_bytes_per_slot / parts as u64,
+            self.channel_fs_per_byte,
+        );
         let mut t = earliest;
         for _ in 0..parts {
             let start = self.dies[d].reserve(t, tr);
             let xs = self.channels[ch].reserve(start + tr, xfer);
             t = xs + xfer;
             self.counters.reads[mode as usize] += 1;
-            self.counters.array_ns[0] += tr;
+            self.counters.array_ns[0] += self.array_time(tr);
         }
         self.counters.slots_read[mode as usize] += slots as u64;
         t
@@ -251,15 +321,19 @@ impl Flash {
     ) -> u64 {
         let b = block as usize;
         let ch = self.channel_of_die[die as usize] as usize;
-        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot / parts as u64, self.channel_fs_per_byte);
+        let xfer = transfer_ns(
+            self.channel_slots(slots) as u64 * self.channel_bytes_per_slot / parts as u64,
+            self.channel_fs_per_byte,
+        );
         let mut t = earliest;
         for _ in 0..parts {
             let xs = self.channels[ch].reserve(t, xfer);
             let start = (xs + xfer).max(self.block_erased[b]).max(self.block_prog_done[b]);
             t = self.occupy_die(start, die as usize, tprog, Lane::Priority);
+            self.note_program_start(die as usize, t - tprog);
             self.block_prog_done[b] = t;
             self.counters.programs[mode as usize] += 1;
-            self.counters.array_ns[1] += tprog;
+            self.counters.array_ns[1] += self.array_time(tprog);
         }
         self.counters.slots_programmed[mode as usize] += slots as u64;
         t
@@ -297,15 +371,17 @@ impl Flash {
         // The data may cross the bus while the die is still busy (cache
         // register); the program itself waits for the block's erase and its
         // previous program (pages of a block are programmed in order).
-        let xfer = transfer_ns(slots as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
+        let xfer =
+            transfer_ns(self.channel_slots(slots) as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
         let ch = self.channel_of_die[die as usize] as usize;
         let xs = self.channels[ch].reserve(earliest, xfer);
         let start = (xs + xfer).max(self.block_erased[b]).max(self.block_prog_done[b]);
         let done = self.occupy_die(start, die as usize, tprog, lane);
+        self.note_program_start(die as usize, done - tprog);
         self.block_prog_done[b] = done;
         self.counters.programs[mode as usize] += 1;
         self.counters.slots_programmed[mode as usize] += slots as u64;
-        self.counters.array_ns[1] += tprog;
+        self.counters.array_ns[1] += self.array_time(tprog);
         done
     }
 
@@ -317,7 +393,7 @@ impl Flash {
         let done = self.occupy_die(earliest, die as usize, tbers, lane);
         self.block_erased[b] = done;
         self.counters.erases[mode as usize] += 1;
-        self.counters.array_ns[2] += tbers;
+        self.counters.array_ns[2] += self.array_time(tbers);
         done
     }
 
@@ -350,6 +426,7 @@ impl Flash {
         self.suspend_debt.fill(0);
         self.block_prog_done.fill(0);
         self.block_erased.fill(0);
+        self.program_started.fill(0);
     }
 }
 
@@ -370,6 +447,30 @@ mod tests {
         // but queues on the shared bus.
         let r = f.read(0, 1, 50, 1, CellMode::Native, Lane::Priority);
         assert_eq!(r, 100 + 100);
+    }
+
+    #[test]
+    fn a_ganged_unit_moves_at_the_combined_channels_rate() {
+        // 8 channels ganged: one timeline for the gang's dies and one for
+        // its channels; a member's row is 2 slots (2 planes × 4 KiB), the
+        // unit 16 slots. 1 ns per byte, 100 bytes per slot.
+        let mut g = Flash::new(1, 1, 4, 1_000_000, 100, None, false);
+        g.set_gang(8, 2);
+        // Each channel carries its member's 2 slots (200 ns), all at
+        // once, then every member programs for 1000 ns.
+        assert_eq!(g.program(0, 0, 0, 1000, 16, (CellMode::Native, Lane::Priority)), 200 + 1000);
+        // The same 16 slots through one channel to one die take 8 times
+        // the transfer: the gang moves 8 × 200 bytes in 200 ns.
+        let mut f = Flash::new(1, 1, 4, 1_000_000, 100, None, false);
+        assert_eq!(f.program(0, 0, 0, 1000, 16, (CellMode::Native, Lane::Priority)), 1600 + 1000);
+        // A 4 KiB read comes from one member over one channel (100 ns);
+        // a whole ganged row reads in one member's transfer (200 ns).
+        assert_eq!(g.read(2000, 0, 50, 1, CellMode::Native, Lane::Priority), 2000 + 50 + 100);
+        assert_eq!(g.read(3000, 0, 50, 16, CellMode::Native, Lane::Priority), 3000 + 50 + 200);
+        // Array time (for power) counts every member die.
+        assert_eq!(g.counters.array_ns, [8 * 100, 8 * 1000, 0]);
+        // The gang's registers take the next unit once its program starts.
+        assert_eq!(g.registers_free_at(0), 200);
     }
 
     #[test]

@@ -25,8 +25,8 @@ mod zns;
 pub use crate::model::params::{BadBlockSpec, EccSpec, RberSpec};
 pub use crate::model::params::{
     BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,
-    GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
-    PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
+    GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec,
+    OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
 pub use crate::model::params::{DriveModel, HybridModel, SlcModel, WearLevelingModel, ZnsModel, ZnsSpec};
 pub use crate::model::params::{FdpIsolation, FdpModel, FdpSpec};

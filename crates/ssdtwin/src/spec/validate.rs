@@ -62,9 +62,12 @@ impl DriveSpec {
         self.check_nand(bad)?;
         let (link_bytes_per_s, full_duplex) = self.host_link(bad)?;
         let sectors_per_page = g.page_bytes / SECTOR_BYTES;
-        let slots_per_row = g.planes_per_die * sectors_per_page;
-        let write_through = self.check_controller(bad, slots_per_row)?;
-        let dies = self.die_count(bad)?;
+        // A gang's dies work as one: the FTL's die is the gang, its row
+        // (and program unit) one row of every member die.
+        let member_row_slots = g.planes_per_die * sectors_per_page;
+        let slots_per_row = g.gang * member_row_slots;
+        let write_through = self.check_controller(bad, member_row_slots)?;
+        let dies = self.die_count(bad)? / g.gang;
         let slots_per_block = g.pages_per_block * slots_per_row;
         let total_blocks = dies as u64 * g.blocks_per_plane as u64;
         let total_slots = total_blocks * slots_per_block as u64;
@@ -78,7 +81,7 @@ impl DriveSpec {
         let slc = self.slc_model(bad, dies, slots_per_block / g.bits_per_cell)?;
         let slc_timing = self.slc_timing(bad, slc.is_some())?;
         let geometry = Geometry {
-            channels: g.channels,
+            channels: g.channels / g.gang,
             dies,
             planes: g.planes_per_die,
             blocks_per_die: g.blocks_per_plane,
@@ -187,6 +190,24 @@ impl DriveSpec {
         if g.page_bytes == 0 || g.page_bytes % SECTOR_BYTES != 0 {
             return Err(bad.at("geometry.page_bytes", format!("{} is not a positive multiple of 4096", g.page_bytes)));
         }
+        if g.gang == 0 || g.channels % g.gang != 0 {
+            return Err(bad.at(
+                "geometry.gang",
+                format!("{} does not divide the {} channels into whole gangs", g.gang, g.channels),
+            ));
+        }
+        if g.gang > 1 && g.dies.is_some_and(|d| d != g.channels * g.dies_per_channel) {
+            return Err(bad.at(
+                "geometry.gang",
+                "ganged channels need the same dies on every channel (leave geometry.dies out)".into(),
+            ));
+        }
+        if g.gang > 1 && (self.zns.is_some() || self.fdp.is_some()) {
+            return Err(bad.at(
+                "geometry.gang",
+                "ganged channels with [zns] or [fdp] (several open program units) are not modelled".into(),
+            ));
+        }
         if g.pages_per_block % g.bits_per_cell != 0 {
             return Err(bad.at(
                 "geometry.pages_per_block",
@@ -272,8 +293,9 @@ impl DriveSpec {
     }
 
     /// `[controller]`: cores, and a write-back buffer that holds at least
-    /// one program operation. Whether writes are acknowledged only once
-    /// programmed.
+    /// one program operation of a die (with ganged channels, of one member
+    /// die: the gang's program unit is assembled in its dies' page
+    /// registers). Whether writes are acknowledged only once programmed.
     fn check_controller(&self, bad: Bad, slots_per_row: u32) -> Result<bool, SpecError> {
         let (g, n, c) = (&self.geometry, &self.nand, &self.controller);
         bad.positive("controller.cores", c.cores as u64)?;
@@ -558,6 +580,7 @@ impl DriveSpec {
                     whole_block_merge: hs.whole_block_merge,
                     merge_batch,
                     merge_parts,
+                    layout: hs.layout,
                     logical_blocks_per_die: lbs_per_die,
                 })
             }

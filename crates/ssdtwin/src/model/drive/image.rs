@@ -11,7 +11,7 @@ use crate::model::flash::Flash;
 use crate::model::ftl::Ftl;
 use crate::model::host::HostInterface;
 use crate::model::media::Media;
-use crate::model::nand::CellTiming;
+use crate::model::nand::{CellTiming, SECTOR_BYTES};
 use crate::model::params::{DriveModel, OpOrder};
 use crate::model::power::PowerMeter;
 use crate::model::thermal::Thermal;
@@ -119,7 +119,8 @@ impl Drive {
         let booking = image.ftl.scheme_timing();
         let mut flash = image.flash;
         flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
-        Ok(Drive {
+        flash.set_gang(fresh.model.spec.geometry.gang, fresh.model.member_row_slots());
+        let mut drive = Drive {
             model: fresh.model,
             host: image.host,
             cores: image.cores,
@@ -141,6 +142,14 @@ impl Drive {
             serial_done: image.merge_done,
             booking,
             erase_done: 0,
-        })
+            gang_released: 0,
+        };
+        if drive.model.spec.geometry.gang > 1 {
+            // The complete member pages of the partial unit left the
+            // buffer when they were written (`Drive::release_member_pages`).
+            let member = drive.model.member_row_slots() * drive.model.geometry.program_rows;
+            drive.gang_released = (drive.ftl.host_pending_slots() / member * member) as u64 * SECTOR_BYTES as u64;
+        }
+        Ok(drive)
     }
 }

@@ -45,6 +45,7 @@ pub use untimed::UntimedWrites;
 mod fua;
 mod parts;
 mod placement;
+mod write;
 mod zoned;
 
 /// What a host command does.
@@ -147,6 +148,10 @@ pub struct Drive {
     /// Completion of the latest erase scheduled since it was last cleared
     /// (a zone reset's).
     erase_done: u64,
+    /// Ganged channels: bytes of the host's partially filled program unit
+    /// already released from the write buffer, as whole member pages
+    /// that moved into their dies' page registers (see `write`).
+    gang_released: u64,
 }
 
 impl Drive {
@@ -156,21 +161,24 @@ impl Drive {
         let c = &model.spec.controller;
         let timings = [model.native.clone(), model.slc_timing.clone()];
         let ftl = Ftl::new(&model);
+        let mut flash = Flash::new(
+            geo.dies,
+            geo.channels,
+            geo.total_blocks,
+            model.channel_fs_per_byte,
+            model.channel_bytes_per_slot,
+            model.read_suspend_ns,
+            c.op_order == OpOrder::ReadsFirst,
+        );
+        flash.set_gang(model.spec.geometry.gang, model.member_row_slots());
         Drive {
             host: HostInterface::new(&model),
             cores: Cores::new(c.cores, c.cmd_overhead_ns),
             buffer: WriteBuffer::new(c.write_buffer_bytes),
             booking: ftl.scheme_timing(),
             ftl,
-            flash: Flash::new(
-                geo.dies,
-                geo.channels,
-                geo.total_blocks,
-                model.channel_fs_per_byte,
-                model.channel_bytes_per_slot,
-                model.read_suspend_ns,
-                c.op_order == OpOrder::ReadsFirst,
-            ),
+            flash,
+            gang_released: 0,
             counters: DriveCounters::default(),
             power: PowerMeter::new(model.power.clone()),
             thermal: model.thermal.clone().map(Thermal::new),
@@ -606,66 +614,6 @@ impl Drive {
         data
     }
 
-    fn write(&mut self, cmd: Command, t: u64) -> u64 {
-        if self.ftl.read_only() {
-            self.counters.write_errors += 1;
-            self.last_error = Some(IoError::ReadOnly);
-            return t;
-        }
-        let (first, end) = self.lpn_range(cmd);
-        if self.model.write_through {
-            let link_done = self.host.to_device(t, cmd.len as u64);
-            let mut done = link_done;
-            for lpn in first..end {
-                self.ftl.write(lpn);
-            }
-            self.ftl.flush_host();
-            done = done.max(self.schedule_ops(t, link_done).0);
-            return done;
-        }
-        // Write-back: admit in chunks that always fit beside one partially
-        // filled program unit (one per active zone and one for the
-        // conventional stream on a zoned drive, one per placement
-        // identifier with FDP).
-        let unit_bytes = self.model.geometry.unit_slots(CellMode::Native) as u64 * SECTOR_BYTES as u64;
-        let partial_units = self.model.partial_units();
-        let max_chunk = ((self.buffer.capacity() - partial_units * unit_bytes) / SECTOR_BYTES as u64 + 1) as u32;
-        let mut at = t;
-        let mut ack = t;
-        let mut lpn = first;
-        let mut link_left = cmd.len as u64;
-        while lpn < end {
-            let n = (end - lpn).min(max_chunk);
-            let chunk_bytes = n as u64 * SECTOR_BYTES as u64;
-            at = self.buffer.admit(at, chunk_bytes);
-            let link_bytes = if lpn + n == end { link_left } else { chunk_bytes.min(link_left) };
-            link_left -= link_bytes;
-            let arrived = self.host.to_device(at, link_bytes.max(1));
-            for l in lpn..lpn + n {
-                self.ftl.write(l);
-            }
-            self.schedule_ops(at, arrived);
-            ack = arrived;
-            lpn += n;
-        }
-        ack
-    }
-
-    fn trim(&mut self, cmd: Command, t: u64) -> u64 {
-        if self.ftl.read_only() {
-            self.counters.write_errors += 1;
-            self.last_error = Some(IoError::ReadOnly);
-            return t;
-        }
-        // Only whole 4 KiB pages can be deallocated.
-        let first = cmd.offset.div_ceil(SECTOR_BYTES as u64) as u32;
-        let end = ((cmd.offset + cmd.len as u64) / SECTOR_BYTES as u64) as u32;
-        for lpn in first..end {
-            self.ftl.trim(lpn);
-        }
-        t
-    }
-
     /// Give times to the NAND operations the FTL produced. `t` is when the
     /// controller issues them and `data_ready` when host data for programs
     /// is in the buffer. Returns when the last host program completes and
@@ -717,7 +665,9 @@ impl Drive {
                             BufferRelease::ProgramDone => done,
                             BufferRelease::ProgramStart => done - tprog,
                         };
-                        self.buffer.release_at(release, bytes);
+                        // (Member pages a ganged unit released early are
+                        // no longer in the buffer.)
+                        self.buffer.release_at(release, bytes.saturating_sub(std::mem::take(&mut self.gang_released)));
                         last_host_prog = last_host_prog.max(done);
                     }
                     if how.serial {

@@ -1,10 +1,16 @@
 //! Hybrid log-block mapping (the BAST / FAST family of older controllers).
 //!
 //! The drive's logical pages are grouped into **logical blocks** of one
-//! erase block's worth of pages. A logical block is striped like the page
-//! FTL's host stream: consecutive program units of the address space go to
-//! consecutive dies, so a logical block's pages are every `dies`-th unit and
-//! all of them live on one die. Each logical block has at most one **data
+//! erase block's worth of pages (with ganged channels, a superblock's).
+//! By default (`layout = "striped"`) a logical block is striped like the
+//! page FTL's host stream: consecutive program units of the address space
+//! go to consecutive dies, so a logical block's pages are every `dies`-th
+//! unit and all of them live on one die; a write of several units touches
+//! as many logical blocks. With `layout = "contiguous"` a logical block is
+//! a contiguous range of logical pages, as in the BAST (Kim et al. 2002),
+//! FAST (Lee et al. 2007) and superblock (Kang et al. 2006) papers, and
+//! consecutive logical blocks go to consecutive dies: a write within one
+//! block's worth of addresses touches one logical block. Each logical block has at most one **data
 //! block**, which holds every page at its fixed offset. Host writes never go
 //! to data blocks: they go to **log blocks**, mapped per page:
 //! - `association = "block"` (BAST): a log block belongs to one logical
@@ -50,7 +56,7 @@ use std::collections::VecDeque;
 use super::mapping::{MappingScheme, OpTiming, SchemeTiming};
 use super::{FtlCore, NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::model::params::{HybridModel, LogAssociation, MergePolicy};
+use crate::model::params::{HybridLayout, HybridModel, LogAssociation, MergePolicy};
 
 /// State of the hybrid FTL.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -123,6 +129,10 @@ impl Hybrid {
     /// Logical block and offset of a logical page.
     #[inline]
     pub fn locate(&self, lpn: u32) -> (u32, u32) {
+        if self.model.layout == HybridLayout::Contiguous {
+            let spb = self.geo.slots_per_block;
+            return (lpn / spb, lpn % spb);
+        }
         let u = self.geo.unit_slots(CellMode::Native);
         let d = self.geo.dies;
         let units = self.geo.slots_per_block / u;
@@ -136,6 +146,9 @@ impl Hybrid {
     /// capacity in the last logical blocks).
     #[inline]
     pub fn lpn_at(&self, lb: u32, off: u32) -> u64 {
+        if self.model.layout == HybridLayout::Contiguous {
+            return lb as u64 * self.geo.slots_per_block as u64 + off as u64;
+        }
         let u = self.geo.unit_slots(CellMode::Native) as u64;
         let d = self.geo.dies as u64;
         let units = (self.geo.slots_per_block as u64) / u;

@@ -141,7 +141,12 @@ mod tests {
         tlc.extend(["geometry.pages_per_block=48", "ftl.user_capacity_bytes=83886080"]);
         follow("generic-tlc-nvme", &tlc);
         let mut hybrid = small.to_vec();
-        hybrid.extend(["geometry.pages_per_block=16", "ftl.user_capacity_bytes=12582912", "ftl.hybrid.log_blocks=8"]);
+        hybrid.extend([
+            "geometry.gang=1",
+            "geometry.pages_per_block=16",
+            "ftl.user_capacity_bytes=12582912",
+            "ftl.hybrid.log_blocks=8",
+        ]);
         follow("ocz-core-64gb", &hybrid);
         follow(
             "intel-660p-1tb",

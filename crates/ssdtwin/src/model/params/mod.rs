@@ -18,12 +18,12 @@ pub use mapcache::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
     BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,
-    GeometrySpec, HostSpec, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec, OpOrder,
-    PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
+    GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec,
+    OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
 pub use zns::{ZnsModel, ZnsSpec};
 
-use crate::model::nand::{CellTiming, Geometry};
+use crate::model::nand::{CellMode, CellTiming, Geometry, SECTOR_BYTES};
 use crate::model::power::PowerModel;
 use crate::model::thermal::ThermalModel;
 
@@ -79,6 +79,19 @@ pub struct DriveModel {
 }
 
 impl DriveModel {
+    /// Slots of one die's row: with ganged channels a member die's, whose
+    /// page registers each take `1 / gang` of the FTL's row.
+    pub fn member_row_slots(&self) -> u32 {
+        self.geometry.slots_per_row / self.spec.geometry.gang
+    }
+
+    /// Bytes of a native program unit that pass through the write buffer
+    /// at once: the whole unit, or with ganged channels one member die's
+    /// share (the unit is assembled in the member dies' page registers).
+    pub fn buffered_unit_bytes(&self) -> u64 {
+        (self.geometry.unit_slots(CellMode::Native) / self.spec.geometry.gang) as u64 * SECTOR_BYTES as u64
+    }
+
     /// Program units the write buffer may hold partly written at once: one
     /// per active zone and one for the conventional stream (zoned), one
     /// per placement identifier (FDP), else one.
@@ -124,6 +137,8 @@ pub struct HybridModel {
     /// Log blocks merged in one go when a die's pool is exhausted (at
     /// most the die's log blocks, random logs with full association).
     pub merge_batch: u32,
+    /// Which logical pages a logical block holds.
+    pub layout: HybridLayout,
     /// Single-plane operations per program unit in a merge's reads and
     /// programs (1: the whole unit at once).
     pub merge_parts: u32,

@@ -288,6 +288,17 @@ pub struct GeometrySpec {
     pub page_bytes: u32,
     /// Bits per cell of the native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
     pub bits_per_cell: u32,
+    /// Channels driven in lockstep (ganged): a program, read or erase goes
+    /// to one die on each of `gang` channels at once, so the FTL's die is
+    /// a gang of dies and its block a superblock (Agrawal et al. 2008,
+    /// "ganging"; Kang et al. 2006, "superblock"). Must divide `channels`.
+    /// Default 1: every die on its own.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub gang: u32,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 /// NAND timings and channel bus.
@@ -637,10 +648,36 @@ pub struct HybridSpec {
     /// at least 512.
     #[serde(default)]
     pub merge_page_bytes: u32,
+    /// Which logical pages a logical block holds: `"striped"` (the
+    /// default: consecutive program units go to consecutive dies, so a
+    /// logical block is every `dies`-th unit and a write of several units
+    /// touches several logical blocks) or `"contiguous"` (the BAST, FAST
+    /// and superblock papers' layout: logical block `n` is the contiguous
+    /// range of logical pages `n × block … (n + 1) × block − 1`, and
+    /// consecutive logical blocks go to consecutive dies).
+    #[serde(default, skip_serializing_if = "HybridLayout::is_striped")]
+    pub layout: HybridLayout,
 }
 
 fn one() -> u32 {
     1
+}
+
+/// Which logical pages make up a logical block of the hybrid FTL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HybridLayout {
+    /// Every `dies`-th program unit of the address space.
+    #[default]
+    Striped,
+    /// One block's worth of consecutive logical pages.
+    Contiguous,
+}
+
+impl HybridLayout {
+    fn is_striped(&self) -> bool {
+        *self == HybridLayout::Striped
+    }
 }
 
 /// How log blocks are associated with logical blocks.
