@@ -119,6 +119,7 @@ impl Drive {
         let booking = image.ftl.scheme_timing();
         let mut flash = image.flash;
         flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
+        flash.set_read_cache(fresh.model.spec.nand.read_cache);
         Ok(Drive {
             model: fresh.model,
             host: image.host,

@@ -155,21 +155,23 @@ impl Drive {
         let c = &model.spec.controller;
         let timings = [model.native.clone(), model.slc_timing.clone()];
         let ftl = Ftl::new(&model);
+        let mut flash = Flash::new(
+            geo.dies,
+            geo.channels,
+            geo.total_blocks,
+            model.channel_fs_per_byte,
+            model.channel_bytes_per_slot,
+            model.read_suspend_ns,
+            c.op_order == OpOrder::ReadsFirst,
+        );
+        flash.set_read_cache(model.spec.nand.read_cache);
         Drive {
             host: HostInterface::new(&model),
             cores: Cores::new(c.cores, c.cmd_overhead_ns),
             buffer: WriteBuffer::new(c.write_buffer_bytes),
             booking: ftl.scheme_timing(),
             ftl,
-            flash: Flash::new(
-                geo.dies,
-                geo.channels,
-                geo.total_blocks,
-                model.channel_fs_per_byte,
-                model.channel_bytes_per_slot,
-                model.read_suspend_ns,
-                c.op_order == OpOrder::ReadsFirst,
-            ),
+            flash,
             counters: DriveCounters::default(),
             power: PowerMeter::new(model.power.clone()),
             thermal: model.thermal.clone().map(Thermal::new),
