@@ -317,3 +317,120 @@ fn a_dram_less_hmb_drive_collapses_beyond_the_buffers_reach() {
         }
     }
 }
+
+/// Random writes (with replacement, QD1) over a fresh drive with a map
+/// journal of `j` entries flushed by `policy`: the journal's counters
+/// after `writes` writes, and the drive's counters.
+fn journalled_writes(j: u32, policy: &str, writes: u64) -> (ssdtwin::model::ftl::mapjournal::JournalCounters, Drive) {
+    let mut extra = cached(8).to_vec();
+    // The journal's 8 bytes per entry come on top of the 8 cached pages.
+    extra.push(format!("controller.dram_bytes={}", 8 * 512 + j as u64 * 8));
+    extra.push(format!("ftl.map_cache.journal_entries={j}"));
+    extra.push(format!("ftl.map_cache.journal_flush=\"{policy}\""));
+    let d = drive(&extra);
+    let mut w = IoSpec::new("randwrite", RwPattern::RandWrite);
+    w.norandommap = true;
+    w.io_size = Some(writes * 4096);
+    w.randseed = 11;
+    let (r, d) = run(d, &[Phase::Io(w)]);
+    assert_eq!(r[0].counters.gc_slots_moved, 0, "no GC: every map update is a host write's");
+    let c = d.ftl().map_counters().unwrap();
+    assert_eq!(c.journal.updates, writes, "one journal entry per host write");
+    (c.journal, d)
+}
+
+/// The map journal flushing everything when full (Silicon Motion's
+/// scheme), against the hand computation for uniform random writes over
+/// N translation pages: J updates touch N·(1 − (1 − 1/N)^J) distinct pages
+/// on average, each written back once, so map write-backs per host write
+/// are that over J (here N = 600, J = 600: 379.6 pages per flush, 0.633
+/// write-backs per write, where the cache alone writes back almost one
+/// page per write). Each write-back reads its page first unless cached.
+#[test]
+fn a_journal_flushed_whole_writes_each_touched_page_once() {
+    let (n, j) = (600.0f64, 600u32);
+    let (c, d) = journalled_writes(j, "all", 60_000);
+    assert_eq!(c.flushes, 100);
+    let per_flush = c.pages_flushed as f64 / c.flushes as f64;
+    let expected = n * (1.0 - (1.0 - 1.0 / n).powi(j as i32));
+    assert!((per_flush / expected - 1.0).abs() < 0.005, "{per_flush:.1} pages per flush, expected {expected:.1}");
+    let m = d.ftl().map_counters().unwrap();
+    // A page's first write-back on the fresh drive needs no read; every
+    // later one reads it (writes load nothing into the cache).
+    assert!(m.pages_read <= c.pages_flushed && m.pages_read as f64 > 0.95 * (c.pages_flushed - 600) as f64);
+    // The flash traffic: the write-backs, plus the translation log's own
+    // cleaning, whole units at a time.
+    assert!(
+        m.pages_programmed >= c.pages_flushed - 64,
+        "{} programmed, {} flushed",
+        m.pages_programmed,
+        c.pages_flushed
+    );
+    assert_eq!(m.misses, 0, "writes look nothing up");
+}
+
+/// The journal writing back the page with the most pending updates, one
+/// page each time it is full: in steady state under uniform random writes
+/// a page's count grows by one per N updates from 0 until it is the
+/// largest, m; the counts are spread evenly over 0..m−1, so the journal
+/// holds J = N·(m − 1)/2 and each write-back carries m = 2J/N + 1 updates
+/// (here N = 600, J = 2400: 9; a simulation of the process alone gives
+/// 8.97). That is twice the batch of flushing everything at this size
+/// (2400 / 589 = 4.07).
+#[test]
+fn a_journal_writes_back_the_busiest_page_first() {
+    let (n, j) = (600.0f64, 2400u32);
+    let (warm, _) = journalled_writes(j, "most-pending", 10_000);
+    let (c, _) = journalled_writes(j, "most-pending", 60_000);
+    let batch = (c.updates - warm.updates) as f64 / (c.pages_flushed - warm.pages_flushed) as f64;
+    let expected = 2.0 * j as f64 / n + 1.0;
+    assert!((batch / expected - 1.0).abs() < 0.03, "{batch:.2} updates per write-back, expected {expected:.2}");
+    let (all, _) = journalled_writes(j, "all", 60_000);
+    let all_batch = all.updates as f64 / all.pages_flushed as f64;
+    assert!(batch > 1.9 * all_batch, "{batch:.2} vs {all_batch:.2} updates per write-back when flushing all");
+}
+
+/// Reads of data still in the journal need no translation page; its
+/// memory comes out of the cache's; and data stays intact.
+#[test]
+fn a_journal_serves_reads_and_keeps_every_last_write() {
+    let mut set = vec!["ftl.version_stamps=true".to_string()];
+    set.extend(cached(8));
+    set.push("ftl.map_cache.journal_entries=128".into()); // 1 KiB of the 4 KiB: 6 pages left
+    set.push("ftl.map_cache.journal_flush=\"all\"".into());
+    let mut d = drive(&set);
+    assert_eq!(d.model().map_cache.as_ref().unwrap().capacity_pages, 6);
+    let n = d.user_lpns();
+    let mut t = 0;
+    let mut last = vec![0u32; n as usize];
+    let mut x = 12345u64;
+    let (mut read_backs, start) = (0u64, d.ftl().map_counters().unwrap());
+    for i in 0..20_000u32 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let lpn = (x >> 33) as u32 % n;
+        t = d.submit(ssdtwin::Command { kind: IoKind::Write, offset: lpn as u64 * 4096, len: 4096 }, t);
+        last[lpn as usize] += 1;
+        if i % 7 == 0 {
+            // Read back the page just written: it is in the journal,
+            // unless its write filled the journal (1 write in 128).
+            t = d.submit(ssdtwin::Command { kind: IoKind::Read, offset: lpn as u64 * 4096, len: 4096 }, t);
+            read_backs += 1;
+        }
+    }
+    let end = d.ftl().map_counters().unwrap();
+    let (hits, lookups) = (end.journal.hits - start.journal.hits, end.hits + end.misses - start.hits - start.misses);
+    assert!(hits as f64 > 0.97 * read_backs as f64, "{hits} of {read_backs} read-backs found in the journal");
+    assert_eq!(hits + lookups, read_backs, "every other read looks its page up");
+    d.ftl().check_consistency().unwrap();
+    for l in 0..n {
+        if last[l as usize] != 0 {
+            assert_eq!(d.ftl().read_version(l), last[l as usize], "lpn {l}");
+        }
+    }
+    // Too large a journal for the memory is an error naming the field.
+    let mut big = cached(8).to_vec();
+    big.push("ftl.map_cache.journal_entries=512".into());
+    let set: Vec<String> = [FLAT_TR.to_string()].into_iter().chain(big).collect();
+    let err = ssdtwin::DriveSpec::load("generic-tlc-nvme", &set).unwrap().build("t").unwrap_err().to_string();
+    assert!(err.contains("ftl.map_cache.journal_entries"), "{err}");
+}

@@ -45,8 +45,17 @@
 //! moves in the time one member's page takes, `gang` times the bytes.
 //! Data of a 4 KiB read comes from one member, over one channel.
 //!
-//! Left out: cache-register pipelining, command/address cycles on the bus,
-//! and die power limits.
+//! **Read cache** (`nand.read_cache`, on by default): a die is free for
+//! its next array read once tR ends, its page waiting in the cache
+//! register for the bus (ONFI READ CACHE). Without it (plain PAGE READ)
+//! the die holds its page register, and stays busy, until the page has
+//! crossed the bus: with one die per channel its reads then cannot
+//! overlap their transfers, and a die's read rate is one page per tR plus
+//! transfer (plus any wait for the bus).
+//!
+//! Left out: the cache register's depth (with read cache, pages wait for
+//! the bus without limit), command/address cycles on the bus, and die
+//! power limits.
 
 use super::nand::{transfer_ns, CellMode};
 use super::timeline::{OpLog, Timeline};
@@ -66,6 +75,10 @@ pub struct FlashCounters {
     pub slots_programmed: [u64; 2],
     /// Array busy time summed over dies: reads, programs, erases, ns.
     pub array_ns: [u64; 3],
+}
+
+fn read_cache_default() -> bool {
+    true
 }
 
 /// Which queue of its die an operation waits in.
@@ -98,6 +111,10 @@ pub struct Flash {
     /// set from the drive's spec, not saved.
     #[serde(skip)]
     reads_first: bool,
+    /// Whether dies read with their cache register (see the module
+    /// documentation); set from the drive's spec, not saved.
+    #[serde(skip, default = "read_cache_default")]
+    read_cache: bool,
     /// Queued operations per die (reads-first only; the die's own
     /// timeline then holds the priority lane).
     #[serde(default)]
@@ -144,6 +161,7 @@ impl Flash {
         let n = if suspend_ns.is_some() { dies as usize } else { 0 };
         Flash {
             reads_first,
+            read_cache: true,
             queued: vec![Timeline::default(); dies as usize],
             queued_ops: vec![OpLog::default(); dies as usize],
             queued_debt: vec![0; dies as usize],
@@ -217,6 +235,12 @@ impl Flash {
         self.queued_debt.resize(dies, 0);
     }
 
+    /// Whether dies read with their cache register (default true; the
+    /// drive's `nand.read_cache`).
+    pub fn set_read_cache(&mut self, read_cache: bool) {
+        self.read_cache = read_cache;
+    }
+
     /// Drop history that ended before `now` (call as time advances).
     pub fn prune(&mut self, now: u64) {
         for t in self.dies.iter_mut().chain(&mut self.channels).chain(&mut self.queued) {
@@ -266,8 +290,9 @@ impl Flash {
     #[inline]
     pub fn read(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, mode: CellMode, lane: Lane) -> u64 {
         let d = die as usize;
+        let suspending = self.suspend_ns.is_some() && self.program_erase[d].busy_at(earliest);
         let start = match self.suspend_ns {
-            Some(overhead) if self.program_erase[d].busy_at(earliest) => {
+            Some(overhead) if suspending => {
                 self.suspend_debt[d] += tr + overhead;
                 self.read_lane[d].reserve(earliest + overhead, tr)
             }
@@ -277,6 +302,17 @@ impl Flash {
             transfer_ns(self.channel_slots(slots) as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
         let ch = self.channel_of_die[d] as usize;
         let xs = self.channels[ch].reserve(start + tr, xfer);
+        if !self.read_cache {
+            // The page register stays full until the data has crossed the
+            // bus: the die is busy that long after its array read.
+            let hold = xs + xfer - (start + tr);
+            if suspending {
+                self.suspend_debt[d] += hold;
+                self.read_lane[d].reserve(start + tr, hold);
+            } else {
+                self.die_reserve(start + tr, d, hold, lane);
+            }
+        }
         self.counters.reads[mode as usize] += 1;
         self.counters.slots_read[mode as usize] += slots as u64;
         self.counters.array_ns[0] += self.array_time(tr);
@@ -510,5 +546,27 @@ mod tests {
             g.program(0, 0, 0, 1000, 1, queued);
         }
         assert_eq!(g.read(100, 0, 50, 1, CellMode::Native, Lane::Priority), 3010 + 50 + 10);
+    }
+
+    /// A die alone on its channel reading page after page: with read cache
+    /// it reads while the previous page crosses the bus, so the bus sets
+    /// the pace (one page per transfer); without, it holds its register
+    /// until the transfer is done (one page per tR + transfer). Two dies
+    /// on the channel without read cache take turns and fill the bus.
+    #[test]
+    fn without_read_cache_a_die_holds_its_register_until_the_bus_is_done() {
+        let read = |f: &mut Flash, die: u32| f.read(0, die, 50, 10, CellMode::Native, Lane::Priority);
+        // 10 slots × 10 bytes at 1 ns per byte: 100 ns of transfer.
+        let mut cached = Flash::new(1, 1, 4, 1_000_000, 10, None, false);
+        let last = (0..10).map(|_| read(&mut cached, 0)).last().unwrap();
+        assert_eq!(last, 50 + 10 * 100, "bus-bound: the first tR, then back-to-back transfers");
+        let mut plain = Flash::new(1, 1, 4, 1_000_000, 10, None, false);
+        plain.set_read_cache(false);
+        let last = (0..10).map(|_| read(&mut plain, 0)).last().unwrap();
+        assert_eq!(last, 10 * (50 + 100), "die-bound: tR and transfer in turn");
+        let mut two = Flash::new(2, 1, 4, 1_000_000, 10, None, false);
+        two.set_read_cache(false);
+        let last = (0..10).map(|i| read(&mut two, i % 2)).last().unwrap();
+        assert_eq!(last, 50 + 10 * 100, "two dies take turns: the bus sets the pace again");
     }
 }

@@ -10,7 +10,7 @@
 use super::{DriveSpec, MappingScheme};
 use crate::error::SpecError;
 use crate::model::nand::{CellMode, Geometry};
-pub use crate::model::params::{MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
+pub use crate::model::params::{JournalFlush, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 
 /// Translation area on flash per map size: room for every translation
 /// page plus a quarter for the copies not yet cleaned.
@@ -44,6 +44,22 @@ pub fn resolve(
     if m.checkpoint_updates == Some(0) {
         return Err(bad("ftl.map_cache.checkpoint_updates", "0 updates between checkpoints: give at least 1".into()));
     }
+    let journal_entries = m.journal_entries.unwrap_or(0);
+    if m.journal_entries == Some(0) {
+        return Err(bad(
+            "ftl.map_cache.journal_entries",
+            "a journal of 0 entries: give at least 1, or leave it out".into(),
+        ));
+    }
+    if journal_entries > 0 && m.checkpoint_updates.is_some() {
+        return Err(bad(
+            "ftl.map_cache.journal_entries",
+            "a map journal and checkpoint_updates are two ways of batching write-backs: give one".into(),
+        ));
+    }
+    if !(1..=64).contains(&m.journal_entry_bytes) {
+        return Err(bad("ftl.map_cache.journal_entry_bytes", format!("{} is not 1–64 bytes", m.journal_entry_bytes)));
+    }
     if !(m.dram_share > 0.0 && m.dram_share <= 1.0) {
         return Err(bad("ftl.map_cache.dram_share", format!("{} is not in (0, 1]", m.dram_share)));
     }
@@ -76,6 +92,15 @@ pub fn resolve(
             },
         },
     };
+    // The journal lives in the cache's memory.
+    let journal_bytes = journal_entries as f64 * m.journal_entry_bytes as f64;
+    if journal_bytes >= bytes {
+        return Err(bad(
+            "ftl.map_cache.journal_entries",
+            format!("{journal_entries} entries take {journal_bytes:.0} bytes, all of the cache's {bytes:.0}"),
+        ));
+    }
+    let bytes = bytes - journal_bytes;
     let entries_per_page = m.page_bytes / m.entry_bytes;
     let map_pages = user_lpns.div_ceil(entries_per_page as u64) as u32;
     let capacity_pages = ((bytes / m.page_bytes as f64) as u64).min(map_pages as u64) as u32;
@@ -96,5 +121,7 @@ pub fn resolve(
         blocks_per_die,
         mode,
         checkpoint_updates: m.checkpoint_updates.unwrap_or(0),
+        journal_entries,
+        journal_flush: m.journal_flush,
     }))
 }

@@ -311,12 +311,13 @@ fn flash_line(c: &Counters) -> String {
         c.gc_blocks,
         if c.host_slots_written == 0 { "n/a (no writes)".to_string() } else { format!("{:.2}", c.waf()) }
     );
-    if let Some(rate) = c.map_hit_rate() {
+    let rate = c.map_hit_rate();
+    // A journalled map's writes look nothing up but still write back.
+    if rate.is_some() || c.map_pages_programmed > 0 {
+        let hits = rate.map_or("no lookups".to_string(), |r| format!("{:.1}% hits", r * 100.0));
         line.push_str(&format!(
-            "  map cache: {:.1}% hits; {} translation pages read, {} written back\n",
-            rate * 100.0,
-            c.map_pages_read,
-            c.map_pages_programmed
+            "  map cache: {hits}; {} translation pages read, {} written back\n",
+            c.map_pages_read, c.map_pages_programmed
         ));
     }
     line

@@ -120,6 +120,7 @@ impl Drive {
         let mut flash = image.flash;
         flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);
         flash.set_gang(fresh.model.spec.geometry.gang, fresh.model.member_row_slots());
+        flash.set_read_cache(fresh.model.spec.nand.read_cache);
         let mut drive = Drive {
             model: fresh.model,
             host: image.host,

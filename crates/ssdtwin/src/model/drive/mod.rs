@@ -171,6 +171,7 @@ impl Drive {
             c.op_order == OpOrder::ReadsFirst,
         );
         flash.set_gang(model.spec.geometry.gang, model.member_row_slots());
+        flash.set_read_cache(model.spec.nand.read_cache);
         Drive {
             host: HostInterface::new(&model),
             cores: Cores::new(c.cores, c.cmd_overhead_ns),

@@ -27,7 +27,7 @@ impl Ftl {
     /// Write one logical page from the host. Returns its new slot.
     #[inline]
     pub fn write(&mut self, lpn: u32) -> Slot {
-        self.core.unmap(lpn);
+        self.core.unmap_for(lpn, true);
         let slot = self.scheme.write(&mut self.core, lpn);
         self.core.stamp(lpn, slot);
         self.core.counters.host_slots_written += 1;
@@ -219,7 +219,7 @@ impl Ftl {
 
     /// The map cache's counters, when the map is cached.
     pub fn map_counters(&self) -> Option<mapcache::MapCacheCounters> {
-        self.core.map.as_ref().map(|m| m.counters)
+        self.core.map.as_ref().map(|m| m.all_counters())
     }
 
     /// Cost of one host lookup in the map cache's memory, ns (an HMB round

@@ -28,10 +28,16 @@
 //! what a power loss can lose): a burst of translation-page programs on
 //! every die that holds the host's data behind it.
 //!
+//! With `journal_entries`, map updates go to a journal
+//! ([`super::mapjournal`]) instead of dirtying their pages: cached pages
+//! stay clean, and translation pages are written back in batches when the
+//! journal is full (read first unless cached). Host reads look in the
+//! journal before the cache.
+//!
 //! Left out: the directory (global translation directory) is held in full;
-//! write-backs are not batched per page beyond eviction and checkpoints;
 //! the map is not flushed at power loss.
 
+use super::mapjournal::{JournalCounters, MapJournal};
 use super::{NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, NONE};
 use crate::model::params::{MapCacheModel, MapCachePolicy};
@@ -54,6 +60,9 @@ pub struct MapCacheCounters {
     pub pages_programmed: u64,
     /// Map checkpoints (every dirty cached page written in one go).
     pub checkpoints: u64,
+    /// The map journal's, when there is one.
+    #[serde(default)]
+    pub journal: JournalCounters,
 }
 
 /// The cached map's state.
@@ -97,6 +106,10 @@ pub struct MapCache {
     written: Vec<u64>,
     /// Sequence numbers below this are programmed, per die.
     programmed: Vec<u64>,
+    /// The map journal, if updates are journalled.
+    journal: Option<Box<MapJournal>>,
+    /// Pages a journal flush writes back (reused buffer).
+    flushing: Vec<u32>,
     /// Counters.
     pub counters: MapCacheCounters,
 }
@@ -134,6 +147,10 @@ impl MapCache {
             updates: 0,
             written: vec![0; geo.dies as usize],
             programmed: vec![0; geo.dies as usize],
+            journal: (m.journal_entries > 0).then(|| {
+                Box::new(MapJournal::new(m.journal_entries, m.journal_flush, m.map_pages, m.entries_per_page))
+            }),
+            flushing: Vec::new(),
             counters: MapCacheCounters::default(),
         }
     }
@@ -165,6 +182,9 @@ impl MapCache {
         self.programmed.fill(0);
         (self.mru, self.lru, self.resident, self.last) = (NONE, NONE, 0, [NONE; 2]);
         self.updates = 0;
+        if let Some(j) = &mut self.journal {
+            j.reset();
+        }
     }
 
     /// After a whole state was installed: every translation page is on
@@ -200,6 +220,18 @@ impl MapCache {
         emit: bool,
         erase_count: &mut [Vec<u32>; 2],
     ) {
+        if let Some(j) = &mut self.journal {
+            if dirty {
+                if j.log(lpn) {
+                    self.flush_journal(ops, emit, erase_count);
+                }
+                return;
+            }
+            if j.holds(lpn) {
+                j.count_hit();
+                return;
+            }
+        }
         let page = lpn / self.entries_per_page;
         if page == self.last[lane] {
             if dirty {
@@ -210,6 +242,58 @@ impl MapCache {
         }
         self.access_page(page, dirty, ops, emit, erase_count);
         self.last[lane] = page;
+    }
+
+    /// A host write or trim unmaps `lpn` (`mapped`: it pointed at flash;
+    /// `write`: a write's new location follows, through
+    /// [`MapCache::update`]). Without a journal: a lookup of the old
+    /// location, which dirties the page when mapped. With one, nothing is
+    /// looked up (the old location is resolved at write-back) and a trim
+    /// of a mapped page is logged; a write is logged once, with its new
+    /// location.
+    #[inline]
+    pub fn unmap(
+        &mut self,
+        lpn: u32,
+        (mapped, write): (bool, bool),
+        ops: &mut Vec<NandOp>,
+        emit: bool,
+        erase: &mut [Vec<u32>; 2],
+    ) {
+        if self.journal.is_none() || (mapped && !write) {
+            self.access(lpn, mapped, 0, ops, emit, erase);
+        }
+    }
+
+    /// Write back the pages a full journal gives up: each is read unless
+    /// cached (a cached copy is current and stays cached, clean), then
+    /// appended to its die's translation log.
+    fn flush_journal(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        let mut pages = std::mem::take(&mut self.flushing);
+        pages.clear();
+        if let Some(j) = &mut self.journal {
+            j.flush(&mut pages);
+        }
+        for &page in &pages {
+            let p = page as usize;
+            if self.flags[p] & RESIDENT == 0 && self.flags[p] & ON_FLASH != 0 {
+                let d = page % self.dies;
+                if self.seq[p] < self.programmed[d as usize] {
+                    self.counters.pages_read += 1;
+                    if emit {
+                        let (block, row) = self.location(d, self.seq[p]);
+                        ops.push(NandOp::Read { purpose: Purpose::MapStore, block, row, slots: 1 });
+                    }
+                }
+            }
+            self.write_back(page, ops, emit, erase);
+        }
+        self.flushing = pages;
+    }
+
+    /// The counters, the journal's included.
+    pub fn all_counters(&self) -> MapCacheCounters {
+        MapCacheCounters { journal: self.journal.as_ref().map(|j| j.counters).unwrap_or_default(), ..self.counters }
     }
 
     /// The entry of `lpn` now points at new flash (a host write from lane

@@ -49,6 +49,7 @@ pub mod hybrid;
 pub mod install;
 pub mod journal;
 pub mod mapcache;
+pub mod mapjournal;
 pub mod mapping;
 pub mod pool;
 pub mod slc;
@@ -421,11 +422,20 @@ impl FtlCore {
         self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
     }
 
-    /// Remove the mapping of `lpn`; true if it was mapped.
+    /// Remove the mapping of `lpn` (a trim); true if it was mapped.
     #[inline(always)]
     pub(super) fn unmap(&mut self, lpn: u32) -> bool {
+        self.unmap_for(lpn, false)
+    }
+
+    /// Remove the mapping of `lpn` before a host write maps it anew
+    /// (`write`) or for a trim; true if it was mapped.
+    #[inline(always)]
+    pub(super) fn unmap_for(&mut self, lpn: u32, write: bool) -> bool {
         let old = self.l2p[lpn as usize];
-        self.touch_map(lpn, old != NONE, 0);
+        if let Some(m) = &mut self.map {
+            m.unmap(lpn, (old != NONE, write), &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
         if old == NONE {
             return false;
         }

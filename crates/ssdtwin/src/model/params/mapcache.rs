@@ -40,6 +40,52 @@ pub struct MapCacheSpec {
     /// written back when evicted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_updates: Option<u64>,
+    /// Map journal: map updates (host writes, trims, moves by GC and
+    /// folding) kept in a log in the cache's memory instead of dirtying
+    /// their translation pages; when it holds this many, translation pages
+    /// are written back in batches (`journal_flush`), each write-back
+    /// covering all the page's pending updates. Absent: no journal, every
+    /// update dirties its cached page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_entries: Option<u32>,
+    /// Bytes of the cache's memory one journal entry takes (default 8: a
+    /// 4-byte logical page number and a 4-byte flash address); the
+    /// journal's memory is taken from the cache's.
+    #[serde(default = "default_journal_entry_bytes", skip_serializing_if = "is_default_journal_entry_bytes")]
+    pub journal_entry_bytes: u32,
+    /// Which translation pages a full journal writes back: `"most-pending"`
+    /// (default: the page with the most pending updates, one page each
+    /// time the journal is full) or `"all"` (every page with a pending
+    /// update, emptying the journal).
+    #[serde(default, skip_serializing_if = "JournalFlush::is_default")]
+    pub journal_flush: JournalFlush,
+}
+
+fn default_journal_entry_bytes() -> u32 {
+    8
+}
+
+fn is_default_journal_entry_bytes(b: &u32) -> bool {
+    *b == default_journal_entry_bytes()
+}
+
+/// Which translation pages a full map journal writes back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JournalFlush {
+    /// The page with the most pending updates, of equals the one that
+    /// reached its count first (one page per flush; the journal stays
+    /// nearly full).
+    #[default]
+    MostPending,
+    /// Every page with a pending update (the journal empties).
+    All,
+}
+
+impl JournalFlush {
+    fn is_default(&self) -> bool {
+        *self == JournalFlush::default()
+    }
 }
 
 fn default_entry_bytes() -> u32 {
@@ -99,4 +145,9 @@ pub struct MapCacheModel {
     /// Map updates between checkpoints of the dirty cached pages (0:
     /// none).
     pub checkpoint_updates: u64,
+    /// Map journal: entries (0: none) and which pages a full one writes
+    /// back.
+    pub journal_entries: u32,
+    /// Which pages a full journal writes back.
+    pub journal_flush: JournalFlush,
 }

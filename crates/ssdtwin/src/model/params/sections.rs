@@ -335,6 +335,13 @@ pub struct NandSpec {
     /// Time to suspend and later resume a program or erase, ns.
     #[serde(default)]
     pub suspend_overhead_ns: u64,
+    /// Whether the controller reads with the NAND's cache register (ONFI
+    /// READ CACHE): a die starts its next array read while the previous
+    /// page is still crossing the bus (default true). Without, a die holds
+    /// its page register, and so stays busy, until its data has been
+    /// transferred out.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub read_cache: bool,
     /// Factory and grown bad blocks and the spare pool (absent: every
     /// block good forever; see [`BadBlockSpec`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,6 +350,14 @@ pub struct NandSpec {
 
 fn default_bus_width() -> u32 {
     8
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Timings of one cell mode.
