@@ -119,3 +119,25 @@ pub fn small_zoned_model(extra: &[&str]) -> DriveModel {
     set.extend_from_slice(extra);
     small_model(448, &set)
 }
+
+/// `f` of fio's report of `results`, the jobs of `file` run on `dev`, as
+/// `ssdtwin run` reports them for a fresh drive described as
+/// generic-tlc-nvme (the small test drives' base): its JSON, normal or
+/// terse output.
+pub fn with_fio_report<T>(
+    dev: &ssdtwin::run::device::Device,
+    file: &ssdtwin::run::workload::fio::JobFile,
+    results: &[ssdtwin::run::jobs::JobResult],
+    f: impl FnOnce(&ssdtwin::study::fio_out::FioReport) -> T,
+) -> T {
+    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let health = ssdtwin::model::health::Health::of(dev.drive());
+    f(&ssdtwin::study::fio_out::FioReport {
+        drive: &spec,
+        state: "fresh".into(),
+        seed: 1,
+        global: &file.global,
+        jobs: results,
+        health: &health,
+    })
+}

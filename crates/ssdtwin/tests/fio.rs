@@ -6,15 +6,13 @@ use std::collections::BTreeSet;
 use std::process::Command as Process;
 
 use serde_json::Value;
-use ssdtwin::model::health::Health;
 use ssdtwin::run::device::Device;
 use ssdtwin::run::jobs::{run_jobs, JobResult};
 use ssdtwin::run::workload::fio::JobFile;
 use ssdtwin::run::workload::{parse_job_file, IoGenerator, JobOptions, Phase};
-use ssdtwin::study::fio_out::FioReport;
-use ssdtwin::{DriveSpec, IoKind};
+use ssdtwin::IoKind;
 
-use crate::common::{scratch_dir, small_drive};
+use crate::common::{scratch_dir, small_drive, with_fio_report};
 
 const CAP: u64 = 256 << 20;
 
@@ -31,17 +29,7 @@ fn run(text: &str) -> (Vec<JobResult>, Device, JobFile) {
 
 fn json(text: &str, plus: bool) -> String {
     let (results, dev, file) = run(text);
-    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
-    let health = Health::of(dev.drive());
-    let report = FioReport {
-        drive: &spec,
-        state: "fresh".into(),
-        seed: 1,
-        global: &file.global,
-        jobs: &results,
-        health: &health,
-    };
-    serde_json::to_string_pretty(&report.to_json(plus)).unwrap()
+    with_fio_report(&dev, &file, &results, |r| serde_json::to_string_pretty(&r.to_json(plus)).unwrap())
 }
 
 #[test]
@@ -293,10 +281,7 @@ fn fio_jsonplus_clat2csv_reads_our_output() {
 
 fn terse(text: &str) -> String {
     let (results, dev, file) = run(text);
-    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
-    let health = Health::of(dev.drive());
-    FioReport { drive: &spec, state: "fresh".into(), seed: 1, global: &file.global, jobs: &results, health: &health }
-        .terse()
+    with_fio_report(&dev, &file, &results, |r| r.terse())
 }
 
 /// fio's terse output (version 3): the same lines and fields as real

@@ -5,14 +5,12 @@
 
 use serde_json::Value;
 use ssdtwin::model::drive::{Command, Drive};
-use ssdtwin::model::health::Health;
 use ssdtwin::run::device::Device;
 use ssdtwin::run::jobs::{run_jobs, JobResult};
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
-use ssdtwin::study::fio_out::FioReport;
-use ssdtwin::{DriveSpec, IoKind};
+use ssdtwin::IoKind;
 
-use crate::common::small_drive;
+use crate::common::{small_drive, with_fio_report};
 
 const CAP: u64 = 256 << 20;
 
@@ -126,17 +124,7 @@ fn the_json_has_fios_sync_section() {
             .unwrap();
     let mut dev = Device::new(small_drive(256, &[]));
     let results = run_jobs(&mut dev, &file);
-    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
-    let health = Health::of(dev.drive());
-    let report = FioReport {
-        drive: &spec,
-        state: "fresh".into(),
-        seed: 1,
-        global: &file.global,
-        jobs: &results,
-        health: &health,
-    };
-    let v: Value = report.to_json(false);
+    let (v, text): (Value, String) = with_fio_report(&dev, &file, &results, |r| (r.to_json(false), r.normal()));
     let sync = &v["jobs"][0]["sync"];
     // 256 writes, a sync after every 8th but the last: 31.
     assert_eq!(sync["total_ios"], 31, "{sync}");
@@ -145,7 +133,6 @@ fn the_json_has_fios_sync_section() {
     assert!(sync["lat_ns"]["percentile"]["99.000000"].as_u64().unwrap() >= sync["lat_ns"]["min"].as_u64().unwrap());
     assert_eq!(v["jobs"][0]["write"]["total_ios"], 256);
     // fio's normal output: the sync block and the fourth issued count.
-    let text = report.normal();
     assert!(text.contains("  fsync/fdatasync/sync_file_range:\n    sync ("), "{text}");
     assert!(text.contains("sync percentiles ("), "{text}");
     assert!(text.contains("issued rwts: total=0,256,0,31 "), "{text}");

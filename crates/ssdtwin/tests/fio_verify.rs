@@ -3,15 +3,13 @@
 //! reads with their own runtime.
 
 use serde_json::Value;
-use ssdtwin::model::health::Health;
 use ssdtwin::run::device::{Completion, Device};
 use ssdtwin::run::jobs::{run_jobs, JobResult};
 use ssdtwin::run::workload::fio::JobFile;
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
-use ssdtwin::study::fio_out::FioReport;
-use ssdtwin::{DriveSpec, IoKind};
+use ssdtwin::IoKind;
 
-use crate::common::small_drive;
+use crate::common::{small_drive, with_fio_report};
 
 const CAP: u64 = 256 << 20;
 
@@ -104,17 +102,7 @@ fn verify_is_only_for_writers_and_skipped_when_asked() {
 #[test]
 fn the_json_reports_the_verify_reads_as_fio() {
     let (results, _, dev, file) = run("[v]\nrw=randwrite\nbs=4k\nsize=2m\niodepth=4\nverify=crc32c\n");
-    let spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
-    let health = Health::of(dev.drive());
-    let report = FioReport {
-        drive: &spec,
-        state: "fresh".into(),
-        seed: 1,
-        global: &file.global,
-        jobs: &results,
-        health: &health,
-    };
-    let v: Value = report.to_json(false);
+    let v: Value = with_fio_report(&dev, &file, &results, |r| r.to_json(false));
     let j = &v["jobs"][0];
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(512), Some(512)));
     assert_eq!(j["read"]["io_bytes"], 2 << 20);
