@@ -162,6 +162,7 @@ fn random_power_cuts_lose_only_unflushed_writes() {
             &[
                 "geometry.channels=2",
                 "geometry.dies_per_channel=2",
+                "geometry.gang=1",
                 "geometry.blocks_per_plane=64",
                 "geometry.pages_per_block=16",
                 "ftl.user_capacity_bytes=29360128",
