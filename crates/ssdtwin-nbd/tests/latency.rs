@@ -24,6 +24,9 @@ use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
 use ssdtwin_nbd::server::ServeOutcome;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
+mod common;
+use common::fio_has_nbd;
+
 /// The generic TLC drive shrunk to 4 dies, full (every page mapped, so
 /// reads go to the NAND), its reads slowed to a 250 µs tR: several times
 /// the transport's round trip however the machine schedules the two
@@ -45,18 +48,6 @@ fn full_small_tlc() -> Drive {
     let mut d = Drive::new(spec.build("test drive").expect("test drive is valid"));
     DriveState::Filled(100.0).apply_fast(&mut d, 1);
     d
-}
-
-fn fio_has_nbd() -> bool {
-    let Ok(out) = Command::new("fio").arg("--enghelp").output() else {
-        eprintln!("SKIPPED: `fio` is not installed (Debian: fio)");
-        return false;
-    };
-    let ok = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "nbd");
-    if !ok {
-        eprintln!("SKIPPED: this fio has no nbd engine (Debian's fio has it)");
-    }
-    ok
 }
 
 /// fio's total latency (`lat`: submission plus completion) of `n` QD1

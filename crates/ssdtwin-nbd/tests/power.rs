@@ -30,17 +30,8 @@ use ssdtwin::{Drive, DriveSpec};
 use ssdtwin_nbd::server::ReloadImage;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
-fn fio_has_nbd() -> bool {
-    let Ok(out) = Command::new("fio").arg("--enghelp").output() else {
-        eprintln!("SKIPPED: `fio` is not installed (Debian: fio)");
-        return false;
-    };
-    let ok = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "nbd");
-    if !ok {
-        eprintln!("SKIPPED: this fio has no nbd engine (Debian's fio has it)");
-    }
-    ok
-}
+mod common;
+use common::fio_has_nbd;
 
 fn fio(uri: &str, args: &[&str]) -> Output {
     Command::new("fio")
