@@ -532,26 +532,20 @@ fn si_rate(b: f64) -> String {
 }
 
 fn bin_size(b: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = b;
-    let mut u = 0;
-    while x >= 1024.0 && u + 1 < units.len() {
-        x /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{x:.0}{}", units[u])
-    } else {
-        format!("{x:.1}{}", units[u])
-    }
+    scaled_size(b, 1024.0, ["B", "KiB", "MiB", "GiB", "TiB"])
 }
 
 fn si_size(b: f64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"];
+    scaled_size(b, 1000.0, ["B", "kB", "MB", "GB", "TB"])
+}
+
+/// `b` bytes in the largest unit (steps of `base`) that keeps it at least
+/// 1, as fio prints sizes: whole bytes, otherwise one decimal.
+fn scaled_size(b: f64, base: f64, units: [&str; 5]) -> String {
     let mut x = b;
     let mut u = 0;
-    while x >= 1000.0 && u + 1 < units.len() {
-        x /= 1000.0;
+    while x >= base && u + 1 < units.len() {
+        x /= base;
         u += 1;
     }
     if u == 0 {
