@@ -154,6 +154,18 @@ fn bad_results_are_named() {
     doc["jobs"][4]["error"] = 5.into();
     let e = err(&doc.to_string());
     assert!(e.contains("job `randread-qd1`") && e.contains("error 5"), "{e}");
+    // The trim only prepares the drive: its error (fio 3.33 cannot trim a
+    // regular file: ENOTTY) is a warning that says so, not a refusal.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["jobs"][0]["jobname"], "trim");
+    doc["jobs"][0]["error"] = 25.into();
+    let jobs = measure::from_json(&doc, "t.json", Some(dir.path())).unwrap();
+    let (ms, warnings) = ssdtwin::study::fit::measurements(&jobs, spec.ftl.user_capacity_bytes).unwrap();
+    assert!(
+        warnings.iter().any(|w| w.contains("job `trim`") && w.contains("error 25") && w.contains("only prepares")),
+        "{warnings:?}"
+    );
+    assert!(ms.iter().any(|m| m.job == "fill"), "the jobs after the trim are still measurements");
     // A block size other than the battery's.
     let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     doc["jobs"][4]["job options"]["bs"] = "8k".into();

@@ -52,6 +52,10 @@ pub struct JobRecord {
     /// The bandwidth log: (end of the window in s, bytes per s), if the job
     /// wrote one and it was found.
     pub bw_log: Option<Vec<(f64, f64)>>,
+    /// fio's `error` for the job (an errno; 0: it ran). A job that failed
+    /// measured nothing; the fit refuses it where it was to measure and
+    /// warns where it only prepared the drive.
+    pub error: i64,
 }
 
 impl JobRecord {
@@ -251,12 +255,6 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
             j.get("jobname").and_then(Value::as_str).ok_or_else(|| bad(format!("jobs[{i}] has no `jobname`")))?;
         let at = format!("{origin}: job `{name}`");
         let error = j.get("error").and_then(Value::as_i64).unwrap_or(0);
-        if error != 0 {
-            return Err(FitError::Input {
-                origin: at,
-                reason: format!("fio reported error {error} for this job: its numbers are not a measurement"),
-            });
-        }
         let dir_of = |key: &str| -> Result<DirRecord, FitError> {
             let d = j
                 .get(key)
@@ -280,8 +278,9 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
             options: options_of(j.get("job options")).into_iter().filter(|(k, _)| k != "name").collect(),
             dirs: [dir_of("read")?, dir_of("write")?],
             bw_log: None,
+            error,
         };
-        if let (Some(prefix), Some(dir)) = (rec.option("write_bw_log").map(str::to_string), dir) {
+        if let (0, Some(prefix), Some(dir)) = (error, rec.option("write_bw_log").map(str::to_string), dir) {
             rec.bw_log = find_log(dir, &prefix, &at)?.map(|p| read_log(&p, &rec)).transpose()?;
         }
         out.push(rec);

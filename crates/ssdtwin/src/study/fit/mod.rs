@@ -147,6 +147,24 @@ pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measuremen
                 reason: format!("rw={}, but the battery asks for rw={want_rw} here", j.rw()),
             });
         }
+        if j.error != 0 {
+            let errno = std::io::Error::from_raw_os_error(j.error as i32);
+            if b.unit.is_some() {
+                return Err(FitError::Input {
+                    origin: j.origin.clone(),
+                    reason: format!(
+                        "fio reported error {} ({errno}) for this job: its numbers are not a measurement",
+                        j.error
+                    ),
+                });
+            }
+            warnings.push(format!(
+                "{}: fio reported error {} ({errno}): this job only prepares the drive ({}); the jobs \
+                 after it are taken as measured on the drive it would have left",
+                j.origin, j.error, b.measures
+            ));
+            continue;
+        }
         check_replayable(j, capacity)?;
         let Some(unit) = b.unit else { continue };
         if j.option("write_bw_log").is_some() && j.bw_log.is_none() {
