@@ -8,7 +8,7 @@
 #
 #   scripts/fit-local-disk.sh [SIZE] [BASE] [DIR]
 #     SIZE  the file's size (default 16G; the fit scales the base's raw
-#           capacity down with it, and a few GB leave too few blocks per plane)
+#           capacity to it, with smaller blocks for a drive of a few GB)
 #     BASE  the preset to start from (default generic-tlc-nvme)
 #     DIR   where the file, results and fitted drive go (default a new
 #           temporary directory; the file is removed at the end)

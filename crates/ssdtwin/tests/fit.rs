@@ -220,3 +220,32 @@ fn identification_raises_the_raw_capacity_a_measured_cache_needs() {
     keep_valid(&mut spec, &mut notes);
     assert_eq!((spec.geometry.blocks_per_plane, notes.len()), (after, 0));
 }
+
+/// A drive far smaller than the base (a 2 GiB file fitted from a 512 GB
+/// preset) gets smaller blocks rather than a handful of blocks per plane
+/// (fewer than GC's reserves, which no spare adjustment could mend), and
+/// identification leaves it valid.
+#[test]
+fn identification_of_a_small_drive_keeps_enough_blocks_per_plane() {
+    use ssdtwin::study::fit::identify::{capacity, keep_valid};
+    use ssdtwin::study::fit::measure::{DirRecord, JobRecord};
+    let mut spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
+    let bytes = 2u64 << 30;
+    let written = DirRecord { ios: bytes / 131072, bytes, iops: 1.0, bw_bytes: 1.0, clat_mean_ns: 0.0 };
+    let fill = JobRecord {
+        name: "fill".into(),
+        origin: "t.json: job `fill`".into(),
+        global: Vec::new(),
+        options: Vec::new(),
+        dirs: [DirRecord::default(), written],
+        bw_log: None,
+        error: 0,
+    };
+    let mut notes = Vec::new();
+    capacity(&mut spec, &[fill], &mut notes);
+    assert_eq!(spec.ftl.user_capacity_bytes, bytes);
+    assert!(spec.geometry.blocks_per_plane >= 16, "{} blocks per plane", spec.geometry.blocks_per_plane);
+    assert!(notes.iter().any(|n| n.contains("pages per block 768 → 192")), "{notes:?}");
+    keep_valid(&mut spec, &mut notes);
+    spec.build("t").expect("the identified small drive is valid");
+}

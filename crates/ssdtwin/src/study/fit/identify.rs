@@ -17,6 +17,10 @@ pub fn measured(ms: &[Measurement], job: &str, quantity: Quantity) -> Option<f64
     ms.iter().find(|m| m.job == job && m.quantity == quantity).map(|m| m.value)
 }
 
+/// Fewer blocks per plane than this after scaling the capacity: smaller
+/// blocks instead (see [`capacity`]).
+const MIN_BLOCKS_PER_PLANE: f64 = 64.0;
+
 /// Set the user capacity from the fill (`size=100%` writes the whole
 /// device to within its last block, partial or rounded up): unless the
 /// base's capacity is within one block of what was written, either side
@@ -43,8 +47,30 @@ pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String
         cap as f64 / 1e9
     ));
     spec.ftl.user_capacity_bytes = new;
-    let bpp = spec.geometry.blocks_per_plane as f64;
-    Param::BlocksPerPlane.set(spec, (bpp * ratio).ceil());
+    let mut bpp = spec.geometry.blocks_per_plane as f64 * ratio;
+    // A drive far smaller than the base (a few GB against hundreds) would
+    // keep a handful of blocks per plane, fewer than GC's reserves: it gets
+    // smaller blocks instead (halved while they keep whole wordlines and
+    // at least 128 pages), as `params::shrink` makes small twins.
+    let scaled_bpp = bpp;
+    let g = &mut spec.geometry;
+    let ppb_before = g.pages_per_block;
+    while bpp < MIN_BLOCKS_PER_PLANE
+        && g.pages_per_block % 2 == 0
+        && (g.pages_per_block / 2) % g.bits_per_cell == 0
+        && g.pages_per_block / 2 >= 128
+    {
+        g.pages_per_block /= 2;
+        bpp *= 2.0;
+    }
+    if g.pages_per_block != ppb_before {
+        notes.push(format!(
+            "capacity: {:.0} blocks per plane would be too few for GC's reserves: pages per block {ppb_before} → {} \
+             (the fit does not identify the block size)",
+            scaled_bpp, g.pages_per_block
+        ));
+    }
+    Param::BlocksPerPlane.set(spec, bpp.ceil());
     for p in [Param::CacheStatic, Param::CacheMax] {
         if let Some(v) = p.get(spec) {
             p.set(spec, v * ratio);
