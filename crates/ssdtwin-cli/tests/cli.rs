@@ -110,6 +110,32 @@ fn impossible_geometry_names_the_field() {
     assert_fails_with(&o, &["ftl.gc_high_free_blocks", "more than a die has"]);
 }
 
+/// `show --capacity`: a small twin of a preset, a drive file that loads and
+/// runs, with the capacity asked for, the preset's dies and timings, and
+/// the spare ratio kept (within the few blocks GC's reserve adds).
+#[test]
+fn show_capacity_writes_a_small_twin_of_a_preset() {
+    let o = ssdtwin(&["show", "intel-660p-512gb", "--capacity", "4g"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let file = tmp("small-660p.toml", &text);
+    let small = ssdtwin::DriveSpec::load(file.to_str().unwrap(), &[]).expect("a drive file");
+    let full = ssdtwin::DriveSpec::load("intel-660p-512gb", &[]).unwrap();
+    assert_eq!(small.ftl.user_capacity_bytes, 4 << 30);
+    assert_eq!(small.geometry.dies_per_channel, full.geometry.dies_per_channel);
+    assert_eq!(small.nand.channel_mts, full.nand.channel_mts);
+    let raw = |s: &ssdtwin::DriveSpec| {
+        let g = &s.geometry;
+        g.blocks_per_plane as f64 * g.pages_per_block as f64 / s.ftl.user_capacity_bytes as f64
+    };
+    let ratio = raw(&small) / raw(&full);
+    assert!((1.0..1.1).contains(&ratio), "raw / user changed by {ratio}");
+    let o = ssdtwin(&["run", "--drive", file.to_str().unwrap(), "--rw", "write", "--bs", "128k", "--size", "100%"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ssdtwin(&["show", "intel-660p-512gb", "--capacity", "4q"]);
+    assert_fails_with(&o, &["--capacity 4q", "not a size"]);
+}
+
 #[test]
 fn unknown_fio_option_is_named() {
     let drive = tmp("small.toml", &small_drive_toml());
