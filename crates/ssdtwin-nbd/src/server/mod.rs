@@ -180,6 +180,10 @@ pub struct ServerCounters {
     /// The transport delay each paced session ended with, ns (time
     /// scale > 0).
     pub transport_delays_ns: Mutex<Vec<u64>>,
+    /// The latest transport delay measured from idle round trips by any
+    /// connection, ns (0: none yet): a new connection's first estimate
+    /// when it is below that connection's handshake round trip.
+    pub measured_delay_ns: AtomicU64,
 }
 
 /// What a stopped server hands back.
@@ -517,7 +521,8 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     let Ok(raw) = stream.try_clone() else { return };
     let mut r = BufReader::with_capacity(1 << 16, stream);
     let mut w = BufWriter::with_capacity(1 << 16, wstream);
-    let mut delay = DelayEstimate::new(sh.opts.transport_delay);
+    let mut delay = DelayEstimate::new(sh.opts.transport_delay)
+        .with_prior(Some(sh.counters.measured_delay_ns.load(Ordering::Relaxed)).filter(|&d| d > 0));
     let mut tls = false;
     let mut no_zeroes = false;
     let neg = loop {

@@ -199,7 +199,9 @@ pub(super) fn transmission(
         let arrived = Instant::now();
         if let Sink::Thread { idle, delay, .. } = sink {
             if let Some(round_trip) = idle.arrived(arrived) {
-                delay.sample(round_trip);
+                if delay.sample(round_trip) {
+                    sh.counters.measured_delay_ns.store(delay.delay_ns(), Ordering::Relaxed);
+                }
             }
         }
         let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;

@@ -23,7 +23,13 @@
 //!   The median, not the mean: the scheduler's occasional delays (up to
 //!   milliseconds on a loaded machine) would pull a mean far above what
 //!   most requests see; not the minimum either, which sits below what most
-//!   requests see by the transport's jitter. The estimate includes the
+//!   requests see by the transport's jitter. Until a connection has its
+//!   own, it takes the latest estimate another connection measured when
+//!   that is below its handshake's: an option round trip includes the
+//!   client's own work between options, milliseconds on a loaded machine
+//!   (fio's nbd engine opens a connection per job, and a job that keeps
+//!   its queue full never idles, so it would keep that figure and send
+//!   replies milliseconds early, faster than the drive). The estimate includes the
 //!   client's turnaround between commands (about a microsecond for fio),
 //!   so a client may see up to that much less than the drive's latency.
 //!   A connection that never idles (a deep queue throughout) keeps the
@@ -130,6 +136,8 @@ const UPDATE: u64 = 16;
 pub(super) struct DelayEstimate {
     mode: TransportDelay,
     handshake_min: u64,
+    /// Another connection's measured estimate when this one started.
+    prior: Option<u64>,
     /// The latest idle round trips, a ring.
     ring: Box<[u64; WINDOW]>,
     /// Scratch for the median.
@@ -144,6 +152,7 @@ impl DelayEstimate {
         DelayEstimate {
             mode,
             handshake_min: u64::MAX,
+            prior: None,
             ring: Box::new([0; WINDOW]),
             sorted: Box::new([0; WINDOW]),
             median: 0,
@@ -151,13 +160,19 @@ impl DelayEstimate {
         }
     }
 
+    /// Start from `prior`, an estimate another connection measured, ns.
+    pub(super) fn with_prior(self, prior: Option<u64>) -> DelayEstimate {
+        DelayEstimate { prior, ..self }
+    }
+
     /// An option round trip of the handshake, ns.
     pub(super) fn handshake_sample(&mut self, ns: u64) {
         self.handshake_min = self.handshake_min.min(ns);
     }
 
-    /// An idle round trip of the transmission phase, ns.
-    pub(super) fn sample(&mut self, ns: u64) {
+    /// An idle round trip of the transmission phase, ns. Returns whether
+    /// the measured estimate was updated.
+    pub(super) fn sample(&mut self, ns: u64) -> bool {
         self.ring[(self.samples % WINDOW as u64) as usize] = ns;
         self.samples += 1;
         if self.samples >= WARM_UP && (self.samples % UPDATE == 0 || self.samples == WARM_UP) {
@@ -165,6 +180,18 @@ impl DelayEstimate {
             let v = &mut self.sorted[..n];
             v.copy_from_slice(&self.ring[..n]);
             self.median = *v.select_nth_unstable(n / 2).1;
+            return true;
+        }
+        false
+    }
+
+    /// Before its own measurement: the smaller of the handshake's round
+    /// trip and another connection's estimate.
+    fn first_estimate(&self) -> Option<u64> {
+        match (self.handshake_min, self.prior) {
+            (u64::MAX, p) => p,
+            (h, Some(p)) => Some(h.min(p)),
+            (h, None) => Some(h),
         }
     }
 
@@ -173,8 +200,7 @@ impl DelayEstimate {
         match self.mode {
             TransportDelay::Fixed(d) => d.as_nanos() as u64,
             TransportDelay::Auto if self.samples >= WARM_UP => self.median,
-            TransportDelay::Auto if self.handshake_min < u64::MAX => self.handshake_min,
-            TransportDelay::Auto => 0,
+            TransportDelay::Auto => self.first_estimate().unwrap_or(0),
         }
     }
 
@@ -184,6 +210,9 @@ impl DelayEstimate {
             TransportDelay::Fixed(_) => "given".into(),
             TransportDelay::Auto if self.samples >= WARM_UP => {
                 format!("median of the latest idle round trips; {} measured", self.samples)
+            }
+            TransportDelay::Auto if self.prior.is_some_and(|p| p < self.handshake_min) => {
+                "measured by an earlier connection (below this handshake's round trip)".into()
             }
             TransportDelay::Auto => "smallest option round trip of the handshake".into(),
         }
@@ -224,6 +253,32 @@ mod tests {
         }
         assert_eq!(e.delay_ns(), 25_000);
         assert_eq!(DelayEstimate::new(TransportDelay::Fixed(Duration::from_micros(7))).delay_ns(), 7_000);
+    }
+
+    #[test]
+    fn a_slow_handshake_yields_to_an_earlier_connections_measurement() {
+        // Under load the handshake's option round trips take milliseconds
+        // (the client's own work between options); an earlier connection
+        // measured 30 µs from idle round trips: that is the first estimate.
+        let e = |prior: Option<u64>, handshake: u64| {
+            let mut e = DelayEstimate::new(TransportDelay::Auto).with_prior(prior);
+            e.handshake_sample(handshake);
+            e
+        };
+        assert_eq!(e(Some(30_000), 2_400_000).delay_ns(), 30_000);
+        assert!(e(Some(30_000), 2_400_000).source().contains("earlier connection"));
+        // A faster handshake than the prior keeps its own.
+        assert_eq!(e(Some(30_000), 18_000).delay_ns(), 18_000);
+        assert_eq!(e(None, 2_400_000).delay_ns(), 2_400_000);
+        assert_eq!(DelayEstimate::new(TransportDelay::Auto).with_prior(Some(30_000)).delay_ns(), 30_000);
+        // Once measured, the connection's own median rules.
+        let mut m = e(Some(30_000), 2_400_000);
+        let mut updated = false;
+        for _ in 0..WARM_UP {
+            updated |= m.sample(50_000);
+        }
+        assert!(updated);
+        assert_eq!(m.delay_ns(), 50_000);
     }
 
     #[test]
