@@ -147,3 +147,27 @@ fn random_patterns_are_fios() {
         assert_same(job);
     }
 }
+
+/// The generator's cost per command, fio's sequence against the twin's
+/// own, for `valgrind --tool=callgrind` (docs/workloads.md gives the
+/// counts): `cargo test -p ssdtwin --test main generator_cost -- --ignored`.
+#[test]
+#[ignore]
+fn generator_cost() {
+    use ssdtwin::run::workload::{IoGenerator, RwPattern};
+    let n: u64 = std::env::var("GEN_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let fio = std::env::var("GEN_FIO").is_ok();
+    let text = "[a]\nrw=randread\nbs=4k\n";
+    let file = parse_job_file(text, "t.fio", 512 << 30, &JobOptions::new()).unwrap();
+    let ssdtwin::run::workload::Phase::Io(mut spec) = file.jobs[0].phase.clone() else { unreachable!() };
+    if !fio {
+        spec.fio = None;
+    }
+    assert_eq!(spec.rw, RwPattern::RandRead);
+    let mut g = IoGenerator::new(&spec, 512 << 30);
+    let mut sum = 0u64;
+    for _ in 0..n {
+        sum = sum.wrapping_add(g.next_command().offset);
+    }
+    eprintln!("{n} commands, fio's sequence: {fio}, checksum {sum}");
+}
