@@ -447,14 +447,23 @@ fn strided_zones_follow_fio() {
         (0..n).map(|_| g.next_command().offset / 1024).collect::<Vec<u64>>()
     };
     let seq = kib("[z]\nrw=read\nbs=64k\nsize=4m\nzonemode=strided\nzonesize=128k\nzoneskip=1m\n", 9);
-    assert_eq!(seq, [0, 64, 1152, 1216, 2304, 2368, 3456, 3520, 0]);
+    // The zones go on past `size` to the drive's end, as fio's on a block
+    // device (its file is the device; the wrap is at its end).
+    assert_eq!(seq, [0, 64, 1152, 1216, 2304, 2368, 3456, 3520, 4608]);
+    let seq = kib("[z]\nrw=read\nbs=64k\noffset=252m\nsize=4m\nzonemode=strided\nzonesize=128k\nzoneskip=1m\n", 9);
+    let at = 252 * 1024;
+    assert_eq!(seq, [at, at + 64, at + 1152, at + 1216, at + 2304, at + 2368, at + 3456, at + 3520, at]);
     // A zone spanning more than its I/O: sequential I/O wraps inside it.
-    let seq = kib("[z]\nrw=read\nbs=64k\nsize=1m\nzonesize=256k\nzonerange=128k\n", 6);
+    let seq = kib("[z]\nrw=read\nbs=64k\nsize=1m\nzonemode=strided\nzonesize=256k\nzonerange=128k\n", 6);
     assert_eq!(seq, [0, 64, 0, 64, 128, 192]);
     // Random offsets: 16 I/Os of 4 KiB in each zone of 256 KiB.
-    let mut g = IoGenerator::new(&spec_of("[z]\nrw=randread\nbs=4k\nsize=1m\nzonesize=64k\nzonerange=256k\n"), CAP);
+    let mut g = IoGenerator::new(
+        &spec_of("[z]\nrw=randread\nbs=4k\nsize=1m\nzonemode=strided\nzonesize=64k\nzonerange=256k\n"),
+        CAP,
+    );
     for i in 0..80u64 {
-        let zone = (i / 16) % 4;
+        // The fifth zone follows the fourth past `size` (fio on a device).
+        let zone = i / 16;
         let o = g.next_command().offset;
         assert!(o >= zone * 256 * 1024 && o < (zone + 1) * 256 * 1024, "I/O {i} at {o}");
     }

@@ -48,7 +48,8 @@ fn measure_battery(spec: &DriveSpec, dir: &Path) -> std::path::PathBuf {
     let text = battery::text(SCALE).replace("write_bw_log=", &format!("write_bw_log={}/", dir.display()));
     let model = spec.build("t").unwrap();
     let cap = model.user_lpns as u64 * 4096;
-    let file = parse_job_file(&text, "battery.fio", cap, &JobOptions::new()).unwrap();
+    let mut file = parse_job_file(&text, "battery.fio", cap, &JobOptions::new()).unwrap();
+    file.use_twin_generator();
     let outcome = execute(Drive::new(model), &file, RunOptions::default()).unwrap();
     let RunResults::Jobs(jobs) = &outcome.results else { panic!("jobs run concurrently") };
     let report =

@@ -9,6 +9,8 @@ mod fill;
 mod fio;
 mod fio_control;
 mod fio_distributions;
+mod fio_examples;
+mod fio_iolog;
 mod fio_options;
 mod fio_sync;
 mod fio_verify;

@@ -41,9 +41,10 @@ pub struct RunArgs {
     /// replayed one by one: minutes on a terabyte drive).
     #[arg(long, default_value = "fresh")]
     pub state: String,
-    /// Seed for the starting state (and default for randseed).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed for the starting state (default 1); given, also the jobs'
+    /// default randseed (without it, fio's 0x89).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// fio job file (INI); its jobs run concurrently unless `stonewall`,
     /// `wait_for` or `startdelay` order them.
     #[arg(long, value_name = "FILE")]
@@ -98,7 +99,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let state: DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
     let capacity = model.user_lpns as u64 * 4096;
     let mut defaults = JobOptions::new();
-    defaults.push("randseed", &args.seed.to_string(), "command line (--seed)");
+    if let Some(seed) = args.seed {
+        defaults.push("randseed", &seed.to_string(), "command line (--seed)");
+    }
     let mut pairs: Vec<(String, String)> = Vec::new();
     for kv in &args.fio {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -124,7 +127,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let record = args.trace.record_format()?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let drive = prepared_drive(model, state, args.seed, show_progress);
+    let drive = prepared_drive(model, state, args.seed.unwrap_or(1), show_progress);
     let (bar, progress) = match mode(&file, record.is_some()) {
         Mode::Concurrent => (spinner(show_progress, &format!("running {} job(s)", file.jobs.len())), None),
         Mode::Sequential => phase_bar(show_progress),
@@ -140,7 +143,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             if let Some((file, format)) = &record {
                 crate::cmd::trace::write_recording(&mut device, file, *format)?;
             }
-            let report = RunReport { drive: &spec, state, seed: args.seed, phases: &phases, health: &health };
+            let report =
+                RunReport { drive: &spec, state, seed: args.seed.unwrap_or(1), phases: &phases, health: &health };
             if !args.quiet && !json_to_stdout {
                 out!("{}", report.summary());
             }
@@ -150,8 +154,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let report =
-        FioReport { drive: &spec, state, seed: args.seed, global: &file.global, jobs: &results, health: &health };
+    let report = FioReport {
+        drive: &spec,
+        state,
+        seed: args.seed.unwrap_or(1),
+        global: &file.global,
+        jobs: &results,
+        health: &health,
+    };
     let to_stdout = !args.quiet && !json_to_stdout;
     match (format, &args.output) {
         (Format::Json(plus), Some(path)) => write_atomically_with(path, |w| report.write_json(plus, w))?,

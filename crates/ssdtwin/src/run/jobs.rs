@@ -39,6 +39,7 @@ use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::{Device, Window};
 use crate::run::driver::{drive_sources, Action, Hooked};
+use crate::run::iolog::IoLog;
 use crate::run::logs::{install, FinishedLog, JobLogs};
 use crate::run::placement_stats::PlacementSnapshot;
 use crate::run::sim::{run_quiet, PhaseResult};
@@ -200,6 +201,9 @@ fn job_sources(file: &JobFile, groups: &[u32], capacity: u64) -> Result<(Vec<usi
                     Some(_) => 0,
                 });
                 src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
+            }
+            if let Some(log) = &spec.iolog {
+                src.iolog = Some(Box::new(IoLog::open(log, i + 1)?));
             }
             sources.push(src);
         }
@@ -386,6 +390,14 @@ impl Scheduler<'_> {
         st.series.finish(dev.drive(), end);
         let (c0, e0, p0) = self.before[i].take().expect("started");
         let e1 = dev.drive().energy_j(end);
+        if let Some(log) = src.iolog.take() {
+            match log.finish(end.saturating_sub(src.start)) {
+                Ok(done) => self.finished_logs.push((i, done)),
+                Err(e) => {
+                    self.log_error.get_or_insert(e);
+                }
+            }
+        }
         if let Some(logs) = src.logs.take() {
             match logs.finish(end.saturating_sub(src.ramp_end)) {
                 Ok(done) => self.finished_logs.extend(done.into_iter().map(|l| (i, l))),

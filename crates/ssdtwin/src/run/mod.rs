@@ -13,6 +13,7 @@
 //! - [`control`]: fio's latency-target depth search and steady-state
 //!   detection inside a job;
 //! - [`logs`]: fio's log files (bandwidth, IOPS, latency, histograms);
+//! - [`iolog`]: fio's `write_iolog`, the commands a job issued;
 //! - [`jobs`]: concurrent fio jobs (sources interleaving on one device) in
 //!   fio's order (`stonewall`, `wait_for`, `startdelay`);
 //! - [`workload`]: fio job files and the command generators;
@@ -27,6 +28,7 @@ pub mod device;
 pub mod driver;
 pub mod engine;
 pub mod entry;
+pub mod iolog;
 pub mod jobs;
 pub mod lifetime;
 pub mod logs;

@@ -128,8 +128,10 @@ pub(crate) struct Source {
     syncs: Option<Box<sync::SyncState>>,
     /// fio's verify phase ([`verify`]).
     verify: Option<Box<verify::VerifyState>>,
-    /// It has `syncs` or `verify`: submissions go through them.
+    /// It has `syncs`, `verify` or `iolog`: submissions go through them.
     extras: bool,
+    /// fio's `write_iolog`, when the job writes one.
+    pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
 }
 
 /// The placement identifiers a job's writes carry, in fio's order
@@ -169,7 +171,8 @@ impl Source {
             (false, Some(b)) => b.saturating_mul(spec.loops as u64),
             (false, None) => span.saturating_mul(spec.loops as u64),
         };
-        let ios_limit = spec.number_ios.unwrap_or(u64::MAX);
+        // fio's number_ios counts every loop (backend.c exceeds_number_ios).
+        let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(spec.loops as u64));
         Source {
             gen: IoGenerator::new(&spec, capacity),
             start,
@@ -210,7 +213,8 @@ impl Source {
             placement: None,
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
             verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
-            extras: spec.syncs.is_some() || spec.verify.is_some(),
+            extras: spec.syncs.is_some() || spec.verify.is_some() || spec.iolog.is_some(),
+            iolog: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
                     dirs: Default::default(),
@@ -332,6 +336,9 @@ impl Source {
         dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
         dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
         let now = dev.now();
+        if self.extras {
+            self.log_issue(now, cmd);
+        }
         if append {
             dev.submit_append(cmd, tag);
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {

@@ -61,6 +61,14 @@ impl Source {
         self.verify.is_some() && self.verify_instead(dev, me)
     }
 
+    /// `cmd` is issued at `now`: its line in the job's iolog, if any.
+    #[cold]
+    pub(super) fn log_issue(&mut self, now: u64, cmd: Command) {
+        if let Some(l) = self.iolog.as_mut() {
+            l.io(now - self.start, cmd);
+        }
+    }
+
     /// Submit `cmd` of a job with syncs or verify: a write with FUA when
     /// `sync` asks for it, counted toward the next FLUSH and logged for
     /// verification.
@@ -102,6 +110,9 @@ impl Source {
     /// Issue a FLUSH now (`end`: the job's final one).
     fn submit_flush(&mut self, dev: &mut Device, me: u32, end: bool) {
         let now = dev.now();
+        if let Some(l) = self.iolog.as_mut() {
+            l.sync(now - self.start);
+        }
         let done = dev.flush();
         let s = self.syncs.as_mut().expect("a job with syncs");
         s.in_flight.push((now, done, end));

@@ -80,7 +80,11 @@ impl Source {
             v.batch_left -= 1;
         }
         let now = dev.now();
-        dev.submit(Command { kind: IoKind::Read, offset, len }, me);
+        let cmd = Command { kind: IoKind::Read, offset, len };
+        if let Some(l) = self.iolog.as_mut() {
+            l.io(now - self.start, cmd);
+        }
+        dev.submit(cmd, me);
         if in_phase {
             // The verify phase's limits are its reads.
             self.issued += len as u64;
@@ -121,6 +125,11 @@ impl Source {
             v.log = kept.into();
         }
         v.phase = Some((now, now.saturating_sub(self.ramp_end)));
+        if let Some(l) = self.iolog.as_mut() {
+            // fio closes and reopens the job's files before do_verify.
+            l.file(now - self.start, "close");
+            l.file(now - self.start, "open");
+        }
         self.byte_limit = v.log.iter().map(|e| e.1 as u64).sum();
         self.ios_limit = v.log.len() as u64;
         self.issued = 0;

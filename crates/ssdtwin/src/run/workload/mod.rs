@@ -417,6 +417,53 @@ pub struct IoSpec {
     /// fio's log files (`write_bw_log`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logs: Option<crate::run::logs::LogSpec>,
+    /// fio's `write_iolog`: the file the job lists its commands in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iolog: Option<IoLogSpec>,
+    /// A job read from a fio job file: fio's generators and seeds, so
+    /// that its commands are fio's (`None`: the twin's own generator,
+    /// seeded by `randseed`, as the suites build their phases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<FioRandom>,
+}
+
+/// fio's `write_iolog`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoLogSpec {
+    /// The log's path.
+    pub path: String,
+    /// The file name its lines carry: fio's `filename`, or
+    /// `JOB.CLONE.0` as fio names a job's file without one.
+    pub file_name: String,
+}
+
+/// fio's `random_generator`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RandomGenerator {
+    /// L'Ecuyer's 32-bit combined Tausworthe generator (fio's default).
+    #[default]
+    Tausworthe,
+    /// A maximal-length linear feedback shift register: every block once,
+    /// without a random map.
+    Lfsr,
+    /// L'Ecuyer's 64-bit combined Tausworthe generator.
+    Tausworthe64,
+}
+
+/// What fio seeds a job's generators from ([`generator`]'s fio
+/// sequence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioRandom {
+    /// `random_generator`.
+    pub generator: RandomGenerator,
+    /// `randrepeat` (default 1: offsets seeded by the job's number only).
+    pub randrepeat: bool,
+    /// `randseed` (fio's default 0x89).
+    pub randseed: u64,
+    /// fio's thread number: the job's place in the file, 1-based,
+    /// `numjobs` clones counted.
+    pub thread_number: u64,
 }
 
 impl IoSpec {
@@ -462,6 +509,8 @@ impl IoSpec {
             latency_target: None,
             steadystate: None,
             logs: None,
+            iolog: None,
+            fio: None,
         }
     }
 

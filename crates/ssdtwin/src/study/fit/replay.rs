@@ -131,8 +131,9 @@ pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observat
     let result = (|| {
         let text = job_text(plan, &dir);
         let origin = format!("replay of unit {:?}", plan.unit);
-        let file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
+        let mut file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
             .map_err(|e| FitError::Replay(e.to_string()))?;
+        file.use_twin_generator();
         let outcome = execute(drive, &file, RunOptions::default()).map_err(|e| FitError::Replay(e.to_string()))?;
         let RunResults::Jobs(jobs) = &outcome.results else {
             return Err(FitError::Replay("the replay ran as phases, not as fio jobs".into()));

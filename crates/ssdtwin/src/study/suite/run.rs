@@ -315,6 +315,9 @@ fn step_spec(t: &TestPlan, s: &StepPlan, cap: u64, opts: &SuiteOptions, seed: u6
     io.runtime_ns = step.runtime_ns.map(|t| scale_time(t, opts.time_scale));
     io.burst = step.burst.map(|b| Burst { bytes: scale_bytes(b.bytes, opts.scale, bs), duty_cycle: b.duty_cycle });
     io.randseed = seed;
+    // A suite's seeds vary its steps' offsets: the twin's own generator,
+    // seeded per step, not fio's (whose offsets ignore randseed).
+    io.fio = None;
     Ok(Phase::Io(io))
 }
 

@@ -17,7 +17,9 @@ pub(super) fn strided(
 ) -> Result<Option<Strided>, JobError> {
     let size = zone[0].as_ref().filter(|z| z.0 > 0);
     match (mode, size) {
-        (Some((false, _)), Some((_, at))) => {
+        // fio 3.33's zonemode defaults to none: a zonesize alone is this
+        // error too (init.c, fixup_options).
+        (Some((false, _)) | None, Some((_, at))) => {
             Err(invalid(at, "zonesize", "--zonemode=none and --zonesize are not compatible (as in fio)"))
         }
         (Some((true, at)), None) => {

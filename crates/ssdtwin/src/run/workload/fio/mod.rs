@@ -159,6 +159,17 @@ impl JobFile {
         JobFile { jobs: vec![entry], global: Vec::new(), ignored: Vec::new() }
     }
 
+    /// Let every I/O job draw from the twin's own generator, seeded by
+    /// its `randseed`, instead of fio's sequence (a fit's battery, whose
+    /// identification was calibrated on it).
+    pub fn use_twin_generator(&mut self) {
+        for j in &mut self.jobs {
+            if let Phase::Io(s) = &mut j.phase {
+                s.fio = None;
+            }
+        }
+    }
+
     /// The jobs as a sequence of phases (the order of the file).
     pub fn to_job(&self) -> Job {
         Job { phases: self.jobs.iter().map(|j| j.phase.clone()).collect() }
@@ -251,6 +262,7 @@ fn parse_lines(
     let mut jobs = Vec::new();
     let mut ss_at: Vec<String> = Vec::new();
     let mut barrier_before = false;
+    let mut threads = 0u64;
     for (name, global_here, opts) in sections {
         // [global] I/O options do not apply to idle, secure-erase and
         // retention sections; an age section's workload takes them. All
@@ -304,6 +316,19 @@ fn parse_lines(
                     check_fits(spec, capacity).map_err(|(o, r)| {
                         invalid(at.map_or(origin, |e| e.2.as_str()), o, format!("clone {clone}: {r}"))
                     })?;
+                }
+                // fio's thread number seeds its generators; its file
+                // name (`filename`, or JOB.CLONE.0) heads the iolog's lines.
+                threads += 1;
+                if let Some(f) = &mut spec.fio {
+                    f.thread_number = threads;
+                }
+                if let Some(log) = &mut spec.iolog {
+                    let named = entries.iter().rev().find(|e| e.0 == "filename").map(|e| e.1.as_str());
+                    log.file_name = match named.and_then(|n| n.split(':').next()).filter(|n| !n.is_empty()) {
+                        Some(n) => n.to_string(),
+                        None => format!("{}.{clone}.0", spec.name),
+                    };
                 }
             }
             // Where the job's steady-state options were written (for

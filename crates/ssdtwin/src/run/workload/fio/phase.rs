@@ -16,7 +16,10 @@ use super::values::{
     block_size, bssplit, distribution, invalid, kb_base_of, parse_bool, parse_size, parse_time, per_direction, AbsZones,
 };
 use crate::error::JobError;
-use crate::run::workload::{Burst, Distribution, IoSpec, MinRate, Phase, Rate, RwPattern, Sequencer, SizeChoice};
+use crate::run::workload::{
+    Burst, Distribution, FioRandom, IoLogSpec, IoSpec, MinRate, Phase, RandomGenerator, Rate, RwPattern, Sequencer,
+    SizeChoice,
+};
 
 /// Build the phase of one job from its options (later options win). Each
 /// option is read under fio's name (`timeout` is `runtime`); an error
@@ -98,6 +101,11 @@ struct PhaseBuilder {
     syncs: super::sync::SyncOptions,
     verify: super::verify::VerifyOptions,
     control: super::jobctl::Control,
+    /// fio's generators and seeds (`random_generator`, `randrepeat`,
+    /// `randseed`).
+    fio: FioRandom,
+    /// `write_iolog`'s path.
+    iolog: Option<String>,
 }
 
 /// A whole number, or the error naming the option.
@@ -139,6 +147,13 @@ impl PhaseBuilder {
             syncs: Default::default(),
             verify: Default::default(),
             control: super::jobctl::Control::default(),
+            fio: FioRandom {
+                generator: RandomGenerator::Tausworthe,
+                randrepeat: true,
+                randseed: 0x89,
+                thread_number: 1,
+            },
+            iolog: None,
         }
     }
 
@@ -408,9 +423,22 @@ impl PhaseBuilder {
                 self.spec.max_latency_ns =
                     Some(parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?).filter(|&t| t > 0)
             }
-            // The twin is deterministic: randrepeat=0 still uses randseed.
-            "randrepeat" => {
-                parse_bool(v).map_err(|r| invalid(at, key, r))?;
+            // fio's seeds: randrepeat=0 draws them from randseed (fio from
+            // entropy; the twin stays deterministic).
+            "randrepeat" => self.fio.randrepeat = parse_bool(v).map_err(|r| invalid(at, key, r))?,
+            "random_generator" => {
+                self.fio.generator = match v.as_str() {
+                    "tausworthe" => RandomGenerator::Tausworthe,
+                    "lfsr" => RandomGenerator::Lfsr,
+                    "tausworthe64" => RandomGenerator::Tausworthe64,
+                    _ => return Err(invalid(at, key, format!("`{v}` is not one of tausworthe, lfsr, tausworthe64"))),
+                }
+            }
+            "write_iolog" => {
+                if v.is_empty() {
+                    return Err(invalid(at, key, "needs a file name"));
+                }
+                self.iolog = Some(v.clone());
             }
             "iodepth" | "numjobs" => {
                 let n = int()?;
@@ -446,7 +474,10 @@ impl PhaseBuilder {
                 }
                 self.spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
             }
-            "randseed" => self.spec.randseed = int()?,
+            "randseed" => {
+                self.spec.randseed = int()?;
+                self.fio.randseed = self.spec.randseed;
+            }
             "percentage_random" => {
                 let p = int()?;
                 if p > 100 {
@@ -556,6 +587,8 @@ impl PhaseBuilder {
             self.spec.rate_min = Some(self.min_rate);
         }
         self.control.finish(&mut self.spec);
+        self.spec.fio = Some(self.fio);
+        self.spec.iolog = self.iolog.take().map(|path| IoLogSpec { path, file_name: String::new() });
         self.spec.modifier =
             self.modifier.filter(|&m| m != 0 || self.sequencer == Sequencer::Sequential).map(|m| (m, self.sequencer));
         if let Some((zones, at)) = self.zoned_abs {

@@ -26,16 +26,23 @@
 //! ones, so every unit is covered once per pass (then the map starts
 //! over).
 //!
+//! A job read from a fio job file takes fio's own sequence instead when
+//! its options allow ([`fio_seq`], with fio's generators in
+//! [`fio_rand`]): the same commands as fio 3.33 issues.
+//!
 //! Parts, by concept: [`random_map`] (which blocks a pass visits),
 //! [`distribution`] (where skewed offsets land), [`sizes`] (block sizes per
 //! command). Arrivals (think time, rate limits) are not the generator's:
 //! see [`crate::run::source`].
 
 mod distribution;
+mod fio_rand;
+mod fio_seq;
 mod random_map;
 mod sizes;
 
 use distribution::Draw;
+use fio_seq::FioSeq;
 use random_map::RandomMap;
 use sizes::Sizes;
 
@@ -69,6 +76,8 @@ pub struct IoGenerator {
     last: [u64; 3],
     /// Everything beyond fio's basic options: `None` keeps the fast path.
     ext: Option<Box<Ext>>,
+    /// fio's own sequence, for jobs from fio job files it covers.
+    fio: Option<Box<FioSeq>>,
 }
 
 /// State of the options beyond the basic ones (variable block sizes,
@@ -195,6 +204,7 @@ impl IoGenerator {
             percentage_random: spec.percentage_random,
             last: [u64::MAX; 3],
             ext,
+            fio: FioSeq::covers(spec).then(|| Box::new(FioSeq::new(spec, capacity))),
         }
     }
 
@@ -240,6 +250,9 @@ impl IoGenerator {
     }
 
     fn generate(&mut self) -> Command {
+        if let Some(f) = &mut self.fio {
+            return f.next();
+        }
         if self.ext.is_some() {
             return self.generate_ext();
         }

@@ -4,8 +4,8 @@
 //! pass without memory when all commands have one size; and
 //! [`RandomMap`], fio's bitmap of units already written, for variable
 //! block sizes (a drawn unit that is taken moves to the next free one).
-//! Left out: fio's choice of generator (`random_generator`), which only
-//! changes the order.
+//! fio's own order, from its generators, is [`super::fio_seq`]'s, which
+//! uses the bitmap too.
 
 /// fio's random map: one bit per unit of the span, with a summary bit per
 /// 64 units that are all taken, to find the next free unit quickly.
@@ -72,6 +72,12 @@ impl RandomMap {
             }
             w = (w + 1) % words;
         }
+    }
+
+    /// fio's `axmap_next_free`: the first free unit after `u`, wrapping
+    /// to the start; `None` when every unit is taken.
+    pub(super) fn next_free_after(&self, u: u64) -> Option<u64> {
+        (!self.full()).then(|| self.next_free(if u + 1 >= self.units { 0 } else { u + 1 }))
     }
 
     /// Take up to `n` consecutive free units from `u` (free); stops at a

@@ -27,7 +27,6 @@ pub(super) const HOST: &[OptionDef] = &[
     host("serialize_overlap", &[], Kind::Bool, "0", "Wait for in-flight IOs that collide to complete"),
     host("io_submit_mode", &[], Kind::Text, "inline", "How IO submissions and completions are done"),
     host("softrandommap", &[], Kind::Bool, "0", "Set norandommap if randommap allocation fails"),
-    host("random_generator", &[], Kind::Text, "tausworthe", "Type of random number generator to use (the twin uses its own, seeded by randseed)"),
     host("percentage_sequential", &[], Kind::Deprecated, "", "Deprecated in fio, which ignores it"),
     host("nrfiles", &["nr_files"], Kind::Int, "1", "Split job workload between this number of files"),
     host("openfiles", &[], Kind::Int, "", "Number of files to keep open at the same time"),

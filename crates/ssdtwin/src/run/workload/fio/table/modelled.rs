@@ -25,6 +25,8 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("bs_unaligned", &["blocksize_unaligned"], Reader::Sizes, Kind::Switch, "", "Don't sector align IO buffer sizes"),
     fio("randrepeat", &["allrandrepeat"], Reader::Io, Kind::Bool, "1", "Use repeatable random IO pattern"),
     fio("randseed", &[], Reader::Io, Kind::Size, "0x89", "Set the random generator seed value"),
+    fio("random_generator", &[], Reader::Io, Kind::Text, "tausworthe", "Type of random number generator to use"),
+    fio("write_iolog", &[], Reader::Io, Kind::Text, "", "Store IO pattern to file"),
     fio("norandommap", &[], Reader::Io, Kind::Switch, "", "Accept potential duplicate random blocks"),
     fio("random_distribution", &[], Reader::Pattern, Kind::Text, "random", "Random offset distribution generator"),
     fio("percentage_random", &[], Reader::Io, Kind::Int, "100,100,100", "Percentage of seq/random mix that should be random"),

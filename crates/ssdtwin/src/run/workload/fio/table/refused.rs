@@ -23,7 +23,6 @@ pub(super) const REFUSED: &[OptionDef] = &[
     refused("trim_verify_zero", &[], Kind::Bool, "1", "Verify that trimmed (i.e., discarded) blocks are returned as zeroes", "fio's verify-trim (trims of verified blocks) is not modelled"),
     refused("trim_backlog", &[], Kind::Size, "", "Trim after this number of blocks are written", "fio's verify-trim (trims of verified blocks) is not modelled"),
     refused("trim_backlog_batch", &[], Kind::Int, "", "Trim this number of IO blocks", "fio's verify-trim (trims of verified blocks) is not modelled"),
-    refused("write_iolog", &[], Kind::Text, "", "Store IO pattern to file", "writing fio's iolog is not modelled; ssdtwin records the commands it issued with --record-trace"),
     refused("read_iolog", &[], Kind::Text, "", "Playback IO pattern from file", "the twin replays fio iologs as traces: use trace=FILE (trace_format=iolog)"),
     refused("read_iolog_chunked", &[], Kind::Bool, "0", "Parse IO pattern in chunks", "the twin replays fio iologs as traces: use trace=FILE (trace_format=iolog)"),
     refused("replay_no_stall", &[], Kind::Bool, "0", "Playback IO pattern file as fast as possible without stalls", "the twin replays fio iologs as traces: use trace=FILE (trace_format=iolog)"),

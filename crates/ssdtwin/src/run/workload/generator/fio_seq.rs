@@ -1,0 +1,382 @@
+//! fio's own I/O sequence: the offsets, lengths and directions fio 3.33
+//! issues for a job, reproduced step by step from its io_u.c
+//! (`fill_io_u`, `get_next_offset`, `get_next_block`,
+//! `get_next_seq_offset`, `__get_next_rand_offset`, `get_rw_ddir`,
+//! `setup_strided_zone_mode`) with its generators ([`super::fio_rand`]),
+//! so that `fio --ioengine=null --write_iolog=` and the twin list the same
+//! commands for the same job. The twin's drive is fio's file: a block
+//! device of the drive's capacity, the job's span from `offset`, `size`
+//! bytes long.
+//!
+//! - directions: a mixed pattern keeps one direction for a run of
+//!   commands and draws the next (1–100 against `rwmixread`, from the
+//!   mix generator) once the current one has issued as many commands as
+//!   the other had when the run began, scaled by the other's share;
+//! - sequential offsets follow each direction's last position, with the
+//!   `rw=...:N` step added (`ddir_seq_add`);
+//! - random offsets are `blocks × r / 2^32` of the generator (`lfsr`: its
+//!   next value); with fio's random map (the default) a block already
+//!   done moves to the next free one after it, wrapping; `rw=randread:N`
+//!   draws a new offset every N commands and continues (or, with
+//!   `rw_sequencer=identical`, repeats) in between; `percentage_random`
+//!   draws per command whether to go random (1–100 from the sequence
+//!   generator);
+//! - `zonemode=strided`: `zonesize` bytes in a `zonerange` at a time,
+//!   the next zone `zonerange + zoneskip` on, wrapping at the drive's end;
+//! - a pass ends when no offset is left (the span's end, a full map, an
+//!   exhausted LFSR); fio then starts the job's files over (its
+//!   `clear_io_state`): positions, map and mix reset and, with
+//!   `randrepeat`, every generator reseeded. `time_based` jobs wrap
+//!   without reseeding instead. `loops` need no handling of their own:
+//!   the byte limit covers them and the pass restarts do the rest.
+//!
+//! Used for jobs read from fio job files whose options all have this
+//! path ([`FioSeq::covers`]); others (variable block sizes, skewed
+//! distributions, `trimwrite`, `blockalign`, `zonemode=zbd`) keep the
+//! twin's own generator, which draws from the same distributions. Left
+//! out: a rate limit's direction switch (fio's `rate_ddir`).
+
+use super::fio_rand::{purpose, seed_of, Lfsr, OffsetRng, Taus258, Taus88};
+use super::random_map::RandomMap;
+use crate::model::drive::{Command, IoKind};
+use crate::run::workload::{Distribution, FioRandom, IoSpec, RandomGenerator, RwPattern, Sequencer};
+
+/// fio's I/O sequence for one job.
+#[derive(Debug, Clone)]
+pub(crate) struct FioSeq {
+    fio: FioRandom,
+    random: bool,
+    mixed: bool,
+    /// The direction of a pattern that is not mixed.
+    ddir: usize,
+    bs: [u64; 3],
+    rwmixread: u32,
+    perc_rand: u32,
+    time_based: bool,
+    /// `rw=randread:N`: a new random offset every N commands.
+    seq_nr_opt: u64,
+    seq_nr: u64,
+    /// `rw=read:N`: bytes added after each command.
+    seq_add: i64,
+    identical: bool,
+    /// The job's first byte (fio's `get_start_offset`).
+    start: u64,
+    /// fio's `f->file_offset`: the start, moved by strided zones.
+    file_offset: u64,
+    /// The span (fio's `f->io_size`).
+    io_size: u64,
+    /// The drive (fio's `f->real_file_size`).
+    real_size: u64,
+    last_pos: [u64; 3],
+    last_start: [u64; 3],
+    zones: Option<(u64, u64, u64)>,
+    zone_bytes: u64,
+    // Generators and mix state.
+    offsets: OffsetRng,
+    lfsr: Option<Lfsr>,
+    map: Option<RandomMap>,
+    mix: Taus88,
+    seq_rand: [Taus88; 3],
+    rwmix_ddir: usize,
+    rwmix_issues: u64,
+    io_issues: [u64; 3],
+}
+
+impl FioSeq {
+    /// Whether fio's sequence is reproduced for `spec` (see the module
+    /// documentation).
+    pub(crate) fn covers(spec: &IoSpec) -> bool {
+        let fixed = spec.sizes.as_ref().is_none_or(|s| s.iter().all(|d| d.choices.len() == 1));
+        spec.fio.is_some()
+            && fixed
+            && spec.blockalign.is_none()
+            && spec.distribution == Distribution::Random
+            && spec.distributions.as_ref().is_none_or(|d| d.iter().all(|x| *x == Distribution::Random))
+            && spec.random_center.is_none()
+            && spec.rw != RwPattern::TrimWrite
+            && spec.zbd.is_none()
+    }
+
+    /// The sequence of `spec` (which [`FioSeq::covers`]) on a drive of
+    /// `capacity` bytes.
+    pub(crate) fn new(spec: &IoSpec, capacity: u64) -> FioSeq {
+        let fio = spec.fio.expect("a job read from a fio job file");
+        let random = spec.rw.is_random();
+        let ddir = match spec.rw {
+            RwPattern::Read | RwPattern::RandRead | RwPattern::ReadWrite | RwPattern::RandRw => 0,
+            RwPattern::Write | RwPattern::RandWrite => 1,
+            _ => 2,
+        };
+        let mixed = matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
+        let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
+        let used: &[usize] = if mixed { &[0, 1] } else { std::slice::from_ref(&ddir) };
+        let rw_min_bs = used.iter().map(|&k| bs[k]).min().unwrap_or(4096);
+        let io_size = spec.size.unwrap_or(capacity - spec.offset);
+        let (seq_nr_opt, seq_add, identical) = match spec.modifier {
+            Some((n, s)) if random => (n.unsigned_abs().max(1), 0, s == Sequencer::Identical),
+            Some((n, s)) => (1, n, s == Sequencer::Identical),
+            None => (1, 0, false),
+        };
+        let zones = spec.strided.map(|z| (z.size, z.range, z.skip));
+        let map_span = zones.map_or(io_size.min(capacity), |z| z.1);
+        let blocks = map_span / rw_min_bs;
+        let mut seq = FioSeq {
+            fio,
+            random,
+            mixed,
+            ddir,
+            bs,
+            rwmixread: spec.rwmixread,
+            perc_rand: spec.percentage_random,
+            time_based: spec.time_based,
+            seq_nr_opt,
+            seq_nr: 1,
+            seq_add,
+            identical,
+            start: spec.offset,
+            file_offset: spec.offset,
+            io_size,
+            real_size: capacity,
+            last_pos: [spec.offset; 3],
+            last_start: [u64::MAX; 3],
+            zones,
+            zone_bytes: 0,
+            offsets: OffsetRng::Taus(Taus88::new(0)),
+            lfsr: None,
+            map: None,
+            mix: Taus88::new(0),
+            seq_rand: [Taus88::new(0); 3],
+            rwmix_ddir: 0,
+            rwmix_issues: 0,
+            io_issues: [0; 3],
+        };
+        seq.seed();
+        if random {
+            match fio.generator {
+                RandomGenerator::Lfsr => {
+                    seq.lfsr = Lfsr::new(blocks, seq.seed_of(purpose::BLOCK)).or(Lfsr::new(blocks, 0));
+                }
+                _ if !spec.norandommap => seq.map = Some(RandomMap::new(blocks.max(1))),
+                _ => {}
+            }
+        }
+        seq
+    }
+
+    fn seed_of(&self, k: u64) -> u64 {
+        seed_of(self.fio.randseed, self.fio.randrepeat, self.fio.thread_number, k)
+    }
+
+    /// fio's `td_fill_rand_seeds` for the generators the sequence uses.
+    fn seed(&mut self) {
+        let block = self.seed_of(purpose::BLOCK);
+        self.offsets = match self.fio.generator {
+            RandomGenerator::Tausworthe64 => OffsetRng::Taus64(Taus258::new(block)),
+            _ => OffsetRng::Taus(Taus88::new(block)),
+        };
+        self.mix = Taus88::new(self.seed_of(purpose::MIX));
+        self.seq_rand = [Taus88::new(self.seed_of(purpose::SEQ_RAND_READ)); 3];
+    }
+
+    /// fio's `fio_file_reset`: positions back to the start, the random
+    /// map emptied, the LFSR back at its seed.
+    fn file_reset(&mut self) {
+        self.last_pos = [self.file_offset; 3];
+        self.last_start = [u64::MAX; 3];
+        if let Some(m) = &mut self.map {
+            m.reset();
+        }
+        if let Some(l) = &mut self.lfsr {
+            l.reset();
+        }
+    }
+
+    /// fio's `clear_io_state` between passes.
+    fn restart(&mut self) {
+        self.zone_bytes = 0;
+        self.rwmix_issues = 0;
+        self.file_offset = self.start;
+        self.file_reset();
+        if self.fio.randrepeat {
+            self.seed();
+        }
+    }
+
+    /// The next command.
+    pub(crate) fn next(&mut self) -> Command {
+        // A pass that fails at once (a span smaller than a block) would
+        // fail again: issue its first block anyway rather than loop.
+        for _ in 0..2 {
+            if let Some(c) = self.fill() {
+                return c;
+            }
+            self.restart();
+        }
+        let k = self.ddir;
+        Command { kind: kind_of(k), offset: self.start, len: self.bs[k] as u32 }
+    }
+
+    /// fio's `get_rw_ddir` (without syncs, which the job issues itself).
+    fn direction(&mut self) -> usize {
+        if !self.mixed {
+            return self.ddir;
+        }
+        if self.io_issues[self.rwmix_ddir] >= self.rwmix_issues {
+            let v = self.mix.between(1, 100);
+            let d = if v <= self.rwmixread { 0 } else { 1 };
+            if d != self.rwmix_ddir {
+                // fio's set_rwmix_bytes, from the direction ending.
+                let share = if d == 0 { self.rwmixread } else { 100 - self.rwmixread } as u64;
+                self.rwmix_issues = self.io_issues[self.rwmix_ddir] * share / 100;
+            }
+            self.rwmix_ddir = d;
+        }
+        self.rwmix_ddir
+    }
+
+    /// fio's `fill_io_u`: `None` when the pass has no command left.
+    fn fill(&mut self) -> Option<Command> {
+        let d = self.direction();
+        if let Some((size, range, skip)) = self.zones {
+            if self.zone_bytes >= size {
+                self.zone_bytes = 0;
+                self.file_offset += range + skip;
+                if self.file_offset >= self.real_size {
+                    self.file_offset = self.start;
+                }
+                self.last_pos[d] = self.file_offset;
+            }
+            if self.last_pos[d] >= self.file_offset + range {
+                self.last_pos[d] = self.file_offset;
+            }
+            if self.zone_bytes % range == 0 {
+                self.file_reset();
+            }
+        }
+        let (rel, busy_ok) = self.offset(d)?;
+        if rel >= self.io_size {
+            return None;
+        }
+        let offset = rel + self.file_offset;
+        if offset >= self.real_size {
+            return None;
+        }
+        let mut len = self.bs[d];
+        if offset + len > self.real_size {
+            return None;
+        }
+        if self.random && !busy_ok {
+            if let Some(m) = &mut self.map {
+                let unit = self.bs[d];
+                let block = (offset - self.file_offset) / unit;
+                let got = if block < m.units { m.take(block, len.div_ceil(unit)) } else { 0 };
+                if got > 0 && got * unit < len {
+                    len = got * unit;
+                }
+            }
+        }
+        self.zone_bytes += len;
+        self.last_start[d] = offset;
+        self.last_pos[d] = offset + len;
+        self.io_issues[d] += 1;
+        Some(Command { kind: kind_of(d), offset, len: len as u32 })
+    }
+
+    /// fio's `get_next_offset` up to the span check: the offset within the
+    /// file's current start and whether it skips the random map.
+    fn offset(&mut self, d: usize) -> Option<(u64, bool)> {
+        self.seq_nr -= 1;
+        let hit = self.seq_nr == 0;
+        if hit {
+            self.seq_nr = self.seq_nr_opt;
+        }
+        if hit {
+            if !self.random {
+                return self.seq_offset(d).map(|o| (o, false));
+            }
+            if self.perc_rand >= 100 || self.seq_rand[d].between(1, 100) <= self.perc_rand {
+                return self.rand_block(d).map(|b| (b * self.bs[d], false));
+            }
+            return match self.seq_offset(d) {
+                Some(o) => Some((o, true)),
+                None => self.rand_block(d).map(|b| (b * self.bs[d], true)),
+            };
+        }
+        if self.identical {
+            let o = match self.last_start[d] {
+                u64::MAX => 0,
+                s => s - self.file_offset,
+            };
+            return Some((o, true));
+        }
+        match self.seq_offset(d) {
+            Some(o) => Some((o, true)),
+            None => self.rand_block(d).map(|b| (b * self.bs[d], true)),
+        }
+    }
+
+    /// fio's `get_next_seq_offset`.
+    fn seq_offset(&mut self, d: usize) -> Option<u64> {
+        if self.last_pos[d] >= self.io_size + self.start && self.time_based {
+            self.last_pos[d] = self.file_offset;
+        }
+        if self.last_pos[d] >= self.real_size {
+            return None;
+        }
+        if self.last_pos[d] == self.file_offset && self.file_offset != 0 && self.seq_add < 0 {
+            self.last_pos[d] = self.real_size.min(self.io_size);
+        }
+        let mut pos = self.last_pos[d].wrapping_sub(self.file_offset);
+        if pos != 0 && self.seq_add != 0 {
+            pos = pos.wrapping_add_signed(self.seq_add);
+            if pos >= self.real_size {
+                pos = if self.seq_add > 0 {
+                    self.file_offset
+                } else {
+                    self.real_size.min(self.io_size).wrapping_add_signed(self.seq_add)
+                };
+            }
+        }
+        Some(pos)
+    }
+
+    /// fio's `get_next_rand_block`: a block of direction `d`'s size.
+    fn rand_block(&mut self, d: usize) -> Option<u64> {
+        if let Some(b) = self.rand_offset(d) {
+            return Some(b);
+        }
+        if self.time_based {
+            self.file_reset();
+            return self.rand_offset(d);
+        }
+        None
+    }
+
+    /// fio's `__get_next_rand_offset` for a uniform distribution.
+    fn rand_offset(&mut self, d: usize) -> Option<u64> {
+        let span = match self.zones {
+            Some((_, range, _)) => range,
+            None => self.io_size.min(self.real_size),
+        };
+        let lastb = span / self.bs[d];
+        if lastb == 0 {
+            return None;
+        }
+        let b = match &mut self.lfsr {
+            Some(l) => l.next()?,
+            None => self.offsets.block(lastb),
+        };
+        match &self.map {
+            Some(m) if b >= m.units || !m.is_free(b) => m.next_free_after(b),
+            _ => Some(b),
+        }
+    }
+}
+
+fn kind_of(d: usize) -> IoKind {
+    match d {
+        0 => IoKind::Read,
+        1 => IoKind::Write,
+        _ => IoKind::Trim,
+    }
+}

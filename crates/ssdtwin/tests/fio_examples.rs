@@ -1,0 +1,197 @@
+//! fio's own example job files (`tests/data/fio-examples/`, fio's
+//! examples/ directory; see the README there) run unchanged on a preset:
+//! every file that targets one block device or file is parsed as it is
+//! written and run, made short by the test (each job's runtime, bytes and
+//! delays capped after parsing, so that the whole directory runs in
+//! seconds). The others are skipped for a stated reason, found in the
+//! file itself: an engine that does no block I/O or reaches storage over
+//! a network, several files or devices per job, or a zoned or FDP
+//! namespace (those run on the zoned and FDP drives of their own tests).
+
+use std::path::Path;
+
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::try_run_jobs;
+use ssdtwin::run::workload::fio::JobFile;
+use ssdtwin::run::workload::{parse_job_file, JobOptions, Phase};
+use ssdtwin::{Drive, DriveSpec};
+
+/// The preset the examples run on.
+const PRESET: &str = "generic-tlc-nvme";
+
+/// Engines that do no block I/O (CPU burners, file-system metadata,
+/// commands, memory), or reach storage over a network or a remote API.
+const NOT_BLOCK: &[&str] = &[
+    "cpuio",
+    "exec",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "e4defrag",
+    "falloc",
+    "ftruncate",
+    "mtd",
+    "page_fault",
+    "dev-dax",
+    "libpmem",
+];
+const REMOTE: &[&str] = &[
+    "net",
+    "netsplice",
+    "rdma",
+    "http",
+    "nbd",
+    "nfs",
+    "rbd",
+    "rados",
+    "gfapi",
+    "gfapi_async",
+    "libiscsi",
+    "libhdfs",
+    "dfs",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libcufile",
+    "libhipfile",
+];
+
+/// Examples the twin refuses, with the option it names: what is left of
+/// fio's table (issue 32) or of the drive. Each must still be refused for
+/// that option; once one runs, move it out of this list.
+const REFUSED: &[(&str, &str)] = &[
+    ("butterfly.fio", "flow"),
+    ("flow.fio", "flow_sleep"),
+    ("cross-stripe-verify.fio", "verify"),
+    ("example_latency_steadystate.fio", "steadystate_check_interval"),
+    ("sequence-distribution.fio", "random_sequence_stride"),
+    ("sprandom.fio", "sprandom"),
+    ("uring-cmd-trim-multi-range.fio", "num_range"),
+    ("uring-cmd-write-mode.fio", "write_mode"),
+    ("uring-cmd-bsg.fio", "readfua"),
+    ("sg_verify.fio", "sg_write_mode"),
+    ("sg_verify-fail.fio", "sg_write_mode"),
+    ("sg_write_same_ndob.fio", "sg_write_mode"),
+    // 4096 + 64 bytes: a namespace formatted with extended-LBA metadata.
+    ("uring-cmd-pi-ext.fio", "bs"),
+    // 999 GiB: larger than the preset (and than any shipped drive).
+    ("enospc-pressure.fio", "size"),
+    // fio expands environment variables in job files; the twin does not.
+    ("xnvme-compare.fio", "rw"),
+];
+
+/// Why the file is skipped, from what it says (`None`: it should run).
+fn skip_reason(text: &str) -> Option<String> {
+    let values = |key: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split([';', '#']).next().unwrap_or("").trim())
+            .filter_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == key).map(|(_, v)| v.trim().to_string()))
+            .collect()
+    };
+    if let Some(e) = values("ioengine").iter().find(|e| NOT_BLOCK.contains(&e.as_str())) {
+        return Some(format!("ioengine={e} does no block I/O"));
+    }
+    if let Some(e) = values("ioengine").iter().find(|e| REMOTE.contains(&e.as_str())) {
+        return Some(format!("ioengine={e} reaches storage over a network or remote API"));
+    }
+    if values("zonemode").iter().any(|v| v == "zbd") || values("ioengine").iter().any(|e| e == "libzbc") {
+        return Some("a zoned block device (zonemode=zbd)".into());
+    }
+    if values("fdp").iter().any(|v| v == "1") || !values("dataplacement").is_empty() {
+        return Some("an FDP namespace (fdp=1)".into());
+    }
+    if values("nrfiles").iter().any(|v| v.parse::<u64>().is_ok_and(|n| n > 1))
+        || values("filename").iter().any(|v| v.contains(':') && !v.starts_with("/dev/"))
+        || !values("opendir").is_empty()
+    {
+        return Some("several files per job".into());
+    }
+    None
+}
+
+/// Cap every job so that the file runs in moments of virtual time.
+fn shorten(file: &mut JobFile) {
+    const MS: u64 = 1_000_000;
+    for j in &mut file.jobs {
+        j.startdelay_ns = j.startdelay_ns.min(5 * MS);
+        match &mut j.phase {
+            Phase::Io(s) => {
+                s.ramp_time_ns = s.ramp_time_ns.min(2 * MS);
+                s.runtime_ns = Some(s.runtime_ns.map_or(20 * MS, |r| r.min(20 * MS)));
+                let bytes = s.io_size.or(s.size).unwrap_or(u64::MAX);
+                s.io_size = Some(bytes.min(8 << 20).max(s.bs as u64));
+                s.loops = s.loops.min(2);
+                s.thinktime_ns = s.thinktime_ns.min(MS);
+                // The log files the examples ask for are not the test's.
+                s.logs = None;
+                s.iolog = None;
+            }
+            Phase::Idle { duration_ns, .. } => *duration_ns = (*duration_ns).min(10 * MS),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn fios_example_job_files_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.retain(|p| p.extension().is_some_and(|e| e == "fio"));
+    names.sort();
+    let model = DriveSpec::load(PRESET, &[]).unwrap().build(PRESET).unwrap();
+    let capacity = Drive::new(model.clone()).user_bytes();
+    let (mut ran, mut skipped, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for path in &names {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(path).unwrap();
+        if let Some(why) = skip_reason(&text) {
+            skipped.push(format!("{name}: {why}"));
+            continue;
+        }
+        let mut file = match parse_job_file(&text, &name, capacity, &JobOptions::new()) {
+            Ok(f) => f,
+            Err(e) => {
+                failed.push(format!("{e}"));
+                continue;
+            }
+        };
+        shorten(&mut file);
+        let mut dev = Device::new(Drive::new(model.clone()));
+        match try_run_jobs(&mut dev, &file) {
+            Ok(jobs) if jobs.iter().all(|j| j.error == 0) => ran.push(name),
+            Ok(jobs) => failed.push(format!(
+                "{name}: {}",
+                jobs.iter().filter_map(|j| j.error_reason.clone()).collect::<Vec<_>>().join("; ")
+            )),
+            Err(e) => failed.push(format!("{name}: {e}")),
+        }
+    }
+    // The refusals expected, each for its option.
+    let mut refused = Vec::new();
+    failed.retain(|msg| {
+        let known = REFUSED.iter().find(|(f, o)| msg.starts_with(f) && msg.contains(&format!("option `{o}`")));
+        if let Some(k) = known {
+            refused.push(k.0);
+        }
+        known.is_none()
+    });
+    let gone: Vec<_> = REFUSED.iter().filter(|(f, _)| !refused.contains(f)).collect();
+    eprintln!(
+        "fio examples: {} ran, {} refused (listed), {} skipped, {} failed, of {}",
+        ran.len(),
+        refused.len(),
+        skipped.len(),
+        failed.len(),
+        names.len()
+    );
+    for s in &skipped {
+        eprintln!("  skipped {s}");
+    }
+    assert!(failed.is_empty(), "{} example(s) failed:\n{}", failed.len(), failed.join("\n"));
+    assert!(gone.is_empty(), "no longer refused for the option listed (move them out of REFUSED): {gone:?}");
+    assert_eq!(ran.len() + refused.len() + skipped.len(), names.len());
+    assert!(ran.len() >= 38, "only {} examples ran", ran.len());
+}

@@ -1,0 +1,173 @@
+//! The twin issues fio's own I/O sequence: the same job run by real fio
+//! (`fio --ioengine=null --write_iolog=`) and by the twin (its
+//! `write_iolog`) lists the same commands — directions, offsets and
+//! lengths, in order — for sequential, strided and random patterns with
+//! fio's generators. Skipped, with a message, only when fio is not
+//! installed (the test command installs it).
+//!
+//! fio's null engine has no device: its file is `offset + size` bytes
+//! long. The twin's is the drive, so these jobs span the drive to its end
+//! (or stay where the file's end makes no difference).
+
+use std::path::Path;
+use std::process::Command;
+
+use ssdtwin::run::device::Device;
+use ssdtwin::run::jobs::run_jobs;
+use ssdtwin::run::workload::{parse_job_file, JobOptions};
+
+use crate::common::{scratch_dir, small_drive};
+
+const MIB: u64 = 256;
+const CAP: u64 = MIB << 20;
+
+/// The I/O lines of an iolog (`file action offset length`), without
+/// their times, grouped by file (each job's own order kept: fio's
+/// concurrent jobs append their buffered lines in whatever order they
+/// fill).
+fn io_lines(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("fio version 3 iolog"), "{}", path.display());
+    lines
+        .filter(|l| !l.starts_with("fio version"))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let _time: u64 = f.next()?.parse().expect("a time in µs");
+            let rest: Vec<&str> = f.collect();
+            matches!(rest.get(1), Some(&"read" | &"write" | &"trim")).then(|| rest.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .tap_sort()
+}
+
+trait TapSort {
+    fn tap_sort(self) -> Self;
+}
+
+impl TapSort for Vec<String> {
+    /// Stable sort by the file name (the first word).
+    fn tap_sort(mut self) -> Self {
+        self.sort_by(|a, b| a.split(' ').next().cmp(&b.split(' ').next()));
+        self
+    }
+}
+
+/// Whether fio runs here (it is installed).
+fn have_fio() -> bool {
+    let ok = Command::new("fio").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: fio is not installed (apt-get install fio; scripts/test-setup.sh installs it)");
+    }
+    ok
+}
+
+/// The job's I/O lines from fio and from the twin.
+fn both(job: &str) -> (Vec<String>, Vec<String>) {
+    let dir = scratch_dir("iolog");
+    let fio_log = dir.path().join("fio.log");
+    let twin_log = dir.path().join("twin.log");
+    let job_file = dir.path().join("job.fio");
+    std::fs::write(
+        &job_file,
+        format!("[global]\nioengine=null\nsize={MIB}m\nwrite_iolog={}\n{job}", fio_log.display()),
+    )
+    .unwrap();
+    let out = Command::new("fio").arg("--output-format=terse").arg(&job_file).current_dir(dir.path()).output().unwrap();
+    assert!(out.status.success(), "fio failed on\n{job}\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = format!("[global]\nsize={MIB}m\nwrite_iolog={}\n{job}", twin_log.display());
+    let file = parse_job_file(&text, "job.fio", CAP, &JobOptions::new()).unwrap();
+    let mut dev = Device::new(small_drive(MIB, &[]));
+    run_jobs(&mut dev, &file);
+    (io_lines(&fio_log), io_lines(&twin_log))
+}
+
+fn assert_same(job: &str) {
+    let (fio, twin) = both(job);
+    assert!(!fio.is_empty(), "fio issued nothing for\n{job}");
+    if let Some(i) = (0..fio.len().max(twin.len())).find(|&i| fio.get(i) != twin.get(i)) {
+        let show = |v: &[String]| v[i.saturating_sub(3)..(i + 3).min(v.len())].join(" | ");
+        panic!(
+            "job\n{job}\nfirst difference at command {i} of {} (fio) / {} (twin):\nfio:  {}\ntwin: {}",
+            fio.len(),
+            twin.len(),
+            show(&fio),
+            show(&twin)
+        );
+    }
+}
+
+#[test]
+fn sequential_patterns_are_fios() {
+    if !have_fio() {
+        return;
+    }
+    for job in [
+        "[a]\nrw=read\nbs=64k\nio_size=4m\n",
+        "[a]\nrw=write\nbs=128k\noffset=192m\nsize=64m\nio_size=8m\n",
+        "[a]\nrw=read\nbs=16k\nsize=1m\nio_size=3m\n",
+        "[a]\nrw=read\nbs=16k\nsize=1m\nloops=3\n",
+        "[a]\nrw=write\nbs=4k\nsize=1m\nnumber_ios=100\n",
+        "[a]\nrw=read:8k\nbs=8k\nio_size=2m\n",
+        "[a]\nrw=write:112k\nbs=16k\nio_size=2m\n",
+        "[a]\nrw=read:-8k\nbs=4k\nio_size=1m\n",
+        "[a]\nrw=trim\nbs=1m\nio_size=16m\n",
+        "[a]\nrw=rw\nbs=4k\nrwmixread=70\nio_size=2m\n",
+        "[a]\nrw=readwrite\nbs=8k,64k\nrwmixwrite=20\nio_size=4m\n",
+        "[a]\nrw=read\nbs=4k\nnumjobs=3\noffset_increment=32m\nsize=64m\nio_size=1m\n",
+        "[a]\nrw=write\nbs=4k\nzonemode=strided\nzonesize=64k\nzonerange=1m\nzoneskip=3m\nio_size=2m\n",
+        "[a]\nrw=read\nbs=16k\nzonemode=strided\nzonesize=256k\nzoneskip=1m\nio_size=4m\n",
+        "[a]\nrw=write\nbs=4k\nio_size=1m\n[b]\nrw=read\nbs=64k\nio_size=1m\n",
+    ] {
+        assert_same(job);
+    }
+}
+
+#[test]
+fn random_patterns_are_fios() {
+    if !have_fio() {
+        return;
+    }
+    for job in [
+        "[a]\nrw=randread\nbs=4k\nio_size=4m\n",
+        "[a]\nrw=randwrite\nbs=4k\nsize=1m\n",
+        "[a]\nrw=randread\nbs=4k\nsize=256k\nio_size=1m\n",
+        "[a]\nrw=randread\nbs=4k\nnorandommap\nio_size=4m\n",
+        "[a]\nrw=randwrite\nbs=16k\nrandom_generator=lfsr\nsize=4m\n",
+        "[a]\nrw=randread\nbs=4k\nrandom_generator=tausworthe64\nio_size=4m\n",
+        "[a]\nrw=randrw\nbs=4k\nrwmixread=70\nsize=2m\n",
+        "[a]\nrw=randread\nbs=4k\nrandseed=1234\nrandrepeat=0\nio_size=4m\n",
+        "[a]\nrw=randread:8\nbs=4k\nio_size=4m\n",
+        "[a]\nrw=randwrite:4\nrw_sequencer=identical\nbs=4k\nio_size=1m\n",
+        "[a]\nrw=randread\npercentage_random=30\nbs=4k\nio_size=2m\n",
+        "[a]\nrw=randtrim\nbs=64k\nio_size=8m\n",
+        "[a]\nrw=randread\nbs=4k\nnumjobs=2\nio_size=1m\n",
+        "[a]\nrw=randwrite\nbs=4k\nzonemode=strided\nzonesize=128k\nzonerange=512k\nzoneskip=1m\nio_size=2m\n",
+    ] {
+        assert_same(job);
+    }
+}
+
+/// The generator's cost per command, fio's sequence against the twin's
+/// own, for `valgrind --tool=callgrind` (docs/workloads.md gives the
+/// counts): `cargo test -p ssdtwin --test main generator_cost -- --ignored`.
+#[test]
+#[ignore]
+fn generator_cost() {
+    use ssdtwin::run::workload::{IoGenerator, RwPattern};
+    let n: u64 = std::env::var("GEN_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let fio = std::env::var("GEN_FIO").is_ok();
+    let text = "[a]\nrw=randread\nbs=4k\n";
+    let file = parse_job_file(text, "t.fio", 512 << 30, &JobOptions::new()).unwrap();
+    let ssdtwin::run::workload::Phase::Io(mut spec) = file.jobs[0].phase.clone() else { unreachable!() };
+    if !fio {
+        spec.fio = None;
+    }
+    assert_eq!(spec.rw, RwPattern::RandRead);
+    let mut g = IoGenerator::new(&spec, 512 << 30);
+    let mut sum = 0u64;
+    for _ in 0..n {
+        sum = sum.wrapping_add(g.next_command().offset);
+    }
+    eprintln!("{n} commands, fio's sequence: {fio}, checksum {sum}");
+}
