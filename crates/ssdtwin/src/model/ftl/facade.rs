@@ -45,7 +45,7 @@ impl Ftl {
     /// placed a program unit's worth at a time
     /// ([`zns::ZonedMapping::write_run`]); every other write goes page by
     /// page.
-    #[inline]
+    #[inline(always)]
     pub fn write_run(&mut self, first: u32, n: u32) {
         if let Scheme::Zoned(z) = &mut self.scheme {
             if z.write_run(&mut self.core, first, n) {
