@@ -226,3 +226,23 @@ fn each_job_reports_what_each_handle_wrote() {
     let lines = r[0].result.placement.as_ref().unwrap().summary_lines();
     assert!(lines.contains("RG0 RUH1 0.1 GB WAF 1.00"), "{lines}");
 }
+
+#[test]
+fn a_scheme_file_places_writes_by_offset() {
+    // fio's dp_scheme: [0, 2 MiB) through placement 1, [2, 3 MiB) through
+    // 0, [3, 4 MiB) through 5 (not the drive's: the default one and an
+    // event each); the rest (4-8 MiB) in no entry: placement 0.
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("scheme");
+    std::fs::write(&path, "0,2097152,1\n2097152, 3145728, 0\n3145728,4194304,5\n").unwrap();
+    let mut dev = Device::new(fdp_drive("initially"));
+    let job = format!("[w]\nrw=write\nbs=64k\nsize=8m\nfdp=1\nplid_select=scheme\ndp_scheme={}\n", path.display());
+    run_on(&mut dev, &job);
+    let f = dev.drive().ftl().fdp().unwrap();
+    assert_eq!((f.counters(0).host_slots, f.counters(1).host_slots), (1536, 512));
+    assert_eq!(f.invalid_placements, 16);
+    // A scheme file that is not there is named.
+    let text = "[w]\nrw=write\nfdp=1\nplid_select=scheme\ndp_scheme=/nonexistent/scheme\n";
+    let e = parse_job_file(text, "p.fio", 300 << 20, &JobOptions::new()).unwrap_err().to_string();
+    assert!(e.contains("dp_scheme") && e.contains("/nonexistent/scheme"), "{e}");
+}

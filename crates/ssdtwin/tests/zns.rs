@@ -430,3 +430,55 @@ fn bad_zns_sections_name_the_field() {
     // Nothing refused by name is silently accepted on a conventional drive.
     assert!(small_model(300, &[]).zns.is_none());
 }
+
+#[test]
+fn a_command_places_its_pages_as_page_by_page_writes_do() {
+    // The timed path places a command's pages a program unit at a time
+    // (Ftl::write_run); the untimed one page by page (Ftl::write). The
+    // same writes (odd lengths, partial units, a conventional zone, a
+    // reset and rewrite) must leave the same map, versions and counters.
+    let extra = ["ftl.version_stamps=true", "zns.conventional_zones=2"];
+    let mut timed = Host::new(&extra);
+    let mut paged = Drive::new(small_zoned_model(&extra));
+    let writes: &[(u64, u64, u64)] =
+        &[(2, 0, 5), (2, 5, 37), (3, 0, 96), (2, 42, 200), (0, 9, 30), (5, 0, 1), (3, 96, 1)];
+    let round = |timed: &mut Host, paged: &mut Drive| {
+        for &(zone, at, pages) in writes {
+            timed.write(zone, at * 4096, pages * 4096).unwrap();
+            let first = (zone * ZONE / 4096 + at) as u32;
+            let mut u = paged.untimed();
+            u.zone_write(first, pages as u32).unwrap();
+            for lpn in first..first + pages as u32 {
+                u.write(lpn);
+            }
+        }
+    };
+    round(&mut timed, &mut paged);
+    timed.send(ZoneAction::Reset, None).unwrap();
+    paged.zone_send(ZoneAction::Reset, None, 0);
+    assert_eq!(paged.last_error(), None);
+    round(&mut timed, &mut paged);
+    // A command ending exactly at a unit's end programs that unit.
+    let unit = paged.ftl().geometry().unit_slots(ssdtwin::model::nand::CellMode::Native) as u64;
+    timed.write(6, 0, 3 * unit * 4096).unwrap();
+    let mut u = paged.untimed();
+    u.zone_write((6 * ZONE / 4096) as u32, 3 * unit as u32).unwrap();
+    for lpn in 0..3 * unit as u32 {
+        u.write((6 * ZONE / 4096) as u32 + lpn);
+    }
+    drop(u);
+    let (a, b) = (timed.d.ftl(), paged.ftl());
+    assert_eq!(a.blocks().wp, b.blocks().wp);
+    assert_eq!(a.blocks().programmed, b.blocks().programmed);
+    assert_eq!(a.l2p(), b.l2p());
+    assert_eq!(a.p2l(), b.p2l());
+    for lpn in 0..a.user_lpns() {
+        assert_eq!(a.read_version(lpn), b.read_version(lpn), "version of page {lpn}");
+    }
+    assert_eq!(a.counters().host_slots_written, b.counters().host_slots_written);
+    assert_eq!(a.mapped_lpns(), b.mapped_lpns());
+    for z in 0..8 {
+        assert_eq!(a.zoned().unwrap().zone_counters(z), b.zoned().unwrap().zone_counters(z), "zone {z}");
+    }
+    a.check_consistency().unwrap();
+}

@@ -141,10 +141,16 @@ struct Placements {
     ids: Vec<u32>,
     next: usize,
     rng: Option<Pcg64Mcg>,
+    /// `plid_select=scheme`: by the write's offset.
+    scheme: Option<Vec<crate::run::workload::SchemeEntry>>,
 }
 
 impl Placements {
-    fn next(&mut self) -> u32 {
+    /// The identifier of a write at byte `offset`.
+    fn next(&mut self, offset: u64) -> u32 {
+        if let Some(scheme) = &self.scheme {
+            return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);
+        }
         match &mut self.rng {
             Some(r) => self.ids[r.random_range(0..self.ids.len())],
             None => {
@@ -342,7 +348,7 @@ impl Source {
         if append {
             dev.submit_append(cmd, tag);
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
-            dev.submit_placed(cmd, p.next(), tag);
+            dev.submit_placed(cmd, p.next(cmd.offset), tag);
         } else if self.extras {
             self.submit_extra(dev, cmd, tag);
         } else {
@@ -573,7 +579,8 @@ impl Source {
         if let (Some(p), Some(f)) = (&self.spec.placement, dev.drive().ftl().fdp()) {
             let ids = if p.ids.is_empty() { (0..f.model().placements()).collect() } else { p.ids.clone() };
             let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(self.spec.randseed ^ 0xfd9_5eed));
-            self.placement = Some(Box::new(Placements { ids, next: 0, rng }));
+            let scheme = p.scheme.clone();
+            self.placement = Some(Box::new(Placements { ids, next: 0, rng, scheme }));
         }
         if let Some(opts) = &self.spec.zbd {
             match ZbdJob::new(&self.spec, opts, dev.drive()) {

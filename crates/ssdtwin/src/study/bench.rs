@@ -307,9 +307,10 @@ pub struct BenchDrives {
 ///     `peak: whole process` where the kernel cannot reset it). Its I/Os
 ///     and simulated time are the timed steps'; `scale` below 1 shortens
 ///     the steps' runtimes and the traces, never the sizes;
-/// 12. to 15., zoned namespaces ([`zoned_rows`]): sequential writes on the
-///     generic TLC drive conventional and zoned, a zoned drive's fill and
-///     random reads on it.
+/// 13. and after, the data-placement interfaces ([`zoned_rows`]):
+///     sequential writes on the generic TLC drive conventional, zoned and
+///     through FDP placement identifiers, and random reads of the
+///     conventional and the zoned drive written full.
 pub fn run(
     drives: &BenchDrives,
     scale: f64,
@@ -380,8 +381,8 @@ pub fn run(
         let row = timed_review(&drives.main, scale);
         push(row, main_name, &mut rows);
     }
-    for row in zoned_rows(n(200_000.0), n(2_000_000.0)) {
-        push(row, ZONED_BENCH_DRIVE, &mut rows);
+    for (row, drive) in zoned_rows(n(200_000.0), n(2_000_000.0)) {
+        push(row, drive, &mut rows);
     }
     rows
 }
@@ -389,34 +390,47 @@ pub fn run(
 /// Name of the zoned rows' drive: the generic TLC preset with a zoned
 /// namespace.
 const ZONED_BENCH_DRIVE: &str = "generic-tlc+zns";
+/// Name of the conventional rows' drive beside them.
+const GENERIC_BENCH_DRIVE: &str = "generic-tlc-nvme";
+/// Name of the FDP row's drive: the generic TLC preset with four
+/// initially isolated reclaim unit handles.
+const FDP_BENCH_DRIVE: &str = "generic-tlc+fdp";
 
-/// The generic TLC preset (no SLC cache, map in DRAM), conventional or
-/// with a zoned namespace: 1,000 zones of 512 MiB, each with a capacity
-/// of one 24 MiB block on each of the 16 dies (384 MiB), at most 14 open
-/// and 14 active (the ZN540's limits) — the same flash, controller and
-/// link either way.
-fn generic_drive(zoned: bool) -> DriveModel {
-    let zns: &[&str] = &[
-        "ftl.user_capacity_bytes=536870912000",
-        "zns.zone_size_bytes=536870912",
-        "zns.zone_capacity_bytes=402653184",
-        "zns.max_open_zones=14",
-        "zns.max_active_zones=14",
-    ];
-    let set: Vec<String> = if zoned { zns.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
+/// The generic TLC preset (no SLC cache, map in DRAM) with `set`: the
+/// same flash, controller and link whatever the namespace.
+fn generic_drive(set: &[&str], name: &str) -> DriveModel {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let spec = crate::spec::DriveSpec::load("generic-tlc-nvme", &set).expect("the generic preset loads");
-    spec.build(ZONED_BENCH_DRIVE).expect("the generic preset takes a zoned namespace")
+    spec.build(name).expect("the generic preset takes the bench's sections")
 }
 
-/// The zoned rows (their names are stable), on the generic TLC drive:
-/// 12. `128k seqwrite qd32, conventional`: `seq_ios` sequential 128 KiB
+/// The zoned namespace of the zoned rows: 1,000 zones of 512 MiB, each
+/// with a capacity of one 24 MiB block on each of the 16 dies (384 MiB),
+/// at most 14 open and 14 active (the ZN540's limits).
+const ZNS: &[&str] = &[
+    "ftl.user_capacity_bytes=536870912000",
+    "zns.zone_size_bytes=536870912",
+    "zns.zone_capacity_bytes=402653184",
+    "zns.max_open_zones=14",
+    "zns.max_active_zones=14",
+];
+
+/// The data-placement rows (their names are stable), on the generic TLC
+/// drive, each with the drive it ran on:
+/// 13. `128k seqwrite qd32, conventional`: `seq_ios` sequential 128 KiB
 ///     writes on it secure-erased, to compare with
-/// 13. `128k seqwrite qd32, zoned (zbd)`: the same writes as fio's
-///     `zonemode=zbd` places them on the zoned drive;
-/// 14. `precondition full, zoned`: every zone written to its capacity;
-/// 15. `4k randread qd32, zoned (zbd)`: `read_ios` random reads of the
-///     written data.
-fn zoned_rows(seq_ios: u64, read_ios: u64) -> Vec<BenchRow> {
+/// 14. `128k seqwrite qd32, zoned (zbd)`: the same writes as fio's
+///     `zonemode=zbd` places them on the zoned drive, and
+/// 15. `128k seqwrite qd32, FDP (4 RUHs)`: the same writes with fio's
+///     `fdp=1`, placement identifiers 0 to 3 in turn (each command
+///     switches the FTL's host stream);
+/// 16. `precondition full, conventional` and 17. `4k randread qd32,
+///     conventional`: `read_ios` random reads of it written full, to
+///     compare with
+/// 18. `precondition full, zoned`: every zone written to its capacity,
+///     and 19. `4k randread qd32, zoned (zbd)`: `read_ios` random reads
+///     of the written data.
+fn zoned_rows(seq_ios: u64, read_ios: u64) -> Vec<(BenchRow, &'static str)> {
     let mut rows = Vec::new();
     let seq = |name: &str| {
         let mut s = IoSpec::new(name, RwPattern::Write);
@@ -425,21 +439,36 @@ fn zoned_rows(seq_ios: u64, read_ios: u64) -> Vec<BenchRow> {
         s.io_size = Some(seq_ios * 128 * 1024);
         s
     };
-    let (_, row) = timed_run(Drive::new(generic_drive(false)), seq("128k seqwrite qd32, conventional"));
-    rows.push(row);
-    let zoned = generic_drive(true);
+    let rr = |name: &str| {
+        let mut rr = IoSpec::new(name, RwPattern::RandRead);
+        rr.iodepth = 32;
+        rr.io_size = Some(read_ios * 4096);
+        rr
+    };
+    let conventional = generic_drive(&[], GENERIC_BENCH_DRIVE);
+    let (_, row) = timed_run(Drive::new(conventional.clone()), seq("128k seqwrite qd32, conventional"));
+    rows.push((row, GENERIC_BENCH_DRIVE));
+    let zoned = generic_drive(ZNS, ZONED_BENCH_DRIVE);
     let mut zw = seq("128k seqwrite qd32, zoned (zbd)");
     zw.zbd = Some(crate::run::workload::Zbd::default());
     let (_, row) = timed_run(Drive::new(zoned.clone()), zw);
-    rows.push(row);
+    rows.push((row, ZONED_BENCH_DRIVE));
+    let fdp = generic_drive(&["fdp.reclaim_unit_handles=4", "fdp.isolation=initially"], FDP_BENCH_DRIVE);
+    let mut fw = seq("128k seqwrite qd32, FDP (4 RUHs)");
+    fw.placement = Some(crate::run::workload::Placement::default());
+    let (_, row) = timed_run(Drive::new(fdp), fw);
+    rows.push((row, FDP_BENCH_DRIVE));
+    let (drive, row) = timed_state(&conventional, DriveState::Filled(100.0), "precondition full, conventional");
+    rows.push((row, GENERIC_BENCH_DRIVE));
+    let (drive, row) = timed_run(drive, rr("4k randread qd32, conventional"));
+    drop(drive);
+    rows.push((row, GENERIC_BENCH_DRIVE));
     let (drive, row) = timed_state(&zoned, DriveState::Filled(100.0), "precondition full, zoned");
-    rows.push(row);
-    let mut rr = IoSpec::new("4k randread qd32, zoned (zbd)", RwPattern::RandRead);
-    rr.iodepth = 32;
-    rr.io_size = Some(read_ios * 4096);
-    rr.zbd = Some(crate::run::workload::Zbd::default());
-    let (_, row) = timed_run(drive, rr);
-    rows.push(row);
+    rows.push((row, ZONED_BENCH_DRIVE));
+    let mut zr = rr("4k randread qd32, zoned (zbd)");
+    zr.zbd = Some(crate::run::workload::Zbd::default());
+    let (_, row) = timed_run(drive, zr);
+    rows.push((row, ZONED_BENCH_DRIVE));
     rows
 }
 

@@ -18,9 +18,7 @@ impl Drive {
         if self.model.write_through {
             let link_done = self.host.to_device(t, cmd.len as u64);
             let mut done = link_done;
-            for lpn in first..end {
-                self.ftl.write(lpn);
-            }
+            self.ftl.write_run(first, end - first);
             self.ftl.flush_host();
             done = done.max(self.schedule_ops(t, link_done).0);
             return done;
@@ -44,9 +42,7 @@ impl Drive {
             let link_bytes = if lpn + n == end { link_left } else { chunk_bytes.min(link_left) };
             link_left -= link_bytes;
             let arrived = self.host.to_device(at, link_bytes.max(1));
-            for l in lpn..lpn + n {
-                self.ftl.write(l);
-            }
+            self.ftl.write_run(lpn, n);
             self.schedule_ops(at, arrived);
             if ganged {
                 self.release_member_pages(arrived, lpn + n - 1);

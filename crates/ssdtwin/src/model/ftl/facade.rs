@@ -37,6 +37,30 @@ impl Ftl {
         slot
     }
 
+    /// Write `n` logical pages from `first` on, as [`Ftl::write`] does
+    /// page by page, for a host command that has passed the zone rules
+    /// (on a zoned drive, [`Ftl::zone_write`] or [`Ftl::zone_append`]
+    /// moved the write pointer over these pages). A sequential zone's pages
+    /// at its write pointer are unmapped (a reset unmaps the zone) and
+    /// placed a program unit's worth at a time
+    /// ([`zns::ZonedMapping::write_run`]); every other write goes page by
+    /// page.
+    #[inline(always)]
+    pub fn write_run(&mut self, first: u32, n: u32) {
+        if let Scheme::Zoned(z) = &mut self.scheme {
+            if z.write_run(&mut self.core, first, n) {
+                self.core.counters.host_slots_written += n as u64;
+                if self.core.bad.is_some() {
+                    self.core.handle_program_failures();
+                }
+                return;
+            }
+        }
+        for lpn in first..first + n {
+            self.write(lpn);
+        }
+    }
+
     /// Where a host read of `lpn` finds its data: the slot (`NONE` when
     /// unmapped). A scheme that must first load map entries appends those
     /// NAND reads to the operations ([`Ftl::take_ops`]), which the drive

@@ -127,6 +127,46 @@ impl ZonedMapping {
         block
     }
 
+    /// Place `n` host pages from `first` on in a sequential zone, whose
+    /// write pointer the zone rules have just moved over them: the same
+    /// slots, stamps and programs as [`MappingScheme::write`] page by page,
+    /// with the zone's lookups once per program unit instead of once per
+    /// page. The pages are unmapped (nothing maps a page at or after a
+    /// zone's write pointer: a reset unmaps what was written). Returns false,
+    /// doing nothing, in a conventional zone.
+    #[inline]
+    pub(super) fn write_run(&mut self, core: &mut FtlCore, first: u32, n: u32) -> bool {
+        let z = self.zones.zone_of(first);
+        if z < self.zones.model().conventional {
+            return false;
+        }
+        let zi = z as usize;
+        let unit = core.geo.unit_slots(CellMode::Native);
+        let (mut lpn, end) = (first, first + n);
+        while lpn < end {
+            let die = self.next_die[zi];
+            let mut block = self.open[zi * self.dies as usize + die as usize];
+            if block == NONE {
+                block = self.open_zone_block(core, z, die);
+            }
+            let b = block as usize;
+            let room = unit - (core.blocks.wp[b] - core.blocks.programmed[b]);
+            let k = room.min(end - lpn);
+            for l in lpn..lpn + k {
+                debug_assert_eq!(core.l2p[l as usize], NONE, "a page past zone {z}'s write pointer is mapped");
+                let slot = core.map_next_slot(block, l);
+                core.stamp(l, slot);
+            }
+            lpn += k;
+            if k == room {
+                self.program_unit(core, z, block, unit);
+            }
+        }
+        core.mapped_lpns += n as u64;
+        self.counters[zi].host_pages += n as u64;
+        true
+    }
+
     /// Issue the program of the unit just completed (or padded) in
     /// `block` of zone `z`, and move the zone to its next die.
     #[inline(never)]

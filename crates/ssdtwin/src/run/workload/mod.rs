@@ -246,11 +246,28 @@ pub struct Placement {
     /// `plids`: indices into the drive's placement identifiers (empty:
     /// all of them), sorted.
     pub ids: Vec<u32>,
-    /// `plid_select=random` (else round robin, one per write).
+    /// `plid_select=random` (else round robin, one per write, or the
+    /// scheme's).
     pub random: bool,
+    /// `plid_select=scheme`: the `dp_scheme` file's entries, byte ranges
+    /// `[start, end)` of write offsets and the placement identifier their
+    /// writes carry (the first entry holding the offset; none: 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<Vec<SchemeEntry>>,
     /// Where `fdp` (or `dataplacement`) was written (for errors).
     #[serde(skip)]
     pub at: String,
+}
+
+/// One line of fio's `dp_scheme` file (`start,end,plid`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemeEntry {
+    /// First byte of the range.
+    pub start: u64,
+    /// Byte after the range.
+    pub end: u64,
+    /// The placement identifier of writes starting in it.
+    pub plid: u32,
 }
 
 /// How the offset modifier of `rw=...:N` changes offsets (fio's

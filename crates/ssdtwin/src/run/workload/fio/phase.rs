@@ -622,7 +622,7 @@ impl PhaseBuilder {
         } else {
             self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, self.spec.rw, 0)?;
         }
-        self.spec.placement = std::mem::take(&mut self.placement).finish();
+        self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
         // zbd's writes land where the zones' write pointers are (and
         // resets discard them): their read-back is not modelled.

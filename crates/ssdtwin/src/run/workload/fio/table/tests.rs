@@ -21,7 +21,7 @@ fn lookup_finds_names_and_aliases() {
     assert_eq!(canonical("iomem"), "mem");
     assert_eq!(canonical("frobnicate"), "frobnicate");
     assert!(matches!(lookup("userspace_reap").map(|d| d.class), Some(Class::Host)));
-    assert!(matches!(lookup("dp_scheme").map(|d| d.class), Some(Class::Refused(_))));
+    assert_eq!(lookup("dp_scheme").map(|d| d.class), Some(Class::Fio(Reader::Placement)));
     assert_eq!(lookup("fdp_pli").map(|d| d.name), Some("plids"));
 }
 
