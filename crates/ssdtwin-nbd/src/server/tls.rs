@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::{ServerConfig, ServerConnection};
+use rustls::{CipherSuite, ServerConfig, ServerConnection};
 
 use super::Stream;
 
@@ -71,13 +71,26 @@ pub fn load_certificates(dir: &Path) -> Result<Arc<ServerConfig>, String> {
         return Err(format!("{}: no certificate (expected PEM `BEGIN CERTIFICATE` blocks)", cert_path.display()));
     }
     let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| format!("{}: {e}", key_path.display()))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
+    let mut provider = rustls::crypto::ring::default_provider();
+    // AES-128-GCM before AES-256-GCM, whatever the client prefers: 10 AES
+    // rounds a block instead of 14 (FIPS 197), on both ends of a transport
+    // that encrypts every payload; it is TLS 1.3's mandatory suite (RFC
+    // 8446, section 9.1). The rest keep rustls's order.
+    provider.cipher_suites.sort_by_key(|s| {
+        !matches!(
+            s.suite(),
+            CipherSuite::TLS13_AES_128_GCM_SHA256
+                | CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+                | CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+        )
+    });
+    let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| format!("{} and {}: {e}", cert_path.display(), key_path.display()))?;
+    config.ignore_client_order = true;
     Ok(Arc::new(config))
 }
 
