@@ -22,8 +22,10 @@
 //!
 //! Left out: pre-shared keys (nbdkit's `--tls-psk` file): rustls has no
 //! TLS 1.3 external-PSK support (it resumes sessions with PSKs of its own
-//! only), and the project does not hand-write crypto; client certificates
-//! are not asked for.
+//! only; still so in 0.24.0-dev.2, rustls/rustls#174 open), the project
+//! does not hand-write crypto, and OpenSSL's PSK callbacks would add a
+//! second TLS stack and a libssl-dev build dependency (docs/nbd.md);
+//! client certificates are not asked for.
 
 use std::io::{self, Read, Write};
 use std::path::Path;
