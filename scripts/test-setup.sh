@@ -61,6 +61,14 @@ for entry in "${tools[@]}"; do
     fi
 done
 
+# Debian 12 ships nbdfuse in libnbd-bin; Debian 13 in a package of its own.
+resolve_nbdfuse() {
+    if ! apt-cache show nbdfuse >/dev/null 2>&1; then
+        for i in "${!need[@]}"; do [ "${need[$i]}" = nbdfuse ] && need[$i]=libnbd-bin; done
+    fi
+    return 0
+}
+
 if [ ${#need[@]} -eq 0 ]; then
     echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, fuse3, qemu-utils, e2fsprogs, mount, openssl)"
 elif [ "$dry_run" = 1 ]; then
@@ -74,6 +82,7 @@ else
         sudo=(unavailable)
     fi
     if ! command -v apt-get >/dev/null 2>&1 || [ "${sudo[0]:-}" = unavailable ]; then
+        command -v apt-cache >/dev/null 2>&1 && resolve_nbdfuse
         {
             echo "test-setup: the tests need these Debian packages, which are missing: ${need[*]}"
             if command -v apt-get >/dev/null 2>&1; then
@@ -89,10 +98,7 @@ else
     echo "test-setup: installing Debian packages: ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq
-    # Debian 12 ships nbdfuse in libnbd-bin; Debian 13 in a package of its own.
-    if ! apt-cache show nbdfuse >/dev/null 2>&1; then
-        for i in "${!need[@]}"; do [ "${need[$i]}" = nbdfuse ] && need[$i]=libnbd-bin; done
-    fi
+    resolve_nbdfuse
     "${sudo[@]}" apt-get install -y -qq "${need[@]}"
 fi
 
