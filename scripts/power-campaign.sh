@@ -1,11 +1,18 @@
 #!/bin/bash
-# Usage: scripts/power-campaign.sh [CUTS_PER_DRIVE]   (default 34: 102 cuts in all)
-# The power-cut campaign of docs/nbd.md: real fio with verify across random
-# power cuts on a page-mapped, an SLC-cached and a hybrid drive, each cut
-# followed by a restart through a saved image (the test
-# crates/ssdtwin-nbd/tests/power.rs, which CI runs with 4 cuts per drive).
+# Usage: scripts/power-campaign.sh [CUTS_PER_DRIVE]   (default 34: 102 cuts in all, twice)
+# The power-cut campaigns of docs/nbd.md, each across random power cuts on a
+# page-mapped, an SLC-cached and a hybrid drive, each cut followed by a
+# restart through a saved image:
+#  - real fio with verify (crates/ssdtwin-nbd/tests/power.rs; CI runs 4
+#    cuts per drive);
+#  - the kernel's ext4 through nbdfuse and a loop device, fsynced files read
+#    back and `e2fsck -fn` after every cut (tests/fs_power.rs; CI runs 2 per
+#    drive; needs root, /dev/fuse and loop devices, else it is skipped).
 # Prints, per drive, the cuts, the pages lost and the most lost by one cut.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SSDTWIN_POWER_CUTS=${1:-34} cargo test --release -p ssdtwin-nbd --test power -- --nocapture 2>&1 \
+cuts=${1:-34}
+export PATH="$PATH:/usr/sbin:/sbin"
+SSDTWIN_POWER_CUTS=$cuts SSDTWIN_FS_POWER_CUTS=$cuts \
+  cargo test --release -p ssdtwin-nbd --test power --test fs_power -- --nocapture 2>&1 \
   | grep -E "cuts|test result|panicked|SKIPPED"

@@ -4,9 +4,12 @@
 #
 #  1. The real clients the tests drive, from Debian's packages: headless
 #     Chromium opens the HTML report; fio checks fio's formats and drives
-#     `ssdtwin serve`; nbdinfo (libnbd-bin), nbdfuse, qemu-img (qemu-utils)
-#     and mkfs.ext4/debugfs/e2fsck (e2fsprogs) talk to the NBD server;
-#     openssl makes the certificates of the TLS tests.
+#     `ssdtwin serve`; nbdinfo (libnbd-bin), nbdfuse (its own package from
+#     Debian 13 on, part of libnbd-bin before), qemu-img (qemu-utils),
+#     mkfs.ext4/debugfs/e2fsck (e2fsprogs) and mount (ext4 on a loop device
+#     over nbdfuse, in the power-cut campaign) talk to the NBD server;
+#     fusermount3 (fuse3) unmounts nbdfuse; openssl makes the certificates
+#     of the TLS tests.
 #     Whatever is missing is installed with apt-get when running as root
 #     (or through `sudo -n` when that works without a password). Otherwise
 #     the script names the packages and the command that installs them,
@@ -40,6 +43,8 @@ tools=(
     "nbdinfo:libnbd-bin"
     "nbdcopy:libnbd-bin"
     "nbdfuse:nbdfuse"
+    "fusermount3:fuse3"
+    "mount:mount"
     "qemu-img:qemu-utils"
     "mkfs.ext4:e2fsprogs"
     "debugfs:e2fsprogs"
@@ -56,8 +61,16 @@ for entry in "${tools[@]}"; do
     fi
 done
 
+# Debian 12 ships nbdfuse in libnbd-bin; Debian 13 in a package of its own.
+resolve_nbdfuse() {
+    if ! apt-cache show nbdfuse >/dev/null 2>&1; then
+        for i in "${!need[@]}"; do [ "${need[$i]}" = nbdfuse ] && need[$i]=libnbd-bin; done
+    fi
+    return 0
+}
+
 if [ ${#need[@]} -eq 0 ]; then
-    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, qemu-utils, e2fsprogs, openssl)"
+    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, fuse3, qemu-utils, e2fsprogs, mount, openssl)"
 elif [ "$dry_run" = 1 ]; then
     echo "test-setup: would install Debian packages: ${need[*]}"
 else
@@ -69,6 +82,7 @@ else
         sudo=(unavailable)
     fi
     if ! command -v apt-get >/dev/null 2>&1 || [ "${sudo[0]:-}" = unavailable ]; then
+        command -v apt-cache >/dev/null 2>&1 && resolve_nbdfuse
         {
             echo "test-setup: the tests need these Debian packages, which are missing: ${need[*]}"
             if command -v apt-get >/dev/null 2>&1; then
@@ -84,6 +98,7 @@ else
     echo "test-setup: installing Debian packages: ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq
+    resolve_nbdfuse
     "${sudo[@]}" apt-get install -y -qq "${need[@]}"
 fi
 

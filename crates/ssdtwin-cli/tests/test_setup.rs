@@ -21,9 +21,11 @@ fn write_exe(path: &Path, body: &str) {
 }
 
 /// A machine in a directory: `bin/` is the whole PATH, holding `dirname`,
-/// an `id` that answers `uid`, an `apt-get` that logs its arguments, and a
-/// stub for each of `present`; `venv/bin/python` answers that its
-/// packages are there, so only the Debian step acts.
+/// an `id` that answers `uid`, an `apt-get` that logs its arguments, an
+/// `apt-cache` that knows every package (as on Debian 13, where nbdfuse
+/// has a package of its own), and a stub for each of `present`;
+/// `venv/bin/python` answers that its packages are there, so only the
+/// Debian step acts.
 fn machine(uid: u32, present: &[&str]) -> TempDir {
     let dir = tempfile::Builder::new().prefix("ssdtwin-test-setup-").tempdir().unwrap();
     let bin = dir.path().join("bin");
@@ -32,6 +34,7 @@ fn machine(uid: u32, present: &[&str]) -> TempDir {
     write_exe(&bin.join("id"), &format!("echo {uid}"));
     let log = dir.path().join("apt.log");
     write_exe(&bin.join("apt-get"), &format!("echo \"$*\" >> '{}'", log.display()));
+    write_exe(&bin.join("apt-cache"), "exit 0");
     for tool in present {
         write_exe(&bin.join(tool), "exit 0");
     }
@@ -64,6 +67,8 @@ const TOOLS: &[(&str, &str)] = &[
     ("fio", "fio"),
     ("nbdinfo", "libnbd-bin"),
     ("nbdfuse", "nbdfuse"),
+    ("fusermount3", "fuse3"),
+    ("mount", "mount"),
     ("qemu-img", "qemu-utils"),
     ("openssl", "openssl"),
 ];
@@ -97,6 +102,20 @@ fn as_root_it_installs_only_what_is_missing() {
 }
 
 #[test]
+fn where_nbdfuse_has_no_package_of_its_own_it_comes_from_libnbd_bin() {
+    // Debian 12: nbdfuse is part of libnbd-bin.
+    let m = machine(0, &["chromium", "fio", "fio_jsonplus_clat2csv", "nbdinfo", "nbdcopy", "qemu-img"]);
+    write_exe(&m.path().join("bin/apt-cache"), "exit 100");
+    let out = setup(m.path(), &[]);
+    assert!(out.status.success(), "setup failed: {}", String::from_utf8_lossy(&out.stderr));
+    let calls = apt_calls(m.path());
+    let install = calls.iter().find(|c| c.starts_with("install")).expect("an install");
+    let words: Vec<&str> = install.split_whitespace().collect();
+    assert!(words.contains(&"libnbd-bin") && !words.contains(&"nbdfuse"), "{install}");
+    assert!(words.contains(&"fuse3") && words.contains(&"mount"), "{install}");
+}
+
+#[test]
 fn with_every_tool_present_it_installs_nothing() {
     let all = [
         "chromium",
@@ -105,6 +124,8 @@ fn with_every_tool_present_it_installs_nothing() {
         "nbdinfo",
         "nbdcopy",
         "nbdfuse",
+        "fusermount3",
+        "mount",
         "qemu-img",
         "mkfs.ext4",
         "debugfs",

@@ -111,13 +111,18 @@ struct Traffic {
 }
 
 /// What a power cut did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PowerCut {
     /// Pages changed since the last flush.
     pub unflushed_pages: u64,
     /// Of those, pages whose new data was lost (restored to the previous
     /// contents).
     pub lost_pages: u64,
+    /// The logical pages (4 KiB) lost, ascending: a subset of those
+    /// changed since the last flush, by construction; the campaigns check
+    /// it against the clients' own record of what they wrote since their
+    /// last acknowledged flush.
+    pub lost: Vec<u64>,
 }
 
 impl Twin {
@@ -185,7 +190,7 @@ impl Twin {
     pub fn power_cut_at(&mut self, t: u64) -> PowerCut {
         let t = self.advance_to(t);
         let Some(pre) = self.preimages.take() else { return PowerCut::default() };
-        let mut cut = PowerCut { unflushed_pages: pre.len() as u64, lost_pages: 0 };
+        let mut cut = PowerCut { unflushed_pages: pre.len() as u64, ..PowerCut::default() };
         let mut lost: Vec<(u64, Option<Box<[u8; PAGE]>>)> = Vec::new();
         {
             let d = self.device.drive();
@@ -203,6 +208,7 @@ impl Twin {
         }
         lost.sort_by_key(|(lpn, _)| *lpn);
         cut.lost_pages = lost.len() as u64;
+        cut.lost = lost.iter().map(|(lpn, _)| *lpn).collect();
         for (lpn, old) in lost {
             match old {
                 Some(page) => {
@@ -370,7 +376,6 @@ impl Twin {
             return self.note(done);
         }
         self.sync();
-        let mut buf = [0u8; PAGE];
         for lpn in first..=last {
             let page_start = lpn * PAGE64;
             let from = offset.max(page_start);
@@ -380,8 +385,10 @@ impl Twin {
             if src.len() == PAGE {
                 self.store.put(slot, src);
             } else {
+                // Only a partial page needs the merge buffer (not zeroed
+                // for every write: 4 KiB a request).
                 let old = if lpn == first { head.as_ref() } else { tail.as_ref() };
-                buf.copy_from_slice(old.unwrap_or(&ZERO_PAGE));
+                let mut buf = *old.unwrap_or(&ZERO_PAGE);
                 let o = (from - page_start) as usize;
                 buf[o..o + src.len()].copy_from_slice(src);
                 self.store.put(slot, &buf);

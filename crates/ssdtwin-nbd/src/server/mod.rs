@@ -177,6 +177,10 @@ pub struct ServerCounters {
     pub lost_pages: AtomicU64,
     /// The most pages one power cut lost.
     pub worst_cut_lost_pages: AtomicU64,
+    /// The logical pages (4 KiB) each power cut lost, ascending, one list
+    /// per cut in order (for a campaign to check against what its clients
+    /// left unflushed).
+    pub cut_losses: Mutex<Vec<Vec<u64>>>,
     /// The transport delay each paced session ended with, ns (time
     /// scale > 0).
     pub transport_delays_ns: Mutex<Vec<u64>>,
@@ -240,6 +244,14 @@ impl Stream {
                 Ok(())
             }
         };
+    }
+    /// Whether input the reader has not taken is waiting above the socket
+    /// (in a TLS session).
+    fn has_input(&self) -> bool {
+        match self {
+            Stream::Tcp(_) | Stream::Unix(_) => false,
+            Stream::Tls(s) => s.has_input(),
+        }
     }
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
@@ -537,7 +549,9 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
                 let Ok(sock) = raw.try_clone() else { return };
                 match TlsStream::accept(sock, &early, config) {
                     Ok(t) => {
-                        r = BufReader::with_capacity(1 << 16, Stream::Tls(t.clone()));
+                        // rustls buffers the plaintext itself: no second
+                        // buffer (it would copy each payload once more).
+                        r = BufReader::with_capacity(0, Stream::Tls(t.clone()));
                         w = BufWriter::with_capacity(1 << 16, Stream::Tls(t));
                         tls = true;
                     }

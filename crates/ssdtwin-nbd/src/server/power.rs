@@ -16,8 +16,8 @@
 //! connection is dropped (replies not yet sent never are); with a reload
 //! image set, the drive is saved (what the cut left) and loaded from it
 //! again, as a restart would find it (its clock starts again at 0); then
-//! the server serves again. The counters keep the cuts, the pages lost and
-//! the most lost by one cut.
+//! the server serves again. The counters keep the cuts, the pages lost,
+//! the most lost by one cut and which pages each cut lost.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,6 +99,7 @@ impl Shared {
             "power cut ({why}): {} of {} pages written since the last flush lost; dropping every connection",
             cut.lost_pages, cut.unflushed_pages
         ));
+        self.counters.cut_losses.lock().unwrap_or_else(|e| e.into_inner()).push(cut.lost);
         for (_, s) in self.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             s.shutdown(std::net::Shutdown::Both);
         }

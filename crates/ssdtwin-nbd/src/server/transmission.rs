@@ -171,7 +171,7 @@ pub(super) fn transmission(
     let mut scratch: Vec<u8> = Vec::new();
     loop {
         if let Sink::Direct(w) = sink {
-            if r.buffer().is_empty() {
+            if r.buffer().is_empty() && !r.get_ref().has_input() {
                 w.flush()?;
             }
         }
