@@ -38,8 +38,9 @@ use crate::twin::Twin;
 
 /// The first bytes of a drive image.
 pub const MAGIC: &[u8; 20] = b"ssdtwin drive image\n";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes and reads (2: the map cache's
+/// journal state, issue 33).
+pub const VERSION: u32 = 2;
 /// The last bytes inside the compressed frame.
 pub const END: &[u8; 8] = b"ssdtwin.";
 

@@ -434,3 +434,70 @@ fn a_journal_serves_reads_and_keeps_every_last_write() {
     let err = ssdtwin::DriveSpec::load("generic-tlc-nvme", &set).unwrap().build("t").unwrap_err().to_string();
     assert!(err.contains("ftl.map_cache.journal_entries"), "{err}");
 }
+
+/// QD1 random 4 KiB writes (`writes` of them) on a fresh drive with a
+/// journal of `j` entries flushed whole (`"all"`) at `pace`: each write's
+/// completion time and the journal's write-backs so far.
+fn paced_writes(j: u32, pace: &str, writes: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut extra = cached(8).to_vec();
+    extra.push(format!("controller.dram_bytes={}", 8 * 512 + j as u64 * 8));
+    extra.push(format!("ftl.map_cache.journal_entries={j}"));
+    extra.push("ftl.map_cache.journal_flush=\"all\"".into());
+    extra.push(format!("ftl.map_cache.journal_pace=\"{pace}\""));
+    let mut d = drive(&extra);
+    let n = d.user_lpns();
+    let (mut t, mut x) = (0u64, 99u64);
+    let (mut done, mut backs) = (Vec::with_capacity(writes), Vec::with_capacity(writes));
+    for _ in 0..writes {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let lpn = (x >> 33) as u32 % n;
+        t = d.submit(ssdtwin::Command { kind: IoKind::Write, offset: lpn as u64 * 4096, len: 4096 }, t);
+        done.push(t);
+        backs.push(d.ftl().map_counters().unwrap().journal.pages_written_back);
+    }
+    (done, backs)
+}
+
+/// The segmented pace (Silicon Motion's updates "in segments"): a full
+/// journal of J entries over N translation pages gives up the
+/// N·(1 − (1 − 1/N)^J) pages it touched (379.6 for N = J = 600), but
+/// writes them back one at a time between later writes, never more than
+/// one per write, the whole flush done as the next J updates are logged;
+/// so the host writes keep their rate through the flush, where a flush
+/// at once books all the pages' reads and programs ahead of the host's
+/// next programs and stalls them.
+#[test]
+fn a_segmented_journal_flush_keeps_the_host_writes_rate() {
+    let (j, writes) = (600usize, 6000usize);
+    let (seg_done, seg_backs) = paced_writes(j as u32, "segmented", writes);
+    // Write-backs per write: at most one.
+    let most = seg_backs.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    assert_eq!(most, 1, "the segmented flush wrote {most} pages back for one write");
+    // Each flush cycle of J updates writes back the pages the previous
+    // J touched: over cycles 2–10, 9 flushes' worth.
+    let expected = 600.0 * (1.0 - (1.0 - 1.0f64 / 600.0).powi(j as i32));
+    let per_cycle = (seg_backs[10 * j - 1] - seg_backs[j - 1]) as f64 / 9.0;
+    assert!(
+        (per_cycle / expected - 1.0).abs() < 0.01,
+        "{per_cycle:.1} write-backs per {j} writes, expected {expected:.1}"
+    );
+    // The host's rate: the longest wait between two writes' completions
+    // past the first flush. Without any flush (a journal that never
+    // fills) it is a host program's wait for its die (≈1.3 ms here); a
+    // flush at once adds its whole share of a die (≈95 translation pages
+    // read and programmed on each of the 4 dies: ≈12.8 ms), the segmented
+    // one at most a page's read and program and the translation log's
+    // cleaning (≈2.9 ms).
+    let longest = |done: &[u64]| done[j..].windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    let (at_once_done, at_once_backs) = paced_writes(j as u32, "at-once", writes);
+    let (never_done, _) = paced_writes(100_000, "segmented", writes);
+    let (seg, at_once, never) = (longest(&seg_done), longest(&at_once_done), longest(&never_done));
+    println!("longest wait: segmented {seg} ns, at once {at_once} ns, never flushed {never} ns");
+    assert!(at_once > 3 * seg, "a flush at once should stall the host far longer: {at_once} vs {seg} ns");
+    assert!(seg < 3 * never, "the segmented flush stalled the host: {seg} vs {never} ns");
+    // The same work either way: as many write-backs (within one flush's)
+    // and no slower overall.
+    let (a, b) = (at_once_backs[writes - 1], seg_backs[writes - 1]);
+    assert!(a.abs_diff(b) as f64 <= expected + 1.0, "{a} vs {b} write-backs");
+    assert!(seg_done[writes - 1] <= at_once_done[writes - 1], "segmented slower overall");
+}

@@ -21,10 +21,18 @@ pub struct ValidateArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Override a field of every preset checked, e.g. `--set
+    /// nand.read_cache=false` (repeatable): what a parameter change does
+    /// to the published figures.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Check only the figures whose name contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub figure: Option<String>,
 }
 
 /// Run the command.
-pub fn run(ValidateArgs { drives, quick, quiet }: ValidateArgs) -> Result<ExitCode> {
+pub fn run(ValidateArgs { drives, quick, quiet, set, figure }: ValidateArgs) -> Result<ExitCode> {
     let drives: Vec<String> = if drives.is_empty() {
         ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| n.to_string()).collect()
     } else {
@@ -33,15 +41,18 @@ pub fn run(ValidateArgs { drives, quick, quiet }: ValidateArgs) -> Result<ExitCo
     let mut failed = 0;
     let show = !quiet && std::io::stderr().is_terminal();
     for name in &drives {
-        let set = ssdtwin::study::figures::figures_for(name).with_context(|| {
+        let figures = ssdtwin::study::figures::figures_for(name).with_context(|| {
             let have: Vec<_> = ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| *n).collect();
             format!("no published figures for `{name}` (presets with figures: {})", have.join(", "))
         })??;
-        let spec = DriveSpec::load(&set.drive, &[])?;
-        let model = spec.build(&set.drive)?;
+        let spec = DriveSpec::load(&figures.drive, &set)?;
+        let model = spec.build(&figures.drive)?;
         outln!("\n{} — {}{}", spec.name, spec.description, if quick { " (quick)" } else { "" });
         outln!("{}", ssdtwin::study::figures::HEADER);
-        for fig in &set.figures {
+        for fig in &figures.figures {
+            if figure.as_ref().is_some_and(|f| !fig.name.contains(f.as_str())) {
+                continue;
+            }
             let bar = spinner(show, &fig.name);
             let (b, name) = (bar.clone(), fig.name.clone());
             let hook: ssdtwin::study::figures::ProgressHook =

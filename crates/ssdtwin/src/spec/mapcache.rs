@@ -10,7 +10,9 @@
 use super::{DriveSpec, MappingScheme};
 use crate::error::SpecError;
 use crate::model::nand::{CellMode, Geometry};
-pub use crate::model::params::{JournalFlush, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
+pub use crate::model::params::{
+    JournalFlush, JournalPace, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec,
+};
 
 /// Translation area on flash per map size: room for every translation
 /// page plus a quarter for the copies not yet cleaned.
@@ -123,5 +125,6 @@ pub fn resolve(
         checkpoint_updates: m.checkpoint_updates.unwrap_or(0),
         journal_entries,
         journal_flush: m.journal_flush,
+        journal_pace: m.journal_pace,
     }))
 }

@@ -31,8 +31,10 @@
 //! With `journal_entries`, map updates go to a journal
 //! ([`super::mapjournal`]) instead of dirtying their pages: cached pages
 //! stay clean, and translation pages are written back in batches when the
-//! journal is full (read first unless cached). Host reads look in the
-//! journal before the cache.
+//! journal is full (read first unless cached): all at once, or, with
+//! `journal_pace = "segmented"`, one page at a time between later updates
+//! (`MapCache::flush_segment`'s pace). Host reads look in the journal
+//! before the cache.
 //!
 //! Left out: the directory (global translation directory) is held in full;
 //! the map is not flushed at power loss.
@@ -40,7 +42,7 @@
 use super::mapjournal::{JournalCounters, MapJournal};
 use super::{NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, NONE};
-use crate::model::params::{MapCacheModel, MapCachePolicy};
+use crate::model::params::{JournalPace, MapCacheModel, MapCachePolicy};
 
 const RESIDENT: u8 = 1;
 const DIRTY: u8 = 2;
@@ -108,8 +110,17 @@ pub struct MapCache {
     programmed: Vec<u64>,
     /// The map journal, if updates are journalled.
     journal: Option<Box<MapJournal>>,
-    /// Pages a journal flush writes back (reused buffer).
-    flushing: Vec<u32>,
+    /// Pages a journal flush writes back, with their entry counts: all at
+    /// once (a reused buffer), or, segmented, the flush in progress.
+    flushing: Vec<(u32, u32)>,
+    /// Segmented pace: the next page of `flushing` to write back, and the
+    /// entries of the flush not yet written back (still in memory).
+    #[serde(default)]
+    segmented: bool,
+    #[serde(default)]
+    flush_next: usize,
+    #[serde(default)]
+    flush_entries: u64,
     /// Counters.
     pub counters: MapCacheCounters,
 }
@@ -151,6 +162,9 @@ impl MapCache {
                 Box::new(MapJournal::new(m.journal_entries, m.journal_flush, m.map_pages, m.entries_per_page))
             }),
             flushing: Vec::new(),
+            segmented: m.journal_pace == JournalPace::Segmented,
+            flush_next: 0,
+            flush_entries: 0,
             counters: MapCacheCounters::default(),
         }
     }
@@ -185,6 +199,8 @@ impl MapCache {
         if let Some(j) = &mut self.journal {
             j.reset();
         }
+        self.flushing.clear();
+        (self.flush_next, self.flush_entries) = (0, 0);
     }
 
     /// After a whole state was installed: every translation page is on
@@ -222,7 +238,10 @@ impl MapCache {
     ) {
         if let Some(j) = &mut self.journal {
             if dirty {
-                if j.log(lpn) {
+                let full = j.log(lpn);
+                if self.segmented {
+                    self.flush_segment(ops, emit, erase_count);
+                } else if full {
                     self.flush_journal(ops, emit, erase_count);
                 }
                 return;
@@ -265,30 +284,65 @@ impl MapCache {
         }
     }
 
-    /// Write back the pages a full journal gives up: each is read unless
-    /// cached (a cached copy is current and stays cached, clean), then
-    /// appended to its die's translation log.
+    /// Write back the pages a full journal gives up, all at once.
     fn flush_journal(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
         let mut pages = std::mem::take(&mut self.flushing);
         pages.clear();
         if let Some(j) = &mut self.journal {
-            j.flush(&mut pages);
+            j.flush(&mut pages, true);
         }
-        for &page in &pages {
-            let p = page as usize;
-            if self.flags[p] & RESIDENT == 0 && self.flags[p] & ON_FLASH != 0 {
-                let d = page % self.dies;
-                if self.seq[p] < self.programmed[d as usize] {
-                    self.counters.pages_read += 1;
-                    if emit {
-                        let (block, row) = self.location(d, self.seq[p]);
-                        ops.push(NandOp::Read { purpose: Purpose::MapStore, block, row, slots: 1 });
-                    }
-                }
-            }
-            self.write_back(page, ops, emit, erase);
+        for &(page, _) in &pages {
+            self.write_back_logged(page, ops, emit, erase);
         }
         self.flushing = pages;
+    }
+
+    /// The segmented pace, after each logged update: a full journal with
+    /// no flush in progress starts one (its pages and entries leave the
+    /// journal's count but stay in memory), and the flush's next pages
+    /// are written back while its entries and the journal's together
+    /// exceed the journal's capacity. A flush of J entries over P pages
+    /// thus ends as the next J updates have been logged, one write-back
+    /// every J/P updates on average, and memory never holds more than J.
+    fn flush_segment(&mut self, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        loop {
+            let Some(j) = self.journal.as_deref_mut() else { return };
+            if self.flush_next == self.flushing.len() {
+                if j.len() < j.capacity() {
+                    return;
+                }
+                self.flushing.clear();
+                self.flush_next = 0;
+                j.flush(&mut self.flushing, false);
+                self.flush_entries = self.flushing.iter().map(|&(_, n)| n as u64).sum();
+            }
+            if j.len() as u64 + self.flush_entries <= j.capacity() as u64 {
+                return;
+            }
+            let (page, count) = self.flushing[self.flush_next];
+            self.flush_next += 1;
+            self.flush_entries -= count as u64;
+            j.forget(page);
+            self.write_back_logged(page, ops, emit, erase);
+        }
+    }
+
+    /// Write back a page whose logged updates are being applied: read
+    /// first unless cached (a cached copy is current and stays cached,
+    /// clean), then appended to its die's translation log.
+    fn write_back_logged(&mut self, page: u32, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        let p = page as usize;
+        if self.flags[p] & RESIDENT == 0 && self.flags[p] & ON_FLASH != 0 {
+            let d = page % self.dies;
+            if self.seq[p] < self.programmed[d as usize] {
+                self.counters.pages_read += 1;
+                if emit {
+                    let (block, row) = self.location(d, self.seq[p]);
+                    ops.push(NandOp::Read { purpose: Purpose::MapStore, block, row, slots: 1 });
+                }
+            }
+        }
+        self.write_back(page, ops, emit, erase);
     }
 
     /// The counters, the journal's included.

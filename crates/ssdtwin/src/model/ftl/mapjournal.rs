@@ -34,6 +34,12 @@
 //! resolved when the page is written back (the Silicon Motion scheme
 //! keeps the page unloaded during the write).
 //!
+//! When a flush's pages are written back is the map cache's
+//! (`journal_pace`): all at once, or in segments between later updates as
+//! Silicon Motion's patent does ("updates mapping relationships ... in
+//! segments", US 11,036,646 B2), the flushed entries held until their
+//! page is written ([`MapJournal::forget`]).
+//!
 //! Left out: the journal's own persistence (its entries travel in the
 //! data blocks' flash-to-host tables, which the model does not program),
 //! and a search cost for logged entries.
@@ -50,8 +56,12 @@ pub struct JournalCounters {
     pub hits: u64,
     /// Times the journal was full.
     pub flushes: u64,
-    /// Translation pages written back by flushes.
+    /// Translation pages flushes gave up.
     pub pages_flushed: u64,
+    /// Of them, those written back (all of them at once; one by one with
+    /// the segmented pace).
+    #[serde(default)]
+    pub pages_written_back: u64,
 }
 
 /// The journal's state: pending updates per translation page.
@@ -158,9 +168,29 @@ impl MapJournal {
         self.len >= self.capacity
     }
 
-    /// Start a flush: the pages to write back go to `out` (each with all
-    /// its pending updates, which leave the journal).
-    pub fn flush(&mut self, out: &mut Vec<u32>) {
+    /// Entries held.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the journal holds no entry.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Entries it can hold.
+    #[inline]
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Start a flush: the pages to write back go to `out`, each with the
+    /// count of its pending updates, which leave the journal's count.
+    /// With `forget`, reads stop finding them at once; otherwise when
+    /// [`MapJournal::forget`] is called for the page (its write-back).
+    pub fn flush(&mut self, out: &mut Vec<(u32, u32)>, forget: bool) {
         self.counters.flushes += 1;
         match self.policy {
             JournalFlush::MostPending => {
@@ -170,27 +200,38 @@ impl MapJournal {
                 let page = self.head[self.max as usize];
                 debug_assert_ne!(page, NONE);
                 self.unlink(page, self.max);
-                self.take(page);
-                out.push(page);
+                out.push((page, self.take(page, forget)));
             }
             JournalFlush::All => {
                 let touched = std::mem::take(&mut self.touched);
                 for &page in &touched {
-                    self.take(page);
+                    out.push((page, self.take(page, forget)));
                 }
-                out.extend_from_slice(&touched);
                 self.touched = touched;
                 self.touched.clear();
             }
         }
     }
 
-    /// `page` leaves the journal with all its pending updates.
-    fn take(&mut self, page: u32) {
+    /// `page` leaves the journal with all its pending updates, whose count
+    /// is returned (and their entries, with `forget`).
+    fn take(&mut self, page: u32, forget: bool) -> u32 {
         let p = page as usize;
-        self.len -= self.pending[p];
+        let count = self.pending[p];
+        self.len -= count;
         self.pending[p] = 0;
         self.counters.pages_flushed += 1;
+        if forget {
+            self.forget(page);
+        }
+        count
+    }
+
+    /// Reads stop finding `page`'s entries in the journal (it has been
+    /// written back; entries logged for it since its flush began go too,
+    /// a read of one then loads the page).
+    pub fn forget(&mut self, page: u32) {
+        self.counters.pages_written_back += 1;
         // Its entries' bits: the page's range of logical pages.
         let first = page as usize * self.entries_per_page as usize;
         let end = first + self.entries_per_page as usize;

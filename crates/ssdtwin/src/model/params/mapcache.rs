@@ -59,6 +59,11 @@ pub struct MapCacheSpec {
     /// update, emptying the journal).
     #[serde(default, skip_serializing_if = "JournalFlush::is_default")]
     pub journal_flush: JournalFlush,
+    /// When a flush's pages are written back: `"at-once"` (default: all
+    /// of them by the update that filled the journal) or `"segmented"`
+    /// (a page at a time between later updates, as the journal refills).
+    #[serde(default, skip_serializing_if = "JournalPace::is_default")]
+    pub journal_pace: JournalPace,
 }
 
 fn default_journal_entry_bytes() -> u32 {
@@ -85,6 +90,28 @@ pub enum JournalFlush {
 impl JournalFlush {
     fn is_default(&self) -> bool {
         *self == JournalFlush::default()
+    }
+}
+
+/// When a flush's translation pages are written back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JournalPace {
+    /// Every page by the update that filled the journal (its die time
+    /// booked at once, ahead of the host's next programs).
+    #[default]
+    AtOnce,
+    /// A page at a time between later updates: the flushed entries stay
+    /// in memory until their page is written, and the next page is
+    /// written when they and the new entries together would exceed the
+    /// journal's capacity (Silicon Motion's "updates ... in segments",
+    /// US 11,036,646 B2).
+    Segmented,
+}
+
+impl JournalPace {
+    fn is_default(&self) -> bool {
+        *self == JournalPace::default()
     }
 }
 
@@ -150,4 +177,6 @@ pub struct MapCacheModel {
     pub journal_entries: u32,
     /// Which pages a full journal writes back.
     pub journal_flush: JournalFlush,
+    /// When they are written back.
+    pub journal_pace: JournalPace,
 }

@@ -14,7 +14,7 @@ pub mod sections;
 pub mod zns;
 
 pub use fdp::{FdpIsolation, FdpModel, FdpSpec};
-pub use mapcache::{JournalFlush, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
+pub use mapcache::{JournalFlush, JournalPace, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
     BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,

@@ -167,9 +167,9 @@ pub fn set_dies(spec: &mut DriveSpec, n: u32) {
 /// battery and the fit on a small twin of a preset: fewer pages per block
 /// (whole wordlines, at least 128 pages) and blocks per plane in
 /// proportion, so that the raw / user ratio (the spare area) stays; the
-/// SLC cache's sizes, the DRAM and the host memory buffer scaled by the
-/// same factor, so that the cache and the cached map cover the same share
-/// of the drive. Dies, planes and every timing stay.
+/// SLC cache's sizes, the DRAM, the host memory buffer and the map
+/// journal scaled by the same factor, so that the cache and the cached map
+/// cover the same share of the drive. Dies, planes and every timing stay.
 pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
     let f = bytes / spec.ftl.user_capacity_bytes as f64;
     let g = &mut spec.geometry;
@@ -193,5 +193,9 @@ pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
     }
     if let Some(h) = spec.host.hmb_bytes.as_mut() {
         *h = (*h as f64 * f) as u64;
+    }
+    // The map journal lives in that memory and covers the same share.
+    if let Some(j) = spec.ftl.map_cache.as_mut().and_then(|m| m.journal_entries.as_mut()) {
+        *j = ((*j as f64 * f) as u32).max(1);
     }
 }
