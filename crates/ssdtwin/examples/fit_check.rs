@@ -19,7 +19,8 @@
 //! blocks per plane reduced, cache and DRAM sizes scaled alike) and the
 //! battery's times by `--time-scale`, so that the check runs in minutes.
 //!
-//! `cargo run --release -p ssdtwin --example fit_check -- [--drives 10] [--gb 16] [--seed 1]`
+//! `cargo run --release -p ssdtwin --example fit_check -- [--drives 10] [--gb 16] [--seed 1] [--family MLC]`
+//! (`--family`: only the drives of that family, e.g. `"TLC HMB"`).
 
 use std::path::Path;
 
@@ -177,8 +178,12 @@ fn main() {
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut all: Vec<f64> = Vec::new();
     println!("drive  family   dies  fit s  replays  scores  median |err|  max |err|  worst score");
+    let args: Vec<String> = std::env::args().collect();
+    let only = args.iter().position(|a| a == "--family").and_then(|i| args.get(i + 1)).cloned();
+    let families: Vec<_> = FAMILIES.iter().filter(|f| only.as_ref().is_none_or(|o| f.0 == o.as_str())).collect();
+    assert!(!families.is_empty(), "--family must be one of {:?}", FAMILIES.iter().map(|f| f.0).collect::<Vec<_>>());
     for i in 0..n {
-        let (family, truth_of, base_of) = FAMILIES[i % FAMILIES.len()];
+        let &&(family, truth_of, base_of) = &families[i % families.len()];
         let mut t0 = DriveSpec::load(truth_of, &[]).expect("preset");
         shrink(&mut t0, gb * 1e9);
         let truth = draw(&t0, &mut rng);

@@ -25,6 +25,7 @@ mod media;
 mod outliers;
 mod pcmark;
 mod power;
+mod reserve;
 mod slc;
 mod states;
 mod suites;

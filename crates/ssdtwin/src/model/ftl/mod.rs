@@ -550,7 +550,7 @@ impl FtlCore {
             let die = self.geo.die_of_block(block);
             self.streams[id as usize].open[die as usize] = NONE;
         }
-        self.streams[id as usize].advance(&self.geo);
+        self.streams[id as usize].advance(&self.geo, slots);
     }
 
     pub(super) fn flush_stream(&mut self, id: StreamId) {

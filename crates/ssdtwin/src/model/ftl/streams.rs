@@ -7,6 +7,21 @@
 //! stay on the die they are collecting, so that moved data never crosses a
 //! channel.
 //!
+//! The stripe gives every die the same share of host *slots*, not of
+//! units: a die whose open host block is native takes `program_pages`
+//! times more slots per unit than one writing pSLC, and with a cache whose
+//! room is decided for the whole drive (a dynamic cache on a full drive,
+//! `native-when-full`) some dies write pSLC while others write natively.
+//! Round robin by units would then pile data onto the native dies without
+//! bound — GC and folding never move data across dies — until one die
+//! holds more valid data than its blocks minus the reserve and GC has
+//! nothing to gain. So the stripe is a deficit round robin (Shreedhar and
+//! Varghese, "Efficient fair queueing using deficit round robin", IEEE/ACM
+//! Trans. Networking 4(3), 1996) with a quantum of one pSLC unit: a die
+//! that wrote a larger unit is passed over until the other dies have had
+//! as many slots. With every die in one mode the order is plain round
+//! robin (all dies are passed over alike).
+//!
 //! Which block a stream opens next is [`open_block`], one policy for the FTL
 //! and the statistical steady-state builder (see [`super::pool`]).
 
@@ -50,33 +65,64 @@ pub struct Stream {
     /// reclaim group's with FDP). Always serialised: drive images are
     /// postcard, which has no field names to skip by.
     pub dies: Option<(u32, u32)>,
+    /// Host slots each die has been given beyond one pSLC unit per visit
+    /// (the deficit round robin's debt; empty for GC and fold streams).
+    pub ahead: Vec<u32>,
 }
 
 impl Stream {
     /// A stream with no open blocks.
     pub fn new(id: StreamId, geo: &Geometry) -> Stream {
-        Stream { id, open: vec![NONE; geo.dies as usize], die: 0, dies: None }
+        Stream { id, open: vec![NONE; geo.dies as usize], die: 0, dies: None, ahead: Self::debts(id, geo) }
+    }
+
+    fn debts(id: StreamId, geo: &Geometry) -> Vec<u32> {
+        if id == StreamId::Host {
+            vec![0; geo.dies as usize]
+        } else {
+            Vec::new()
+        }
     }
 
     /// A host stream going round the dies `[first, end)` only.
     pub fn on_dies(id: StreamId, geo: &Geometry, first: u32, end: u32) -> Stream {
-        Stream { id, open: vec![NONE; geo.dies as usize], die: first, dies: Some((first, end)) }
+        Stream {
+            id,
+            open: vec![NONE; geo.dies as usize],
+            die: first,
+            dies: Some((first, end)),
+            ahead: Self::debts(id, geo),
+        }
     }
 
     /// Forget open blocks (secure erase).
     pub fn reset(&mut self) {
         self.open.fill(NONE);
+        self.ahead.fill(0);
         self.die = self.dies.map_or(0, |d| d.0);
     }
 
-    /// A program unit was issued: move to the next die (host stream).
+    /// A program unit of `slots` slots was issued: move the host stream
+    /// to the next die that is not ahead of the others (the deficit round
+    /// robin of the module's doc).
     #[inline]
-    pub fn advance(&mut self, geo: &Geometry) {
+    pub fn advance(&mut self, geo: &Geometry, slots: u32) {
         if self.id == StreamId::Host {
+            let quantum = geo.unit_slots(CellMode::Slc);
             let (first, end) = self.dies.unwrap_or((0, geo.dies));
-            self.die += 1;
-            if self.die == end {
-                self.die = first;
+            self.ahead[self.die as usize] += slots.saturating_sub(quantum);
+            // Every die passed over pays one quantum of its debt, so this
+            // ends within the largest debt's quanta of rounds.
+            loop {
+                self.die += 1;
+                if self.die == end {
+                    self.die = first;
+                }
+                let debt = &mut self.ahead[self.die as usize];
+                if *debt < quantum {
+                    break;
+                }
+                *debt -= quantum;
             }
         }
     }

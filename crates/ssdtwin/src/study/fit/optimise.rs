@@ -16,6 +16,8 @@
 //!    on what the write after the long idle wrote before its knee; the
 //!    blocks per plane (raw capacity, so the spare area) by root finding
 //!    on the random writes' late rate, which write amplification sets.
+//!    The static pool is reserved blocks, not spare: when the idle stage
+//!    changes it, the blocks per plane move by as many blocks per die.
 //!
 //! Each evaluation replays its plans on both cores ([`replay::run_all`]);
 //! the stages that search one parameter run side by side instead.
@@ -136,13 +138,21 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
         Param::CacheMax.set(&mut spec, Param::CacheMax.get(&s).unwrap_or(0.0));
         fitted.push(Param::CacheStatic);
     }
+    // The random writes measure the spare beyond the user data and the
+    // reserve, and the static pool is part of the reserve (GC never gets
+    // its blocks): the spare stage ran with the fill's static pool, so a
+    // pool the idle stage changed moves the blocks per plane by as many
+    // blocks per die, the spare kept.
+    let keep_spare = |s: &DriveSpec, now: &DriveSpec| {
+        s.geometry.blocks_per_plane + static_blocks_per_die(now) - static_blocks_per_die(s)
+    };
     match spare_spec? {
         Some((s, None)) => {
-            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
+            spec.geometry.blocks_per_plane = keep_spare(&s, &spec);
             fitted.push(Param::BlocksPerPlane);
         }
         Some((s, Some(note))) => {
-            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
+            spec.geometry.blocks_per_plane = keep_spare(&s, &spec);
             notes.push(note);
         }
         None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
@@ -545,6 +555,16 @@ fn idle(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<DriveSpec>, FitError> {
         spec = next;
     }
     Ok(Some(spec))
+}
+
+/// Blocks per die of `spec`'s static pSLC pool, as the validation counts
+/// them (whole pSLC blocks, the same number on every die).
+fn static_blocks_per_die(spec: &DriveSpec) -> u32 {
+    let Some(c) = &spec.slc_cache else { return 0 };
+    let g = &spec.geometry;
+    let slc_block_bytes = (g.pages_per_block * g.gang * g.planes_per_die * g.page_bytes / g.bits_per_cell) as f64;
+    let blocks = (c.static_bytes as f64 / slc_block_bytes).ceil() as u64;
+    blocks.div_ceil((dies(spec) / g.gang).max(1) as u64) as u32
 }
 
 /// The spare stage: blocks per plane from the random writes' late rate
