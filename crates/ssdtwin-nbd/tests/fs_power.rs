@@ -326,7 +326,7 @@ fn ext4_survives_random_power_cuts() {
         (
             "hybrid",
             "ocz-core-64gb",
-            4_000_000_000,
+            12_000_000_000,
             &[
                 "geometry.channels=2",
                 "geometry.dies_per_channel=2",
