@@ -48,6 +48,8 @@ use ssdtwin::{Drive, DriveSpec};
 use ssdtwin_nbd::server::ReloadImage;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
+mod common;
+
 /// Run `cmd`; its output, or what went wrong.
 fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
@@ -306,51 +308,9 @@ fn ext4_survives_random_power_cuts() {
         return;
     }
     let rounds = std::env::var("SSDTWIN_FS_POWER_CUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
-    let drives: [(&str, &str, Duration, &[&str]); 3] = [
-        (
-            "page-mapped",
-            "generic-tlc-nvme",
-            Duration::from_millis(400),
-            &[
-                "geometry.channels=2",
-                "geometry.dies_per_channel=2",
-                "geometry.blocks_per_plane=32",
-                "geometry.pages_per_block=48",
-                "ftl.user_capacity_bytes=83886080",
-            ],
-        ),
-        (
-            "SLC-cached",
-            "intel-660p-1tb",
-            Duration::from_millis(400),
-            &[
-                "geometry.channels=2",
-                "geometry.dies_per_channel=1",
-                "geometry.blocks_per_plane=48",
-                "geometry.pages_per_block=64",
-                "ftl.user_capacity_bytes=268435456",
-                "slc_cache.static_bytes=8000000",
-                "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
-            ],
-        ),
-        (
-            "hybrid",
-            "ocz-core-64gb",
-            Duration::from_millis(400),
-            &[
-                "geometry.channels=2",
-                "geometry.dies_per_channel=2",
-                "geometry.gang=1",
-                "geometry.blocks_per_plane=64",
-                "geometry.pages_per_block=16",
-                "ftl.user_capacity_bytes=29360128",
-                "ftl.hybrid.log_blocks=8",
-            ],
-        ),
-    ];
     let mut total = Tally::default();
-    for (i, (kind, preset, window, set)) in drives.into_iter().enumerate() {
-        let t = campaign(preset, set, window, rounds, 29 + i as u64);
+    for (i, (kind, preset, set)) in common::CUT_DRIVES.into_iter().enumerate() {
+        let t = campaign(preset, set, Duration::from_millis(400), rounds, 29 + i as u64);
         eprintln!(
             "{kind} ({preset}): {} cuts, {} files fsynced and read back, {} pages lost, at most {} by one cut; e2fsck clean after each",
             t.cuts, t.files_synced, t.lost_pages, t.worst

@@ -1,10 +1,11 @@
 //! What several of the NBD tests share: whether the real client they
-//! drive is here.
+//! drive is here, and the power-cut campaigns' drives.
 
 use std::process::Command;
 
 /// Whether Debian's fio with its nbd engine is installed; says why not
 /// (the test is then skipped).
+#[allow(dead_code)] // not every test that includes this module runs fio
 pub fn fio_has_nbd() -> bool {
     let Ok(out) = Command::new("fio").arg("--enghelp").output() else {
         eprintln!("SKIPPED: `fio` is not installed (Debian: fio)");
@@ -16,3 +17,47 @@ pub fn fio_has_nbd() -> bool {
     }
     ok
 }
+
+/// The power-cut campaigns' drives (fio's and the filesystem's): a
+/// page-mapped, an SLC-cached and a hybrid-mapped drive, each small enough
+/// that GC runs within a few rounds: (kind, preset, overrides).
+#[allow(dead_code)] // not every test that includes this module cuts power
+pub const CUT_DRIVES: [(&str, &str, &[&str]); 3] = [
+    (
+        "page-mapped",
+        "generic-tlc-nvme",
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=2",
+            "geometry.blocks_per_plane=32",
+            "geometry.pages_per_block=48",
+            "ftl.user_capacity_bytes=83886080",
+        ],
+    ),
+    (
+        "SLC-cached",
+        "intel-660p-1tb",
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=1",
+            "geometry.blocks_per_plane=48",
+            "geometry.pages_per_block=64",
+            "ftl.user_capacity_bytes=268435456",
+            "slc_cache.static_bytes=8000000",
+            "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
+        ],
+    ),
+    (
+        "hybrid",
+        "ocz-core-64gb",
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=2",
+            "geometry.gang=1",
+            "geometry.blocks_per_plane=64",
+            "geometry.pages_per_block=16",
+            "ftl.user_capacity_bytes=29360128",
+            "ftl.hybrid.log_blocks=8",
+        ],
+    ),
+];
