@@ -79,10 +79,12 @@ def test_run_dict_job_frames_match_json(small):
     assert "Result(" in repr(r)
 
 
-def _cli_json(cli, extra, state, seed=None):
+def _cli_json(cli, extra, state, seed=1):
+    # `ssdtwin.run`'s seed defaults to 1 (the state's seed and every job's
+    # default randseed); the CLI without --seed leaves randseed at fio's
+    # 0x89, so the same inputs give it --seed 1.
     args = [cli, "run", "--drive", "generic-tlc-nvme", "--state", state, "--quiet", "--json", "-"]
-    if seed is not None:
-        args += ["--seed", str(seed)]
+    args += ["--seed", str(seed)]
     for k, v in SMALL_SET.items():
         args += ["--set", "%s=%s" % (k, v)]
     return subprocess.run(args + extra, check=True, capture_output=True, text=True).stdout
