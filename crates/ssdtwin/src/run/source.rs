@@ -653,14 +653,7 @@ impl Source {
         if self.outstanding == 0 && self.pending == 0 && self.draining() {
             self.drain_over(dev, me);
         }
-        if self.outstanding == 0 {
-            self.end_ns = now;
-            if let Some(st) = &mut self.stats {
-                st.busy_ns += now - self.busy_since;
-            }
-            return self.pending == 0;
-        }
-        false
+        self.close_if_idle(now)
     }
 
     /// Its think time or rate wait is over at `now`: submit. `true`:

@@ -154,13 +154,20 @@ impl Source {
         if self.can_issue(now) && self.outstanding + self.pending < self.limit() {
             self.issue_or_wait(dev, me, false);
         }
-        if self.outstanding == 0 {
-            self.end_ns = now;
-            if let Some(st) = &mut self.stats {
-                st.busy_ns += now - self.busy_since;
-            }
-            return self.pending == 0;
+        self.close_if_idle(now)
+    }
+
+    /// With nothing outstanding at `now`: the job's end so far, and its
+    /// busy time closed. `true`: nothing is left outstanding or pending.
+    #[inline]
+    pub(super) fn close_if_idle(&mut self, now: u64) -> bool {
+        if self.outstanding != 0 {
+            return false;
         }
-        false
+        self.end_ns = now;
+        if let Some(st) = &mut self.stats {
+            st.busy_ns += now - self.busy_since;
+        }
+        self.pending == 0
     }
 }
