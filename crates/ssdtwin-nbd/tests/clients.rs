@@ -26,6 +26,9 @@ use ssdtwin_nbd::server::ServeOutcome;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 use tempfile::TempDir;
 
+mod common;
+use common::{fio_has_nbd, small_model, small_spec};
+
 fn model(preset: &str, set: &[&str]) -> DriveModel {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let spec = DriveSpec::load(preset, &set).expect("test drive parses");
@@ -33,46 +36,15 @@ fn model(preset: &str, set: &[&str]) -> DriveModel {
 }
 
 fn small_tlc() -> DriveModel {
-    model(
-        "generic-tlc-nvme",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=2",
-            "geometry.blocks_per_plane=32",
-            "geometry.pages_per_block=48",
-            "ftl.user_capacity_bytes=83886080",
-        ],
-    )
+    small_model("page-mapped", &[])
 }
 
 fn small_660p() -> DriveModel {
-    model(
-        "intel-660p-1tb",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=1",
-            "geometry.blocks_per_plane=48",
-            "geometry.pages_per_block=64",
-            "ftl.user_capacity_bytes=268435456",
-            "slc_cache.static_bytes=8000000",
-            "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
-        ],
-    )
+    small_model("SLC-cached", &[])
 }
 
 fn small_hybrid() -> DriveModel {
-    model(
-        "ocz-core-64gb",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=2",
-            "geometry.gang=1",
-            "geometry.blocks_per_plane=64",
-            "geometry.pages_per_block=16",
-            "ftl.user_capacity_bytes=29360128",
-            "ftl.hybrid.log_blocks=8",
-        ],
-    )
+    small_model("hybrid", &[])
 }
 
 /// A server running in a thread.
@@ -236,18 +208,6 @@ fn qemu_img_convert_round_trip_through_gc() {
     assert_eq!(o.counters.errors.load(Ordering::Relaxed), 0);
     let _ = std::fs::remove_file(&img);
     let _ = std::fs::remove_file(&back);
-}
-
-fn fio_has_nbd() -> bool {
-    if !have("fio") {
-        return false;
-    }
-    let out = Command::new("fio").arg("--enghelp").output().expect("fio runs");
-    let ok = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "nbd");
-    if !ok {
-        eprintln!("SKIPPED: this fio has no nbd engine (Debian's fio has it)");
-    }
-    ok
 }
 
 /// fio overwrites a full drive (every page mapped by the `full` state)
@@ -667,21 +627,13 @@ fn a_client_that_never_reads_does_not_block_the_stop() {
 /// write-through drive nothing acknowledged is lost.
 #[test]
 fn a_power_cut_then_save_and_load_keeps_flushed_data_only() {
-    let base = [
-        "geometry.channels=2",
-        "geometry.dies_per_channel=2",
-        "geometry.blocks_per_plane=32",
-        "geometry.pages_per_block=48",
-        "ftl.user_capacity_bytes=83886080",
-    ];
     let scratch = temp_dir();
     for (extra, plp, lost) in [
         ("controller.cores=2", false, true),
         ("controller.cores=2", true, false),
         ("controller.write_cache=write-through", false, false),
     ] {
-        let set: Vec<String> = base.iter().chain([&extra]).map(|s| s.to_string()).collect();
-        let spec = DriveSpec::load("generic-tlc-nvme", &set).unwrap();
+        let spec = small_spec("page-mapped", &[extra]);
         let drive = Drive::new(spec.build("test drive").unwrap());
         let opts = ServeOptions {
             listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))),

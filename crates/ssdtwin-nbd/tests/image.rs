@@ -12,22 +12,13 @@ use ssdtwin::{Drive, DriveSpec};
 use ssdtwin_nbd::{image, Twin};
 use tempfile::TempDir;
 
+mod common;
+use common::small_spec;
+
 /// The Intel 660p's QLC NAND and SLC cache rules, shrunk to 2 dies
 /// (folding and GC both run in a few thousand writes).
 fn small_660p() -> (DriveSpec, Twin) {
-    let set: Vec<String> = [
-        "geometry.channels=2",
-        "geometry.dies_per_channel=1",
-        "geometry.blocks_per_plane=48",
-        "geometry.pages_per_block=64",
-        "ftl.user_capacity_bytes=268435456",
-        "slc_cache.static_bytes=8000000",
-        "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let spec = DriveSpec::load("intel-660p-1tb", &set).expect("test drive parses");
+    let spec = small_spec("SLC-cached", &[]);
     let model = spec.build("test drive").expect("test drive is valid");
     (spec, Twin::new(Drive::new(model)))
 }

@@ -13,6 +13,9 @@ use rand_pcg::Pcg64Mcg as Pcg64;
 use ssdtwin::{Drive, DriveModel, DriveSpec};
 use ssdtwin_nbd::Twin;
 
+mod common;
+use common::small_model;
+
 fn model(preset: &str, set: &[&str]) -> DriveModel {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let spec = DriveSpec::load(preset, &set).expect("test drive parses");
@@ -21,49 +24,17 @@ fn model(preset: &str, set: &[&str]) -> DriveModel {
 
 /// A small page-mapped TLC drive: 80 MiB user on 96 MiB raw.
 fn small_tlc() -> DriveModel {
-    model(
-        "generic-tlc-nvme",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=2",
-            "geometry.blocks_per_plane=32",
-            "geometry.pages_per_block=48",
-            "ftl.user_capacity_bytes=83886080",
-        ],
-    )
+    small_model("page-mapped", &[])
 }
 
 /// The OCZ Core's hybrid log-block FTL, 28 MiB user.
 fn small_hybrid(association: &str) -> DriveModel {
-    model(
-        "ocz-core-64gb",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=2",
-            "geometry.gang=1",
-            "geometry.blocks_per_plane=64",
-            "geometry.pages_per_block=16",
-            "ftl.user_capacity_bytes=29360128",
-            "ftl.hybrid.log_blocks=8",
-            &format!("ftl.hybrid.association={association}"),
-        ],
-    )
+    small_model("hybrid", &[&format!("ftl.hybrid.association={association}")])
 }
 
 /// The Intel 660p's QLC NAND and SLC cache rules, shrunk to 2 dies.
 fn small_660p() -> DriveModel {
-    model(
-        "intel-660p-1tb",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=1",
-            "geometry.blocks_per_plane=48",
-            "geometry.pages_per_block=64",
-            "ftl.user_capacity_bytes=268435456",
-            "slc_cache.static_bytes=8000000",
-            "slc_cache.capacity_curve=[[0.0, 64e6], [0.5, 64e6], [0.78, 8e6], [1.0, 8e6]]",
-        ],
-    )
+    small_model("SLC-cached", &[])
 }
 
 /// Drive `twin` with `ops` random operations, checking reads against a
@@ -197,17 +168,7 @@ fn flush_and_fua_wait_for_the_programs() {
 }
 
 fn small_tlc_with(extra: &str) -> DriveModel {
-    model(
-        "generic-tlc-nvme",
-        &[
-            "geometry.channels=2",
-            "geometry.dies_per_channel=2",
-            "geometry.blocks_per_plane=32",
-            "geometry.pages_per_block=48",
-            "ftl.user_capacity_bytes=83886080",
-            extra,
-        ],
-    )
+    small_model("page-mapped", &[extra])
 }
 
 /// Write 64 KiB of ones and flush, then 4 KiB of twos over its start and

@@ -35,14 +35,13 @@
 //! replies (a client that does not read them waits). Other connections
 //! are not affected.
 //!
-//! Left out: TLS, several exports.
+//! Left out: several exports.
 
 use std::collections::BinaryHeap;
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{self, BufReader, BufWriter, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::os::unix::net::UnixListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -53,153 +52,24 @@ use crate::proto::*;
 use crate::twin::Twin;
 
 mod handshake;
+mod options;
 mod power;
+mod stream;
 mod structured;
 mod tls;
 mod transmission;
 mod transport;
 
 use handshake::{handshake, Handshake};
+pub use options::{Listen, ServeOptions, ServeOutcome, ServerCounters};
 use power::CutPlan;
 pub use power::{power_cut_on_sigusr1, ReloadImage};
+use stream::{Listener, Stream};
 use tls::TlsStream;
 pub use tls::{load_certificates, TlsMode};
 use transmission::{transmission, writer, Queued, Reply, Sink};
 pub use transport::TransportDelay;
 use transport::{DelayEstimate, Idle};
-
-/// Where to listen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listen {
-    /// A TCP address.
-    Tcp(SocketAddr),
-    /// A Unix socket path (created; removed when the server stops).
-    Unix(PathBuf),
-}
-
-/// How to serve.
-#[derive(Debug, Clone)]
-pub struct ServeOptions {
-    /// Where to listen.
-    pub listen: Listen,
-    /// Allow a TCP address other than loopback.
-    pub allow_remote: bool,
-    /// Wall seconds per simulated second (0: as fast as possible).
-    pub time_scale: f64,
-    /// The export's name (clients asking for "" get it too).
-    pub export_name: String,
-    /// The export's description (`NBD_OPT_LIST`, `NBD_INFO_DESCRIPTION`).
-    pub description: String,
-    /// Stop when the last client disconnects after at least one entered
-    /// transmission.
-    pub once: bool,
-    /// Log lines on stderr (connections, bad clients).
-    pub log: bool,
-    /// Cut the power after this many requests (see
-    /// [`Twin::power_cut`]): unflushed data not yet on flash is lost, every
-    /// connection is dropped (the N-th request gets no reply), and the
-    /// server goes on serving the restarted drive.
-    pub power_loss_after: Option<u64>,
-    /// Cut the power at this simulated time, ns (see `power.rs`).
-    pub power_loss_at: Option<u64>,
-    /// Cut the power at moments drawn from this seed, the next one falling
-    /// in the second half of the window (ns) after each (re)start.
-    pub power_loss_random: Option<(u64, u64)>,
-    /// After a cut, save the drive to this image and load it again.
-    pub reload: Option<ReloadImage>,
-    /// Cuts may be asked for ([`Server::power_cutter`], SIGUSR1).
-    pub power_loss_by_signal: bool,
-    /// The drive has power-loss protection: a cut loses nothing
-    /// acknowledged.
-    pub plp: bool,
-    /// How early to send replies so that they reach the client at their
-    /// simulated completion (time scale > 0; see `transport.rs`).
-    pub transport_delay: TransportDelay,
-    /// Whether TLS is offered or required (`tls.rs`).
-    pub tls: TlsMode,
-    /// The certificates (needed unless `tls` is off).
-    pub tls_config: Option<Arc<rustls::ServerConfig>>,
-    /// Listen on a non-loopback address without requiring TLS (with
-    /// `allow_remote`): the waiver.
-    pub remote_without_tls: bool,
-}
-
-impl ServeOptions {
-    /// Defaults: `127.0.0.1:10809`, real time, export `ssdtwin`.
-    pub fn new() -> ServeOptions {
-        ServeOptions {
-            listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 10809))),
-            allow_remote: false,
-            time_scale: 1.0,
-            export_name: "ssdtwin".into(),
-            description: "ssdtwin simulated SSD".into(),
-            once: false,
-            log: true,
-            power_loss_after: None,
-            power_loss_at: None,
-            power_loss_random: None,
-            reload: None,
-            power_loss_by_signal: false,
-            plp: false,
-            transport_delay: TransportDelay::Auto,
-            tls: TlsMode::Off,
-            tls_config: None,
-            remote_without_tls: false,
-        }
-    }
-}
-
-impl Default for ServeOptions {
-    fn default() -> ServeOptions {
-        ServeOptions::new()
-    }
-}
-
-/// Counters of a serving session.
-#[derive(Debug, Default)]
-pub struct ServerCounters {
-    /// Connections accepted.
-    pub connections: AtomicU64,
-    /// Connections that reached transmission.
-    pub sessions: AtomicU64,
-    /// Requests served (all types).
-    pub requests: AtomicU64,
-    /// Requests answered with an error.
-    pub errors: AtomicU64,
-    /// Connections ended for a protocol violation.
-    pub violations: AtomicU64,
-    /// Wall time spent holding the twin's lock (simulating and moving
-    /// bytes), ns.
-    pub twin_ns: AtomicU64,
-    /// Power cuts simulated.
-    pub power_cuts: AtomicU64,
-    /// Pages whose unflushed data a power cut lost.
-    pub lost_pages: AtomicU64,
-    /// The most pages one power cut lost.
-    pub worst_cut_lost_pages: AtomicU64,
-    /// The logical pages (4 KiB) each power cut lost, ascending, one list
-    /// per cut in order (for a campaign to check against what its clients
-    /// left unflushed).
-    pub cut_losses: Mutex<Vec<Vec<u64>>>,
-    /// The transport delay each paced session ended with, ns (time
-    /// scale > 0).
-    pub transport_delays_ns: Mutex<Vec<u64>>,
-    /// The latest transport delay measured from idle round trips by any
-    /// connection, ns (0: none yet): a new connection's first estimate
-    /// when it is below that connection's handshake round trip.
-    pub measured_delay_ns: AtomicU64,
-}
-
-/// What a stopped server hands back.
-#[derive(Debug)]
-pub struct ServeOutcome {
-    /// The twin (statistics, data).
-    pub twin: Twin,
-    /// Counters.
-    pub counters: Arc<ServerCounters>,
-    /// Wall time served.
-    pub wall: Duration,
-}
 
 /// The clock mapping between wall time and virtual time.
 #[derive(Debug, Clone, Copy)]
@@ -219,79 +89,6 @@ impl Clock {
     fn wall_of(&self, v: u64) -> Instant {
         self.origin + Duration::from_nanos((v.saturating_sub(self.origin_virt) as f64 * self.scale) as u64)
     }
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Arc<TlsStream>),
-}
-
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-            Stream::Tls(s) => Stream::Tls(s.clone()),
-        })
-    }
-    fn shutdown(&self, how: std::net::Shutdown) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(how),
-            Stream::Unix(s) => s.shutdown(how),
-            Stream::Tls(s) => {
-                s.shutdown(how);
-                Ok(())
-            }
-        };
-    }
-    /// Whether input the reader has not taken is waiting above the socket
-    /// (in a TLS session).
-    fn has_input(&self) -> bool {
-        match self {
-            Stream::Tcp(_) | Stream::Unix(_) => false,
-            Stream::Tls(s) => s.has_input(),
-        }
-    }
-    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_nonblocking(on),
-            Stream::Unix(s) => s.set_nonblocking(on),
-            Stream::Tls(_) => Err(io::Error::other("a TLS stream stays blocking")),
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            Stream::Unix(s) => s.flush(),
-            Stream::Tls(s) => s.flush(),
-        }
-    }
-}
-
-enum Listener {
-    Tcp(TcpListener),
-    Unix(UnixListener, PathBuf),
 }
 
 struct Shared {

@@ -1,7 +1,10 @@
 //! What several of the NBD tests share: whether the real client they
-//! drive is here, and the power-cut campaigns' drives.
+//! drive is here, and the small drives they serve (the power-cut
+//! campaigns' among them).
 
 use std::process::Command;
+
+use ssdtwin::{DriveModel, DriveSpec};
 
 /// Whether Debian's fio with its nbd engine is installed; says why not
 /// (the test is then skipped).
@@ -18,10 +21,12 @@ pub fn fio_has_nbd() -> bool {
     ok
 }
 
-/// The power-cut campaigns' drives (fio's and the filesystem's): a
-/// page-mapped, an SLC-cached and a hybrid-mapped drive, each small enough
-/// that GC runs within a few rounds: (kind, preset, overrides).
-#[allow(dead_code)] // not every test that includes this module cuts power
+/// The small drives of the NBD tests and the power-cut campaigns (fio's
+/// and the filesystem's): a page-mapped TLC drive (80 MiB user on 96 MiB
+/// raw), the Intel 660p's QLC NAND and SLC cache rules on 2 dies, and the
+/// OCZ Core's hybrid log-block FTL (28 MiB user), each small enough that
+/// GC runs within a few rounds: (kind, preset, overrides).
+#[allow(dead_code)] // not every test that includes this module uses them
 pub const CUT_DRIVES: [(&str, &str, &[&str]); 3] = [
     (
         "page-mapped",
@@ -61,3 +66,17 @@ pub const CUT_DRIVES: [(&str, &str, &[&str]); 3] = [
         ],
     ),
 ];
+
+/// One of [`CUT_DRIVES`] by kind, with `extra` overrides after its own.
+#[allow(dead_code)] // not every test that includes this module uses it
+pub fn small_spec(kind: &str, extra: &[&str]) -> DriveSpec {
+    let (_, preset, set) = CUT_DRIVES.iter().find(|d| d.0 == kind).expect("one of the small drives");
+    let set: Vec<String> = set.iter().chain(extra).map(|s| s.to_string()).collect();
+    DriveSpec::load(preset, &set).expect("test drive parses")
+}
+
+/// [`small_spec`] built.
+#[allow(dead_code)] // not every test that includes this module uses it
+pub fn small_model(kind: &str, extra: &[&str]) -> DriveModel {
+    small_spec(kind, extra).build("test drive").expect("test drive is valid")
+}

@@ -1,0 +1,85 @@
+//! A connection's byte stream (TCP, Unix socket or TLS over either) and
+//! the listening socket, behind one type each so that the handshake and
+//! transmission code reads and writes without knowing which. Left out:
+//! the TLS session itself (`tls.rs`).
+
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::tls::TlsStream;
+
+pub(super) enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Arc<TlsStream>),
+}
+
+impl Stream {
+    pub(super) fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tls(s) => Stream::Tls(s.clone()),
+        })
+    }
+    pub(super) fn shutdown(&self, how: std::net::Shutdown) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(how),
+            Stream::Unix(s) => s.shutdown(how),
+            Stream::Tls(s) => {
+                s.shutdown(how);
+                Ok(())
+            }
+        };
+    }
+    /// Whether input the reader has not taken is waiting above the socket
+    /// (in a TLS session).
+    pub(super) fn has_input(&self) -> bool {
+        match self {
+            Stream::Tcp(_) | Stream::Unix(_) => false,
+            Stream::Tls(s) => s.has_input(),
+        }
+    }
+    pub(super) fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tls(_) => Err(io::Error::other("a TLS stream stays blocking")),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+pub(super) enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
