@@ -21,6 +21,8 @@ use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::{Next, ZbdJob};
 
+mod prio;
+mod ranges;
 mod sync;
 mod verify;
 
@@ -128,7 +130,10 @@ pub(crate) struct Source {
     syncs: Option<Box<sync::SyncState>>,
     /// fio's verify phase ([`verify`]).
     verify: Option<Box<verify::VerifyState>>,
-    /// It has `syncs`, `verify` or `iolog`: submissions go through them.
+    /// fio's I/O priorities (`prio`, `prioclass`, `cmdprio*`).
+    prio: Option<Box<prio::PrioState>>,
+    /// It has `syncs`, `verify`, `iolog` or priorities: submissions go
+    /// through them.
     extras: bool,
     /// fio's `write_iolog`, when the job writes one.
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
@@ -219,7 +224,12 @@ impl Source {
             placement: None,
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
             verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
-            extras: spec.syncs.is_some() || spec.verify.is_some() || spec.iolog.is_some(),
+            prio: prio::PrioState::of(&spec).map(Box::new),
+            extras: spec.syncs.is_some()
+                || spec.verify.is_some()
+                || spec.iolog.is_some()
+                || spec.prio.is_some()
+                || spec.num_range > 1,
             iolog: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
@@ -328,7 +338,7 @@ impl Source {
         if self.extras && self.extra_instead(dev, tag) {
             return;
         }
-        let (cmd, append) = if self.zbd.is_some() {
+        let (mut cmd, append) = if self.zbd.is_some() {
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
                 None => return,
@@ -349,6 +359,8 @@ impl Source {
             dev.submit_append(cmd, tag);
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
             dev.submit_placed(cmd, p.next(cmd.offset), tag);
+        } else if self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
+            cmd.len = self.submit_ranges(dev, cmd, tag);
         } else if self.extras {
             self.submit_extra(dev, cmd, tag);
         } else {
@@ -525,7 +537,7 @@ impl Source {
             }
         }
         if let Some(logs) = &mut self.logs {
-            logs.record(rel, k, bytes, c.cmd.offset, lat);
+            logs.record(rel, k, bytes, c.cmd.offset, lat, c.ioprio);
         }
         steady
     }
