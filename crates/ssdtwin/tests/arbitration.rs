@@ -161,3 +161,29 @@ fn cmdprio_percentage_splits_as_fio() {
     let sd = (n as f64 * 0.3 * 0.7).sqrt();
     assert!(((k as f64) - 0.3 * n as f64).abs() < 4.0 * sd, "{k} of {n}");
 }
+
+/// fio's JSON of a `cmdprio_percentage` job: the read section's `prios`,
+/// one entry per priority with samples, the job's own first (fio 3.33 on
+/// the same job: `{"prioclass": 0, "prio": 0, "clat_ns": {"N": 724, ...}}`
+/// then `{"prioclass": 1, "prio": 2, "clat_ns": {"N": 300, ...}}`); a
+/// job without `cmdprio*` has none.
+#[test]
+fn the_json_reports_latency_per_priority_as_fio() {
+    let json = |text: &str| {
+        let file = parse_job_file(text, "t.fio", CAP, &JobOptions::new()).unwrap();
+        let mut dev = Device::new(small_drive(256, &[]));
+        let r = run_jobs(&mut dev, &file);
+        crate::common::with_fio_report(&dev, &file, &r, |rep| rep.to_json(false))
+    };
+    let one = "[j]\nrw=randread\nbs=4k\nsize=4m\niodepth=4\ncmdprio_percentage=30\ncmdprio_class=1\ncmdprio=2\n";
+    let v = json(one);
+    let prios = v["jobs"][0]["read"]["prios"].as_array().expect("prios").clone();
+    let got: Vec<(u64, u64, u64)> = prios
+        .iter()
+        .map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p["clat_ns"]["N"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [(0, 0, 724), (1, 2, 300)]);
+    assert!(prios[1]["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap() > 0);
+    let plain = json("[j]\nrw=randread\nbs=4k\nsize=4m\niodepth=4\nprioclass=1\n");
+    assert!(plain["jobs"][0]["read"].get("prios").is_none());
+}

@@ -8,6 +8,7 @@
 //! [`crate::run::workload::fio::prio`].
 
 use crate::model::drive::{Command, IoKind};
+use crate::run::stats::DirStats;
 use crate::run::workload::generator::fio_rand::{seed_of, Taus88};
 use crate::run::workload::{CmdPrio, IoSpec, JobPrio};
 
@@ -64,6 +65,60 @@ impl PrioState {
                     }
                 }
                 job
+            }
+        }
+    }
+}
+
+/// Completion latency per priority, as fio keeps it when a job uses
+/// `cmdprio*` (stat.c `clat_prio`): for reads and writes with per-command
+/// priorities, one entry per ioprio value in fio's order (the job's own
+/// first, then each `cmdprio` value as cmdprio.c assigns them).
+#[derive(Debug, Clone, Default)]
+pub struct PrioLat {
+    /// Reads' and writes' entries: ioprio value and its statistics.
+    pub dirs: [Vec<(u16, DirStats)>; 2],
+}
+
+impl PrioLat {
+    /// The entries of a job (`None`: no direction has per-command
+    /// priorities).
+    pub(crate) fn of(spec: &IoSpec) -> Option<PrioLat> {
+        let p = spec.prio.as_ref()?;
+        let mut out = PrioLat::default();
+        for (d, cmd) in p.cmd.iter().enumerate() {
+            let values: Vec<u16> = match cmd {
+                CmdPrio::None => continue,
+                CmdPrio::Share { ioprio, .. } => vec![*ioprio],
+                CmdPrio::BySize(entries) => entries.iter().map(|e| e.ioprio).collect(),
+            };
+            let mut list = vec![(p.ioprio, DirStats::default())];
+            for v in values {
+                if list.iter().all(|(x, _)| *x != v) {
+                    list.push((v, DirStats::default()));
+                }
+            }
+            out.dirs[d] = list;
+        }
+        (!out.dirs.iter().all(Vec::is_empty)).then_some(out)
+    }
+
+    /// A completion of direction `k` at priority `ioprio`.
+    #[inline]
+    pub(crate) fn record(&mut self, k: usize, ioprio: u16, bytes: u64, lat_ns: u64) {
+        if let Some((_, d)) = self.dirs.get_mut(k).and_then(|l| l.iter_mut().find(|(v, _)| *v == ioprio)) {
+            d.record(bytes, lat_ns);
+        }
+    }
+
+    /// Add another job's entries (a reporting group), matching by value.
+    pub fn merge(&mut self, other: &PrioLat) {
+        for (mine, theirs) in self.dirs.iter_mut().zip(&other.dirs) {
+            for (v, s) in theirs {
+                match mine.iter_mut().find(|(x, _)| x == v) {
+                    Some((_, d)) => d.merge(s),
+                    None => mine.push((*v, s.clone())),
+                }
             }
         }
     }
