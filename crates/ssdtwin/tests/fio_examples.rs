@@ -69,7 +69,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("example_latency_steadystate.fio", "steadystate_check_interval"),
     ("sequence-distribution.fio", "random_sequence_stride"),
     ("sprandom.fio", "sprandom"),
-    ("uring-cmd-trim-multi-range.fio", "num_range"),
     ("uring-cmd-write-mode.fio", "write_mode"),
     ("uring-cmd-bsg.fio", "readfua"),
     ("sg_verify.fio", "sg_write_mode"),

@@ -1,5 +1,6 @@
 //! Integration tests of the simulator, one module per topic.
 
+mod arbitration;
 mod common;
 mod determinism;
 mod device;
@@ -35,6 +36,7 @@ mod timing;
 mod trace_dependent;
 mod trace_formats;
 mod trace_replay;
+mod trim_ranges;
 mod waf;
 mod wear;
 mod zbd;

@@ -8,8 +8,12 @@
 //! `max_queue_depth` commands at once (NCQ's 32 on SATA); further commands
 //! wait in the host, and that wait counts in their latency, as fio sees it.
 //!
-//! Left out: per-queue arbitration of NVMe submission queues, interrupt
-//! coalescing and host software latency.
+//! Which waiting command enters when a slot frees is arrival order (round
+//! robin, the default); under weighted round robin the host's queues are
+//! held by the device core and arbitrated by
+//! [`crate::model::arbitration`], which asks [`HostInterface::next_free`].
+//!
+//! Left out: interrupt coalescing and host software latency.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -76,6 +80,20 @@ impl HostInterface {
         } else {
             let Reverse(c) = self.in_device.pop().expect("queue is full, so not empty");
             t.max(c)
+        }
+    }
+
+    /// When a command arriving at `t` would enter the drive: `t` if a slot
+    /// is free then, else the earliest completion of those in the drive.
+    pub fn next_free(&mut self, t: u64) -> u64 {
+        if self.in_device.len() < self.expire_at {
+            return t;
+        }
+        self.expire(t);
+        if self.in_device.len() < self.max_queue_depth {
+            t
+        } else {
+            self.in_device.peek().map_or(t, |&Reverse(c)| c)
         }
     }
 

@@ -16,6 +16,7 @@
 //! a clock: every call is told the virtual time, and the drive answers with
 //! completion times (see [`crate::run`] for what drives it).
 
+pub mod arbitration;
 pub mod controller;
 pub mod counters;
 pub mod drive;

@@ -38,13 +38,18 @@
 //! inputs. Commands must be submitted in time order (the clock never goes
 //! back). The device holds no callbacks and is `Send`.
 //!
-//! Left out: host-side queues (a source that wants more outstanding
-//! commands than the drive's queue depth submits them anyway; they wait
-//! inside the drive's host interface, and that wait counts in their
-//! latency, as fio sees it).
+//! - **Host-side queues**: a source that wants more outstanding commands
+//!   than the drive's queue depth submits them anyway. Under round robin
+//!   (the default) they wait inside the drive's host interface, in
+//!   arrival order; under weighted round robin (`[host.arbitration]`)
+//!   [`Device::submit_prio`] holds them here in their priority class's
+//!   submission queue, and the arbiter ([`crate::model::arbitration`])
+//!   chooses which enters when a slot frees. Either way the wait counts in
+//!   their latency, as fio sees it.
 
 use std::collections::VecDeque;
 
+use crate::model::arbitration::{Arbiter, QueueClass};
 use crate::model::drive::{Command, Drive, IoError, IoKind};
 use crate::model::ftl::zones::ZoneAction;
 use crate::model::thermal::{Temperatures, ThermalCounters};
@@ -79,6 +84,9 @@ pub struct Completion {
     /// How it failed (`None`: it succeeded): a media error on a read, a
     /// write to a read-only drive.
     pub error: Option<IoError>,
+    /// The Linux ioprio value it was submitted with
+    /// ([`Device::submit_prio`]; 0: none).
+    pub ioprio: u16,
 }
 
 impl Completion {
@@ -95,6 +103,16 @@ struct InFlight {
     cmd: Command,
     submitted_ns: u64,
     error: Option<IoError>,
+    ioprio: u16,
+}
+
+/// A command waiting in the host's arbitrated submission queues.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    cmd: Command,
+    tag: u32,
+    submitted_ns: u64,
+    ioprio: u16,
 }
 
 /// The statistics of one measurement window (a phase), as
@@ -183,12 +201,22 @@ pub struct Device {
     held: VecDeque<Event>,
     recording: Option<Recording>,
     log: Option<Vec<Completion>>,
+    /// The in-flight slot of the last command the drive took.
+    last_slot: u32,
+    /// The host's submission queues under weighted round robin (`None`:
+    /// round robin, in the drive's host interface).
+    arbiter: Option<Box<Arbiter<Waiting>>>,
+    /// An [`EventKind::Dispatch`] is scheduled.
+    dispatch_pending: bool,
 }
 
 impl Device {
     /// A device at time 0 around a drive.
     pub fn new(drive: Drive) -> Device {
         let idle_threshold_ns = drive.model().spec.ftl.idle_threshold_ns;
+        let host = &drive.model().spec.host;
+        let arbiter =
+            host.arbitration.and_then(|a| Arbiter::new(&a, host.max_queue_depth.min(4096) as usize)).map(Box::new);
         Device {
             drive,
             events: EventQueue::default(),
@@ -207,6 +235,9 @@ impl Device {
             held: VecDeque::new(),
             recording: None,
             log: None,
+            last_slot: 0,
+            arbiter,
+            dispatch_pending: false,
         }
     }
 
@@ -270,6 +301,80 @@ impl Device {
         done
     }
 
+    /// Submit `cmd` at the current time with Linux I/O priority `ioprio`
+    /// (class and level, as fio's `prioclass`/`prio`/`cmdprio*` set it;
+    /// carried into its [`Completion`]). Under weighted round robin it
+    /// waits in its class's submission queue
+    /// ([`QueueClass::of_ioprio`]) when the drive's queue is full or
+    /// others wait; its completion time is then not yet known (`None`).
+    pub fn submit_prio(&mut self, cmd: Command, tag: u32, ioprio: u16) -> Option<u64> {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+            self.progress_ns = now;
+        }
+        if let Some(a) = self.arbiter.as_mut() {
+            let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
+            if free_at > now {
+                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio });
+                self.activity = self.activity.wrapping_add(1);
+                self.outstanding += 1;
+                if !self.dispatch_pending {
+                    self.dispatch_pending = true;
+                    self.events.schedule(free_at, EventKind::Dispatch);
+                }
+                return None;
+            }
+        }
+        let done = self.drive.submit(cmd, now);
+        self.track(cmd, tag, now, done);
+        self.inflight_set_prio(ioprio);
+        Some(done)
+    }
+
+    /// The command [`Device::track`] just recorded carries `ioprio`.
+    #[inline]
+    fn inflight_set_prio(&mut self, ioprio: u16) {
+        let slot = self.last_slot as usize;
+        self.inflight[slot].ioprio = ioprio;
+    }
+
+    /// Slots free in the drive: the arbiter moves waiting commands in, one
+    /// per free slot, at the current time.
+    fn dispatch(&mut self) {
+        self.dispatch_pending = false;
+        let now = self.now();
+        while self.arbiter.as_ref().is_some_and(|a| a.waiting() > 0) {
+            let free_at = self.drive.next_free_slot(now);
+            if free_at > now {
+                self.dispatch_pending = true;
+                self.events.schedule(free_at, EventKind::Dispatch);
+                return;
+            }
+            let w = self.arbiter.as_mut().and_then(|a| a.pop()).expect("a command waits");
+            let done = self.drive.submit(w.cmd, now);
+            self.record_inflight(w.cmd, w.tag, w.submitted_ns, done);
+            self.inflight_set_prio(w.ioprio);
+        }
+    }
+
+    /// Submit a trim of several ranges in one command now (fio's
+    /// `num_range`; see [`Drive::submit_trims`]): its completion carries
+    /// the ranges' total length at the last range's offset (fio's io_u).
+    /// Returns its completion time.
+    pub fn submit_trims(&mut self, ranges: &[Command], tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+            self.progress_ns = now;
+        }
+        let done = self.drive.submit_trims(ranges, now);
+        let len = ranges.iter().map(|r| r.len).sum();
+        let last = ranges.last().map_or(0, |r| r.offset);
+        self.track(Command { kind: IoKind::Trim, offset: last, len }, tag, now, done);
+        done
+    }
+
     /// Submit a write carrying placement identifier `pid` (flexible data
     /// placement; see [`Drive::submit_placed`]). Returns its completion
     /// time.
@@ -322,7 +427,15 @@ impl Device {
     /// Keep a submitted command in flight until `done`.
     #[inline(always)]
     fn track(&mut self, cmd: Command, tag: u32, now: u64, done: u64) {
-        let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns: now, error: self.drive.last_error() };
+        self.record_inflight(cmd, tag, now, done);
+        self.outstanding += 1;
+    }
+
+    /// A command the drive has taken, submitted by the host at
+    /// `submitted_ns`, is in flight until `done`.
+    #[inline(always)]
+    fn record_inflight(&mut self, cmd: Command, tag: u32, submitted_ns: u64, done: u64) {
+        let entry = InFlight { tag, seq: self.submitted, cmd, submitted_ns, error: self.drive.last_error(), ioprio: 0 };
         self.submitted += 1;
         let slot = match self.free_slots.pop() {
             Some(s) => {
@@ -334,9 +447,9 @@ impl Device {
                 self.inflight.len() as u32 - 1
             }
         };
+        self.last_slot = slot;
         self.events.schedule(done, EventKind::Complete(slot));
         self.activity = self.activity.wrapping_add(1);
-        self.outstanding += 1;
     }
 
     /// A format with user-data erase at the current time (every block
@@ -423,6 +536,7 @@ impl Device {
                 // command (which makes it stale).
                 EventKind::IdleCheck(g) if t == until && until != u64::MAX => deferred = Some(g),
                 EventKind::IdleCheck(g) => self.idle_check(g),
+                EventKind::Dispatch => self.dispatch(),
                 EventKind::WaitEnd(_) => {}
             }
         }
@@ -478,6 +592,7 @@ impl Device {
                     self.settle_idle();
                 }
                 EventKind::Timer(t) => self.held.push_back(Event::Timer(t)),
+                EventKind::Dispatch => self.dispatch(),
                 EventKind::WaitEnd(_) => {}
             }
         }
@@ -592,6 +707,7 @@ impl Device {
             submitted_ns: f.submitted_ns,
             done_ns: now,
             error: f.error,
+            ioprio: f.ioprio,
         };
         let gap = now - self.progress_ns;
         self.progress_ns = now;

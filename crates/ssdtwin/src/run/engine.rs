@@ -19,6 +19,9 @@ pub enum EventKind {
     IdleCheck(u32),
     /// A wait (idle phase, gap between bursts) with token `n` ends.
     WaitEnd(u32),
+    /// A queue slot of the drive frees while commands wait in the host's
+    /// arbitrated submission queues.
+    Dispatch,
 }
 
 /// A scheduled event.

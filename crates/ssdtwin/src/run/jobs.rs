@@ -200,7 +200,9 @@ fn job_sources(file: &JobFile, groups: &[u32], capacity: u64) -> Result<(Vec<usi
                     Some(s) if s[k].choices.len() == 1 => s[k].choices[0].0 as u64,
                     Some(_) => 0,
                 });
-                src.logs = Some(JobLogs::open(logs, i + 1, &spec.name, fixed)?);
+                let mut l = JobLogs::open(logs, i + 1, &spec.name, fixed)?;
+                l.set_log_prio(spec.prio.as_ref().is_some_and(|p| p.log_prio));
+                src.logs = Some(l);
             }
             if let Some(log) = &spec.iolog {
                 src.iolog = Some(Box::new(IoLog::open(log, i + 1)?));

@@ -146,6 +146,8 @@ pub(crate) struct JobLogs {
     rate_window: [(u64, u64); 3],
     rate_window_end_ms: u64,
     error: Option<crate::Error>,
+    /// fio's `log_prio`.
+    log_prio: bool,
 }
 
 /// A finished log: its final name and where it was written.
@@ -185,12 +187,19 @@ impl JobLogs {
             rate_window: [(0, 0); 3],
             rate_window_end_ms: spec.avg_msec,
             error: None,
+            log_prio: false,
         })
     }
 
+    /// fio's `log_prio`: the last column is each command's ioprio value
+    /// (`0x%04x`) rather than whether its class is real time.
+    pub(crate) fn set_log_prio(&mut self, on: bool) {
+        self.log_prio = on;
+    }
+
     /// A completion `rel_ns` after the job's epoch: direction `dir`,
-    /// `bytes` at `offset`, latency `lat_ns`.
-    pub(crate) fn record(&mut self, rel_ns: u64, dir: usize, bytes: u64, offset: u64, lat_ns: u64) {
+    /// `bytes` at `offset`, latency `lat_ns`, Linux ioprio `ioprio`.
+    pub(crate) fn record(&mut self, rel_ns: u64, dir: usize, bytes: u64, offset: u64, lat_ns: u64, ioprio: u16) {
         if self.error.is_some() {
             return;
         }
@@ -213,7 +222,8 @@ impl JobLogs {
                 Kind::Slat => 0,
             };
             if avg == 0 {
-                result = write_line(&mut f.out, ms, value, dir, bytes, self.spec.offset.then_some(offset));
+                let prio = Prio { log_prio: self.log_prio, ioprio };
+                result = write_line(&mut f.out, ms, value, dir, bytes, self.spec.offset.then_some(offset), prio);
             } else {
                 // fio's inline average: add, then write the mean when the
                 // window is over.
@@ -222,7 +232,8 @@ impl JobLogs {
                 w.n += 1;
                 if ms >= w.last_ms + avg {
                     let mean = (w.sum as f64 / w.n as f64 + 0.5) as u64;
-                    result = write_line(&mut f.out, ms, mean, dir, 0, self.spec.offset.then_some(0));
+                    let prio = Prio { log_prio: self.log_prio, ioprio: 0 };
+                    result = write_line(&mut f.out, ms, mean, dir, 0, self.spec.offset.then_some(0), prio);
                     *w = Window { sum: 0, n: 0, last_ms: ms - ms % avg };
                 }
             }
@@ -279,7 +290,9 @@ impl JobLogs {
                     continue;
                 }
                 let value = if f.kind == Kind::Bw { bytes * 1000 / avg / 1024 } else { ios * 1000 / avg };
-                let r = write_line(&mut f.out, end, value, dir, self.fixed_bs[dir], self.spec.offset.then_some(0));
+                let prio = Prio { log_prio: self.log_prio, ioprio: 0 };
+                let r =
+                    write_line(&mut f.out, end, value, dir, self.fixed_bs[dir], self.spec.offset.then_some(0), prio);
                 if let Err(e) = r {
                     self.error.get_or_insert(log_error(&f.tmp, e));
                     return;
@@ -312,7 +325,8 @@ impl JobLogs {
                     let w = f.windows[dir];
                     if w.n > 0 {
                         let mean = (w.sum as f64 / w.n as f64 + 0.5) as u64;
-                        if let Err(e) = write_line(&mut f.out, ms, mean, dir, 0, self.spec.offset.then_some(0)) {
+                        let prio = Prio { log_prio: self.log_prio, ioprio: 0 };
+                        if let Err(e) = write_line(&mut f.out, ms, mean, dir, 0, self.spec.offset.then_some(0), prio) {
                             self.error.get_or_insert(log_error(&f.tmp, e));
                         }
                     }
@@ -338,6 +352,15 @@ impl JobLogs {
     }
 }
 
+/// A log line's last column (fio 3.33 iolog.c `flush_samples`): the
+/// ioprio value as `0x%04x` under `log_prio`, else 1 for a real-time
+/// class and 0 otherwise.
+#[derive(Clone, Copy)]
+struct Prio {
+    log_prio: bool,
+    ioprio: u16,
+}
+
 fn write_line(
     out: &mut BufWriter<File>,
     ms: u64,
@@ -345,10 +368,14 @@ fn write_line(
     dir: usize,
     bs: u64,
     offset: Option<u64>,
+    prio: Prio,
 ) -> std::io::Result<()> {
-    match offset {
-        None => writeln!(out, "{ms}, {value}, {dir}, {bs}, 0"),
-        Some(o) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {o}, 0"),
+    let rt = u16::from(crate::model::arbitration::ioprio::class(prio.ioprio) == 1);
+    match (offset, prio.log_prio) {
+        (None, false) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {rt}"),
+        (Some(o), false) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {o}, {rt}"),
+        (None, true) => writeln!(out, "{ms}, {value}, {dir}, {bs}, 0x{:04x}", prio.ioprio),
+        (Some(o), true) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {o}, 0x{:04x}", prio.ioprio),
     }
 }
 

@@ -21,8 +21,13 @@ use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::{Next, ZbdJob};
 
+mod placement;
+mod prio;
+mod ranges;
 mod sync;
 mod verify;
+
+pub use prio::PrioLat;
 
 /// fio's error number when a job ends below its minimum rate (EIO).
 pub const EIO: i32 = 5;
@@ -60,6 +65,8 @@ pub struct JobStats {
     /// Each direction's runtime, ns, when they differ (a verify phase's
     /// reads after the writes); `None`: the job's.
     pub dir_ns: Option<[u64; 3]>,
+    /// Latency per priority (`None`: the job has no `cmdprio*`).
+    pub prios: Option<Box<PrioLat>>,
 }
 
 /// One closed-loop workload source: an I/O phase's generator and limits.
@@ -123,45 +130,18 @@ pub(crate) struct Source {
     /// reset).
     zbd_blocked_until: u64,
     /// fio's `fdp=1`: the placement identifiers its writes carry.
-    placement: Option<Box<Placements>>,
+    placement: Option<Box<placement::Placements>>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `sync` ([`sync`]).
     syncs: Option<Box<sync::SyncState>>,
     /// fio's verify phase ([`verify`]).
     verify: Option<Box<verify::VerifyState>>,
-    /// It has `syncs`, `verify` or `iolog`: submissions go through them.
+    /// fio's I/O priorities (`prio`, `prioclass`, `cmdprio*`).
+    prio: Option<Box<prio::PrioState>>,
+    /// It has `syncs`, `verify`, `iolog` or priorities: submissions go
+    /// through them.
     extras: bool,
     /// fio's `write_iolog`, when the job writes one.
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
-}
-
-/// The placement identifiers a job's writes carry, in fio's order
-/// (dataplacement.c's `dp_fill_dspec_data`): in turn, one per write, or
-/// uniformly at random.
-struct Placements {
-    ids: Vec<u32>,
-    next: usize,
-    rng: Option<Pcg64Mcg>,
-    /// `plid_select=scheme`: by the write's offset.
-    scheme: Option<Vec<crate::run::workload::SchemeEntry>>,
-}
-
-impl Placements {
-    /// The identifier of a write at byte `offset`.
-    fn next(&mut self, offset: u64) -> u32 {
-        if let Some(scheme) = &self.scheme {
-            return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);
-        }
-        match &mut self.rng {
-            Some(r) => self.ids[r.random_range(0..self.ids.len())],
-            None => {
-                if self.next >= self.ids.len() {
-                    self.next = 0;
-                }
-                self.next += 1;
-                self.ids[self.next - 1]
-            }
-        }
-    }
 }
 
 impl Source {
@@ -219,7 +199,12 @@ impl Source {
             placement: None,
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
             verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
-            extras: spec.syncs.is_some() || spec.verify.is_some() || spec.iolog.is_some(),
+            prio: prio::PrioState::of(&spec).map(Box::new),
+            extras: spec.syncs.is_some()
+                || spec.verify.is_some()
+                || spec.iolog.is_some()
+                || spec.prio.is_some()
+                || spec.num_range > 1,
             iolog: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
@@ -231,6 +216,7 @@ impl Source {
                     stalls: Stalls::default(),
                     sync: spec.syncs.map(|_| DirStats::default()),
                     dir_ns: None,
+                    prios: PrioLat::of(&spec).map(Box::new),
                 })
             }),
             spec,
@@ -328,7 +314,7 @@ impl Source {
         if self.extras && self.extra_instead(dev, tag) {
             return;
         }
-        let (cmd, append) = if self.zbd.is_some() {
+        let (mut cmd, append) = if self.zbd.is_some() {
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
                 None => return,
@@ -349,6 +335,8 @@ impl Source {
             dev.submit_append(cmd, tag);
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
             dev.submit_placed(cmd, p.next(cmd.offset), tag);
+        } else if self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
+            cmd.len = self.submit_ranges(dev, cmd, tag);
         } else if self.extras {
             self.submit_extra(dev, cmd, tag);
         } else {
@@ -512,6 +500,9 @@ impl Source {
         let rel = c.done_ns - self.ramp_end;
         if let Some(st) = &mut self.stats {
             st.dirs[k].record(bytes, lat);
+            if let Some(p) = &mut st.prios {
+                p.record(k, c.ioprio, bytes, lat);
+            }
             st.stalls.record(gap);
             st.series.record(c.done_ns - st.series.start_ns, k, bytes, lat, drive);
             st.samples.record(rel / SAMPLE_NS, k, bytes);
@@ -525,7 +516,7 @@ impl Source {
             }
         }
         if let Some(logs) = &mut self.logs {
-            logs.record(rel, k, bytes, c.cmd.offset, lat);
+            logs.record(rel, k, bytes, c.cmd.offset, lat, c.ioprio);
         }
         steady
     }
@@ -580,7 +571,7 @@ impl Source {
             let ids = if p.ids.is_empty() { (0..f.model().placements()).collect() } else { p.ids.clone() };
             let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(self.spec.randseed ^ 0xfd9_5eed));
             let scheme = p.scheme.clone();
-            self.placement = Some(Box::new(Placements { ids, next: 0, rng, scheme }));
+            self.placement = Some(Box::new(placement::Placements { ids, next: 0, rng, scheme }));
         }
         if let Some(opts) = &self.spec.zbd {
             match ZbdJob::new(&self.spec, opts, dev.drive()) {

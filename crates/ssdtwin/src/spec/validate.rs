@@ -289,6 +289,21 @@ impl DriveSpec {
                 (gbps * 1e9 * 0.8 / 8.0, false)
             }
         };
+        if let Some(a) = &h.arbitration {
+            if h.interface == Interface::Sata {
+                return Err(bad.at("host.arbitration", "NVMe queue arbitration; SATA has one queue".into()));
+            }
+            if let Some(b) = a.burst {
+                if !b.is_power_of_two() || b > 64 {
+                    return Err(bad.at("host.arbitration.burst", format!("{b} is not a power of two from 1 to 64")));
+                }
+            }
+            for (w, name) in a.weights.iter().zip(["high", "medium", "low"]) {
+                if !(1..=256).contains(w) {
+                    return Err(bad.at("host.arbitration.weights", format!("the {name} weight {w} is not 1 to 256")));
+                }
+            }
+        }
         Ok((raw_bytes_per_s * h.link_efficiency, full_duplex))
     }
 

@@ -30,7 +30,7 @@ use crate::model::health::Health;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::jobs::JobResult;
 use crate::run::sim::PhaseResult;
-use crate::run::source::{JobStats, SAMPLE_NS};
+use crate::run::source::{JobStats, PrioLat, SAMPLE_NS};
 use crate::run::stats::{DirStats, Running, Samples};
 use crate::run::workload::Phase;
 use crate::spec::DriveSpec;
@@ -66,6 +66,8 @@ pub(crate) struct Entry {
     pub(crate) sync: DirStats,
     /// Each direction's runtime when they differ (a verify phase).
     pub(crate) dir_ns: Option<[u64; 3]>,
+    /// Latency per priority (`cmdprio*`).
+    pub(crate) prios: Option<PrioLat>,
     pub(crate) samples: Samples,
     pub(crate) depth_levels: [u64; 7],
     pub(crate) measured_ns: u64,
@@ -95,6 +97,7 @@ impl FioReport<'_> {
                 stalls: Default::default(),
                 sync: None,
                 dir_ns: None,
+                prios: None,
             };
             let st = j.stats.as_ref().unwrap_or(&empty);
             let r = &j.result;
@@ -105,6 +108,11 @@ impl FioReport<'_> {
                     }
                     if let Some(s) = &st.sync {
                         e.sync.merge(s);
+                    }
+                    match (&mut e.prios, &st.prios) {
+                        (Some(a), Some(b)) => a.merge(b),
+                        (None, Some(b)) => e.prios = Some((**b).clone()),
+                        _ => {}
                     }
                     e.samples.add_kept(&st.samples);
                     for k in 0..7 {
@@ -134,6 +142,7 @@ impl FioReport<'_> {
                 options: j.options.clone(),
                 dirs: st.dirs.clone(),
                 sync: st.sync.clone().unwrap_or_default(),
+                prios: st.prios.as_deref().cloned(),
                 dir_ns: st.dir_ns,
                 samples: st.samples.clone(),
                 depth_levels: st.depth_levels,
@@ -337,7 +346,7 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
             clat["percentile"] = json!({});
         }
     }
-    json!({
+    let mut v = json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": bw.round() as u64,
@@ -361,7 +370,20 @@ fn dir_json(e: &Entry, k: usize, plus: bool, group_bw: f64) -> Value {
         "iops_mean": imean,
         "iops_stddev": idev,
         "iops_samples": iops.n,
-    })
+    });
+    // stat.c: per-priority latency when at least two priorities of the
+    // direction have samples, each with samples listed.
+    if let Some(list) = e.prios.as_ref().and_then(|p| p.dirs.get(k)) {
+        let used: Vec<_> = list.iter().filter(|(_, s)| s.ios > 0).collect();
+        if used.len() >= 2 {
+            let prios: Vec<Value> = used
+                .iter()
+                .map(|(p, s)| json!({ "prioclass": p >> 13, "prio": p & 7, "clat_ns": lat_json(s, true, plus) }))
+                .collect();
+            v["prios"] = Value::Array(prios);
+        }
+    }
+    v
 }
 
 /// fio's latency buckets: share (%) of commands in each range, in fio's

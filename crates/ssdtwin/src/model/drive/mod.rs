@@ -348,6 +348,31 @@ impl Drive {
         done
     }
 
+    /// A Dataset Management (deallocate) command with several ranges
+    /// (`ranges`, each a trim), or an ATA DATA SET MANAGEMENT TRIM with
+    /// several entries, submitted at `t`: one queue slot and one command's
+    /// controller work for all of them. Returns its completion time.
+    pub fn submit_trims(&mut self, ranges: &[Command], t: u64) -> u64 {
+        let Some((&first, rest)) = ranges.split_first() else { return t };
+        let done = self.submit(first, t);
+        if self.last_error.is_some() {
+            return done;
+        }
+        // The other ranges deallocate in the same command (trims cost no
+        // flash time: `trim` returns its start).
+        for &r in rest {
+            debug_assert_eq!(r.kind, IoKind::Trim);
+            self.trim(r, done);
+        }
+        done
+    }
+
+    /// When a command arriving at `t` would find a free queue slot (`t`
+    /// itself if one is free; see [`HostInterface::next_free`]).
+    pub fn next_free_slot(&mut self, t: u64) -> u64 {
+        self.host.next_free(t)
+    }
+
     /// A flush (NVMe Flush, ATA FLUSH CACHE) issued at `now`: the host
     /// stream's partially filled program unit is programmed (padded), and
     /// the command completes when every write acknowledged before it is on

@@ -17,9 +17,10 @@ pub use fdp::{FdpIsolation, FdpModel, FdpSpec};
 pub use mapcache::{JournalFlush, JournalPace, MapCacheLocation, MapCacheModel, MapCachePolicy, MapCacheSpec};
 pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
-    BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling, FtlSpec, GcMode, GcPolicy,
-    GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation, MappingScheme, MergePolicy, NandSpec,
-    OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy, ThermalSpec, WearLevelingSpec, WriteCachePolicy,
+    Arbitration, ArbitrationSpec, BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling,
+    FtlSpec, GcMode, GcPolicy, GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation,
+    MappingScheme, MergePolicy, NandSpec, OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy,
+    ThermalSpec, WearLevelingSpec, WriteCachePolicy,
 };
 pub use zns::{ZnsModel, ZnsSpec};
 

@@ -413,6 +413,48 @@ pub struct HostSpec {
     /// round trip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hmb_access_ns: Option<u64>,
+    /// NVMe submission-queue arbitration (`None`: round robin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arbitration: Option<ArbitrationSpec>,
+}
+
+/// `[host.arbitration]`: how the controller picks the next command among
+/// the host's submission queues (NVMe base specification 2.0, §3.4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArbitrationSpec {
+    /// Round robin or weighted round robin with urgent priority class.
+    pub mechanism: Arbitration,
+    /// Arbitration burst: commands a queue gives in one turn, a power of
+    /// two from 1 to 64 (NVMe's AB field is its log2); `None`: no limit
+    /// (AB = 111b).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// Commands per round of the high, medium and low classes (NVMe's
+    /// HPW, MPW, LPW plus one), each 1 to 256.
+    #[serde(default = "default_weights")]
+    pub weights: [u32; 3],
+}
+
+fn default_weights() -> [u32; 3] {
+    [1, 1, 1]
+}
+
+impl ArbitrationSpec {
+    /// The burst in commands (`u32::MAX`: no limit).
+    pub fn burst_commands(&self) -> u32 {
+        self.burst.unwrap_or(u32::MAX)
+    }
+}
+
+/// NVMe's arbitration mechanisms (CC.AMS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    /// Round robin (every controller supports it).
+    RoundRobin,
+    /// Weighted round robin with urgent priority class.
+    WeightedRoundRobin,
 }
 
 /// Host interface kind.

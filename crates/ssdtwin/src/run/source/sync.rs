@@ -75,25 +75,37 @@ impl Source {
     #[cold]
     pub(super) fn submit_extra(&mut self, dev: &mut Device, cmd: Command, me: u32) {
         if cmd.kind != crate::model::drive::IoKind::Write {
-            dev.submit(cmd, me);
+            self.submit_with_prio(dev, cmd, me);
             return;
         }
         match self.syncs.as_mut() {
             Some(s) => {
-                if s.spec.fua {
-                    dev.submit_fua(cmd, me);
-                } else {
-                    dev.submit(cmd, me);
-                }
+                let fua = s.spec.fua;
                 s.writes += 1;
                 s.due = s.spec.due_after(s.writes);
+                if fua {
+                    dev.submit_fua(cmd, me);
+                } else {
+                    self.submit_with_prio(dev, cmd, me);
+                }
+            }
+            None => self.submit_with_prio(dev, cmd, me),
+        }
+        if let Some(v) = self.verify.as_mut() {
+            v.written(cmd);
+        }
+    }
+
+    /// Submit `cmd` with its priority, when the job sets any.
+    fn submit_with_prio(&mut self, dev: &mut Device, cmd: Command, me: u32) {
+        match self.prio.as_mut() {
+            Some(p) => {
+                let ioprio = p.next(cmd);
+                dev.submit_prio(cmd, me, ioprio);
             }
             None => {
                 dev.submit(cmd, me);
             }
-        }
-        if let Some(v) = self.verify.as_mut() {
-            v.written(cmd);
         }
     }
 

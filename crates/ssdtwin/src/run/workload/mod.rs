@@ -442,6 +442,52 @@ pub struct IoSpec {
     /// seeded by `randseed`, as the suites build their phases).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio: Option<FioRandom>,
+    /// fio's `num_range`: ranges per trim command (one NVMe Dataset
+    /// Management command with several ranges; 1: a range each).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub num_range: u32,
+    /// fio's I/O priorities (`prio`, `prioclass`, `cmdprio*`): the Linux
+    /// ioprio value each command carries (`None`: 0, none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<JobPrio>,
+}
+
+/// A job's I/O priorities (fio's `prioclass`/`prio` and `cmdprio*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobPrio {
+    /// The job's ioprio value (class << 13 | level; 0: none set).
+    pub ioprio: u16,
+    /// Reads' and writes' per-command priorities (trims have none).
+    pub cmd: [CmdPrio; 2],
+    /// fio's `log_prio`: the latency logs carry each command's priority.
+    pub log_prio: bool,
+}
+
+/// Which commands of a direction carry a priority of their own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CmdPrio {
+    /// None: every command the job's.
+    None,
+    /// `cmdprio_percentage` of the commands carry `ioprio`.
+    Share {
+        /// Percent of the commands.
+        percentage: u32,
+        /// Their ioprio value.
+        ioprio: u16,
+    },
+    /// `cmdprio_bssplit`: by block size, sorted by it.
+    BySize(Vec<BsPrio>),
+}
+
+/// One entry of `cmdprio_bssplit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BsPrio {
+    /// Block size, bytes.
+    pub bs: u32,
+    /// Percent of the commands of that size.
+    pub percentage: u32,
+    /// Their ioprio value.
+    pub ioprio: u16,
 }
 
 /// fio's `write_iolog`.
@@ -528,6 +574,8 @@ impl IoSpec {
             logs: None,
             iolog: None,
             fio: None,
+            num_range: 1,
+            prio: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub mod jobctl;
 pub mod options;
 pub mod phase;
 pub mod placement;
+pub mod prio;
 pub mod sync;
 pub mod table;
 pub mod values;

@@ -100,6 +100,7 @@ struct PhaseBuilder {
     placement: super::placement::PlacementOptions,
     syncs: super::sync::SyncOptions,
     verify: super::verify::VerifyOptions,
+    prio: super::prio::PrioOptions,
     control: super::jobctl::Control,
     /// fio's generators and seeds (`random_generator`, `randrepeat`,
     /// `randseed`).
@@ -146,6 +147,7 @@ impl PhaseBuilder {
             placement: Default::default(),
             syncs: Default::default(),
             verify: Default::default(),
+            prio: Default::default(),
             control: super::jobctl::Control::default(),
             fio: FioRandom {
                 generator: RandomGenerator::Tausworthe,
@@ -187,6 +189,7 @@ impl PhaseBuilder {
             Reader::Placement => self.placement.apply(entry),
             Reader::Sync => self.syncs.apply(entry),
             Reader::Verify => self.verify.apply(entry, self.kb_base),
+            Reader::Prio => self.prio.apply(entry),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
             Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
@@ -419,6 +422,13 @@ impl PhaseBuilder {
             }
             "number_ios" => self.spec.number_ios = Some(int()?).filter(|&n| n > 0),
             "loops" => self.spec.loops = int()?.max(1) as u32,
+            "num_range" => {
+                let n = int()?;
+                if !(1..=256).contains(&n) {
+                    return Err(invalid(at, key, format!("{n} is not 1 to 256 (fio's MAX_TRIM_RANGE)")));
+                }
+                self.spec.num_range = n as u32;
+            }
             "max_latency" => {
                 self.spec.max_latency_ns =
                     Some(parse_time(v, 1_000).map_err(|r| invalid(at, key, r))?).filter(|&t| t > 0)
@@ -624,6 +634,11 @@ impl PhaseBuilder {
         }
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
+        if self.spec.num_range > 1 && self.spec.rw == RwPattern::TrimWrite {
+            let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
+            return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
+        }
+        self.spec.prio = std::mem::take(&mut self.prio).finish(self.kb_base)?;
         // zbd's writes land where the zones' write pointers are (and
         // resets discard them): their read-back is not modelled.
         let verify = std::mem::take(&mut self.verify).finish(self.spec.rw, self.spec.loops)?;

@@ -36,7 +36,7 @@
 //! see [`crate::run::source`].
 
 mod distribution;
-mod fio_rand;
+pub(crate) mod fio_rand;
 mod fio_seq;
 mod random_map;
 mod sizes;

@@ -118,9 +118,5 @@ pub(super) const ENGINES: &[OptionDef] = &[
     host("xnvme_dev_nsid", &[], Kind::Int, "", "xNVMe Namespace-Identifier, for user-space NVMe driver"),
     host("xnvme_dev_subnqn", &[], Kind::Text, "", "Subsystem NQN for Fabrics"),
     host("xnvme_iovec", &[], Kind::Switch, "", "Send vectored IOs"),
-    host("cmdprio_percentage", &[], Kind::Int, "", "Send high priority I/O this percentage of the time"),
-    host("cmdprio_class", &[], Kind::Int, "", "Set asynchronous IO priority class"),
-    host("cmdprio_hint", &[], Kind::Int, "", "Set asynchronous IO priority hint"),
-    host("cmdprio", &[], Kind::Int, "", "Set asynchronous IO priority level"),
-    host("cmdprio_bssplit", &[], Kind::Text, "", "Set priority percentages for different block sizes"),
+    host("cmdprio_hint", &[], Kind::Int, "", "Set asynchronous IO priority hint (for the host's I/O scheduler; the twin has none)"),
 ];

@@ -63,8 +63,7 @@ pub(super) const HOST: &[OptionDef] = &[
     host("rwmixcycle", &[], Kind::Deprecated, "", "Deprecated in fio, which ignores it"),
     host("comm", &[], Kind::Text, "", "Process comm of this job"),
     host("nice", &[], Kind::Int, "0", "Set job CPU nice value"),
-    host("prio", &[], Kind::Int, "", "Set job IO priority value (for the host's I/O scheduler; the twin has none)"),
-    host("prioclass", &[], Kind::Int, "", "Set job IO priority class (for the host's I/O scheduler; the twin has none)"),
+
     host("priohint", &[], Kind::Int, "", "Set job IO priority hint (for the host's I/O scheduler; the twin has none)"),
     host("invalidate", &[], Kind::Bool, "1", "Invalidate buffer/page cache prior to running job"),
     host("write_hint", &[], Kind::Text, "", "Set expected write life time"),
@@ -86,7 +85,6 @@ pub(super) const HOST: &[OptionDef] = &[
     host("unlink_each_loop", &[], Kind::Bool, "0", "Unlink created files after each loop in a job has completed"),
     host("thread", &[], Kind::Switch, "1", "Use threads instead of processes"),
     host("log_entries", &[], Kind::Int, "", "Initial number of entries in a job IO log"),
-    host("log_prio", &[], Kind::Bool, "0", "Include priority value of IO for each log entry"),
     host("log_issue_time", &[], Kind::Bool, "0", "Include IO issue time for each log entry"),
     host("log_compression", &[], Kind::Int, "", "Log in compressed chunks of this size"),
     host("log_compression_cpus", &[], Kind::Text, "", "Limit log compression to these CPUs"),

@@ -58,6 +58,8 @@ pub enum Reader {
     Sync,
     /// Verification of written data (`verify`, ...: [`super::verify`]).
     Verify,
+    /// I/O priorities (`prio`, `prioclass`, `cmdprio*`: [`super::prio`]).
+    Prio,
     /// When a job runs and how it is reported (read by the job file parser).
     Schedule,
     /// A trace replay's options (a section with `trace=FILE`).

@@ -8,7 +8,6 @@ use super::{refused, Kind, OptionDef};
 pub(super) const REFUSED: &[OptionDef] = &[
     refused("file_append", &[], Kind::Bool, "0", "IO will start at the end of the file(s)", "appending at the end of a file has no meaning on the twin's block device"),
     refused("offset_align", &[], Kind::Int, "0", "Start IO from this offset alignment", "offset alignment of percentage offsets is not modelled"),
-    refused("num_range", &[], Kind::Int, "1", "Number of ranges for trim command", "multi-range trims (several ranges per command) are not modelled"),
     refused("bs_is_seq_rand", &[], Kind::Bool, "0", "Consider any blocksize setting to be sequential,random", "block sizes chosen by sequential/random rather than by direction are not modelled"),
     refused("sprandom", &[], Kind::Bool, "0", "Set up Sandisk Pseudo Random Preconditioning", "fio's SanDisk pseudo-random preconditioning is not modelled"),
     refused("spr_num_regions", &[], Kind::Int, "100", "Number of regions for sprandom", "fio's SanDisk pseudo-random preconditioning is not modelled"),
