@@ -501,3 +501,45 @@ fn a_segmented_journal_flush_keeps_the_host_writes_rate() {
     assert!(a.abs_diff(b) as f64 <= expected + 1.0, "{a} vs {b} write-backs");
     assert!(seg_done[writes - 1] <= at_once_done[writes - 1], "segmented slower overall");
 }
+
+/// The host memory buffer as a read cache of the map (`hmb_read_cache`,
+/// Toshiba's BG series): the buffer holds all 600 translation pages (512
+/// bytes each) of the small drive, clean, and updates are made in the
+/// controller's SRAM, which holds L of them dirty. Under uniform random
+/// writes over the N = 600 pages the SRAM holds the L pages dirtied last;
+/// a write finds its page among them with probability L/N, and otherwise
+/// dirties one more, writing back the page dirtied longest ago: 1 − L/N
+/// write-backs per write (L = 60: 0.9). With the buffer holding dirty
+/// pages too (the default) nothing is written back: the map fits.
+#[test]
+fn an_hmb_read_cache_writes_back_what_the_sram_cannot_hold() {
+    let writes = 30_000u64;
+    let run_writes = |read_cache: bool| {
+        let mut extra = vec![
+            "controller.dram_bytes=0".to_string(),
+            format!("host.hmb_bytes={}", 600 * 512),
+            "host.hmb_access_ns=1000".to_string(),
+            format!("controller.sram_bytes={}", 60 * 512),
+            "ftl.map_cache.dram_share=1.0".to_string(),
+            "ftl.map_cache.page_bytes=512".to_string(),
+        ];
+        if read_cache {
+            extra.push("ftl.map_cache.hmb_read_cache=true".to_string());
+        }
+        let d = drive(&extra);
+        let mut w = IoSpec::new("randwrite", RwPattern::RandWrite);
+        w.norandommap = true;
+        w.io_size = Some(writes * 4096);
+        w.randseed = 5;
+        let (r, d) = run(d, &[Phase::Io(w)]);
+        assert_eq!(r[0].counters.gc_slots_moved, 0, "no GC: every map update is a host write's");
+        d.ftl().map_counters().unwrap()
+    };
+    let c = run_writes(true);
+    // The first 60 dirty pages write nothing back.
+    let per_write = c.dirty_limit_write_backs as f64 / (writes - 60) as f64;
+    assert!((per_write / 0.9 - 1.0).abs() < 0.01, "{per_write:.4} write-backs per write, expected 0.9");
+    assert!(c.pages_programmed >= c.dirty_limit_write_backs - 64, "the write-backs are programmed");
+    let c = run_writes(false);
+    assert_eq!((c.dirty_limit_write_backs, c.pages_programmed), (0, 0), "the buffer holds the whole map, dirty");
+}

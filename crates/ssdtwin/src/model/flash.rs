@@ -285,12 +285,70 @@ impl Flash {
         }
     }
 
+    /// Where [`Flash::die_reserve`] would put an operation of `dur` ns
+    /// (the start of its own time, after any debt it pays), reserving
+    /// nothing.
+    fn die_first_fit(&mut self, earliest: u64, d: usize, dur: u64, lane: Lane) -> u64 {
+        if !self.reads_first {
+            return self.dies[d].first_fit(earliest, dur);
+        }
+        match lane {
+            Lane::Priority => {
+                if self.queued[d].free_at() <= earliest {
+                    return self.dies[d].first_fit(earliest, dur);
+                }
+                let ready = self.queued_ops[d].op_end_at(earliest).unwrap_or(earliest);
+                self.dies[d].first_fit(ready, dur)
+            }
+            Lane::Queued => {
+                let debt = self.queued_debt[d];
+                self.queued[d].first_fit_clear_of(earliest, dur + debt, &self.dies[d]) + debt
+            }
+        }
+    }
+
+    /// A plain page read (no cache register) books its die once, from its
+    /// array read until its page has crossed the bus: the first time at
+    /// which the die is free for tR, the transfer and any wait for the
+    /// bus after tR. (Booked as two pieces, the hold could land apart
+    /// from its read, in a later gap, and block the die's next work.)
+    /// Returns the read's start and the transfer's start.
+    fn plain_read(&mut self, earliest: u64, d: usize, (tr, xfer): (u64, u64), lane: Lane) -> (u64, u64) {
+        let ch = self.channel_of_die[d] as usize;
+        let mut hold = tr + xfer;
+        for _ in 0..8 {
+            let start = self.die_first_fit(earliest, d, hold, lane);
+            let need = self.channels[ch].first_fit(start + tr, xfer) + xfer - start;
+            if need <= hold {
+                break;
+            }
+            hold = need;
+        }
+        let start = self.die_reserve(earliest, d, hold, lane) - hold;
+        let xs = self.channels[ch].reserve(start + tr, xfer);
+        if xs + xfer > start + hold {
+            // Not settled in eight tries (a bus booked far ahead): the die
+            // holds its page on until the transfer.
+            self.die_reserve(start + hold, d, xs + xfer - start - hold, lane);
+        }
+        (start, xs)
+    }
+
     /// Array read of `tr` ns of `slots` slots on `die`, then their transfer
     /// to the controller. Returns the time the data is in the controller.
     #[inline]
     pub fn read(&mut self, earliest: u64, die: u32, tr: u64, slots: u32, mode: CellMode, lane: Lane) -> u64 {
         let d = die as usize;
         let suspending = self.suspend_ns.is_some() && self.program_erase[d].busy_at(earliest);
+        let xfer =
+            transfer_ns(self.channel_slots(slots) as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
+        if !self.read_cache && !suspending {
+            let (_, xs) = self.plain_read(earliest, d, (tr, xfer), lane);
+            self.counters.reads[mode as usize] += 1;
+            self.counters.slots_read[mode as usize] += slots as u64;
+            self.counters.array_ns[0] += self.array_time(tr);
+            return xs + xfer;
+        }
         let start = match self.suspend_ns {
             Some(overhead) if suspending => {
                 self.suspend_debt[d] += tr + overhead;
@@ -298,20 +356,14 @@ impl Flash {
             }
             _ => self.die_reserve(earliest, d, tr, lane) - tr,
         };
-        let xfer =
-            transfer_ns(self.channel_slots(slots) as u64 * self.channel_bytes_per_slot, self.channel_fs_per_byte);
         let ch = self.channel_of_die[d] as usize;
         let xs = self.channels[ch].reserve(start + tr, xfer);
         if !self.read_cache {
-            // The page register stays full until the data has crossed the
-            // bus: the die is busy that long after its array read.
+            // Suspending a program: the page register stays full until the
+            // data has crossed the bus, time the program owes too.
             let hold = xs + xfer - (start + tr);
-            if suspending {
-                self.suspend_debt[d] += hold;
-                self.read_lane[d].reserve(start + tr, hold);
-            } else {
-                self.die_reserve(start + tr, d, hold, lane);
-            }
+            self.suspend_debt[d] += hold;
+            self.read_lane[d].reserve(start + tr, hold);
         }
         self.counters.reads[mode as usize] += 1;
         self.counters.slots_read[mode as usize] += slots as u64;
@@ -568,5 +620,34 @@ mod tests {
         two.set_read_cache(false);
         let last = (0..10).map(|i| read(&mut two, i % 2)).last().unwrap();
         assert_eq!(last, 50 + 10 * 100, "two dies take turns: the bus sets the pace again");
+    }
+
+    /// A plain page read is one booking of its die, tR and transfer
+    /// together: queued behind programs with a gap that holds its tR but
+    /// not its transfer, it waits for the gap after them rather than
+    /// reading in the small gap and holding its page in a later one (which
+    /// would free its data early and block the die's next work).
+    #[test]
+    fn a_plain_read_books_its_array_read_and_transfer_together() {
+        let queued = (CellMode::Native, Lane::Queued);
+        let mut f = Flash::new(1, 1, 4, 1_000_000, 10, None, true);
+        f.set_read_cache(false);
+        // Programs of 1 slot (10 ns on the bus): die busy 10–1010 and
+        // 1210–2210, a 200 ns gap between them.
+        assert_eq!(f.program(0, 0, 0, 1000, 1, queued), 1010);
+        assert_eq!(f.program(1200, 0, 1, 1000, 1, queued), 2210);
+        // tR 150 ns and 10 slots (100 ns) out: 250 ns, too long for the gap.
+        let done = f.read(1000, 0, 150, 10, CellMode::Native, Lane::Queued);
+        assert_eq!(done, 2210 + 150 + 100, "read after the second program, its transfer right after tR");
+        // The die is free from then on: the next program's transfer (at
+        // 2460) and tPROG follow at once.
+        assert_eq!(f.program(2400, 0, 2, 1000, 1, queued), 2460 + 10 + 1000);
+        // With read cache the die is free after tR: the read takes the gap
+        // (1010–1160) and its page waits for the bus, busy 1200–1210 with
+        // the second program's data.
+        let mut g = Flash::new(1, 1, 4, 1_000_000, 10, None, true);
+        g.program(0, 0, 0, 1000, 1, queued);
+        g.program(1200, 0, 1, 1000, 1, queued);
+        assert_eq!(g.read(1000, 0, 150, 10, CellMode::Native, Lane::Queued), 1210 + 100);
     }
 }

@@ -142,15 +142,23 @@ impl Timeline {
     /// which `other` is free for `dur` ns too (two queues of one resource).
     #[inline]
     pub fn reserve_clear_of(&mut self, earliest: u64, dur: u64, other: &Timeline) -> u64 {
+        let t = self.first_fit_clear_of(earliest, dur, other);
+        self.reserve(t, dur)
+    }
+
+    /// Start of what [`Timeline::reserve_clear_of`] would reserve,
+    /// reserving nothing.
+    #[inline]
+    pub fn first_fit_clear_of(&self, earliest: u64, dur: u64, other: &Timeline) -> u64 {
         if other.free_at() <= earliest {
-            return self.reserve(earliest, dur);
+            return self.first_fit(earliest, dur);
         }
         let mut t = earliest;
         loop {
             let here = self.first_fit(t, dur);
             t = other.first_fit(here, dur);
             if t == here {
-                return self.reserve(t, dur);
+                return t;
             }
         }
     }

@@ -109,6 +109,30 @@ pub fn resolve(
     if capacity_pages == 0 {
         return Err(bad("ftl.map_cache", format!("{bytes:.0} bytes of cache hold no {}-byte page", m.page_bytes)));
     }
+    let dirty_limit_pages = if m.hmb_read_cache {
+        let sram = c.sram_bytes.filter(|&s| s > 0).ok_or_else(|| {
+            bad(
+                "ftl.map_cache.hmb_read_cache",
+                "updates are made in the controller's SRAM: give controller.sram_bytes".into(),
+            )
+        })?;
+        if location != MapCacheLocation::Hmb {
+            return Err(bad(
+                "ftl.map_cache.hmb_read_cache",
+                "the map is not cached in a host memory buffer (needs dram_bytes = 0 and host.hmb_bytes)".into(),
+            ));
+        }
+        let pages = (sram as f64 * m.dram_share / m.page_bytes as f64) as u32;
+        if pages == 0 {
+            return Err(bad(
+                "ftl.map_cache.hmb_read_cache",
+                format!("controller.sram_bytes × dram_share holds no {}-byte translation page", m.page_bytes),
+            ));
+        }
+        pages.min(capacity_pages)
+    } else {
+        0
+    };
     let mode = if has_pslc { CellMode::Slc } else { CellMode::Native };
     let per_die = map_pages.div_ceil(geo.dies) as f64 * AREA_PER_MAP;
     let blocks_per_die = ((per_die / geo.slots_in_mode(mode) as f64).ceil() as u32 + 1).max(2);
@@ -126,5 +150,6 @@ pub fn resolve(
         journal_entries,
         journal_flush: m.journal_flush,
         journal_pace: m.journal_pace,
+        dirty_limit_pages,
     }))
 }

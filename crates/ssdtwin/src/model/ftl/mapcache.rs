@@ -36,6 +36,11 @@
 //! (`MapCache::flush_segment`'s pace). Host reads look in the journal
 //! before the cache.
 //!
+//! With a limit on dirty pages (`hmb_read_cache`: the host memory buffer
+//! is a read cache of the map and updates are made in the controller's
+//! SRAM), a page that becomes dirty beyond the limit writes back the page
+//! dirtied longest ago, which stays cached, clean.
+//!
 //! Left out: the directory (global translation directory) is held in full;
 //! the map is not flushed at power loss.
 
@@ -62,6 +67,10 @@ pub struct MapCacheCounters {
     pub pages_programmed: u64,
     /// Map checkpoints (every dirty cached page written in one go).
     pub checkpoints: u64,
+    /// Pages written back because the controller's SRAM held as many
+    /// dirty pages as it can (`hmb_read_cache`).
+    #[serde(default)]
+    pub dirty_limit_write_backs: u64,
     /// The map journal's, when there is one.
     #[serde(default)]
     pub journal: JournalCounters,
@@ -121,6 +130,17 @@ pub struct MapCache {
     flush_next: usize,
     #[serde(default)]
     flush_entries: u64,
+    /// Most pages dirty at once (0: no limit), and the pages in the order
+    /// they became dirty, each with the stamp it had then (an entry whose
+    /// page was cleaned since, and perhaps dirtied again, is stale).
+    #[serde(default)]
+    dirty_limit: u32,
+    #[serde(default)]
+    dirty_order: std::collections::VecDeque<(u32, u32)>,
+    #[serde(default)]
+    dirty_stamp: Vec<u32>,
+    #[serde(default)]
+    stamp: u32,
     /// Counters.
     pub counters: MapCacheCounters,
 }
@@ -165,6 +185,10 @@ impl MapCache {
             segmented: m.journal_pace == JournalPace::Segmented,
             flush_next: 0,
             flush_entries: 0,
+            dirty_limit: m.dirty_limit_pages,
+            dirty_order: std::collections::VecDeque::with_capacity(m.dirty_limit_pages as usize + 1),
+            dirty_stamp: if m.dirty_limit_pages > 0 { vec![0; n] } else { Vec::new() },
+            stamp: 0,
             counters: MapCacheCounters::default(),
         }
     }
@@ -201,6 +225,7 @@ impl MapCache {
         }
         self.flushing.clear();
         (self.flush_next, self.flush_entries) = (0, 0);
+        self.dirty_order.clear();
     }
 
     /// After a whole state was installed: every translation page is on
@@ -254,7 +279,7 @@ impl MapCache {
         let page = lpn / self.entries_per_page;
         if page == self.last[lane] {
             if dirty {
-                self.flags[page as usize] |= DIRTY;
+                self.mark_dirty(page, ops, emit, erase_count);
             }
             self.counters.hits += 1;
             return;
@@ -400,7 +425,38 @@ impl MapCache {
             }
         }
         if dirty {
-            self.flags[p] |= DIRTY;
+            self.mark_dirty(page, ops, emit, erase);
+        }
+    }
+
+    /// `page` (cached) is changed. With a limit on dirty pages, a page
+    /// that becomes dirty joins the order, and beyond the limit the page
+    /// dirtied longest ago is written back and stays cached, clean.
+    #[inline(always)]
+    fn mark_dirty(&mut self, page: u32, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        let p = page as usize;
+        if self.flags[p] & DIRTY != 0 {
+            return;
+        }
+        self.flags[p] |= DIRTY;
+        if self.dirty_limit > 0 {
+            self.limit_dirty(page, ops, emit, erase);
+        }
+    }
+
+    #[inline(never)]
+    fn limit_dirty(&mut self, page: u32, ops: &mut Vec<NandOp>, emit: bool, erase: &mut [Vec<u32>; 2]) {
+        self.stamp = self.stamp.wrapping_add(1);
+        self.dirty_stamp[page as usize] = self.stamp;
+        self.dirty_order.push_back((page, self.stamp));
+        while self.dirty_order.len() > self.dirty_limit as usize {
+            let Some((q, stamp)) = self.dirty_order.pop_front() else { break };
+            let qi = q as usize;
+            if self.flags[qi] & DIRTY != 0 && self.dirty_stamp[qi] == stamp {
+                self.write_back(q, ops, emit, erase);
+                self.flags[qi] &= !DIRTY;
+                self.counters.dirty_limit_write_backs += 1;
+            }
         }
     }
 

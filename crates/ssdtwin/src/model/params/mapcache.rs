@@ -64,6 +64,18 @@ pub struct MapCacheSpec {
     /// (a page at a time between later updates, as the journal refills).
     #[serde(default, skip_serializing_if = "JournalPace::is_default")]
     pub journal_pace: JournalPace,
+    /// The host memory buffer is a read cache of the map (Toshiba's BG
+    /// series): translation pages cached there are clean copies, and an
+    /// update is made in the controller's SRAM (`controller.sram_bytes` ×
+    /// `dram_share`), which holds at most that many dirty pages; dirtying
+    /// one more writes back the page dirtied longest ago (it stays in the
+    /// buffer, clean). Default false: the buffer holds dirty pages too.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hmb_read_cache: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_journal_entry_bytes() -> u32 {
@@ -179,4 +191,8 @@ pub struct MapCacheModel {
     pub journal_flush: JournalFlush,
     /// When they are written back.
     pub journal_pace: JournalPace,
+    /// Most translation pages that may be dirty at once (0: as many as
+    /// are cached): the controller's SRAM share when the host memory
+    /// buffer is a read cache (`hmb_read_cache`).
+    pub dirty_limit_pages: u32,
 }

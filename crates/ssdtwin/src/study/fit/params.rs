@@ -194,6 +194,12 @@ pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
     if let Some(h) = spec.host.hmb_bytes.as_mut() {
         *h = (*h as f64 * f) as u64;
     }
+    // The SRAM's share of the map (a DRAM-less drive's cache without a
+    // buffer, or where an HMB read cache's updates are held) covers the
+    // same share of the drive.
+    if let Some(s) = spec.controller.sram_bytes.as_mut() {
+        *s = (*s as f64 * f) as u64;
+    }
     // The map journal lives in that memory and covers the same share.
     if let Some(j) = spec.ftl.map_cache.as_mut().and_then(|m| m.journal_entries.as_mut()) {
         *j = ((*j as f64 * f) as u32).max(1);
