@@ -308,28 +308,34 @@ impl Flash {
     }
 
     /// A plain page read (no cache register) books its die once, from its
-    /// array read until its page has crossed the bus: the first time at
-    /// which the die is free for tR, the transfer and any wait for the
-    /// bus after tR. (Booked as two pieces, the hold could land apart
-    /// from its read, in a later gap, and block the die's next work.)
-    /// Returns the read's start and the transfer's start.
+    /// array read until its page has crossed the bus. (Booked as two
+    /// pieces, the hold could land apart from its read, in a later gap,
+    /// and block the die's next work.) The read is issued when the die is
+    /// free for tR and the transfer and the bus is free for the transfer
+    /// right after tR, as a controller that waits for the bus before it
+    /// reads does: the die is not held idle while the bus is busy. (Held
+    /// instead, a bus booked far ahead held the die as long, which pushed
+    /// the die's next programs and their transfers further ahead, which
+    /// held the next read longer: without bound.) If die and bus do not
+    /// agree within eight tries, the die holds its page until the
+    /// transfer. Returns the read's start and the transfer's start.
     fn plain_read(&mut self, earliest: u64, d: usize, (tr, xfer): (u64, u64), lane: Lane) -> (u64, u64) {
         let ch = self.channel_of_die[d] as usize;
-        let mut hold = tr + xfer;
+        let mut t = earliest;
         for _ in 0..8 {
-            let start = self.die_first_fit(earliest, d, hold, lane);
-            let need = self.channels[ch].first_fit(start + tr, xfer) + xfer - start;
-            if need <= hold {
+            let start = self.die_first_fit(t, d, tr + xfer, lane);
+            let xs = self.channels[ch].first_fit(start + tr, xfer);
+            if xs == start + tr {
                 break;
             }
-            hold = need;
+            t = xs - tr;
         }
-        let start = self.die_reserve(earliest, d, hold, lane) - hold;
+        let start = self.die_reserve(t, d, tr + xfer, lane) - (tr + xfer);
         let xs = self.channels[ch].reserve(start + tr, xfer);
-        if xs + xfer > start + hold {
-            // Not settled in eight tries (a bus booked far ahead): the die
-            // holds its page on until the transfer.
-            self.die_reserve(start + hold, d, xs + xfer - start - hold, lane);
+        if xs > start + tr {
+            // Not settled in eight tries: the die holds its page on until
+            // the transfer ends.
+            self.die_reserve(start + tr + xfer, d, xs - start - tr, lane);
         }
         (start, xs)
     }
