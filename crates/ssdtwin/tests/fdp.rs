@@ -124,7 +124,7 @@ fn placement_identifiers_are_checked() {
     // A placement the drive does not have: the default one, and an event.
     d.submit_placed(Command { kind: IoKind::Write, offset: 0, len: 8192 }, 7, 0);
     let f = d.ftl().fdp().unwrap();
-    assert_eq!((f.invalid_placements, f.counters(0).host_slots), (1, 2));
+    assert_eq!((f.invalid_placements(), f.counters(0).host_slots), (1, 2));
     // Reads and trims carry none.
     d.submit_placed(Command { kind: IoKind::Read, offset: 0, len: 4096 }, 1, 1_000_000);
     assert_eq!(d.ftl().fdp().unwrap().counters(1).host_slots, 0);
@@ -240,7 +240,7 @@ fn a_scheme_file_places_writes_by_offset() {
     run_on(&mut dev, &job);
     let f = dev.drive().ftl().fdp().unwrap();
     assert_eq!((f.counters(0).host_slots, f.counters(1).host_slots), (1536, 512));
-    assert_eq!(f.invalid_placements, 16);
+    assert_eq!(f.invalid_placements(), 16);
     // A scheme file that is not there is named.
     let text = "[w]\nrw=write\nfdp=1\nplid_select=scheme\ndp_scheme=/nonexistent/scheme\n";
     let e = parse_job_file(text, "p.fio", 300 << 20, &JobOptions::new()).unwrap_err().to_string();

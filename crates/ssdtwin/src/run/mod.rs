@@ -28,6 +28,7 @@ pub mod device;
 pub mod driver;
 pub mod engine;
 pub mod entry;
+pub mod fdp_log;
 pub mod iolog;
 pub mod jobs;
 pub mod lifetime;
