@@ -34,6 +34,7 @@ pub mod jobs;
 pub mod lifetime;
 pub mod logs;
 pub mod placement_stats;
+pub(crate) mod plids;
 pub mod sim;
 pub mod source;
 pub mod state;

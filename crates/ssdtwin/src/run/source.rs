@@ -123,7 +123,7 @@ pub(crate) struct Source {
     /// reset).
     zbd_blocked_until: u64,
     /// fio's `fdp=1`: the placement identifiers its writes carry.
-    placement: Option<Box<Placements>>,
+    placement: Option<Box<crate::run::plids::Placements>>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `sync` ([`sync`]).
     syncs: Option<Box<sync::SyncState>>,
     /// fio's verify phase ([`verify`]).
@@ -132,36 +132,6 @@ pub(crate) struct Source {
     extras: bool,
     /// fio's `write_iolog`, when the job writes one.
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
-}
-
-/// The placement identifiers a job's writes carry, in fio's order
-/// (dataplacement.c's `dp_fill_dspec_data`): in turn, one per write, or
-/// uniformly at random.
-struct Placements {
-    ids: Vec<u32>,
-    next: usize,
-    rng: Option<Pcg64Mcg>,
-    /// `plid_select=scheme`: by the write's offset.
-    scheme: Option<Vec<crate::run::workload::SchemeEntry>>,
-}
-
-impl Placements {
-    /// The identifier of a write at byte `offset`.
-    fn next(&mut self, offset: u64) -> u32 {
-        if let Some(scheme) = &self.scheme {
-            return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);
-        }
-        match &mut self.rng {
-            Some(r) => self.ids[r.random_range(0..self.ids.len())],
-            None => {
-                if self.next >= self.ids.len() {
-                    self.next = 0;
-                }
-                self.next += 1;
-                self.ids[self.next - 1]
-            }
-        }
-    }
 }
 
 impl Source {
@@ -577,10 +547,8 @@ impl Source {
             self.plain = false;
         }
         if let (Some(p), Some(f)) = (&self.spec.placement, dev.drive().ftl().fdp()) {
-            let ids = if p.ids.is_empty() { (0..f.model().placements()).collect() } else { p.ids.clone() };
-            let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(self.spec.randseed ^ 0xfd9_5eed));
-            let scheme = p.scheme.clone();
-            self.placement = Some(Box::new(Placements { ids, next: 0, rng, scheme }));
+            let chooser = crate::run::plids::Placements::new(p, f.model().placements(), self.spec.randseed);
+            self.placement = Some(Box::new(chooser));
         }
         if let Some(opts) = &self.spec.zbd {
             match ZbdJob::new(&self.spec, opts, dev.drive()) {
