@@ -365,9 +365,11 @@ class Device:
         (``None`` for a conventional drive): ``zone_states`` (zones by
         state), ``zones`` (each zone that took writes, resets or finishes),
         ``handles`` (per reclaim unit handle: host and media bytes, bytes GC
-        moved, reclaim units started, ``waf``), ``invalid_placements`` and,
-        on FDP drives, ``fdp_statistics`` (the FDP statistics log page:
-        host bytes, media bytes written and erased)."""
+        moved, reclaim units started, ``waf``) and, on FDP drives,
+        ``fdp_events`` (events by type: ``type``, ``code``, ``count``) and
+        ``fdp_log``, the FDP log pages: ``configuration``,
+        ``handle_usage``, ``statistics`` (host bytes, media bytes written
+        and erased) and ``host_events`` / ``controller_events``."""
         return json.loads(self._d.placement())
 
     def submit_many(

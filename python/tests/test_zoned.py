@@ -122,6 +122,9 @@ def test_writes_carry_placement_identifiers():
     p = d.placement()
     host = {(h["group"], h["handle"]): h["host_bytes"] for h in p["handles"]}
     assert host == {(0, 0): 5 * PAGE, (0, 1): 16 * PAGE}
-    assert p["invalid_placements"] == 1
-    assert p["fdp_statistics"]["host_bytes"] == 21 * PAGE
+    assert p["fdp_events"] == [{"type": "invalid_placement_identifier", "code": 3, "count": 1}]
+    (event,) = p["fdp_log"]["host_events"]
+    assert (event["placement"], event["group"], event["handle"]) == (7, 0, 0)
+    assert p["fdp_log"]["statistics"]["host_bytes"] == 21 * PAGE
+    assert p["fdp_log"]["configuration"]["reclaim_unit_handles"] == 2
     assert "zone_states" not in p

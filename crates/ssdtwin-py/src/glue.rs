@@ -320,18 +320,14 @@ pub fn device(drive: &DriveSource, state: &str, seed: u64) -> Result<Device> {
 
 /// The data-placement interfaces' counts since the drive was made, as
 /// JSON: zones by state and each zone's and each placement handle's
-/// activity (`ssdtwin::run::placement_stats`), with the FDP statistics log
-/// page (`fdp_statistics`); `null` for a conventional drive.
+/// activity, the FDP events by type and the FDP log pages
+/// (`ssdtwin::run::placement_stats`); `null` for a conventional drive.
 pub fn placement(device: &Device) -> Result<String> {
     let d = device.drive();
     let Some(w) = ssdtwin::run::placement_stats::PlacementSnapshot::since_start(d) else {
         return Ok("null".to_string());
     };
-    let mut v = serde_json::to_value(w)?;
-    if let Some(s) = d.fdp_statistics() {
-        v["fdp_statistics"] = serde_json::to_value(s)?;
-    }
-    Ok(v.to_string())
+    Ok(serde_json::to_string(&w)?)
 }
 
 /// The drive's counters now (as a run's `counters` object, plus `waf` and

@@ -124,7 +124,7 @@ fn placement_identifiers_are_checked() {
     // A placement the drive does not have: the default one, and an event.
     d.submit_placed(Command { kind: IoKind::Write, offset: 0, len: 8192 }, 7, 0);
     let f = d.ftl().fdp().unwrap();
-    assert_eq!((f.invalid_placements, f.counters(0).host_slots), (1, 2));
+    assert_eq!((f.invalid_placements(), f.counters(0).host_slots), (1, 2));
     // Reads and trims carry none.
     d.submit_placed(Command { kind: IoKind::Read, offset: 0, len: 4096 }, 1, 1_000_000);
     assert_eq!(d.ftl().fdp().unwrap().counters(1).host_slots, 0);
@@ -240,9 +240,42 @@ fn a_scheme_file_places_writes_by_offset() {
     run_on(&mut dev, &job);
     let f = dev.drive().ftl().fdp().unwrap();
     assert_eq!((f.counters(0).host_slots, f.counters(1).host_slots), (1536, 512));
-    assert_eq!(f.invalid_placements, 16);
+    assert_eq!(f.invalid_placements(), 16);
     // A scheme file that is not there is named.
     let text = "[w]\nrw=write\nfdp=1\nplid_select=scheme\ndp_scheme=/nonexistent/scheme\n";
     let e = parse_job_file(text, "p.fio", 300 << 20, &JobOptions::new()).unwrap_err().to_string();
     assert!(e.contains("dp_scheme") && e.contains("/nonexistent/scheme"), "{e}");
+}
+
+#[test]
+fn a_replayed_trace_carries_fios_placement_identifiers() {
+    // 128 writes of 64 KiB in an iolog; fio gives replayed writes the
+    // job's placement identifiers as it gives generated ones: in turn.
+    let dir = tempfile::TempDir::new().unwrap();
+    let trace = dir.path().join("w.iolog");
+    let mut text = String::from("fio version 3 iolog\n0 f add\n0 f open\n");
+    for i in 0..128u64 {
+        text.push_str(&format!("{} f write {} 65536\n", i * 100, i * 65536));
+        text.push_str(&format!("{} f read {} 4096\n", i * 100 + 50, i * 65536));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let run = |options: &str| {
+        let job = format!("[t]\ntrace={}\nreplay=closed:4\n{options}", trace.display());
+        let file = parse_job_file(&job, "p.fio", 300 << 20, &JobOptions::new()).unwrap();
+        let out = execute(fdp_drive("initially"), &file, RunOptions::default()).unwrap();
+        let f = out.device.drive().ftl().fdp().unwrap();
+        (f.counters(0).host_slots, f.counters(1).host_slots)
+    };
+    assert_eq!(run("fdp=1\n"), (64 * 16, 64 * 16), "round robin over both");
+    assert_eq!(run("fdp=1\nfdp_pli=1\n"), (0, 128 * 16), "plids (alias fdp_pli) picks handle 1");
+    assert_eq!(run(""), (128 * 16, 0), "without fdp: the default handle");
+    let scheme = dir.path().join("scheme");
+    std::fs::write(&scheme, format!("0,{},1\n", 32 * 65536)).unwrap();
+    let by_offset = format!("fdp=1\nplid_select=scheme\ndp_scheme={}\n", scheme.display());
+    assert_eq!(run(&by_offset), (96 * 16, 32 * 16), "the first 32 writes by the scheme");
+    // On a drive without [fdp], the option is named.
+    let job = format!("[t]\ntrace={}\nfdp=1\n", trace.display());
+    let file = parse_job_file(&job, "p.fio", 300 << 20, &JobOptions::new()).unwrap();
+    let e = execute(small_drive(300, &[]), &file, RunOptions::default()).err().unwrap().to_string();
+    assert!(e.contains("`fdp`") && e.contains("[fdp]"), "{e}");
 }

@@ -194,3 +194,33 @@ fn fios_example_job_files_run() {
     assert_eq!(ran.len() + refused.len() + skipped.len(), names.len());
     assert!(ran.len() >= 38, "only {} examples ran", ran.len());
 }
+
+/// fio's `uring-cmd-fdp.fio`, unchanged, on the preset with `[fdp]` and
+/// the 8 reclaim unit handles it names: each job's writes go round its
+/// own `fdp_pli` list (4, 2 and 1 handles), handle 7 takes nothing.
+#[test]
+fn fios_fdp_example_runs_on_an_fdp_drive() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples/uring-cmd-fdp.fio");
+    let text = std::fs::read_to_string(path).unwrap();
+    let set = ["fdp.reclaim_unit_handles=8".to_string(), "fdp.isolation=initially".to_string()];
+    let model = DriveSpec::load(PRESET, &set).unwrap().build(PRESET).unwrap();
+    let capacity = Drive::new(model.clone()).user_bytes();
+    let mut file = parse_job_file(&text, "uring-cmd-fdp.fio", capacity, &JobOptions::new()).unwrap();
+    shorten(&mut file);
+    let mut dev = Device::new(Drive::new(model));
+    let jobs = try_run_jobs(&mut dev, &file).unwrap();
+    assert!(jobs.iter().all(|j| j.error == 0), "{:?}", jobs.iter().map(|j| &j.error_reason).collect::<Vec<_>>());
+    let f = dev.drive().ftl().fdp().unwrap();
+    let host: Vec<u64> = (0..8).map(|p| f.counters(p).host_slots).collect();
+    // 4 KiB writes, one slot each, in turn over the job's handles.
+    let written = |j: usize| jobs[j].result.dirs[1].bytes / 4096;
+    let turns = |ids: std::ops::Range<usize>, n: u64| {
+        let k = ids.len() as u64;
+        ids.clone().enumerate().all(|(i, p)| host[p] == n / k + u64::from((i as u64) < n % k))
+    };
+    assert!(written(0) > 0 && written(1) > 0 && written(2) > 0);
+    assert!(turns(0..4, written(0)), "write-heavy over 0-3: {host:?}");
+    assert!(turns(4..6, written(1)), "write-mid over 4, 5: {host:?}");
+    assert_eq!(host[6], written(2), "write-light through 6");
+    assert_eq!(host[7], 0);
+}

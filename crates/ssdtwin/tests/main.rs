@@ -6,6 +6,7 @@ mod determinism;
 mod device;
 mod entry;
 mod fdp;
+mod fdp_log;
 mod fill;
 mod fio;
 mod fio_control;

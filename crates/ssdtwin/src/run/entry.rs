@@ -126,28 +126,16 @@ pub fn execute(drive: Drive, file: &JobFile, opts: RunOptions) -> Result<RunOutc
 /// off a zone's write pointer fail with the drive's status, which ends the
 /// job with fio's I/O error.)
 pub fn check_drive(drive: &Drive, file: &JobFile) -> Result<(), crate::error::JobError> {
-    let invalid = |at: &str, option: &str, reason: String| crate::error::JobError::Invalid {
-        origin: at.to_string(),
-        option: option.into(),
-        reason,
-    };
     for job in &file.jobs {
+        let placement = match &job.phase {
+            Phase::Io(spec) => spec.placement.as_ref(),
+            Phase::Trace(spec) => spec.placement.as_deref(),
+            _ => None,
+        };
+        if let Some(p) = placement {
+            check_placement(drive, p)?;
+        }
         if let Phase::Io(spec) = &job.phase {
-            if let Some(p) = &spec.placement {
-                let name = &drive.model().spec.name;
-                let Some(f) = drive.model().fdp else {
-                    let why = format!("fdp needs a drive with flexible data placement ([fdp]); {name} has none");
-                    return Err(invalid(&p.at, "fdp", why));
-                };
-                if let Some(&bad) = p.ids.iter().find(|&&i| i >= f.placements()) {
-                    let why = format!(
-                        "placement id index {bad} is out of range: {name} has {} (0 to {})",
-                        f.placements(),
-                        f.placements() - 1
-                    );
-                    return Err(invalid(&p.at, "plids", why));
-                }
-            }
             if let Some(z) = spec.zbd.as_ref().filter(|_| !drive.is_zoned()) {
                 return Err(crate::error::JobError::Invalid {
                     origin: z.at.clone(),
@@ -159,6 +147,29 @@ pub fn check_drive(drive: &Drive, file: &JobFile) -> Result<(), crate::error::Jo
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// A job's (or trace section's) `fdp=1` needs a drive with `[fdp]` that
+/// has every placement its `plids` names.
+fn check_placement(drive: &Drive, p: &crate::run::workload::Placement) -> Result<(), crate::error::JobError> {
+    let invalid = |option: &str, reason: String| crate::error::JobError::Invalid {
+        origin: p.at.clone(),
+        option: option.into(),
+        reason,
+    };
+    let name = &drive.model().spec.name;
+    let Some(f) = drive.model().fdp else {
+        return Err(invalid("fdp", format!("fdp needs a drive with flexible data placement ([fdp]); {name} has none")));
+    };
+    if let Some(&bad) = p.ids.iter().find(|&&i| i >= f.placements()) {
+        let why = format!(
+            "placement id index {bad} is out of range: {name} has {} (0 to {})",
+            f.placements(),
+            f.placements() - 1
+        );
+        return Err(invalid("plids", why));
     }
     Ok(())
 }

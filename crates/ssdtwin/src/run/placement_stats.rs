@@ -4,7 +4,9 @@
 //! its series), what each zone took (host bytes, resets, finishes and
 //! their padding), and what each placement identifier wrote (host and
 //! media bytes, data moved by GC, reclaim units started, so WAF per
-//! handle) — the counts of the FDP statistics log page split by handle.
+//! handle) — the counts of the FDP statistics log page split by handle —
+//! with the FDP events it saw by type and the FDP log pages at its end
+//! ([`crate::run::fdp_log`]).
 //!
 //! A snapshot of the drive's per-zone and per-placement counters is taken
 //! when a window opens and subtracted when it closes: nothing is counted
@@ -20,6 +22,7 @@ use crate::model::ftl::fdp::PlacementCounters;
 use crate::model::ftl::zns::ZoneCounters;
 use crate::model::ftl::zones::ZoneState;
 use crate::model::nand::SECTOR_BYTES;
+use crate::run::fdp_log::{event_counts, EventCount, FdpLogPages};
 
 const SLOT: u64 = SECTOR_BYTES as u64;
 
@@ -129,10 +132,12 @@ pub struct PlacementWindow {
     /// together (initially isolated handles).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub shared_gc_bytes: u64,
-    /// Writes naming a placement the drive does not have (*Invalid
-    /// Placement Identifier* events).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub invalid_placements: u64,
+    /// FDP events of the window by type (types it saw none of left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fdp_events: Vec<EventCount>,
+    /// The FDP log pages at the window's end (FDP drives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp_log: Option<FdpLogPages>,
 }
 
 impl PlacementWindow {
@@ -167,8 +172,19 @@ impl PlacementWindow {
                 .collect();
             out.push_str(&format!("  placement handles: {}\n", list.join("; ")));
         }
-        if self.invalid_placements > 0 {
-            out.push_str(&format!("  invalid placement identifiers: {}\n", self.invalid_placements));
+        if let Some(s) = self.fdp_log.as_ref().map(|l| l.statistics) {
+            let gb = |b: u64| b as f64 / 1e9;
+            let ratio = if s.host_bytes > 0 { s.media_bytes as f64 / s.host_bytes as f64 } else { 0.0 };
+            out.push_str(&format!(
+                "  FDP statistics (drive's life): host {:.2} GB, media {:.2} GB written (ratio {ratio:.3}), {:.2} GB erased\n",
+                gb(s.host_bytes),
+                gb(s.media_bytes),
+                gb(s.erased_bytes)
+            ));
+        }
+        if !self.fdp_events.is_empty() {
+            let list: Vec<String> = self.fdp_events.iter().map(|e| format!("{} {}", e.count, e.kind.name())).collect();
+            out.push_str(&format!("  FDP events: {}\n", list.join(", ")));
         }
         out
     }
@@ -184,7 +200,7 @@ pub struct PlacementSnapshot {
     zones: Vec<ZoneCounters>,
     handles: Vec<PlacementCounters>,
     shared_gc_slots: u64,
-    invalid_placements: u64,
+    events: [u64; 3],
 }
 
 impl PlacementSnapshot {
@@ -202,7 +218,7 @@ impl PlacementSnapshot {
             zones,
             handles,
             shared_gc_slots: fdp.map_or(0, |f| f.mixed_slots()),
-            invalid_placements: fdp.map_or(0, |f| f.invalid_placements),
+            events: fdp.map_or([0; 3], |f| f.events().counts()),
         })
     }
 
@@ -214,7 +230,7 @@ impl PlacementSnapshot {
             zones: vec![ZoneCounters::default(); now.zones.len()],
             handles: vec![PlacementCounters::default(); now.handles.len()],
             shared_gc_slots: 0,
-            invalid_placements: 0,
+            events: [0; 3],
         };
         Some(zero.window(drive))
     }
@@ -263,7 +279,8 @@ impl PlacementSnapshot {
             zones,
             handles,
             shared_gc_bytes: (now.shared_gc_slots - self.shared_gc_slots) * SLOT,
-            invalid_placements: now.invalid_placements - self.invalid_placements,
+            fdp_events: event_counts(self.events, now.events),
+            fdp_log: FdpLogPages::of(drive),
         }
     }
 }

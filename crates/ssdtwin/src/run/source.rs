@@ -21,7 +21,6 @@ use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::{Next, ZbdJob};
 
-mod placement;
 mod prio;
 mod ranges;
 mod sync;
@@ -130,7 +129,7 @@ pub(crate) struct Source {
     /// reset).
     zbd_blocked_until: u64,
     /// fio's `fdp=1`: the placement identifiers its writes carry.
-    placement: Option<Box<placement::Placements>>,
+    placement: Option<Box<crate::run::plids::Placements>>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `sync` ([`sync`]).
     syncs: Option<Box<sync::SyncState>>,
     /// fio's verify phase ([`verify`]).
@@ -568,10 +567,8 @@ impl Source {
             self.plain = false;
         }
         if let (Some(p), Some(f)) = (&self.spec.placement, dev.drive().ftl().fdp()) {
-            let ids = if p.ids.is_empty() { (0..f.model().placements()).collect() } else { p.ids.clone() };
-            let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(self.spec.randseed ^ 0xfd9_5eed));
-            let scheme = p.scheme.clone();
-            self.placement = Some(Box::new(placement::Placements { ids, next: 0, rng, scheme }));
+            let chooser = crate::run::plids::Placements::new(p, f.model().placements(), self.spec.randseed);
+            self.placement = Some(Box::new(chooser));
         }
         if let Some(opts) = &self.spec.zbd {
             match ZbdJob::new(&self.spec, opts, dev.drive()) {

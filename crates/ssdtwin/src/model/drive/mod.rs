@@ -302,7 +302,8 @@ impl Drive {
         self.submits += 1;
         self.last_error = None;
         self.last_t = t;
-        if self.media.is_some() {
+        if self.media.is_some() || self.model.fdp.is_some() {
+            // The media model ages data by it; FDP events carry it.
             self.ftl.set_clock(self.clock_base_ns + t);
         }
         let arrived = t;

@@ -226,6 +226,9 @@ impl FtlCore {
                             continue;
                         }
                         self.streams[s as usize].open[die as usize] = NONE;
+                        if s == StreamId::Host {
+                            self.fdp_unit_broken();
+                        }
                         // The stream's partly filled unit is programmed
                         // (so its data leaves the write buffer) and moves
                         // with the rest.
@@ -244,7 +247,9 @@ impl FtlCore {
                 // Being collected or already erased: the erase retires it.
                 _ => continue,
             }
-            self.move_slots(block, mode, 0, u32::MAX);
+            let fdp = self.fdp_before_reallocation(block);
+            let moved = self.move_slots(block, mode, 0, u32::MAX);
+            self.fdp_reallocated(fdp, moved);
             self.journal(super::journal::Relocation::Erased { block });
             self.blocks.retire(block, false);
             self.count_retired(block);
@@ -266,7 +271,9 @@ impl FtlCore {
         }
         let mode = self.blocks.mode[b];
         self.start_collecting(block, mode);
-        self.move_slots(block, mode, 0, u32::MAX);
+        let fdp = self.fdp_before_reallocation(block);
+        let moved = self.move_slots(block, mode, 0, u32::MAX);
+        self.fdp_reallocated(fdp, moved);
         self.erase_only(block, mode);
         if mode == CellMode::Slc {
             self.counters.fold_blocks -= 1;

@@ -81,7 +81,11 @@ impl Ftl {
     /// Program the host's partially filled unit now, padding the rest
     /// (write-through and flush commands).
     pub fn flush_host(&mut self) {
-        self.scheme.flush(&mut self.core);
+        if self.core.fdp.is_some() {
+            self.fdp_flush();
+        } else {
+            self.scheme.flush(&mut self.core);
+        }
         if self.core.bad.is_some() {
             self.core.handle_program_failures();
         }

@@ -24,12 +24,16 @@
 //! counters): host bytes written, media bytes written (programs, padding
 //! included) and media bytes erased, per placement the host and media
 //! bytes and the data moved by GC (so WAF per handle), reclaim units
-//! started, and the *Invalid Placement Identifier* event (a write naming
-//! a placement the drive does not have goes to the default one).
+//! started, and the FDP events ([`super::fdp_events`]: a write naming a
+//! placement the drive does not have goes to the default one and records
+//! an *Invalid Placement Identifier* event). The log pages as a host
+//! reads them are [`crate::run::fdp_log`].
 //! Left out: the Reclaim Unit Handle Update command and the events tied
 //! to it, reclaim unit time limits, and placement identifier lists per
 //! namespace.
 
+use super::fdp_events::{FdpEvent, FdpEventType, FdpEvents};
+use super::mapping::MappingScheme;
 use super::streams::{Stream, StreamId};
 use super::{Ftl, FtlCore};
 use crate::model::nand::{Geometry, NONE};
@@ -93,8 +97,8 @@ pub struct Fdp {
     counters: Vec<PlacementCounters>,
     /// Slots programmed into shared GC blocks.
     mixed_slots: u64,
-    /// Invalid Placement Identifier events.
-    pub invalid_placements: u64,
+    /// The FDP events logs.
+    events: FdpEvents,
 }
 
 impl Fdp {
@@ -119,7 +123,7 @@ impl Fdp {
             owner: vec![NONE; geo.total_blocks as usize],
             counters: vec![PlacementCounters::default(); n as usize],
             mixed_slots: 0,
-            invalid_placements: 0,
+            events: FdpEvents::default(),
         }
     }
 
@@ -141,6 +145,31 @@ impl Fdp {
     /// Slots programmed into shared GC blocks (initially isolated).
     pub fn mixed_slots(&self) -> u64 {
         self.mixed_slots
+    }
+
+    /// The FDP events logs.
+    pub fn events(&self) -> &FdpEvents {
+        &self.events
+    }
+
+    /// Invalid Placement Identifier events.
+    pub fn invalid_placements(&self) -> u64 {
+        self.events.count(FdpEventType::InvalidPlacementIdentifier)
+    }
+
+    /// Record an event of `kind` at `time_ns` about placement `p` (`NONE`
+    /// or [`MIXED`]: no placement; its location is then not valid either).
+    pub(super) fn record(&mut self, kind: FdpEventType, time_ns: u64, p: u32, moved: Option<(u32, u64)>) {
+        let valid = p < self.model.placements();
+        self.events.record(FdpEvent {
+            kind,
+            time_ns,
+            placement: valid.then_some(p),
+            group: valid.then_some(p / self.model.handles),
+            handle: valid.then_some(p % self.model.handles),
+            lbas_moved: moved.map(|m| m.0),
+            lba: moved.map(|m| m.1),
+        });
     }
 
     /// Make placement `p` the FTL's host stream.
@@ -212,6 +241,36 @@ impl FtlCore {
         owner
     }
 
+    /// The controller is about to move `block`'s valid data for a media
+    /// reason (a failed program, an uncorrectable read): its owner and
+    /// the first logical page it holds (`None`: no `[fdp]`).
+    pub(super) fn fdp_before_reallocation(&self, block: u32) -> Option<(u32, u64)> {
+        let f = self.fdp.as_ref()?;
+        let first = self.geo.first_slot(block) as usize;
+        let end = first + self.blocks.wp[block as usize] as usize;
+        let lba = self.p2l[first..end].iter().find(|&&l| l != NONE).map_or(0, |&l| l as u64);
+        Some((f.owner[block as usize], lba))
+    }
+
+    /// After the reallocation [`FtlCore::fdp_before_reallocation`]
+    /// announced moved `moved` slots: a Media Reallocated event (none
+    /// when nothing valid was moved).
+    pub(super) fn fdp_reallocated(&mut self, before: Option<(u32, u64)>, moved: u32) {
+        let (Some((owner, lba)), Some(f)) = (before, &mut self.fdp) else { return };
+        if moved > 0 {
+            f.record(FdpEventType::MediaReallocated, self.blocks.clock_ns, owner, Some((moved, lba)));
+        }
+    }
+
+    /// A program failure closed the current placement's open block: its
+    /// handle goes on in another before its reclaim unit was full.
+    pub(super) fn fdp_unit_broken(&mut self) {
+        if let Some(f) = &mut self.fdp {
+            let p = f.current;
+            f.record(FdpEventType::ImplicitlyModifiedReclaimUnitHandle, self.blocks.clock_ns, p, None);
+        }
+    }
+
     /// After moving `moved` slots of data of placement `owner`.
     #[inline]
     pub(super) fn fdp_leave_gc(&mut self, owner: u32, moved: u64) {
@@ -239,11 +298,34 @@ impl Ftl {
         let p = if pid < f.model.placements() {
             pid
         } else {
-            f.invalid_placements += 1;
+            // The event names the identifier the write carried; its
+            // location is the default handle's, where the data went.
+            f.events.record(FdpEvent {
+                kind: FdpEventType::InvalidPlacementIdentifier,
+                time_ns: self.core.blocks.clock_ns,
+                placement: Some(pid),
+                group: Some(0),
+                handle: Some(0),
+                lbas_moved: None,
+                lba: None,
+            });
             0
         };
         f.switch_host(p, &mut self.core.streams);
         f.counters[p as usize].host_slots += pages as u64;
+    }
+
+    /// A flush with placements: every placement's partially filled
+    /// program unit is programmed (padded), each into its own reclaim
+    /// unit, not only the current placement's.
+    pub(super) fn fdp_flush(&mut self) {
+        let Some(f) = &self.core.fdp else { return };
+        let (back, n) = (f.current, f.model.placements());
+        for p in (0..n).filter(|&p| p != back).chain([back]) {
+            let f = self.core.fdp.as_mut().expect("checked");
+            f.switch_host(p, &mut self.core.streams);
+            self.scheme.flush(&mut self.core);
+        }
     }
 
     /// The FDP statistics log page (`None`: no `[fdp]`).

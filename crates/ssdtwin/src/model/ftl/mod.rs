@@ -34,7 +34,7 @@
 //! - [`zones`], [`zns`]: a zoned namespace's zone state machine and the
 //!   mapping scheme that gives each sequential zone blocks of its own;
 //! - [`fdp`]: flexible data placement (a host stream per placement
-//!   handle, GC isolation).
+//!   handle, GC isolation) and [`fdp_events`], its event logs.
 //!
 //! The map cache of DRAM-less drives is [`mapcache`]; wear leveling is in
 //! [`gc`] and [`blocks`].
@@ -44,6 +44,7 @@ pub mod blocks;
 pub mod extrapolate;
 mod facade;
 pub mod fdp;
+pub mod fdp_events;
 pub mod gc;
 pub mod hybrid;
 pub mod install;

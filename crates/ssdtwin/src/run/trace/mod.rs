@@ -466,6 +466,12 @@ pub struct TraceSpec {
     pub blkparse_dispatch: bool,
     /// Stop after this many requests replayed (`None`: the whole trace).
     pub max_requests: Option<u64>,
+    /// fio's data placement options (`fdp=1`, `plids`, `plid_select`,
+    /// `dp_scheme`): the placement identifiers the replayed writes carry,
+    /// chosen as fio chooses them for an iolog's writes (no trace format
+    /// has a placement field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Box<crate::run::workload::Placement>>,
 }
 
 impl TraceSpec {
@@ -482,6 +488,7 @@ impl TraceSpec {
             device: None,
             blkparse_dispatch: false,
             max_requests: None,
+            placement: None,
         }
     }
 

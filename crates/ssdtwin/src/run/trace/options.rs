@@ -10,8 +10,11 @@
 //! ```
 //!
 //! A relative trace path is taken from the job file's directory. A trace
-//! section takes no fio I/O options (its requests come from the file), and
-//! `[global]` options do not apply to it.
+//! section takes no fio I/O options (its requests come from the file)
+//! but fio's data placement options (`fdp`, `dataplacement`, `plids`,
+//! `plid_select`, `dp_scheme` and their aliases), which fio applies to
+//! the writes it replays from an iolog; `[global]` options do not apply
+//! to it.
 
 use std::path::Path;
 
@@ -100,6 +103,7 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
         reason,
     };
     let mut spec = TraceSpec::new(name, "");
+    let mut placement = crate::run::workload::fio::placement::PlacementOptions::default();
     // An aging phase over the trace (`age`, `per_day`, `age_exact`).
     let mut aging = crate::run::lifetime::AgeOptions::default();
     let kb_base = crate::run::workload::fio::kb_base_of(entries)?;
@@ -128,6 +132,14 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
                     _ => v.clone(),
                 };
             }
+            "fdp" | "dataplacement" | "plids" | "fdp_pli" | "plid_select" | "fdp_pli_select" | "dp_scheme" => {
+                let key = match k.as_str() {
+                    "fdp_pli" => "plids",
+                    "fdp_pli_select" => "plid_select",
+                    key => key,
+                };
+                placement.apply(&(key.to_string(), v.clone(), at.clone()))?;
+            }
             key if OPTIONS.contains(&key) => apply_option(&mut spec, key, v).map_err(|r| invalid(at, key, r))?,
             "apst" | "randseed" | "kb_base" => {}
             key if crate::run::workload::fio::HOST_ONLY.contains(&key) => {}
@@ -140,7 +152,11 @@ pub fn job_phase(name: &str, entries: &[(String, String, String)]) -> Result<Pha
             }
         }
     }
+    spec.placement = placement.finish()?.map(Box::new);
     let Some((days, per_day, exact, _)) = aging.finish()? else { return Ok(Phase::Trace(spec)) };
+    if let Some(p) = &spec.placement {
+        return Err(invalid(&p.at, "fdp", "an age phase's writes carry no placement identifiers".into()));
+    }
     let name = spec.name.clone();
     let workload = crate::run::lifetime::AgeWorkload::Trace(spec);
     Ok(Phase::Age(crate::run::lifetime::AgeSpec { name, days, per_day, workload, exact }))

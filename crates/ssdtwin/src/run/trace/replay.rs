@@ -25,6 +25,7 @@ use crate::error::TraceError;
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::{Completion, Device};
 use crate::run::driver::{drive, Timer, Workload};
+use crate::run::plids::Placements;
 use crate::run::sim::PhaseResult;
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::Phase;
@@ -167,6 +168,10 @@ pub fn replay(device: &mut Device, spec: &TraceSpec, progress: &mut dyn FnMut(u6
     let capacity = device.drive().user_bytes();
     let mapper = Mapper::new(spec, format, capacity)?;
     let mut src = Source::new(reader, mapper, spec);
+    if let (Some(p), Some(f)) = (&spec.placement, device.drive().ftl().fdp()) {
+        // fio's default randseed.
+        src.placement = Some(Box::new(Placements::new(p, f.model().placements(), 0x89)));
+    }
 
     let start = device.now();
     device.begin_window(start);
@@ -253,9 +258,13 @@ struct Tally {
 }
 
 impl Tally {
-    /// Submit `cmd` now, counting it and whether it failed.
-    fn submit(&mut self, device: &mut Device, cmd: Command) {
-        device.submit(cmd, self.submitted as u32);
+    /// Submit `cmd` now (a write with placement identifier `pid`, if
+    /// any), counting it and whether it failed.
+    fn submit(&mut self, device: &mut Device, (cmd, pid): (Command, Option<u32>)) {
+        match pid {
+            Some(pid) => device.submit_placed(cmd, pid, self.submitted as u32),
+            None => device.submit(cmd, self.submitted as u32),
+        };
         self.io_errors += device.drive().last_error().is_some() as u64;
         self.submitted += 1;
     }
@@ -276,7 +285,8 @@ impl<T: FnMut(u64)> Closed<'_, T> {
     fn fill(&mut self, device: &mut Device) -> Result<(), TraceError> {
         while device.outstanding() < self.depth {
             let Some((cmd, _, _)) = self.src.next(device)? else { break };
-            self.t.submit(device, cmd);
+            let placed = self.src.placed(cmd);
+            self.t.submit(device, placed);
         }
         self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
         self.done = device.outstanding() == 0;
@@ -379,7 +389,8 @@ impl<T: FnMut(u64)> Workload for Timed<'_, T> {
         let removed = at - device.now();
         self.shift += removed;
         self.t.idle_removed += removed;
-        self.t.submit(device, cmd);
+        let placed = self.src.placed(cmd);
+        self.t.submit(device, placed);
         self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
         (self.tick)(device.now());
         self.read(device)
@@ -519,7 +530,8 @@ impl<T: FnMut(u64)> Workload for Dependent<'_, T> {
     #[inline]
     fn on_wake(&mut self, device: &mut Device) -> Result<(), TraceError> {
         let Some((cmd, _, _)) = self.next.take() else { return Ok(()) };
-        self.t.submit(device, cmd);
+        let placed = self.src.placed(cmd);
+        self.t.submit(device, placed);
         self.t.max_outstanding = self.t.max_outstanding.max(device.outstanding());
         (self.tick)(device.now());
         self.read(device)
@@ -541,6 +553,8 @@ struct Source {
     head: usize,
     len: usize,
     exhausted: bool,
+    /// fio's data placement options: the writes' placement identifiers.
+    placement: Option<Box<Placements>>,
 }
 
 impl Source {
@@ -552,6 +566,18 @@ impl Source {
             head: 0,
             len: 0,
             exhausted: false,
+            placement: None,
+        }
+    }
+
+    /// `cmd` with the placement identifier it carries (writes, with
+    /// fio's placement options), chosen in submission order as fio
+    /// chooses them.
+    #[inline]
+    fn placed(&mut self, cmd: Command) -> (Command, Option<u32>) {
+        match &mut self.placement {
+            Some(p) if cmd.kind == IoKind::Write => (cmd, Some(p.next(cmd.offset))),
+            _ => (cmd, None),
         }
     }
 

@@ -9,7 +9,9 @@
 //! lines read as fio's `init_ruh_scheme` reads it: at most 32 entries,
 //! reading stops at the first line that is not one, the first entry
 //! holding a write's offset gives its identifier, 0 when none does).
-//! Refused: `dataplacement=streams` (the Streams directive).
+//! Refused: `dataplacement=streams` (the Streams directive). A trace
+//! section reads the same options (fio applies them to the writes it
+//! replays from an iolog: [`crate::run::plids`]).
 
 use super::options::Entry;
 use super::values::invalid;
@@ -18,7 +20,7 @@ use crate::run::workload::{Placement, SchemeEntry};
 
 /// The options as read so far (later ones win).
 #[derive(Debug, Default)]
-pub(super) struct PlacementOptions {
+pub(crate) struct PlacementOptions {
     on: Option<String>,
     ids: Vec<u32>,
     random: bool,
@@ -33,7 +35,7 @@ const MAX_SCHEME_ENTRIES: usize = 32;
 impl PlacementOptions {
     /// Read one option (one the table gives to this module:
     /// [`super::table::Reader::Placement`]).
-    pub(super) fn apply(&mut self, (key, v, at): &Entry) -> Result<(), JobError> {
+    pub(crate) fn apply(&mut self, (key, v, at): &Entry) -> Result<(), JobError> {
         let key = key.as_str();
         match key {
             "fdp" => match v.as_str() {
@@ -72,7 +74,7 @@ impl PlacementOptions {
 
     /// The job's placement (`None` without `fdp`/`dataplacement=fdp`);
     /// with `plid_select=scheme`, its `dp_scheme` file read.
-    pub(super) fn finish(self) -> Result<Option<Placement>, JobError> {
+    pub(crate) fn finish(self) -> Result<Option<Placement>, JobError> {
         let Some(at) = self.on else { return Ok(None) };
         let scheme = match (self.scheme, &self.scheme_file) {
             (false, _) => None,
