@@ -1,6 +1,8 @@
 //! `ssdtwin fit`: the characterization battery as a fio job file
 //! (`--jobs DIR`), and a drive file fitted to a real drive's results of
-//! it (`--base PRESET RESULTS... --out DRIVE.toml`). The work is in
+//! it or of any jobs the twin can replay (`--base PRESET RESULTS...
+//! --out DRIVE.toml`, `--state` for the state the other jobs found the
+//! drive in). The work is in
 //! [`ssdtwin::study::fit`]; this command reads the arguments, prints the
 //! report and writes the files.
 
@@ -40,8 +42,9 @@ pub struct FitArgs {
     /// `--set ftl.user_capacity_bytes=512110190592` (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
-    /// fio's JSON output (json or json+) of the battery, from real fio or
-    /// `ssdtwin run`; the bandwidth logs are read from beside it.
+    /// fio's JSON output (json or json+), from real fio or `ssdtwin run`:
+    /// of the battery (the bandwidth logs are read from beside it), of any
+    /// other jobs the twin can replay, or both.
     #[arg(value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
     /// Write the fitted drive file here.
@@ -56,6 +59,15 @@ pub struct FitArgs {
     /// Most Nelder–Mead iterations of the read stage.
     #[arg(long, default_value_t = 60)]
     pub read_iterations: u64,
+    /// The state the drive was in when the jobs outside the battery were
+    /// measured: fresh, full, filled:N, steady or steady-exact (as `run
+    /// --state`).
+    #[arg(long, default_value = "fresh")]
+    pub state: String,
+    /// Most Nelder–Mead iterations of the refinement on jobs outside the
+    /// battery.
+    #[arg(long, default_value_t = 40)]
+    pub refine_iterations: u64,
     /// Seed of the replays' starting states.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -80,12 +92,13 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
         bail!("give --jobs DIR (write the battery) or --base PRESET RESULTS... --out DRIVE.toml (fit)");
     };
     if args.results.is_empty() {
-        bail!("give the battery's fio JSON result(s) after --base {base_name}");
+        bail!("give fio JSON result(s) (the battery's, or any jobs') after --base {base_name}");
     }
     let Some(out) = &args.out else { bail!("give --out DRIVE.toml: where the fitted drive is written") };
     let base = DriveSpec::load(base_name, &args.set)?;
     let runtime_cap_ns = ssdtwin::run::workload::fio::parse_time(&args.replay_time, 1_000_000_000)
         .map_err(|e| anyhow::anyhow!("--replay-time {}: {e}", args.replay_time))?;
+    let state: ssdtwin::DriveState = args.state.parse().map_err(|e: String| anyhow::anyhow!("--state {e}"))?;
     let mut jobs = Vec::new();
     for path in &args.results {
         jobs.extend(measure::read_file(path)?);
@@ -95,6 +108,8 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
         runtime_cap_ns,
         seed: args.seed,
         read_iterations: args.read_iterations,
+        state,
+        refine_iterations: args.refine_iterations,
         progress: Some(Box::new(move |line: &str| {
             if !quiet {
                 errln!("fit: {line}");
