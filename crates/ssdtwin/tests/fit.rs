@@ -388,3 +388,47 @@ fn a_host_limited_result_is_flagged_and_not_fitted() {
     let (t, f) = (Param::NativeTr.get(&truth).unwrap(), Param::NativeTr.get(&result.spec).unwrap());
     assert!((f / t - 1.0).abs() < 0.05, "tR: true {t}, fitted {f}\n{report}");
 }
+
+/// Published figures as measurements, on a small case: three figures of a
+/// drive whose tR is 30% above the base's (a 16 GB generic TLC drive). Refitted to all three, the base
+/// matches them; leaving out the QD1 latency, the fit to the other two
+/// (QD32 random reads and sequential reads) predicts it far better than
+/// the base does.
+#[test]
+fn figures_refit_and_leave_one_out_on_a_small_case() {
+    use ssdtwin::study::figures::{measure, FigureSet};
+    use ssdtwin::study::fit::figures::{cross_validate, fit_figures};
+    // A drive without an SLC cache, so that the reads see the native tR.
+    let base = small("generic-tlc-nvme");
+    let mut truth = base.clone();
+    Param::NativeTr.set(&mut truth, Param::NativeTr.get(&base).unwrap() * 1.3);
+    let figure = |name: &str, metric: &str, unit: &str, job: &str| {
+        format!(
+            "[[figure]]\nname = \"{name}\"\nsource = \"test\"\nmetric = \"{metric}\"\nprepare = \"write-span\"\n\
+             job = {{ {job}, size = \"1g\", runtime = \"200ms\", time_based = 1 }}\npublished = 1.0\nunit = \"{unit}\"\n\
+             tolerance = 0.05\n"
+        )
+    };
+    let text = format!(
+        "drive = \"t\"\n{}{}{}",
+        figure("QD1 latency", "read_lat", "µs", "rw = \"randread\", bs = \"4k\", iodepth = 1"),
+        figure("QD32 IOPS", "read_iops", "IOPS", "rw = \"randread\", bs = \"4k\", iodepth = 32"),
+        figure("Sequential read", "read_mbps", "MB/s", "rw = \"read\", bs = \"128k\", iodepth = 32"),
+    );
+    let mut set: FigureSet = toml::from_str(&text).unwrap();
+    let model = truth.build("t").unwrap();
+    for f in &mut set.figures {
+        f.published = ssdtwin::study::figures::Published::Value(measure(&model, f, true).unwrap().simulated);
+    }
+    let (rows, params, _) = cross_validate(&base, &set, true).unwrap();
+    assert!(params.contains(&Param::NativeTr));
+    let lat = &rows[0];
+    let (preset, held) = (lat.preset.unwrap().1, lat.held_out.unwrap().1);
+    assert!(preset > 0.10, "the base is off: {preset}");
+    assert!(held < preset / 2.0, "held out {held} against the base's {preset}");
+    let fit = fit_figures(&base, &set, 20, true).unwrap();
+    for r in &fit.rows {
+        let (b, a) = (r.before.unwrap().1, r.after.unwrap().1);
+        assert!(a <= b + 1e-9 && a < 0.05, "{}: {b} → {a}", r.figure.name);
+    }
+}

@@ -47,6 +47,12 @@ pub struct FitArgs {
     /// other jobs the twin can replay, or both.
     #[arg(value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
+    /// Refit the base preset's free parameters to its own published
+    /// figures (those `ssdtwin validate` checks, measured as `validate
+    /// --quick` does: timed jobs capped at 5 simulated seconds) instead of
+    /// fio results.
+    #[arg(long, conflicts_with_all = ["results", "jobs"])]
+    pub figures: bool,
     /// Write the fitted drive file here.
     #[arg(long, value_name = "DRIVE.toml")]
     pub out: Option<PathBuf>,
@@ -91,6 +97,9 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
     let Some(base_name) = &args.base else {
         bail!("give --jobs DIR (write the battery) or --base PRESET RESULTS... --out DRIVE.toml (fit)");
     };
+    if args.figures {
+        return figures(&args, base_name);
+    }
     if args.results.is_empty() {
         bail!("give fio JSON result(s) (the battery's, or any jobs') after --base {base_name}");
     }
@@ -127,5 +136,67 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
     let results: Vec<String> = args.results.iter().map(|p| p.display().to_string()).collect();
     write_atomically(out, report::drive_toml(&fit, base_name, &results).as_bytes())?;
     outln!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--figures`: the base preset refitted to its published figures.
+fn figures(args: &FitArgs, base_name: &str) -> Result<ExitCode> {
+    use ssdtwin::study::figures::figures_for;
+    use ssdtwin::study::fit::figures::fit_figures;
+    let set = figures_for(base_name).with_context(|| {
+        let have: Vec<_> = ssdtwin::study::figures::FIGURES.iter().map(|(n, _)| *n).collect();
+        format!("no published figures for `{base_name}` (presets with figures: {})", have.join(", "))
+    })??;
+    let base = DriveSpec::load(&set.drive, &args.set)?;
+    let fit = fit_figures(&base, &set, args.refine_iterations, true)?;
+    outln!("{:<50} {:>14} {:>10} {:>7} {:>10} {:>7}", "figure", "published", "preset", "error", "refitted", "error");
+    let cell = |v: Option<(f64, f64)>| {
+        v.map_or(("—".to_string(), "—".to_string()), |(v, e)| (format!("{v:.4}"), format!("{:.1}%", e * 100.0)))
+    };
+    for r in &fit.rows {
+        let (b, be) = cell(r.before);
+        let (a, ae) = cell(r.after);
+        outln!(
+            "{:<50} {:>14} {:>10} {:>7} {:>10} {:>7}",
+            r.figure.name,
+            format!("{} {}", r.figure.published, r.figure.unit),
+            b,
+            be,
+            a,
+            ae
+        );
+    }
+    outln!("\n{:<32} {:>12} {:>12} {:>10}  {}", "parameter", "preset", "refitted", "± (1σ)", "constrained most by");
+    for p in &fit.params {
+        let (field, unit) = p.param.field();
+        let sigma = p.sigma.map_or("not determined".to_string(), |s| format!("{:.1}%", s * 100.0));
+        let by = p.constrained_by.as_ref().map_or(String::new(), |(m, d)| format!("{m} ({d:+.2})"));
+        outln!(
+            "{:<32} {:>12.4} {:>12.4} {:>10}  {}",
+            format!("{field} [{unit}]"),
+            p.param.display(p.base),
+            p.param.display(p.fitted),
+            sigma,
+            by
+        );
+    }
+    for n in &fit.notes {
+        outln!("note: {n}");
+    }
+    outln!("\n{} figure measurements in {:.1} s", fit.evaluations, fit.wall_s);
+    if let Some(out) = &args.out {
+        let mut spec = fit.spec.clone();
+        let name = args.name.clone().unwrap_or_else(|| format!("{}-refitted", set.drive));
+        spec.name = name.clone();
+        spec.description = format!("{name}: {} refitted to its published figures by ssdtwin fit --figures", set.drive);
+        let mut text =
+            format!("# Refitted by `ssdtwin fit --base {base_name} --figures` to the preset's published figures.\n");
+        for n in &fit.notes {
+            text.push_str(&format!("# note: {n}\n"));
+        }
+        text.push_str(&spec.to_toml());
+        write_atomically(out, text.as_bytes())?;
+        outln!("wrote {}", out.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

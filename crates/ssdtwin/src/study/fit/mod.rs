@@ -33,6 +33,7 @@
 //! the parameters [`params`] lists as kept from the base.
 
 pub mod battery;
+pub mod figures;
 pub mod identify;
 pub mod measure;
 pub mod optimise;

@@ -5,7 +5,7 @@
 //! one on a candidate drive: the results of fio jobs outside the battery,
 //! replayed as fio recorded them from the state they were measured in
 //! ([`JobsTarget`]), or a preset's published figures measured as
-//! `ssdtwin validate` measures them (`super::figures_fit`). The stage
+//! `ssdtwin validate` measures them ([`super::figures`]). The stage
 //!
 //! 1. measures each free parameter's sensitivities (the sensitivity
 //!    matrix of [`super::report`], d ln number / d ln parameter by a 5%
