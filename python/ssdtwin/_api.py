@@ -393,11 +393,18 @@ def fit(
     base: DriveLike,
     replay_time: str = "2s",
     read_iterations: int = 60,
+    state: str = "fresh",
+    set: Sequence[str] = (),
+    refine_iterations: int = 40,
 ):
     """A twin of a real drive, as ``ssdtwin fit`` makes it: fio's JSON
     result(s) of the battery (``ssdtwin fit --jobs DIR`` writes it; the
-    bandwidth logs are read from beside the JSON) fitted from the drive
-    ``base``. Returns ``(drive, residuals)``: the fitted :class:`Drive` and a
+    bandwidth logs are read from beside the JSON), of any other jobs the
+    twin can replay (a queue-depth sweep, say), or both, fitted from the
+    drive ``base``. ``state`` is the state the drive was in when the jobs
+    outside the battery ran (``fresh``, ``full``, ``filled:N``, ``steady``:
+    ``ssdtwin fit --state``); ``set`` gives known facts fio's JSON does not
+    record (``["ftl.user_capacity_bytes=512110190592"]``: ``--set``). Returns ``(drive, residuals)``: the fitted :class:`Drive` and a
     DataFrame with one row per measurement (``job``, ``measurement``,
     ``unit``, ``measured``, ``twin``, ``error``); ``residuals.attrs`` holds
     ``params`` (a DataFrame: base and fitted value, relative uncertainty
@@ -409,7 +416,16 @@ def fit(
         results = [results]
     b = as_drive(base)
     doc = json.loads(
-        _native.fit(b.source, b.is_text, b.set, [os.fspath(r) for r in results], str(replay_time), int(read_iterations))
+        _native.fit(
+            b.source,
+            b.is_text,
+            list(b.set) + [str(x) for x in set],
+            [os.fspath(r) for r in results],
+            str(replay_time),
+            int(read_iterations),
+            str(state),
+            int(refine_iterations),
+        )
     )
     drive = Drive.from_toml(doc["toml"])
     rows = pd.DataFrame(doc["rows"], columns=["job", "measurement", "unit", "measured", "twin", "error"])

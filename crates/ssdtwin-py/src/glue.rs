@@ -250,19 +250,40 @@ pub fn fit_battery(time_scale: f64) -> Result<String> {
     Ok(ssdtwin::study::fit::battery::text(time_scale))
 }
 
-/// Fit a twin to fio results of the battery (`ssdtwin fit`), starting
-/// from the drive `base`: JSON of `{"toml", "report", "rows", "params",
-/// "notes", "evaluations", "wall_s"}`.
-pub fn fit(base: &DriveSource, results: &[String], replay_time: &str, read_iterations: u64) -> Result<String> {
+/// How to fit (`ssdtwin fit`'s options).
+pub struct FitHow {
+    /// `--replay-time`.
+    pub replay_time: String,
+    /// `--read-iterations`.
+    pub read_iterations: u64,
+    /// `--state`: the state the jobs outside the battery found the drive in.
+    pub state: String,
+    /// `--refine-iterations`.
+    pub refine_iterations: u64,
+}
+
+/// Fit a twin to fio results (`ssdtwin fit`: the battery's, any jobs'
+/// the twin can replay, or both), starting from the drive `base`: JSON of
+/// `{"toml", "report", "rows", "params", "notes", "evaluations",
+/// "wall_s"}`.
+pub fn fit(base: &DriveSource, results: &[String], how: &FitHow) -> Result<String> {
     use ssdtwin::study::fit::{self, measure, report, FitOptions};
     let spec = base.load()?.model.spec;
+    let replay_time = &how.replay_time;
     let runtime_cap_ns = ssdtwin::run::workload::fio::parse_time(replay_time, 1_000_000_000)
         .map_err(|e| anyhow::anyhow!("replay_time {replay_time}: {e}"))?;
+    let state: ssdtwin::DriveState = how.state.parse().map_err(|e: String| anyhow::anyhow!("state {e}"))?;
     let mut jobs = Vec::new();
     for r in results {
         jobs.extend(measure::read_file(Path::new(r))?);
     }
-    let opts = FitOptions { runtime_cap_ns, read_iterations, ..FitOptions::default() };
+    let opts = FitOptions {
+        runtime_cap_ns,
+        read_iterations: how.read_iterations,
+        state,
+        refine_iterations: how.refine_iterations,
+        ..FitOptions::default()
+    };
     let f = fit::fit(&spec, &jobs, &opts)?;
     let rows: Vec<Value> = f
         .rows

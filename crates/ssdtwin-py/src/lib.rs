@@ -142,7 +142,9 @@ fn fit_battery(time_scale: f64) -> PyResult<String> {
 /// Fit a twin to fio results of the battery: JSON text (see
 /// `glue::fit`).
 #[pyfunction]
-#[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=60))]
+#[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=60,
+                    state="fresh".to_string(), refine_iterations=40))]
+#[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
     source: String,
@@ -151,9 +153,12 @@ fn fit(
     results: Vec<String>,
     replay_time: String,
     read_iterations: u64,
+    state: String,
+    refine_iterations: u64,
 ) -> PyResult<String> {
     let d = drive(source, is_text, set);
-    py.allow_threads(|| glue::fit(&d, &results, &replay_time, read_iterations)).map_err(err)
+    let how = glue::FitHow { replay_time, read_iterations, state, refine_iterations };
+    py.allow_threads(|| glue::fit(&d, &results, &how)).map_err(err)
 }
 
 fn value_err(e: String) -> PyErr {

@@ -42,6 +42,42 @@ fn run(spec: &DriveSpec, state: DriveState, text: &str) -> Vec<ssdtwin::run::job
     }
 }
 
+/// `text` (a job file) run on `spec` from `state` as `ssdtwin run
+/// --job-file --state` runs it, its JSON written to `path`.
+fn measure_jobs(spec: &DriveSpec, state: DriveState, text: &str, path: &Path) {
+    let model = spec.build("t").unwrap();
+    let cap = model.user_lpns as u64 * 4096;
+    let mut drive = Drive::new(model);
+    if state != DriveState::Fresh {
+        state.apply_fast(&mut drive, 1);
+    }
+    let mut file = parse_job_file(text, "sweep.fio", cap, &JobOptions::new()).unwrap();
+    file.use_twin_generator();
+    let outcome = execute(drive, &file, RunOptions::default()).unwrap();
+    let RunResults::Jobs(jobs) = &outcome.results else { panic!("jobs run concurrently") };
+    let report = FioReport {
+        drive: spec,
+        state: state.to_string(),
+        seed: 1,
+        global: &file.global,
+        jobs,
+        health: &outcome.health,
+    };
+    std::fs::write(path, serde_json::to_string_pretty(&report.to_json(false)).unwrap()).unwrap();
+}
+
+/// A queue-depth sweep of 4 KiB random reads on a full drive, as users
+/// measure drives without the battery: QD 1 to 64, one after another,
+/// and QD32 issued by one thread and by four threads of QD8.
+fn qd_sweep() -> String {
+    let mut text = String::from("[global]\nrw=randread\nbs=4k\nruntime=150ms\nstonewall\n");
+    for qd in [1, 2, 4, 8, 16, 64] {
+        text.push_str(&format!("[qd{qd}]\niodepth={qd}\n"));
+    }
+    text.push_str("[qd32-1thread]\niodepth=32\n[qd32-4threads]\niodepth=8\nnumjobs=4\n");
+    text
+}
+
 /// The battery run on `spec` as `ssdtwin run --job-file` runs it, its
 /// JSON and logs written into `dir`; the JSON's path.
 fn measure_battery(spec: &DriveSpec, dir: &Path) -> std::path::PathBuf {
@@ -177,13 +213,36 @@ fn bad_results_are_named() {
     doc["jobs"][4]["job options"]["sprandom"] = "1".into();
     let e = err(&doc.to_string());
     assert!(e.contains("randread-qd1") && e.contains("cannot replay") && e.contains("sprandom"), "{e}");
-    // No job of the battery at all.
+    // Jobs outside the battery are measurements of their own, unless fio
+    // reported an error for them or the twin cannot replay them: each a
+    // warning saying it is not used and why.
     let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    for j in doc["jobs"].as_array_mut().unwrap() {
+    for (i, j) in doc["jobs"].as_array_mut().unwrap().iter_mut().enumerate() {
         j["jobname"] = format!("x-{}", j["jobname"].as_str().unwrap()).into();
+        match i {
+            4 => j["job options"]["sprandom"] = "1".into(),
+            5 => j["job options"]["bs"] = "8k".into(),
+            _ => j["error"] = 5.into(),
+        }
+    }
+    let jobs = measure::from_json(&doc, "t.json", Some(dir.path())).unwrap();
+    let (ms, warnings) = ssdtwin::study::fit::measurements(&jobs, spec.ftl.user_capacity_bytes).unwrap();
+    assert!(ms.iter().all(|m| m.job == "x-randread-span-qd1"), "the 8k job is a measurement: {ms:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("x-randread-qd1") && w.contains("sprandom") && w.contains("not used")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("x-fill") && w.contains("error 5") && w.contains("not used")),
+        "{warnings:?}"
+    );
+    assert!(!warnings.iter().any(|w| w.contains("is missing")), "no battery run, no battery job missing: {warnings:?}");
+    // Nothing usable at all.
+    for j in doc["jobs"].as_array_mut().unwrap() {
+        j["error"] = 5.into();
     }
     let e = err(&doc.to_string());
-    assert!(e.contains("no job of the battery"), "{e}");
+    assert!(e.contains("no job in the results the fit can use") && e.contains("error 5"), "{e}");
     // Missing jobs are warnings naming what is then not measured.
     let jobs = measure::read_file(&json).unwrap();
     let some: Vec<_> = jobs.into_iter().filter(|j| j.name.starts_with("randread")).collect();
@@ -232,7 +291,7 @@ fn identification_of_a_small_drive_keeps_enough_blocks_per_plane() {
     use ssdtwin::study::fit::measure::{DirRecord, JobRecord};
     let mut spec = DriveSpec::load("generic-tlc-nvme", &[]).unwrap();
     let bytes = 2u64 << 30;
-    let written = DirRecord { ios: bytes / 131072, bytes, iops: 1.0, bw_bytes: 1.0, clat_mean_ns: 0.0 };
+    let written = DirRecord { ios: bytes / 131072, bytes, iops: 1.0, bw_bytes: 1.0, ..DirRecord::default() };
     let fill = JobRecord {
         name: "fill".into(),
         origin: "t.json: job `fill`".into(),
@@ -249,4 +308,127 @@ fn identification_of_a_small_drive_keeps_enough_blocks_per_plane() {
     assert!(notes.iter().any(|n| n.contains("pages per block 768 → 192")), "{notes:?}");
     keep_valid(&mut spec, &mut notes);
     spec.build("t").expect("the identified small drive is valid");
+}
+
+/// A fit from a queue-depth sweep alone (no battery) recovers what the
+/// sweep determines (tR, the die count) and reports what it cannot see
+/// (program times, cache, spare) as undetermined, keeping the base's.
+#[test]
+fn a_queue_depth_sweep_alone_fits_the_read_path_and_names_the_rest() {
+    let dir = scratch_dir("fit-sweep");
+    let mut truth = small("intel-660p-1tb");
+    Param::NativeTr.set(&mut truth, 135_000.0);
+    Param::CmdOverhead.set(&mut truth, 12_000.0);
+    Param::BlocksPerPlane.set(&mut truth, 182.0);
+    let base = small("intel-660p-512gb");
+    let json = dir.path().join("sweep.json");
+    measure_jobs(&truth, DriveState::Filled(100.0), &qd_sweep(), &json);
+    let jobs = measure::read_file(&json).unwrap();
+    assert_eq!(jobs.iter().filter(|j| j.name == "qd32-4threads").count(), 1, "fio's clones merged");
+    let opts = FitOptions { state: DriveState::Filled(100.0), ..FitOptions::default() };
+    let result = fit(&base, &jobs, &opts).unwrap();
+    let report = ssdtwin::study::fit::report::text(&result);
+    let (t, f) = (Param::NativeTr.get(&truth).unwrap(), Param::NativeTr.get(&result.spec).unwrap());
+    assert!((f / t - 1.0).abs() < 0.10, "tR: true {t}, fitted {f}\n{report}");
+    assert_eq!(dies(&result.spec), 8, "{report}");
+    // Program times and spare are not seen by reads (the blocks per plane
+    // move only with the die count, raw capacity kept).
+    for p in [Param::SlcTprog, Param::NativeTprog, Param::BlocksPerPlane] {
+        let row = result.params.iter().find(|r| r.param == p).unwrap();
+        assert!(row.sigma.is_none(), "{p:?} is not seen by reads\n{report}");
+        assert!(p == Param::BlocksPerPlane || row.fitted == row.base, "{p:?} kept\n{report}");
+        assert!(report.contains(&format!("{}: not determined by the given results", p.field().0)), "{report}");
+    }
+    // The sweep reproduced: median error within 5%, every rate within 20%.
+    let mut errs: Vec<f64> = result.rows.iter().map(|r| r.error().unwrap_or(1.0).abs()).collect();
+    errs.sort_by(f64::total_cmp);
+    assert!(errs[errs.len() / 2] < 0.05, "{report}");
+    for r in result.rows.iter().filter(|r| r.quantity == measure::Quantity::ReadIops) {
+        assert!(r.error().unwrap_or(1.0).abs() < 0.20, "{} {:?}\n{report}", r.job, r.error());
+    }
+    // Told the sweep ran on a fresh (empty) drive, the fit sees reads of
+    // unwritten blocks, which never reach the NAND: tR is not determined.
+    let fresh = FitOptions { state: DriveState::Fresh, ..FitOptions::default() };
+    let result = fit(&base, &jobs, &fresh).unwrap();
+    let report = ssdtwin::study::fit::report::text(&result);
+    let tr = result.params.iter().find(|r| r.param == Param::NativeTr).unwrap();
+    assert!(tr.sigma.is_none(), "{report}");
+}
+
+/// A result no drive can give is named and left out: the same 32
+/// commands outstanding measured at half the rate when one fio thread
+/// issues them than when four do (the host's submission rate).
+#[test]
+fn a_host_limited_result_is_flagged_and_not_fitted() {
+    let dir = scratch_dir("fit-host");
+    let mut truth = small("intel-660p-1tb");
+    Param::BlocksPerPlane.set(&mut truth, 182.0);
+    let json = dir.path().join("sweep.json");
+    measure_jobs(&truth, DriveState::Filled(100.0), &qd_sweep(), &json);
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for j in doc["jobs"].as_array_mut().unwrap() {
+        if j["jobname"] == "qd32-1thread" {
+            let iops = j["read"]["iops"].as_f64().unwrap();
+            j["read"]["iops"] = (iops / 2.0).into();
+            let lat = j["read"]["clat_ns"]["mean"].as_f64().unwrap();
+            j["read"]["clat_ns"]["mean"] = (lat * 2.0).into();
+        }
+    }
+    std::fs::write(&json, doc.to_string()).unwrap();
+    let jobs = measure::read_file(&json).unwrap();
+    let opts = FitOptions { state: DriveState::Filled(100.0), refine_iterations: 15, ..FitOptions::default() };
+    let result = fit(&truth, &jobs, &opts).unwrap();
+    let report = ssdtwin::study::fit::report::text(&result);
+    assert!(
+        result.notes.iter().any(|n| n.contains("`qd32-1thread` is not used") && n.contains("submission rate")),
+        "{report}"
+    );
+    assert!(!result.rows.iter().any(|r| r.job == "qd32-1thread"), "{report}");
+    // The drive was not bent: the truth's tR kept within 5%.
+    let (t, f) = (Param::NativeTr.get(&truth).unwrap(), Param::NativeTr.get(&result.spec).unwrap());
+    assert!((f / t - 1.0).abs() < 0.05, "tR: true {t}, fitted {f}\n{report}");
+}
+
+/// Published figures as measurements, on a small case: three figures of a
+/// drive whose tR is 30% above the base's (a 16 GB generic TLC drive). Refitted to all three, the base
+/// matches them; leaving out the QD1 latency, the fit to the other two
+/// (QD32 random reads and sequential reads) predicts it far better than
+/// the base does.
+#[test]
+fn figures_refit_and_leave_one_out_on_a_small_case() {
+    use ssdtwin::study::figures::{measure, FigureSet};
+    use ssdtwin::study::fit::figures::{cross_validate, fit_figures};
+    // A drive without an SLC cache, so that the reads see the native tR.
+    let base = small("generic-tlc-nvme");
+    let mut truth = base.clone();
+    Param::NativeTr.set(&mut truth, Param::NativeTr.get(&base).unwrap() * 1.3);
+    let figure = |name: &str, metric: &str, unit: &str, job: &str| {
+        format!(
+            "[[figure]]\nname = \"{name}\"\nsource = \"test\"\nmetric = \"{metric}\"\nprepare = \"write-span\"\n\
+             job = {{ {job}, size = \"1g\", runtime = \"200ms\", time_based = 1 }}\npublished = 1.0\nunit = \"{unit}\"\n\
+             tolerance = 0.05\n"
+        )
+    };
+    let text = format!(
+        "drive = \"t\"\n{}{}{}",
+        figure("QD1 latency", "read_lat", "µs", "rw = \"randread\", bs = \"4k\", iodepth = 1"),
+        figure("QD32 IOPS", "read_iops", "IOPS", "rw = \"randread\", bs = \"4k\", iodepth = 32"),
+        figure("Sequential read", "read_mbps", "MB/s", "rw = \"read\", bs = \"128k\", iodepth = 32"),
+    );
+    let mut set: FigureSet = toml::from_str(&text).unwrap();
+    let model = truth.build("t").unwrap();
+    for f in &mut set.figures {
+        f.published = ssdtwin::study::figures::Published::Value(measure(&model, f, true).unwrap().simulated);
+    }
+    let (rows, params, _) = cross_validate(&base, &set, true).unwrap();
+    assert!(params.contains(&Param::NativeTr));
+    let lat = &rows[0];
+    let (preset, held) = (lat.preset.unwrap().1, lat.held_out.unwrap().1);
+    assert!(preset > 0.10, "the base is off: {preset}");
+    assert!(held < preset / 2.0, "held out {held} against the base's {preset}");
+    let fit = fit_figures(&base, &set, 20, true).unwrap();
+    for r in &fit.rows {
+        let (b, a) = (r.before.unwrap().1, r.after.unwrap().1);
+        assert!(a <= b + 1e-9 && a < 0.05, "{}: {b} → {a}", r.figure.name);
+    }
 }

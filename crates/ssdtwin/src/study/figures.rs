@@ -97,7 +97,9 @@ pub enum Published {
 }
 
 impl Published {
-    fn bounds(self) -> (f64, f64) {
+    /// The lowest and highest value the figure allows (infinite for an
+    /// open bound).
+    pub fn bounds(self) -> (f64, f64) {
         match self {
             Published::Value(v) => (v, v),
             Published::Range([a, b]) => (a.min(b), a.max(b)),

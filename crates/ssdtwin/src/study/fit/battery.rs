@@ -32,16 +32,25 @@ pub enum Unit {
     ReadHigh,
     /// Full drive: random writes towards steady state, then the mix.
     RandomWrite,
+    /// Jobs outside the battery, replayed from the state they were
+    /// measured in (`ssdtwin fit --state`; see [`super::refine`]).
+    Given,
 }
 
 impl Unit {
     /// Every unit, in the order of the battery.
     pub const ALL: [Unit; 5] = [Unit::Fill, Unit::Idle, Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite];
 
-    /// Whether the replay starts from a full drive (else from a
-    /// secure-erased one).
-    pub fn starts_full(self) -> bool {
-        self != Unit::Fill
+    /// The state a battery unit's replay starts from: secure-erased for
+    /// the fill, full for the others (the given jobs' state is the
+    /// user's: [`super::replay::Plan::state`]).
+    pub fn state(self) -> crate::run::state::DriveState {
+        use crate::run::state::DriveState;
+        if self == Unit::Fill {
+            DriveState::Fresh
+        } else {
+            DriveState::Filled(100.0)
+        }
     }
 
     /// Whether the jobs' own `runtime` is kept when replayed (their

@@ -34,6 +34,10 @@ pub struct DirRecord {
     pub bw_bytes: f64,
     /// Mean completion latency, ns.
     pub clat_mean_ns: f64,
+    /// Median completion latency, ns (0: not recorded).
+    pub clat_p50_ns: f64,
+    /// 99th percentile of the completion latency, ns (0: not recorded).
+    pub clat_p99_ns: f64,
 }
 
 /// One job of a fio result.
@@ -72,6 +76,11 @@ impl JobRecord {
         self.option("rw").or_else(|| self.option("readwrite")).unwrap_or("read")
     }
 
+    /// The result file it was read from (its origin before the job).
+    pub fn file(&self) -> &str {
+        self.origin.split(": job `").next().unwrap_or(&self.origin)
+    }
+
     /// Whether the pattern is random.
     pub fn random(&self) -> bool {
         self.rw().starts_with("rand")
@@ -105,6 +114,16 @@ pub enum Quantity {
     PostCacheMbps,
     /// Writes per second over the last quarter of the log.
     LateWriteIops,
+    /// Median read latency, µs.
+    ReadP50Us,
+    /// 99th percentile of the read latency, µs.
+    ReadP99Us,
+    /// Mean write latency, µs.
+    WriteLatUs,
+    /// Median write latency, µs.
+    WriteP50Us,
+    /// 99th percentile of the write latency, µs.
+    WriteP99Us,
 }
 
 impl Quantity {
@@ -120,6 +139,11 @@ impl Quantity {
             Quantity::CacheGb => ("written before the knee", "GB"),
             Quantity::PostCacheMbps => ("write after the knee", "MB/s"),
             Quantity::LateWriteIops => ("write IOPS, last quarter", "IOPS"),
+            Quantity::ReadP50Us => ("read latency p50", "µs"),
+            Quantity::ReadP99Us => ("read latency p99", "µs"),
+            Quantity::WriteLatUs => ("write latency", "µs"),
+            Quantity::WriteP50Us => ("write latency p50", "µs"),
+            Quantity::WriteP99Us => ("write latency p99", "µs"),
         }
     }
 }
@@ -222,6 +246,69 @@ pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
     out
 }
 
+/// The numbers of a job outside the battery: per direction that moved
+/// data, its rate (IOPS of a random pattern, MB/s of a sequential one),
+/// and the mean, median and 99th percentile of its completion latency
+/// (those recorded).
+pub fn given_metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
+    let mut out = Vec::new();
+    let kinds = [
+        (Quantity::ReadIops, Quantity::ReadMbps, Quantity::ReadLatUs, Quantity::ReadP50Us, Quantity::ReadP99Us),
+        (Quantity::WriteIops, Quantity::WriteMbps, Quantity::WriteLatUs, Quantity::WriteP50Us, Quantity::WriteP99Us),
+    ];
+    for (d, (iops, mbps, mean, p50, p99)) in job.dirs.iter().zip(kinds) {
+        if d.ios == 0 {
+            continue;
+        }
+        if job.random() {
+            out.push((iops, d.iops));
+        } else {
+            out.push((mbps, d.bw_bytes / 1e6));
+        }
+        for (q, ns) in [(mean, d.clat_mean_ns), (p50, d.clat_p50_ns), (p99, d.clat_p99_ns)] {
+            if ns > 0.0 {
+                out.push((q, ns / 1e3));
+            }
+        }
+    }
+    out
+}
+
+/// fio's clones of a job (`numjobs` = N without `group_reporting`: N
+/// entries of the same name, one after another) merged into one entry,
+/// as `group_reporting` reports them: commands, bytes and rates summed,
+/// the mean latency weighted by commands, the percentiles the clones'
+/// command-weighted mean (fio merges the histograms; the mean of the
+/// clones' percentiles is within the spread of clones that ran alike).
+pub fn merge_clones(jobs: Vec<JobRecord>) -> Vec<JobRecord> {
+    let mut out: Vec<JobRecord> = Vec::with_capacity(jobs.len());
+    let mut clones_left = 0u64;
+    for j in jobs {
+        let numjobs = j.option("numjobs").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
+        let grouped = j.option("group_reporting").is_some_and(|v| v != "0");
+        if clones_left > 0 && out.last().is_some_and(|l| l.name == j.name) {
+            clones_left -= 1;
+            let last = out.last_mut().expect("a job before");
+            for (a, b) in last.dirs.iter_mut().zip(&j.dirs) {
+                let (na, nb) = (a.ios as f64, b.ios as f64);
+                let w = |x: f64, y: f64| if na + nb > 0.0 { (x * na + y * nb) / (na + nb) } else { 0.0 };
+                a.clat_mean_ns = w(a.clat_mean_ns, b.clat_mean_ns);
+                a.clat_p50_ns = w(a.clat_p50_ns, b.clat_p50_ns);
+                a.clat_p99_ns = w(a.clat_p99_ns, b.clat_p99_ns);
+                a.ios += b.ios;
+                a.bytes += b.bytes;
+                a.iops += b.iops;
+                a.bw_bytes += b.bw_bytes;
+            }
+            last.error = if last.error != 0 { last.error } else { j.error };
+            continue;
+        }
+        clones_left = if numjobs > 1 && !grouped { numjobs - 1 } else { 0 };
+        out.push(j);
+    }
+    out
+}
+
 /// Read one result file: fio's JSON, after anything fio printed before it
 /// (warnings), and the bandwidth logs beside it.
 pub fn read_file(path: &Path) -> Result<Vec<JobRecord>, FitError> {
@@ -260,6 +347,9 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
                 .get(key)
                 .ok_or_else(|| FitError::Input { origin: at.clone(), reason: format!("no `{key}` section") })?;
             let num = |k: &str| d.get(k).and_then(Value::as_f64);
+            let pct = |p: &str| {
+                d.get("clat_ns").and_then(|c| c.get("percentile")).and_then(|c| c.get(p)).and_then(Value::as_f64)
+            };
             let field = |k: &str| {
                 num(k).ok_or_else(|| FitError::Input { origin: at.clone(), reason: format!("`{key}.{k}` is missing") })
             };
@@ -269,6 +359,8 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
                 iops: field("iops")?,
                 bw_bytes: num("bw_bytes").or_else(|| num("bw").map(|kib| kib * 1024.0)).unwrap_or(0.0),
                 clat_mean_ns: d.get("clat_ns").and_then(|c| c.get("mean")).and_then(Value::as_f64).unwrap_or(0.0),
+                clat_p50_ns: pct("50.000000").unwrap_or(0.0),
+                clat_p99_ns: pct("99.000000").unwrap_or(0.0),
             })
         };
         let mut rec = JobRecord {
@@ -285,7 +377,7 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
         }
         out.push(rec);
     }
-    Ok(out)
+    Ok(merge_clones(out))
 }
 
 fn options_of(v: Option<&Value>) -> Vec<(String, String)> {

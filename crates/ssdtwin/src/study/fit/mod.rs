@@ -24,15 +24,21 @@
 //! ([`replay`]), so nothing is assumed about the drive that the model
 //! does not assume.
 //!
-//! Left out: results of jobs that are not the battery's (they are named
-//! and not used), power and thermal parameters (fio measures neither),
+//! Results of jobs that are not the battery's are measurements too: the
+//! refinement stage ([`refine`]) replays them from the state they were
+//! measured in and adjusts the parameters they determine, after the
+//! battery's stages (which it then takes as prior knowledge) or alone.
+//!
+//! Left out: power and thermal parameters (fio measures neither),
 //! the parameters [`params`] lists as kept from the base.
 
 pub mod battery;
+pub mod figures;
 pub mod identify;
 pub mod measure;
 pub mod optimise;
 pub mod params;
+pub mod refine;
 pub mod replay;
 pub mod report;
 
@@ -40,6 +46,7 @@ use std::collections::BTreeSet;
 
 use thiserror::Error as ThisError;
 
+use crate::run::state::DriveState;
 use crate::run::workload::{parse_job_file, JobOptions};
 use crate::spec::DriveSpec;
 use battery::{Unit, JOBS};
@@ -84,11 +91,23 @@ pub struct FitOptions {
     pub read_iterations: u64,
     /// Called with a line on each stage's progress.
     pub progress: Option<FitProgress>,
+    /// The state the drive was in when the jobs outside the battery were
+    /// measured (`ssdtwin fit --state`).
+    pub state: DriveState,
+    /// Most Nelder–Mead iterations of the refinement stage.
+    pub refine_iterations: u64,
 }
 
 impl Default for FitOptions {
     fn default() -> FitOptions {
-        FitOptions { runtime_cap_ns: 2_000_000_000, seed: 1, read_iterations: 60, progress: None }
+        FitOptions {
+            runtime_cap_ns: 2_000_000_000,
+            seed: 1,
+            read_iterations: 60,
+            progress: None,
+            state: DriveState::Fresh,
+            refine_iterations: 40,
+        }
     }
 }
 
@@ -105,11 +124,14 @@ pub struct Measurement {
     pub value: f64,
 }
 
-/// The measurements of the battery in `jobs`, after checking them: every
-/// job is one of the battery's, has its block size and pattern, and can
-/// be replayed by the twin (its options parse). Returns the measurements
-/// and the warnings: battery jobs missing (with what is then not
-/// determined), logs missing.
+/// The measurements in `jobs`, after checking them. A job of the
+/// battery's name must have its block size and pattern and be replayable
+/// (its options parse); any other job is a measurement of its own
+/// ([`Unit::Given`], used by [`refine`]) when the twin can replay it and
+/// fio reported no error for it, else a warning says it is not used and
+/// why. Returns the measurements and the warnings: battery jobs missing
+/// (with what is then not determined, when the battery was run at all),
+/// logs missing, jobs not used.
 pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measurement>, Vec<String>), FitError> {
     let mut warnings = Vec::new();
     let mut seen = BTreeSet::new();
@@ -118,15 +140,29 @@ pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measuremen
         if !seen.insert(j.name.clone()) {
             return Err(FitError::Input {
                 origin: j.origin.clone(),
-                reason: "a second job of this name: give each battery job's result once".into(),
+                reason: "a second job of this name: give each job's result once".into(),
             });
         }
         let Some(b) = battery::job(&j.name) else {
-            warnings.push(format!(
-                "{}: not a job of the battery ({}): not used",
-                j.origin,
-                JOBS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
-            ));
+            if j.error != 0 {
+                let errno = std::io::Error::from_raw_os_error(j.error as i32);
+                warnings.push(format!(
+                    "{}: fio reported error {} ({errno}): its numbers are not a measurement; not used",
+                    j.origin, j.error
+                ));
+            } else if let Err(e) = check_replayable(j, capacity) {
+                warnings.push(format!("{e}; not used"));
+            } else {
+                let numbers = measure::given_metrics(j);
+                if numbers.is_empty() {
+                    warnings.push(format!("{}: it moved no data; not used", j.origin));
+                }
+                for (quantity, value) in numbers {
+                    if value.is_finite() && value > 0.0 {
+                        out.push(Measurement { job: j.name.clone(), unit: Unit::Given, quantity, value });
+                    }
+                }
+            }
             continue;
         };
         let bs = j.option("bs").or_else(|| j.option("blocksize")).unwrap_or("4k");
@@ -135,7 +171,8 @@ pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measuremen
             return Err(FitError::Input {
                 origin: j.origin.clone(),
                 reason: format!(
-                    "bs={bs}, but the battery asks for bs={} here: measure with the battery's job file",
+                    "bs={bs}, but the battery asks for bs={} here: measure with the battery's job file \
+                     (or rename the job: a job of another name is a measurement of its own)",
                     b.bs
                 ),
             });
@@ -181,19 +218,44 @@ pub fn measurements(jobs: &[JobRecord], capacity: u64) -> Result<(Vec<Measuremen
             }
         }
     }
-    for b in JOBS.iter().filter(|b| b.unit.is_some() && !seen.contains(b.name)) {
-        warnings.push(format!("battery job `{}` is missing from the results: {} is not measured", b.name, b.measures));
+    if out.iter().any(|m| m.unit != Unit::Given) {
+        for b in JOBS.iter().filter(|b| b.unit.is_some() && !seen.contains(b.name)) {
+            warnings
+                .push(format!("battery job `{}` is missing from the results: {} is not measured", b.name, b.measures));
+        }
     }
     if out.is_empty() {
         return Err(FitError::Input {
             origin: "results".into(),
             reason: format!(
-                "no job of the battery ({}) in the results: run `ssdtwin fit --jobs DIR` and measure with its job file",
-                JOBS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                "no job in the results the fit can use{}: measure with the battery's job file \
+                 (`ssdtwin fit --jobs DIR`) or give results of jobs the twin can replay",
+                if warnings.is_empty() { String::new() } else { format!(" ({})", warnings.join("; ")) }
             ),
         });
     }
     Ok((out, warnings))
+}
+
+/// `jobs` with the names of jobs outside the battery made unique (results
+/// of several files may name their jobs alike): a repeated name gets
+/// `-2`, `-3`, … in the order given.
+pub fn uniquely_named(jobs: &[JobRecord]) -> Vec<JobRecord> {
+    let mut seen = BTreeSet::new();
+    jobs.iter()
+        .map(|j| {
+            let mut j = j.clone();
+            if battery::job(&j.name).is_none() {
+                let stem = j.name.clone();
+                let mut k = 1;
+                while !seen.insert(j.name.clone()) {
+                    k += 1;
+                    j.name = format!("{stem}-{k}");
+                }
+            }
+            j
+        })
+        .collect()
 }
 
 /// The twin can replay the job: its options (with the global ones) parse.

@@ -60,7 +60,13 @@ impl<'a> Ctx<'a> {
             .filter(|b| b.unit == Some(unit) && only.is_none_or(|o| o.contains(&b.name)))
             .filter_map(|b| self.jobs.iter().find(|j| j.name == b.name))
             .collect();
-        (!jobs.is_empty()).then_some(Plan { unit, jobs, runtime_cap_ns: Some(self.opts.runtime_cap_ns), size_cap })
+        (!jobs.is_empty()).then_some(Plan {
+            unit,
+            state: unit.state(),
+            jobs,
+            runtime_cap_ns: Some(self.opts.runtime_cap_ns),
+            size_cap,
+        })
     }
 
     /// Replay the tasks in parallel; the observations of each (errors
@@ -102,22 +108,67 @@ fn flatten(results: Vec<Result<Vec<Observation>, FitError>>) -> Result<Vec<Obser
     Ok(out)
 }
 
-/// Fit a twin to the measured `jobs`, starting from `base`.
+/// Fit a twin to the measured `jobs`, starting from `base`: the
+/// battery's stages on its jobs (when given), then the refinement on the
+/// other jobs (when given; [`super::refine::given_stage`]).
 pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fit, FitError> {
     let start = Instant::now();
     base.build(&base.name).map_err(|e| FitError::Base(e.to_string()))?;
-    let (measured, mut notes) = super::measurements(jobs, base.ftl.user_capacity_bytes)?;
+    let jobs = &super::uniquely_named(jobs)[..];
+    let (all, mut notes) = super::measurements(jobs, base.ftl.user_capacity_bytes)?;
+    let (given, measured): (Vec<Measurement>, Vec<Measurement>) = all.into_iter().partition(|m| m.unit == Unit::Given);
     let ctx = Ctx { jobs, measured, opts, evals: AtomicUsize::new(0) };
     let mut spec = base.clone();
-    identify::capacity(&mut spec, jobs, &mut notes);
-    identify::cache(&mut spec, &ctx.measured, &mut notes);
-    identify::keep_valid(&mut spec, &mut notes);
+    let (mut rows, mut params) = (Vec::new(), Vec::new());
+    if !ctx.measured.is_empty() {
+        (rows, params) = battery_stages(&ctx, base, &mut spec, &mut notes)?;
+    }
+    if !given.is_empty() {
+        ctx.say("refinement on the jobs outside the battery");
+        let battery = !ctx.measured.is_empty();
+        let (given_rows, refined) = super::refine::given_stage(&ctx, &given, base, &spec, &params, &mut notes)?;
+        if battery && refined.spec != spec {
+            ctx.say("final replay of the battery on the refined drive");
+            spec = refined.spec;
+            let fitted: Vec<Param> = params.iter().filter(|p| p.sigma.is_some()).map(|p| p.param).collect();
+            let (r, p) = report::assess(&ctx, base, &spec, &fitted)?;
+            rows = r;
+            params = super::refine::combine(p, &refined.params);
+        } else {
+            spec = refined.spec;
+            params = if battery { super::refine::combine(params, &refined.params) } else { refined.params };
+        }
+        rows.extend(given_rows);
+    }
+    Ok(Fit {
+        spec,
+        rows,
+        params,
+        notes,
+        evaluations: ctx.evals.load(Ordering::Relaxed),
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The battery's stages: identification, reads, fill, idle and spare, the
+/// final replay; the residuals and parameters.
+fn battery_stages(
+    ctx: &Ctx,
+    base: &DriveSpec,
+    spec: &mut DriveSpec,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<report::Residual>, Vec<report::ParamFit>), FitError> {
+    let jobs = ctx.jobs;
+    let opts = ctx.opts;
+    identify::capacity(spec, jobs, notes);
+    identify::cache(spec, &ctx.measured, notes);
+    identify::keep_valid(spec, notes);
     spec.build(&spec.name).map_err(|e| FitError::Candidate(format!("after identification: {e}")))?;
     let mut fitted: Vec<Param> = Vec::new();
     let mut dies_note = None;
     if ctx.plan(Unit::ReadLow, None, None).is_some() || ctx.plan(Unit::ReadHigh, None, None).is_some() {
         ctx.say("reads: die count, tR, command overhead, channel rate (Nelder–Mead for each die count)");
-        dies_note = Some(reads(&ctx, &mut spec, opts.read_iterations)?);
+        dies_note = Some(reads(ctx, spec, opts.read_iterations)?);
         fitted.extend([Param::NativeTr, Param::CmdOverhead, Param::ChannelMts]);
     } else {
         notes
@@ -125,17 +176,17 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
     }
     if ctx.plan(Unit::Fill, None, None).is_some() {
         ctx.say("fill: pSLC program time, cache size, native program time");
-        fitted.extend(fill(&ctx, &mut spec, &mut notes)?);
+        fitted.extend(fill(ctx, spec, notes)?);
     }
     ctx.say("idle folding and spare area (in parallel)");
     let (idle_spec, spare_spec) = std::thread::scope(|s| {
-        let a = s.spawn(|| idle(&ctx, spec.clone()));
-        let b = s.spawn(|| spare(&ctx, spec.clone()));
+        let a = s.spawn(|| idle(ctx, spec.clone()));
+        let b = s.spawn(|| spare(ctx, spec.clone()));
         (a.join().expect("idle stage ran"), b.join().expect("spare stage ran"))
     });
     if let Some(s) = idle_spec? {
-        Param::CacheStatic.set(&mut spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
-        Param::CacheMax.set(&mut spec, Param::CacheMax.get(&s).unwrap_or(0.0));
+        Param::CacheStatic.set(spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
+        Param::CacheMax.set(spec, Param::CacheMax.get(&s).unwrap_or(0.0));
         fitted.push(Param::CacheStatic);
     }
     // The random writes measure the spare beyond the user data and the
@@ -148,11 +199,11 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
     };
     match spare_spec? {
         Some((s, None)) => {
-            spec.geometry.blocks_per_plane = keep_spare(&s, &spec);
+            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
             fitted.push(Param::BlocksPerPlane);
         }
         Some((s, Some(note))) => {
-            spec.geometry.blocks_per_plane = keep_spare(&s, &spec);
+            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
             notes.push(note);
         }
         None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
@@ -161,15 +212,7 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
         notes.push(n);
     }
     ctx.say("final replay and sensitivities");
-    let (rows, params) = report::assess(&ctx, base, &spec, &fitted)?;
-    Ok(Fit {
-        spec,
-        rows,
-        params,
-        notes,
-        evaluations: ctx.evals.load(Ordering::Relaxed),
-        wall_s: start.elapsed().as_secs_f64(),
-    })
+    report::assess(ctx, base, spec, &fitted)
 }
 
 const READ_UNITS: [Unit; 2] = [Unit::ReadLow, Unit::ReadHigh];
@@ -316,7 +359,7 @@ fn reads(ctx: &Ctx, full: &mut DriveSpec, iters: u64) -> Result<String, FitError
 /// More dies reserve more blocks (GC watermarks, map blocks per die): add
 /// blocks per plane, up to half as many again, until the drive is valid
 /// (the spare stage fits them later).
-fn make_valid(s: &mut DriveSpec) {
+pub(super) fn make_valid(s: &mut DriveSpec) {
     let bpp = s.geometry.blocks_per_plane;
     for extra in 0..=bpp / 2 {
         s.geometry.blocks_per_plane = bpp + extra;

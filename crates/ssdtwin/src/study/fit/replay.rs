@@ -1,7 +1,7 @@
 //! Replaying measured jobs on a candidate twin: each [`Plan`] is one
-//! [`Unit`] of the battery (or of any result), run from the state its jobs
-//! found the real drive in (secure-erased, or full from a sequential fill
-//! built by the fast path), with the jobs' own options as fio's JSON
+//! [`Unit`] of the battery (or the jobs outside it), run from the state its
+//! jobs found the real drive in (secure-erased, or full from a sequential
+//! fill built by the fast path, or the state given with `--state`), with the jobs' own options as fio's JSON
 //! records them. Plans run in parallel, one per core ([`run_all`]): every
 //! run is independent and deterministic, so the order does not change a
 //! number.
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::battery::Unit;
-use super::measure::{from_json, metrics, JobRecord, Quantity};
+use super::measure::{from_json, given_metrics, metrics, JobRecord, Quantity};
 use super::FitError;
 use crate::model::drive::Drive;
 use crate::run::state::DriveState;
@@ -34,8 +34,10 @@ use crate::study::fio_out::FioReport;
 /// One unit's replay: its jobs, in order, from the unit's state.
 #[derive(Debug, Clone)]
 pub struct Plan<'a> {
-    /// The unit (its starting state).
+    /// The unit.
     pub unit: Unit,
+    /// The state the replay starts from.
+    pub state: DriveState,
     /// The measured jobs to replay.
     pub jobs: Vec<&'a JobRecord>,
     /// Longest `runtime` of a replayed job, ns (`None`: as measured; units
@@ -69,7 +71,7 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
             }
         }
     }
-    if plan.unit.starts_full() {
+    if plan.state != DriveState::Fresh {
         // The drive's idle clock runs from its last command: one read
         // starts it, as the fill before these jobs did on the real drive
         // (a fast-path state has no last command), so that an idle pause
@@ -113,13 +115,38 @@ pub const START_JOB: &str = "ssdtwin-replay-start";
 static SCRATCH: AtomicUsize = AtomicUsize::new(0);
 
 /// Replay one plan on a drive built from `spec`; the numbers of each job
-/// ([`metrics`]).
+/// ([`metrics`], or [`given_metrics`] for the jobs outside the battery).
+/// A candidate on which the simulator stops (an FTL invariant broken by a
+/// drive that passed validation: a bug of the model, which the error
+/// names with the candidate's structure) is an error of that candidate,
+/// not of the fit: the optimisers treat it as an invalid drive.
 pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observation>, FitError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replay_plan(spec, plan, seed))).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let g = &spec.geometry;
+        Err(FitError::Candidate(format!(
+            "the simulator stopped ({why}) on a candidate with {} dies, {} blocks per plane, SLC cache {:?} GB \
+             (static {:?} GB), replaying unit {:?} from {}",
+            super::params::dies(spec),
+            g.blocks_per_plane,
+            super::params::Param::CacheMax.get(spec).map(|v| v / 1e9),
+            super::params::Param::CacheStatic.get(spec).map(|v| v / 1e9),
+            plan.unit,
+            plan.state
+        )))
+    })
+}
+
+fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observation>, FitError> {
     let model = spec.build(&spec.name).map_err(|e| FitError::Candidate(e.to_string()))?;
     let capacity = model.user_lpns as u64 * 4096;
     let mut drive = Drive::new(model);
-    if plan.unit.starts_full() {
-        DriveState::Filled(100.0).apply_fast(&mut drive, seed);
+    if plan.state != DriveState::Fresh {
+        plan.state.apply_fast(&mut drive, seed);
     }
     let dir: PathBuf = std::env::temp_dir().join(format!(
         "ssdtwin-fit-{}-{}",
@@ -140,7 +167,7 @@ pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observat
         };
         let report = FioReport {
             drive: spec,
-            state: if plan.unit.starts_full() { "full".into() } else { "fresh".into() },
+            state: plan.state.to_string(),
             seed,
             global: &file.global,
             jobs,
@@ -150,7 +177,8 @@ pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observat
         Ok(records
             .iter()
             .flat_map(|r| {
-                metrics(r).into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })
+                let numbers = if plan.unit == Unit::Given { given_metrics(r) } else { metrics(r) };
+                numbers.into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })
             })
             .collect())
     })();

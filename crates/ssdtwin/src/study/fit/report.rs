@@ -86,15 +86,7 @@ pub(super) fn assess(
     params.dedup();
     let mut steps = vec![STEP; params.len()];
     for (j, &p) in params.iter().enumerate() {
-        let Some(v) = p.get(spec) else { continue };
-        // A step up, or down where up is not a valid drive.
-        let Some((s, h)) = [STEP, -STEP].into_iter().find_map(|h| {
-            let mut s = spec.clone();
-            p.set(&mut s, v * h.exp());
-            s.build(&s.name).is_ok().then_some((s, h))
-        }) else {
-            continue;
-        };
+        let Some((s, h)) = stepped(spec, p) else { continue };
         steps[j] = h;
         for plan in plans.iter().filter(|pl| units_of(p).contains(&pl.unit)) {
             tasks.push((s.clone(), plan.clone()));
@@ -103,12 +95,12 @@ pub(super) fn assess(
     }
     let results = ctx.run(&tasks);
     let mut base_obs: Vec<Observation> = Vec::new();
-    let mut stepped: Vec<Vec<Observation>> = vec![Vec::new(); params.len()];
+    let mut step_obs: Vec<Vec<Observation>> = vec![Vec::new(); params.len()];
     for (r, o) in results.into_iter().zip(&owner) {
         let obs = r?;
         match o {
             None => base_obs.extend(obs),
-            Some(j) => stepped[*j].extend(obs),
+            Some(j) => step_obs[*j].extend(obs),
         }
     }
     let rows: Vec<Residual> = ctx
@@ -123,49 +115,91 @@ pub(super) fn assess(
         .collect();
     // Sensitivities: rows are measurements, columns parameters.
     let ms: &[Measurement] = &ctx.measured;
-    let mut jac = vec![vec![0.0; params.len()]; ms.len()];
-    for (j, &p) in params.iter().enumerate() {
-        for (i, m) in ms.iter().enumerate() {
-            if !units_of(p).contains(&m.unit) {
-                continue;
-            }
-            if let (Some(a), Some(b)) =
-                (log_error(&base_obs, &m.job, m.quantity, m.value), log_error(&stepped[j], &m.job, m.quantity, m.value))
-            {
-                jac[i][j] = (b - a) / steps[j];
-            }
-        }
-    }
+    let value =
+        |obs: &[Observation], m: &Measurement| log_error(obs, &m.job, m.quantity, m.value).map(|e| m.value * e.exp());
+    let at: Vec<Option<f64>> = ms.iter().map(|m| value(&base_obs, m)).collect();
+    let moved: Vec<Vec<Option<f64>>> = (0..params.len())
+        .map(|j| ms.iter().map(|m| value(&step_obs[j], m).filter(|_| units_of(params[j]).contains(&m.unit))).collect())
+        .collect();
+    let jac = sensitivities(&at, &moved, &steps);
+    let labels: Vec<String> = ms.iter().map(|m| format!("{} {}", m.job, m.quantity.label().0)).collect();
+    let out = param_table(base, spec, &params, &jac, &labels, measurement_sigma(&rows));
+    Ok((rows, out))
+}
+
+/// The measurements' relative error σ: the fit's own root-mean-square
+/// log error, at least 3% (run-to-run noise of a real drive).
+pub(super) fn measurement_sigma(rows: &[Residual]) -> f64 {
     let errs: Vec<f64> = rows.iter().filter_map(|r| r.error()).map(|e| (1.0 + e).ln()).collect();
     let rms = (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt();
-    let sigma_m = rms.max(0.03);
-    let sigmas = uncertainties(&jac, sigma_m);
-    let out = Param::ALL
+    rms.max(0.03)
+}
+
+/// Each parameter the drive has: base and fitted values, and for those in
+/// `params` (the columns of `jac`, rows named by `labels`) the
+/// uncertainty and the measurement that moves most with it.
+pub(super) fn param_table(
+    base: &DriveSpec,
+    spec: &DriveSpec,
+    params: &[Param],
+    jac: &[Vec<f64>],
+    labels: &[String],
+    sigma_m: f64,
+) -> Vec<ParamFit> {
+    let sigmas = uncertainties(jac, sigma_m);
+    Param::ALL
         .iter()
         .filter_map(|&p| {
             let fitted_v = p.get(spec)?;
             let base_v = p.get(base).unwrap_or(f64::NAN);
-            let j = params.iter().position(|&q| q == p);
-            let (sigma, constrained_by) = match j {
+            let (sigma, constrained_by) = match params.iter().position(|&q| q == p) {
                 Some(j) => {
-                    let best = (0..ms.len()).max_by(|&a, &b| jac[a][j].abs().total_cmp(&jac[b][j].abs()));
-                    let by = best
-                        .filter(|&i| jac[i][j] != 0.0)
-                        .map(|i| (format!("{} {}", ms[i].job, ms[i].quantity.label().0), jac[i][j]));
+                    let best = (0..jac.len()).max_by(|&a, &b| jac[a][j].abs().total_cmp(&jac[b][j].abs()));
+                    let by = best.filter(|&i| jac[i][j] != 0.0).map(|i| (labels[i].clone(), jac[i][j]));
                     (sigmas[j], by)
                 }
                 None => (None, None),
             };
             Some(ParamFit { param: p, base: base_v, fitted: fitted_v, sigma, constrained_by })
         })
-        .collect();
-    Ok((rows, out))
+        .collect()
+}
+
+/// `spec` with `p` a step ([`STEP`]) up, or down where up is not a valid
+/// drive, and the step in ln units; `None` when neither is valid or the
+/// drive has no such part.
+pub(super) fn stepped(spec: &DriveSpec, p: Param) -> Option<(DriveSpec, f64)> {
+    let v = p.get(spec)?;
+    [STEP, -STEP].into_iter().find_map(|h| {
+        let mut s = spec.clone();
+        p.set(&mut s, v * h.exp());
+        s.build(&s.name).is_ok().then_some((s, h))
+    })
+}
+
+/// The sensitivity matrix: rows are measurements, columns parameters,
+/// each entry d ln m / d ln p from the twin's value `at` the fitted drive
+/// and `moved[j]` with parameter j stepped by `steps[j]` (ln units); 0
+/// where either gave no value.
+pub(super) fn sensitivities(at: &[Option<f64>], moved: &[Vec<Option<f64>>], steps: &[f64]) -> Vec<Vec<f64>> {
+    (0..at.len())
+        .map(|i| {
+            moved
+                .iter()
+                .zip(steps)
+                .map(|(m, &h)| match (at[i], m[i]) {
+                    (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (b / a).ln() / h,
+                    _ => 0.0,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Relative standard uncertainty of each column's parameter: the square
 /// roots of the diagonal of σ²(JᵀJ)⁻¹ over the determined columns
 /// (`None` for a zero column, or all when JᵀJ is singular).
-fn uncertainties(jac: &[Vec<f64>], sigma: f64) -> Vec<Option<f64>> {
+pub(super) fn uncertainties(jac: &[Vec<f64>], sigma: f64) -> Vec<Option<f64>> {
     let n = jac.first().map_or(0, |r| r.len());
     let live: Vec<usize> = (0..n).filter(|&j| jac.iter().any(|r| r[j].abs() > 1e-6)).collect();
     let k = live.len();
