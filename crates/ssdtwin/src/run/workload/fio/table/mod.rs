@@ -58,6 +58,8 @@ pub enum Reader {
     Sync,
     /// Verification of written data (`verify`, ...: [`super::verify`]).
     Verify,
+    /// `sprandom`'s preconditioning ([`super::sprandom`]).
+    Precondition,
     /// When a job runs and how it is reported (read by the job file parser).
     Schedule,
     /// A trace replay's options (a section with `trace=FILE`).
