@@ -157,4 +157,7 @@ fn job_files_expand_environment_variables() {
     let text = "[a]\nrw=randwrite\n\nbs=${SSDTWIN_TEST_ENV_UNSET}k ; a comment\n";
     let e = parse_job_file(text, "e.fio", 1 << 30, &JobOptions::new()).unwrap_err().to_string();
     assert!(e.starts_with("e.fio:4: option `bs`") && e.contains("`SSDTWIN_TEST_ENV_UNSET` is not set"), "{e}");
+    // In a host option it is nothing, as in fio.
+    let text = "[a]\nrw=read\nfilename=${SSDTWIN_TEST_ENV_UNSET}\nsize=1m\n";
+    assert!(parse_job_file(text, "e.fio", 1 << 30, &JobOptions::new()).is_ok());
 }

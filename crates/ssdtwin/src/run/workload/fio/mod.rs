@@ -226,10 +226,13 @@ pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOpt
 }
 
 /// fio's `${VAR}` in a job file's line (options.c, `fio_option_dup_subs`):
-/// the environment variable's value. Unlike fio, which puts nothing for a
-/// variable that is not set, that is an error: `Err((variable, the
-/// line's option))`.
+/// the environment variable's value. A variable that is not set is
+/// nothing, as in fio, in a host option (`filename=${DEV}`: it changes
+/// nothing in the twin); anywhere else it is an error: `Err((variable,
+/// the line's option))`.
 fn expand_env(line: &str) -> Result<String, (String, &str)> {
+    let key = line.split('=').next().unwrap_or(line);
+    let host = table::lookup(key.trim()).is_some_and(|d| d.class == table::Class::Host);
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(at) = rest.find("${") {
@@ -238,9 +241,11 @@ fn expand_env(line: &str) -> Result<String, (String, &str)> {
         match after.find('}').filter(|&end| end > 0) {
             Some(end) => {
                 let var = &after[..end];
-                let value =
-                    std::env::var(var).map_err(|_| (var.to_string(), line.split('=').next().unwrap_or(line)))?;
-                out.push_str(&value);
+                match std::env::var(var) {
+                    Ok(value) => out.push_str(&value),
+                    Err(_) if host => {}
+                    Err(_) => return Err((var.to_string(), key)),
+                }
                 rest = &after[end + 1..];
             }
             None => {
