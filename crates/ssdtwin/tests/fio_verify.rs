@@ -92,9 +92,14 @@ fn verify_is_only_for_writers_and_skipped_when_asked() {
     assert_eq!(rd[rd.len() - w.len()..], w[..], "the last reads are the writes', in order");
     let ns = r[0].stats.as_ref().unwrap().dir_ns.unwrap();
     assert_eq!(ns[0], r[0].result.end_ns - r[0].result.start_ns);
-    let e = parse_job_file("[v]\nrw=write\nsize=1m\nloops=2\nverify=crc32c\n", "t.fio", CAP, &JobOptions::new())
-        .unwrap_err();
-    assert!(e.to_string().contains("t.fio:5") && e.to_string().contains("loops"), "{e}");
+    let e = parse_job_file(
+        "[v]\nrw=write\nsize=1m\nio_size=512k\nloops=2\nverify=crc32c\n",
+        "t.fio",
+        CAP,
+        &JobOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("t.fio:6") && e.to_string().contains("loops"), "{e}");
     let e = parse_job_file("[v]\nrw=write\nsize=1m\nverify=sha7\n", "t.fio", CAP, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("sha7"), "{e}");
 }
@@ -112,4 +117,43 @@ fn the_json_reports_the_verify_reads_as_fio() {
     let bw = j["read"]["bw_bytes"].as_f64().unwrap();
     let expect = (2u64 << 20) as f64 * 1e9 / runtimes[0] as f64;
     assert!((bw - expect).abs() <= 1.0, "{bw} vs {expect}");
+}
+
+/// fio 3.33 (`--ioengine=null --write_iolog`): with `loops=2` each loop
+/// writes the span and reads it back before the next, the runtimes add
+/// up; `verify_only` issues no writes (they are counted, in no time) and
+/// reads back what they would have written, each loop.
+#[test]
+fn verify_loops_and_verify_only_are_fios() {
+    let (r, log, _, _) = run("[v]\nrw=randwrite\nbs=4k\nsize=32k\nloops=2\nverify=md5\n");
+    let kinds: Vec<IoKind> = log.iter().map(|c| c.cmd.kind).collect();
+    let mut expect = Vec::new();
+    for _ in 0..2 {
+        expect.extend([IoKind::Write; 8]);
+        expect.extend([IoKind::Read; 8]);
+    }
+    assert_eq!(kinds, expect);
+    // fio's order: each loop writes (and reads back) this sequence.
+    let fio = [0, 20480, 24576, 12288, 16384, 28672, 4096, 8192];
+    assert_eq!(offsets(&log, IoKind::Write), [fio, fio].concat());
+    assert_eq!(offsets(&log, IoKind::Read), [fio, fio].concat());
+    let st = r[0].stats.as_ref().unwrap();
+    assert_eq!((st.dirs[0].ios, st.dirs[1].ios), (16, 16));
+    let ns = st.dir_ns.unwrap();
+    assert_eq!(ns[0] + ns[1], r[0].result.end_ns - r[0].result.start_ns, "the phases add up to the job");
+
+    let (r, log, _, _) = run("[v]\nrw=randwrite\nbs=4k\nsize=32k\nloops=3\nverify=md5\nverify_only\n");
+    assert!(offsets(&log, IoKind::Write).is_empty(), "a dry run issues no writes");
+    assert_eq!(offsets(&log, IoKind::Read), [fio, fio, fio].concat());
+    let st = r[0].stats.as_ref().unwrap();
+    assert_eq!((st.dirs[0].ios, st.dirs[0].bytes, st.dirs[1].ios, st.dirs[1].bytes), (24, 98304, 24, 98304));
+    assert_eq!(st.dir_ns.unwrap()[1], 0, "the dry run takes no time");
+    let e = parse_job_file(
+        "[v]\nrw=randwrite\nnorandommap\nsize=1m\nloops=2\nverify=crc32c\n",
+        "t.fio",
+        CAP,
+        &JobOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("one pass"), "{e}");
 }

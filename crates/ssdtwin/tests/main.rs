@@ -13,6 +13,7 @@ mod fio_control;
 mod fio_distributions;
 mod fio_examples;
 mod fio_iolog;
+mod fio_newer;
 mod fio_options;
 mod fio_sync;
 mod fio_verify;

@@ -20,8 +20,10 @@
 //!   adjusting until the job's other limits). A miss at depth 1 with
 //!   `latency_percentile=100` ends the job with fio's ETIMEDOUT (110).
 //!   fio's JSON reports the depth reached as `latency_depth`.
-//! - **Steady state.** Every second after `ss_ramp`, the job's IOPS and
-//!   bandwidth over that second are kept for the last `ss_dur` seconds;
+//! - **Steady state.** Every second (`steadystate_check_interval`, fio
+//!   3.35) after `ss_ramp`, the job's IOPS and bandwidth over that
+//!   interval, per second, are kept for the last `ss_dur / interval`
+//!   intervals (fio's integer division by whole seconds);
 //!   once the window is full, the criterion is checked: `iops`/`bw`, the
 //!   largest deviation from the window's mean; `iops_slope`/`bw_slope`,
 //!   the least-squares slope of the window, each as a value or, with `%`,
@@ -235,6 +237,8 @@ pub enum SsMetric {
     Iops,
     /// Bytes per second.
     Bw,
+    /// Mean completion latency over the interval, ns (fio 3.41's `lat`).
+    Lat,
 }
 
 /// fio's steady-state options (`ss=METRIC[_slope]:LIMIT[%]`, `ss_dur`,
@@ -253,6 +257,25 @@ pub struct SteadyState {
     pub duration_s: u32,
     /// Time before the first second is kept, ns (`ss_ramp`).
     pub ramp_ns: u64,
+    /// How often the rates are sampled, ms (`steadystate_check_interval`,
+    /// fio 3.35; whole seconds count, as fio divides `ss_dur` by them).
+    #[serde(default = "one_second", skip_serializing_if = "is_one_second")]
+    pub interval_ms: u64,
+}
+
+fn one_second() -> u64 {
+    1000
+}
+
+fn is_one_second(ms: &u64) -> bool {
+    *ms == 1000
+}
+
+impl SteadyState {
+    /// The window's samples: fio's `ss_dur / (interval_ms / 1000)`.
+    pub fn intervals(&self) -> usize {
+        (self.duration_s as u64 / (self.interval_ms / 1000).max(1)) as usize
+    }
 }
 
 impl SteadyState {
@@ -263,6 +286,7 @@ impl SteadyState {
             match self.metric {
                 SsMetric::Iops => "iops",
                 SsMetric::Bw => "bw",
+                SsMetric::Lat => "lat",
             },
             if self.slope { "_slope" } else { "" },
             self.limit as f32,
@@ -294,6 +318,11 @@ pub struct SsTracker {
     bytes: u64,
     #[serde(skip)]
     ios: u64,
+    /// Mean latency of the intervals in the window, ns (`lat`).
+    #[serde(skip)]
+    lat: Vec<u64>,
+    #[serde(skip)]
+    lat_sum: u128,
 }
 
 impl SsTracker {
@@ -301,8 +330,8 @@ impl SsTracker {
     pub(crate) fn new(spec: SteadyState) -> SsTracker {
         SsTracker {
             spec,
-            bw: Vec::with_capacity(spec.duration_s as usize),
-            iops: Vec::with_capacity(spec.duration_s as usize),
+            bw: Vec::with_capacity(spec.intervals()),
+            iops: Vec::with_capacity(spec.intervals()),
             slope: 0.0,
             deviation: 0.0,
             criterion: 0.0,
@@ -310,26 +339,34 @@ impl SsTracker {
             second: 0,
             bytes: 0,
             ios: 0,
+            lat: Vec::new(),
+            lat_sum: 0,
         }
     }
 
-    /// A completion of `bytes` at `rel_ns` after the job's start (in
-    /// time order). Closes the seconds before it first; returns true when
-    /// steady state is reached.
-    pub(crate) fn on_completion(&mut self, rel_ns: u64, bytes: u64) -> bool {
+    /// A completion of `bytes` taking `lat_ns` at `rel_ns` after the
+    /// job's start (in time order). Closes the intervals before it first;
+    /// returns true when steady state is reached.
+    pub(crate) fn on_completion(&mut self, rel_ns: u64, bytes: u64, lat_ns: u64) -> bool {
         if self.attained {
             return false;
         }
-        let sec = rel_ns / 1_000_000_000;
+        let every = self.spec.interval_ms;
+        let sec = rel_ns / (every * 1_000_000);
         let mut reached = false;
         while self.second < sec && !reached {
-            // The second [second, second + 1) is over.
-            if self.second * 1_000_000_000 >= self.spec.ramp_ns {
-                reached = self.push(self.bytes, self.ios);
+            // The interval [second, second + 1) is over; fio's rate over
+            // it, per second (steadystate.c: rate_time · Δ / (interval² /
+            // 1000), rate_time being the interval).
+            if self.second * every * 1_000_000 >= self.spec.ramp_ns {
+                let per_s = |n: u64| every * n / (every * every / 1000);
+                let lat = if self.ios == 0 { 0 } else { (self.lat_sum / self.ios as u128) as u64 };
+                reached = self.push(per_s(self.bytes), per_s(self.ios), lat);
             }
             self.second += 1;
             self.bytes = 0;
             self.ios = 0;
+            self.lat_sum = 0;
         }
         if reached {
             self.attained = true;
@@ -337,23 +374,31 @@ impl SsTracker {
         }
         self.bytes += bytes;
         self.ios += 1;
+        self.lat_sum += lat_ns as u128;
         false
     }
 
-    fn push(&mut self, bw: u64, iops: u64) -> bool {
-        let n = self.spec.duration_s as usize;
+    fn push(&mut self, bw: u64, iops: u64, lat: u64) -> bool {
+        let n = self.spec.intervals();
         if self.bw.len() == n {
             self.bw.remove(0);
             self.iops.remove(0);
+            if !self.lat.is_empty() {
+                self.lat.remove(0);
+            }
         }
         self.bw.push(bw);
         self.iops.push(iops);
+        if self.spec.metric == SsMetric::Lat {
+            self.lat.push(lat);
+        }
         if self.bw.len() < n {
             return false;
         }
         let ys = match self.spec.metric {
             SsMetric::Iops => &self.iops,
             SsMetric::Bw => &self.bw,
+            SsMetric::Lat => &self.lat,
         };
         let dur = n as u64;
         let sum_y: u64 = ys.iter().sum();
@@ -377,7 +422,7 @@ impl SsTracker {
     /// The window as fio reports it: `ss_dur` entries, oldest first,
     /// zeros for seconds not yet measured.
     pub fn window(&self) -> (Vec<u64>, Vec<u64>) {
-        let n = self.spec.duration_s as usize;
+        let n = self.spec.intervals();
         let mut bw = self.bw.clone();
         let mut iops = self.iops.clone();
         bw.resize(n, 0);
@@ -458,7 +503,15 @@ mod tests {
     use super::*;
 
     fn spec(slope: bool, limit: f64) -> SteadyState {
-        SteadyState { metric: SsMetric::Iops, slope, limit, percent: true, duration_s: 4, ramp_ns: 0 }
+        SteadyState {
+            metric: SsMetric::Iops,
+            slope,
+            limit,
+            percent: true,
+            duration_s: 4,
+            ramp_ns: 0,
+            interval_ms: 1000,
+        }
     }
 
     /// Feed `per_second[i]` completions of 4 KiB evenly in second i.
@@ -466,7 +519,7 @@ mod tests {
         for (s, &n) in per_second.iter().enumerate() {
             for k in 0..n {
                 let at = s as u64 * 1_000_000_000 + k * 1_000_000_000 / n;
-                if t.on_completion(at, 4096) {
+                if t.on_completion(at, 4096, 100_000) {
                     return Some(s);
                 }
             }

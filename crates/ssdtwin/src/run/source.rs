@@ -151,15 +151,20 @@ impl Source {
     pub(crate) fn new(spec: IoSpec, capacity: u64, start: u64, own_stats: Option<bool>) -> Source {
         let ramp_end = start + spec.ramp_time_ns;
         let span = spec.size.unwrap_or(capacity - spec.offset);
+        // With verify, a loop's writes are verified before the next loop.
+        let loops = if spec.verify.is_some() { 1 } else { spec.loops as u64 };
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
             (true, _) => u64::MAX,
-            (false, Some(b)) => b.saturating_mul(spec.loops as u64),
-            (false, None) => span.saturating_mul(spec.loops as u64),
+            (false, Some(b)) => b.saturating_mul(loops),
+            (false, None) => span.saturating_mul(loops),
         };
         // fio's number_ios counts every loop (backend.c exceeds_number_ios).
-        let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(spec.loops as u64));
+        let gen = IoGenerator::new(&spec, capacity);
+        let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
+        let most = (byte_limit / spec.min_bs().max(1) as u64).min(ios_limit);
+        let ios_limit = gen.command_limit(most).unwrap_or(ios_limit);
         Source {
-            gen: IoGenerator::new(&spec, capacity),
+            gen,
             start,
             ramp_end,
             deadline: spec.runtime_ns.map(|t| ramp_end + t),
@@ -508,7 +513,7 @@ impl Source {
         }
         let mut steady = false;
         if let Some(ss) = &mut self.ss {
-            if ss.on_completion(rel, bytes) {
+            if ss.on_completion(rel, bytes, lat) {
                 // Steady state: fio terminates the job.
                 self.stop = true;
                 steady = true;
@@ -757,7 +762,7 @@ impl Source {
         let mut reached = false;
         if !self.finished && c.done_ns >= self.ramp_end {
             if let Some(ss) = &mut self.ss {
-                reached = ss.on_completion(c.done_ns - self.ramp_end, c.cmd.len as u64);
+                reached = ss.on_completion(c.done_ns - self.ramp_end, c.cmd.len as u64, c.latency_ns());
             }
         }
         if reached {

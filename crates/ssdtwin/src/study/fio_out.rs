@@ -670,6 +670,7 @@ fn entry_text(e: &Entry) -> String {
             match ss.spec.metric {
                 crate::run::control::SsMetric::Iops => "iops",
                 crate::run::control::SsMetric::Bw => "bw",
+                crate::run::control::SsMetric::Lat => "lat",
             },
             if ss.spec.slope { " slope" } else { " mean dev" },
             ss.criterion,

@@ -19,6 +19,13 @@
 //! stopped (steady state, `exitall`, a latency target's end) verifies
 //! nothing, as fio skips `do_verify` after `td->terminate`.
 //!
+//! With `loops`, each loop writes, then verifies what it wrote, and the
+//! runtimes add up over the loops (backend.c `thread_main`). With
+//! `verify_only`, a loop's writes are a dry run (fio's `do_dry_run`): the
+//! generator's commands are counted in the job's statistics, without
+//! latency and without I/O, in no time, and the verify phase reads them
+//! back.
+//!
 //! The twin stores no data, so nothing is compared: the reads are issued
 //! and counted. Left out: the log grows by one entry per write (16
 //! bytes) until verified, as fio's io pieces do.
@@ -44,17 +51,43 @@ pub(crate) struct VerifyState {
     batch_left: u64,
     /// When the verify phase began, and the write phase's runtime.
     phase: Option<(u64, u64)>,
+    /// Loops still to write and verify after this one.
+    loops_left: u32,
+    /// A write loop's limits (bytes, commands, deadline), kept while a
+    /// verify phase has its own.
+    write_limits: Option<(u64, u64, Option<u64>)>,
+    /// When the current write loop began (`None`: the first, from the ramp's end).
+    loop_start: Option<u64>,
+    /// Runtimes so far (read, write), ns.
+    runtime: [u64; 2],
+    /// `verify_only`: this loop's dry run is done.
+    dry_done: bool,
 }
 
 impl VerifyState {
     pub(crate) fn new(spec: Verify, io: &IoSpec) -> VerifyState {
         let random = matches!(io.rw, RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandRead);
         let random_map = random && !io.norandommap;
-        VerifyState { spec, log: VecDeque::new(), sorted: !random_map, writes: 0, batch_left: 0, phase: None }
+        VerifyState {
+            spec,
+            log: VecDeque::new(),
+            sorted: !random_map,
+            writes: 0,
+            batch_left: 0,
+            phase: None,
+            loops_left: io.loops.saturating_sub(1),
+            write_limits: None,
+            loop_start: None,
+            runtime: [0; 2],
+            dry_done: false,
+        }
     }
 
     /// A write was issued.
     pub(super) fn written(&mut self, cmd: Command) {
+        if !self.spec.read_back {
+            return;
+        }
         self.log.push_back((cmd.offset, cmd.len));
         self.writes += 1;
         if self.spec.backlog != 0 && self.writes % self.spec.backlog == 0 {
@@ -67,6 +100,28 @@ impl Source {
     /// Before a submission: a verify read is due (the verify phase, or a
     /// backlog batch): issue it instead (`true`).
     pub(super) fn verify_instead(&mut self, dev: &mut Device, me: u32) -> bool {
+        let v = self.verify.as_mut().expect("a job with verify");
+        if v.spec.only && !v.dry_done {
+            v.dry_done = true;
+            // Without read-back, fio's loops are dry runs one after another.
+            let rounds = if v.spec.read_back { 1 } else { v.loops_left as u64 + 1 };
+            let (bytes, ios) = (self.byte_limit.saturating_mul(rounds), self.ios_limit.saturating_mul(rounds));
+            while self.issued < bytes && self.issued_ios < ios {
+                let cmd = self.gen.next_command();
+                if cmd.kind == IoKind::Write {
+                    v.written(cmd);
+                }
+                if let Some(st) = &mut self.stats {
+                    st.dirs[cmd.kind as usize].ios += 1;
+                    st.dirs[cmd.kind as usize].bytes += cmd.len as u64;
+                }
+                self.issued += cmd.len as u64;
+                self.issued_ios += 1;
+            }
+            if !self.start_verify(dev.now()) {
+                return true;
+            }
+        }
         let v = self.verify.as_mut().expect("a job with verify");
         let in_phase = v.phase.is_some();
         if !in_phase && v.batch_left == 0 {
@@ -96,19 +151,47 @@ impl Source {
     }
 
     /// The job's writes are done at `now`: start its verify phase
-    /// (`true`), or, once it is over, note the directions' runtimes.
+    /// (`true`), or, once it is over, note the directions' runtimes and
+    /// start the next loop's writes if there is one (`true`).
     pub(super) fn verify_at_end(&mut self, dev: &mut Device, me: u32, now: u64) -> bool {
         let stopped = self.error != 0 || self.stop;
         let v = self.verify.as_mut().expect("a job with verify");
-        if let Some((start, write_ns)) = v.phase {
+        if let Some((start, write_ns)) = v.phase.take() {
             let reads_too = v.spec.backlog != 0 || matches!(self.spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
+            v.runtime[0] += now - start + if reads_too { write_ns } else { 0 };
+            v.runtime[1] += write_ns;
             if let Some(st) = &mut self.stats {
-                let read_ns = now - start + if reads_too { write_ns } else { 0 };
-                st.dir_ns = Some([read_ns, write_ns, write_ns]);
+                st.dir_ns = Some([v.runtime[0], v.runtime[1], v.runtime[1]]);
             }
+            let (bytes, ios, deadline) = v.write_limits.expect("kept when the verify phase began");
+            if v.loops_left == 0 || stopped || deadline.is_some_and(|d| now >= d) {
+                return false;
+            }
+            // The next loop: its writes, then their verification.
+            v.loops_left -= 1;
+            v.loop_start = Some(now);
+            v.dry_done = false;
+            self.byte_limit = bytes;
+            self.ios_limit = ios;
+            self.deadline = deadline;
+            self.issued = 0;
+            self.issued_ios = 0;
+            self.seg_issued = 0;
+            self.fill(dev, me);
+            return self.outstanding + self.pending > 0;
+        }
+        if stopped || !self.start_verify(now) {
             return false;
         }
-        if stopped || v.log.is_empty() {
+        self.fill(dev, me);
+        self.outstanding + self.pending > 0
+    }
+
+    /// Begin the verify phase at `now`: the logged writes become the
+    /// job's limits (`false`: nothing to verify).
+    fn start_verify(&mut self, now: u64) -> bool {
+        let v = self.verify.as_mut().expect("a job with verify");
+        if v.log.is_empty() {
             return false;
         }
         if v.sorted {
@@ -124,7 +207,9 @@ impl Source {
             }
             v.log = kept.into();
         }
-        v.phase = Some((now, now.saturating_sub(self.ramp_end)));
+        let write_ns = if v.spec.only { 0 } else { now.saturating_sub(v.loop_start.unwrap_or(self.ramp_end)) };
+        v.phase = Some((now, write_ns));
+        v.write_limits.get_or_insert((self.byte_limit, self.ios_limit, self.deadline));
         if let Some(l) = self.iolog.as_mut() {
             // fio closes and reopens the job's files before do_verify.
             l.file(now - self.start, "close");
@@ -136,7 +221,6 @@ impl Source {
         self.issued_ios = 0;
         self.seg_issued = 0;
         self.deadline = None;
-        self.fill(dev, me);
-        self.outstanding + self.pending > 0
+        true
     }
 }

@@ -131,6 +131,15 @@ pub enum Distribution {
     /// here as a fraction) and `zoned_abs:` (share in bytes, converted to a
     /// fraction of the span when the phase is built).
     Zoned(Vec<(f64, f64)>),
+    /// fio's `sequence:b0,b1,...` (fio 3.41): the `i`-th command of a
+    /// direction goes to block `blocks[i mod len]`, plus, with `stride`
+    /// (`random_sequence_stride`), `len` blocks per time through the list.
+    Sequence {
+        /// The block indices (at most 64, as fio).
+        blocks: Vec<u32>,
+        /// `random_sequence_stride=1`.
+        stride: bool,
+    },
 }
 
 /// fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`): the
@@ -217,10 +226,10 @@ impl Syncs {
 }
 
 /// fio's verification of written data (`verify`, `do_verify`,
-/// `verify_backlog`, `verify_backlog_batch`): the blocks a write job wrote
-/// are read back, each once, after its writes or (with a backlog)
-/// between them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `verify_backlog`, `verify_backlog_batch`, `verify_only`): the blocks a
+/// write job wrote are read back, each once, after each loop's writes or
+/// (with a backlog) between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verify {
     /// `verify_backlog`: after every this many writes, read back some of
     /// those written (0: all after the write phase).
@@ -229,6 +238,33 @@ pub struct Verify {
     /// `verify_backlog_batch`: how many (0: `backlog`).
     #[serde(default, skip_serializing_if = "is_zero64")]
     pub batch: u64,
+    /// `verify_only`: the writes are not issued (fio's dry run counts
+    /// them), only read back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only: bool,
+    /// Whether written blocks are read back (`verify` set and `do_verify`
+    /// on; `verify_only` alone only skips the writes, as fio's dry run).
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub read_back: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// fio's SanDisk pseudo-random preconditioning (`sprandom=1`, fio 3.41):
+/// random writes in an order that leaves the drive in the steady state of
+/// uniform random writes after writing the span once plus `op` of it
+/// (the algorithm: the generator's `sprandom` module).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sprandom {
+    /// `spr_op`: the over-provisioning the order is made for (0.15).
+    pub op: f64,
+    /// `spr_num_regions`: regions of the physical size (100).
+    pub regions: u32,
+    /// `spr_cs`: the drive's write cache, bytes (0: none): rewrites wait
+    /// until the end of the next region.
+    pub cache: u64,
 }
 
 fn is_zero64(n: &u64) -> bool {
@@ -405,6 +441,9 @@ pub struct IoSpec {
     /// fio's verify phase (`verify`, `do_verify`, `verify_backlog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
+    /// fio's `sprandom` preconditioning order of random writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprandom: Option<Sprandom>,
     /// Rate limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
@@ -527,6 +566,11 @@ pub struct FioRandom {
     /// fio's thread number: the job's place in the file, 1-based,
     /// `numjobs` clones counted.
     pub thread_number: u64,
+    /// `tausworthe64` because the span has more than 2^32 blocks (fio
+    /// 3.33's `check_rand_gen_limits`): the offsets' generator, seeded
+    /// before the switch, stays the 32-bit one until a pass reseeds it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub switched64: bool,
 }
 
 impl IoSpec {
@@ -563,6 +607,7 @@ impl IoSpec {
             placement: None,
             syncs: None,
             verify: None,
+            sprandom: None,
             rate: None,
             rate_min: None,
             thinktime_blocks: 1,

@@ -1,11 +1,35 @@
 //! Checks of a job that need several of its options at once, each as
 //! fio makes it (init.c): the rate options exclude each other, the span
-//! lies inside the drive, the strided-zone options agree. Used by
+//! lies inside the drive, the strided-zone options agree, a `sequence`
+//! distribution's blocks lie in the span. Used by
 //! [`super::phase`] and, for clones, by the job file parser.
 
+use super::options::Entry;
 use super::values::invalid;
 use crate::error::JobError;
-use crate::run::workload::{IoSpec, MinRate, Rate, Strided};
+use crate::run::workload::{Distribution, IoSpec, MinRate, Rate, Strided};
+
+/// `sequence` distributions: `random_sequence_stride` (`stride`) applied,
+/// and fio's error (at run time there) for a listed block past the span.
+pub(super) fn sequences(spec: &mut IoSpec, stride: bool, entries: &[Entry], capacity: u64) -> Result<(), JobError> {
+    let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset)).min(capacity);
+    let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
+    let dirs = spec.distributions.iter_mut().flatten().enumerate();
+    for (k, d) in std::iter::once((0, &mut spec.distribution)).chain(dirs) {
+        let Distribution::Sequence { blocks, stride: s } = d else { continue };
+        *s = stride;
+        let max = span / bs[k].max(1);
+        if let Some(b) = blocks.iter().find(|&&b| b as u64 >= max) {
+            let at = entries.iter().rev().find(|e| e.0 == "random_distribution").map_or("", |e| e.2.as_str());
+            return Err(invalid(
+                at,
+                "random_distribution",
+                format!("fio: sequence access block {b} in base pattern out of bounds (max {max})"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// fio's `zonemode=strided` from its options (init.c: a `zonesize` alone
 /// means strided, `zonemode=none` with one is an error, strided needs

@@ -27,6 +27,8 @@ pub(super) struct Control {
     ss: Option<(SsMetric, bool, f64, bool)>,
     ss_dur_s: u64,
     ss_ramp_ns: u64,
+    /// `steadystate_check_interval`, ms, and where it was written.
+    ss_interval: Option<(u64, String)>,
     logs: LogSpec,
     per_job_given: bool,
 }
@@ -71,8 +73,14 @@ impl Control {
                     "iops_slope" => (SsMetric::Iops, true),
                     "bw" => (SsMetric::Bw, false),
                     "bw_slope" => (SsMetric::Bw, true),
+                    "lat" => (SsMetric::Lat, false),
+                    "lat_slope" => (SsMetric::Lat, true),
                     _ => {
-                        return Err(invalid(at, key, format!("`{name}` is not one of iops, iops_slope, bw, bw_slope")))
+                        return Err(invalid(
+                            at,
+                            key,
+                            format!("`{name}` is not one of iops, iops_slope, bw, bw_slope, lat, lat_slope"),
+                        ))
                     }
                 };
                 let (num, percent) = match limit.trim().strip_suffix('%') {
@@ -102,6 +110,18 @@ impl Control {
                 }
             }
             "ss_ramp" | "steadystate_ramp_time" => self.ss_ramp_ns = time(1_000_000_000)?,
+            "steadystate_check_interval" | "ss_interval" => {
+                let ms = time(1_000_000_000)? / 1_000_000;
+                // fio divides ss_dur by the interval's whole seconds.
+                if ms < 1000 {
+                    return Err(invalid(
+                        at,
+                        key,
+                        format!("{ms} ms is below 1 s: fio's window (ss_dur / (interval_ms / 1000) samples) would divide by zero"),
+                    ));
+                }
+                self.ss_interval = Some((ms, at.clone()));
+            }
             "write_bw_log" => self.logs.bw = Some(v.clone()),
             "write_iops_log" => self.logs.iops = Some(v.clone()),
             "write_lat_log" => self.logs.lat = Some(v.clone()),
@@ -126,7 +146,7 @@ impl Control {
     }
 
     /// Put what was read into the job.
-    pub(super) fn finish(mut self, spec: &mut IoSpec) {
+    pub(super) fn finish(mut self, spec: &mut IoSpec) -> Result<(), JobError> {
         if self.target_ns > 0 {
             spec.latency_target = Some(LatencyTarget {
                 target_ns: self.target_ns,
@@ -146,7 +166,21 @@ impl Control {
                 percent,
                 duration_s: self.ss_dur_s.min(u32::MAX as u64) as u32,
                 ramp_ns: self.ss_ramp_ns,
+                interval_ms: self.ss_interval.as_ref().map_or(1000, |i| i.0),
             });
+            if let (Some((ms, at)), Some(ss)) = (&self.ss_interval, &spec.steadystate) {
+                if ss.intervals() == 0 {
+                    return Err(invalid(
+                        at,
+                        "steadystate_check_interval",
+                        format!(
+                            "{} s is longer than ss_dur ({} s): the window would have no sample",
+                            ms / 1000,
+                            self.ss_dur_s
+                        ),
+                    ));
+                }
+            }
         }
         if !self.per_job_given {
             self.logs.per_job = true;
@@ -154,5 +188,6 @@ impl Control {
         if self.logs.any() {
             spec.logs = Some(self.logs);
         }
+        Ok(())
     }
 }

@@ -26,7 +26,7 @@
 //! Options that only describe the host side of a real fio run
 //! (`ioengine`, `direct`, `filename`, `verify_pattern`, ...) are accepted, have no
 //! effect, and are listed in [`JobFile::ignored`]; an unknown option, or a
-//! refused one (`flow`, `sprandom`, ... unless given fio's
+//! refused one (`flow`, `write_barrier`, ... unless given fio's
 //! default), is an error naming file, line and option.
 
 pub mod checks;
@@ -35,6 +35,7 @@ pub mod options;
 pub mod phase;
 pub mod placement;
 pub mod prio;
+pub mod sprandom;
 pub mod sync;
 pub mod table;
 pub mod values;
@@ -205,14 +206,57 @@ pub fn parse_command_line(
 pub const MAX_JOBS: usize = 4096;
 
 /// Parse a job file (fio's INI: comments start with `;` or `#`, also after
-/// a value). `origin` is its path (for messages); `defaults` apply
+/// a value; `${VAR}` is the environment variable's value, an error when it
+/// is not set). `origin` is its path (for messages); `defaults` apply
 /// before the file's own options (the command line's `--seed` as
 /// `randseed`, say), so `[global]` and the sections override them.
 pub fn parse_job_file(text: &str, origin: &str, capacity: u64, defaults: &JobOptions) -> Result<JobFile, JobError> {
     // As fio (parse.c, strip_blank_end), a line ends at its first `;` or
     // `#`: a comment may follow a value (`numjobs=4 ; four clones`).
-    let text: Vec<&str> = text.lines().map(|l| l.split([';', '#']).next().unwrap_or("")).collect();
-    parse_lines(&text.join("\n"), &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
+    let mut lines = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.split([';', '#']).next().unwrap_or("");
+        lines.push(expand_env(l).map_err(|(var, key)| {
+            let reason = format!(
+                "environment variable `{var}` is not set (the file writes `${{{var}}}`; fio would put nothing there)"
+            );
+            invalid(&format!("{origin}:{}", i + 1), key.trim(), reason)
+        })?);
+    }
+    parse_lines(&lines.join("\n"), &|i| format!("{origin}:{}", i + 1), origin, capacity, defaults)
+}
+
+/// fio's `${VAR}` in a job file's line (options.c, `fio_option_dup_subs`):
+/// the environment variable's value. A variable that is not set is
+/// nothing, as in fio, in a host option (`filename=${DEV}`: it changes
+/// nothing in the twin); anywhere else it is an error: `Err((variable,
+/// the line's option))`.
+fn expand_env(line: &str) -> Result<String, (String, &str)> {
+    let key = line.split('=').next().unwrap_or(line);
+    let host = table::lookup(key.trim()).is_some_and(|d| d.class == table::Class::Host);
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        match after.find('}').filter(|&end| end > 0) {
+            Some(end) => {
+                let var = &after[..end];
+                match std::env::var(var) {
+                    Ok(value) => out.push_str(&value),
+                    Err(_) if host => {}
+                    Err(_) => return Err((var.to_string(), key)),
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// fio's check (steadystate.c, `td_steadystate_init`): the I/O jobs of a

@@ -101,6 +101,9 @@ struct PhaseBuilder {
     syncs: super::sync::SyncOptions,
     verify: super::verify::VerifyOptions,
     prio: super::prio::PrioOptions,
+    /// `random_sequence_stride`.
+    sequence_stride: bool,
+    sprandom: super::sprandom::SprandomOptions,
     control: super::jobctl::Control,
     /// fio's generators and seeds (`random_generator`, `randrepeat`,
     /// `randseed`).
@@ -148,12 +151,15 @@ impl PhaseBuilder {
             syncs: Default::default(),
             verify: Default::default(),
             prio: Default::default(),
+            sequence_stride: false,
+            sprandom: Default::default(),
             control: super::jobctl::Control::default(),
             fio: FioRandom {
                 generator: RandomGenerator::Tausworthe,
                 randrepeat: true,
                 randseed: 0x89,
                 thread_number: 1,
+                switched64: false,
             },
             iolog: None,
         }
@@ -190,6 +196,7 @@ impl PhaseBuilder {
             Reader::Sync => self.syncs.apply(entry),
             Reader::Verify => self.verify.apply(entry, self.kb_base),
             Reader::Prio => self.prio.apply(entry),
+            Reader::Precondition => self.sprandom.apply(entry, self.kb_base),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
             Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
@@ -231,6 +238,7 @@ impl PhaseBuilder {
                 };
                 self.rw_given = true;
             }
+            "random_sequence_stride" => self.sequence_stride = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "rw_sequencer" => {
                 self.sequencer = match v.as_str() {
                     "sequential" => Sequencer::Sequential,
@@ -242,7 +250,9 @@ impl PhaseBuilder {
                 // fio's per-direction list: one value for all, or
                 // `read,write[,trim]`.
                 let mut dirs: [(Distribution, Option<AbsZones>, Option<f64>); 3] = Default::default();
-                for (i, part) in per_direction(v).into_iter().enumerate() {
+                // fio reads `sequence:` whole (its list is comma-separated).
+                let parts = if v.starts_with("sequence") { [Some(v.as_str()); 3] } else { per_direction(v) };
+                for (i, part) in parts.into_iter().enumerate() {
                     dirs[i] = distribution(part.unwrap_or("random"), at, kb_base, capacity)?;
                 }
                 self.zoned_abs = Some((dirs.iter().map(|d| d.1.clone()).collect(), at.clone()));
@@ -485,7 +495,13 @@ impl PhaseBuilder {
                 self.spec.rwmixread = if key == "rwmixread" { p as u32 } else { 100 - p as u32 };
             }
             "randseed" => {
-                self.spec.randseed = int()?;
+                // fio's value parser takes hex too (`0x89`, its default).
+                self.spec.randseed = match v.strip_prefix("0x").or(v.strip_prefix("0X")) {
+                    Some(h) => {
+                        u64::from_str_radix(h, 16).map_err(|_| invalid(at, key, format!("`{v}` is not a number")))?
+                    }
+                    None => int()?,
+                };
                 self.fio.randseed = self.spec.randseed;
             }
             "percentage_random" => {
@@ -586,6 +602,9 @@ impl PhaseBuilder {
         }
         if self.bs_unaligned && self.spec.blockalign.is_none() {
             self.spec.blockalign = Some(512);
+        } else if self.spec.sizes.is_none() && self.spec.blockalign == Some(self.spec.bs) {
+            // fio's default alignment is the block size: no change.
+            self.spec.blockalign = None;
         }
         check_rates(&self.rate, &self.min_rate, &self.rate_at)?;
         if self.rate_given {
@@ -596,7 +615,20 @@ impl PhaseBuilder {
         {
             self.spec.rate_min = Some(self.min_rate);
         }
-        self.control.finish(&mut self.spec);
+        std::mem::take(&mut self.control).finish(&mut self.spec)?;
+        // fio switches to the 64-bit Tausworthe when the 32-bit one cannot
+        // reach every block, unless random_generator was given
+        // (filesetup.c, check_rand_gen_limits; its offsets from the next
+        // pass on, see FioRandom::switched64).
+        let span = self.spec.size.unwrap_or(capacity.saturating_sub(self.spec.offset)).min(capacity);
+        if self.fio.generator == RandomGenerator::Tausworthe
+            && self.spec.rw.is_random()
+            && span / self.spec.min_bs().max(1) as u64 > u32::MAX as u64
+            && !entries.iter().any(|e| e.0 == "random_generator")
+        {
+            self.fio.generator = RandomGenerator::Tausworthe64;
+            self.fio.switched64 = true;
+        }
         self.spec.fio = Some(self.fio);
         self.spec.iolog = self.iolog.take().map(|path| IoLogSpec { path, file_name: String::new() });
         self.spec.modifier =
@@ -624,6 +656,7 @@ impl PhaseBuilder {
         if !self.rw_given {
             return Err(invalid(&origin, "rw", format!("phase `{}` needs rw=... (or idle=TIME)", self.spec.name)));
         }
+        super::checks::sequences(&mut self.spec, self.sequence_stride, entries, capacity)?;
         if self.zbd_at.is_some() {
             // zonesize names the drive's zone size under zbd (zbd.c).
             let size = self.zone[0].take().map_or(0, |z| z.0);
@@ -641,7 +674,7 @@ impl PhaseBuilder {
         self.spec.prio = std::mem::take(&mut self.prio).finish(self.kb_base)?;
         // zbd's writes land where the zones' write pointers are (and
         // resets discard them): their read-back is not modelled.
-        let verify = std::mem::take(&mut self.verify).finish(self.spec.rw, self.spec.loops)?;
+        let verify = std::mem::take(&mut self.verify).finish(&self.spec, capacity)?;
         self.spec.verify = verify.filter(|_| self.spec.zbd.is_none());
         self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
@@ -654,6 +687,7 @@ impl PhaseBuilder {
             (None, Some((_, at))) => return Err(invalid(&at, "duty_cycle", "needs burst_size")),
             (None, None) => {}
         }
+        self.spec.sprandom = std::mem::take(&mut self.sprandom).finish(&mut self.spec, entries, capacity)?;
         check_fits(&self.spec, capacity).map_err(|(option, r)| {
             let at = entries.iter().rev().find(|(k, _, _)| k == option).map_or(origin.as_str(), |e| e.2.as_str());
             invalid(at, option, r)

@@ -117,6 +117,29 @@ pub(super) fn distribution(
             let z = z.iter_mut().map(|(a, s)| (*a, s.unwrap_or(rest) / 100.0)).collect();
             (Distribution::Zoned(z), None, None)
         }
+        // fio's parse_sequence_distribution.
+        "sequence" => {
+            if arg.trim().is_empty() {
+                return Err(invalid(at, key, "fio: missing pattern in sequence distribution"));
+            }
+            let items: Vec<&str> = arg.split(',').map(str::trim).collect();
+            if items.len() > 64 {
+                return Err(invalid(
+                    at,
+                    key,
+                    format!("fio: sequence distribution supports up to 64 elements (got {})", items.len()),
+                ));
+            }
+            let blocks = items
+                .iter()
+                .map(|n| {
+                    n.parse::<u32>().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                        invalid(at, key, format!("fio: invalid or negative element <{n}> in random_sequence"))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (Distribution::Sequence { blocks, stride: false }, None, None)
+        }
         "zoned_abs" => {
             let z = zones(arg)
                 .map_err(|r| invalid(at, key, r))?
@@ -130,7 +153,9 @@ pub(super) fn distribution(
             return Err(invalid(
                 at,
                 key,
-                format!("`{d}` is not one of random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:..."),
+                format!(
+                    "`{d}` is not one of random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:..., sequence:..."
+                ),
             ))
         }
     })

@@ -7,13 +7,15 @@
 //! the twin does not store: they stay host options. What the twin issues
 //! is in [`crate::run::source`].
 //! A mixed pattern (`rw`, `randrw`, `trimwrite`) verifies its writes the
-//! same way (its own reads are plain reads, as fio's). Refused: `loops`
-//! above 1 (fio verifies after each loop).
+//! same way (its own reads are plain reads, as fio's). With `loops`, each
+//! loop's writes are verified before the next loop (backend.c
+//! `thread_main`). `verify_only` skips the writes (fio's `do_dry_run`
+//! counts them without I/O) and reads back what they would have written.
 
 use super::options::Entry;
 use super::values::invalid;
 use crate::error::JobError;
-use crate::run::workload::{RwPattern, Verify};
+use crate::run::workload::{IoSpec, RwPattern, Verify};
 
 /// fio's `verify` types (options.c); `0` is none.
 const TYPES: &[&str] = &[
@@ -49,7 +51,11 @@ pub(super) struct VerifyOptions {
 
 impl Default for VerifyOptions {
     fn default() -> Self {
-        VerifyOptions { on: None, do_verify: true, verify: Verify::default() }
+        VerifyOptions {
+            on: None,
+            do_verify: true,
+            verify: Verify { backlog: 0, batch: 0, only: false, read_back: true },
+        }
     }
 }
 
@@ -81,6 +87,7 @@ impl VerifyOptions {
                 self.verify.backlog = super::values::parse_size(v, kb_base, 0)
                     .map_err(|_| invalid(at, key, format!("`{v}` is not a number of blocks")))?
             }
+            "verify_only" => self.verify.only = super::parse_bool(v).map_err(|r| invalid(at, key, r))?,
             "verify_backlog_batch" => {
                 self.verify.batch =
                     v.parse().map_err(|_| invalid(at, key, format!("`{v}` is not a whole number of blocks")))?
@@ -91,17 +98,30 @@ impl VerifyOptions {
     }
 
     /// The job's verification (`None`: none, or a job that does not
-    /// write, whose reads fio checks without issuing more).
-    pub(super) fn finish(self, rw: RwPattern, loops: u32) -> Result<Option<Verify>, JobError> {
-        let Some(at) = self.on.filter(|_| self.do_verify) else { return Ok(None) };
-        if matches!(rw, RwPattern::Read | RwPattern::RandRead | RwPattern::Trim | RwPattern::RandTrim) {
+    /// write, whose reads fio checks without issuing more) for `spec` on a
+    /// drive of `capacity` bytes.
+    pub(super) fn finish(mut self, spec: &IoSpec, capacity: u64) -> Result<Option<Verify>, JobError> {
+        self.verify.read_back = self.on.is_some() && self.do_verify;
+        if !self.verify.read_back && !self.verify.only {
             return Ok(None);
         }
-        if loops > 1 {
+        if matches!(spec.rw, RwPattern::Read | RwPattern::RandRead | RwPattern::Trim | RwPattern::RandTrim) {
+            return Ok(None);
+        }
+        // fio's write phase ends at the span's end or when the loops'
+        // bytes are used up (backend.c `do_io`, `keep_running`): a loop is
+        // one pass of the span, verified after it, only when io_size is
+        // the span and the pass has an end.
+        let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset));
+        let one_pass =
+            !spec.time_based && spec.io_size.is_none_or(|b| b == span) && !(spec.rw.is_random() && spec.norandommap);
+        if spec.loops > 1 && !one_pass {
+            let at = self.on.unwrap_or_default();
             return Err(invalid(
                 &at,
                 "verify",
-                "verify with loops above 1 is not modelled (fio verifies after each loop)",
+                "verify with loops above 1 is modelled when each loop is one pass of the span \
+                 (no io_size other than size, no time_based, no norandommap)",
             ));
         }
         Ok(Some(self.verify))

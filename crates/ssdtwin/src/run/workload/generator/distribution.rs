@@ -86,6 +86,16 @@ pub(super) enum Draw {
     Normal(f64),
     /// Cumulative access fraction and the zone's [start, end) fraction.
     Zoned(Vec<(f64, f64, f64)>),
+    /// fio's `sequence`: the blocks, the stride, commands so far.
+    Sequence(Vec<u32>, bool, u64),
+}
+
+/// fio's `sequence` block of a direction's `i`-th command (io_u.c,
+/// `__get_next_rand_offset_sequence`).
+pub(super) fn sequence_block(blocks: &[u32], stride: bool, i: u64) -> u64 {
+    let len = blocks.len() as u64;
+    let base = if stride { i / len * len } else { 0 };
+    base + blocks[(i % len) as usize] as u64
 }
 
 /// fio's `normal` adds 12 draws (lib/gauss.c's GAUSS_ITERS).
@@ -136,7 +146,7 @@ impl Draw {
             // fio: (nranges − 1) · u^pow, truncated.
             Draw::Pareto(pow) => ((n - 1) as f64 * rng.random::<f64>().powf(*pow)) as u64,
             Draw::Normal(sd) => fio_gauss_rank(rng, n, *sd),
-            Draw::Uniform | Draw::Zoned(_) => return None,
+            Draw::Uniform | Draw::Zoned(_) | Draw::Sequence(..) => return None,
         })
     }
 
@@ -147,6 +157,7 @@ impl Draw {
             Distribution::Zipf(t) => Draw::Zipf(Zipf::new(n, *t)),
             Distribution::Pareto(h) => Draw::Pareto((*h).ln() / (1.0 - *h).ln()),
             Distribution::Normal(sd) => Draw::Normal(*sd),
+            Distribution::Sequence { blocks, stride } => Draw::Sequence(blocks.clone(), *stride, 0),
             Distribution::Zoned(zones) => {
                 let total: f64 = zones.iter().map(|z| z.0).sum();
                 let mut acc = 0.0;

@@ -37,6 +37,8 @@ pub(crate) mod purpose {
     pub const BLOCK: u64 = 6;
     /// `percentage_random` of reads (`FIO_RAND_SEQ_RAND_READ_OFF`).
     pub const SEQ_RAND_READ: u64 = 10;
+    /// `sprandom`'s invalidation draws (`FIO_RAND_SPRANDOM_OFF`, fio 3.41).
+    pub const SPRANDOM: u64 = 22;
 }
 
 /// fio's offset seed under `randrepeat=1` (init.c, `FIO_RANDSEED`).

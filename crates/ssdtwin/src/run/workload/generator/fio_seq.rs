@@ -30,6 +30,12 @@
 //!   without reseeding instead. `loops` need no handling of their own:
 //!   the byte limit covers them and the pass restarts do the rest.
 //!
+//! - `sprandom` writes: fio's preconditioning order ([`super::sprandom`]),
+//!   from the job's LFSR; the job ends when it is over;
+//! - `random_distribution=sequence` (fio 3.41): a direction's i-th
+//!   command goes to the listed block `i mod n` (plus `n` per time through
+//!   the list with `random_sequence_stride`), past the span the pass ends.
+//!
 //! Used for jobs read from fio job files whose options all have this
 //! path ([`FioSeq::covers`]); others (variable block sizes, skewed
 //! distributions, `trimwrite`, `blockalign`, `zonemode=zbd`) keep the
@@ -38,6 +44,7 @@
 
 use super::fio_rand::{purpose, seed_of, Lfsr, OffsetRng, Taus258, Taus88};
 use super::random_map::RandomMap;
+use super::sprandom::Sprandom;
 use crate::model::drive::{Command, IoKind};
 use crate::run::workload::{Distribution, FioRandom, IoSpec, RandomGenerator, RwPattern, Sequencer};
 
@@ -80,6 +87,14 @@ pub(crate) struct FioSeq {
     rwmix_ddir: usize,
     rwmix_issues: u64,
     io_issues: [u64; 3],
+    /// `sprandom`: fio's preconditioning order of the writes.
+    spr: Option<Box<Sprandom>>,
+    /// Seeded as fio 3.36 on (a `sprandom` job).
+    spr_seeds: bool,
+    /// `random_distribution=sequence:...` per direction.
+    sequence: [Option<Distribution>; 3],
+    /// The generators were seeded once.
+    seeded: bool,
 }
 
 impl FioSeq {
@@ -90,8 +105,8 @@ impl FioSeq {
         spec.fio.is_some()
             && fixed
             && spec.blockalign.is_none()
-            && spec.distribution == Distribution::Random
-            && spec.distributions.as_ref().is_none_or(|d| d.iter().all(|x| *x == Distribution::Random))
+            && fios(&spec.distribution)
+            && spec.distributions.as_ref().is_none_or(|d| d.iter().all(fios))
             && spec.random_center.is_none()
             && spec.rw != RwPattern::TrimWrite
             && spec.zbd.is_none()
@@ -149,6 +164,12 @@ impl FioSeq {
             rwmix_ddir: 0,
             rwmix_issues: 0,
             io_issues: [0; 3],
+            spr: None,
+            spr_seeds: spec.sprandom.is_some(),
+            seeded: false,
+            sequence: std::array::from_fn(|k| {
+                Some(spec.distribution_of(k).clone()).filter(|d| matches!(d, Distribution::Sequence { .. }))
+            }),
         };
         seq.seed();
         if random {
@@ -160,22 +181,61 @@ impl FioSeq {
                 _ => {}
             }
         }
+        if let Some(s) = spec.sprandom {
+            let logical = io_size.min(capacity);
+            let seed = seq.seed_of(purpose::SPRANDOM);
+            seq.spr = Some(Box::new(Sprandom::new(s.op, s.regions, s.cache, logical, bs[1], seed)));
+        }
         seq
     }
 
+    /// The seed of purpose `k`. A `sprandom` job is seeded as the fio
+    /// releases that have it (3.36 on) seed every job: the offsets' seed
+    /// from `randseed` too.
     fn seed_of(&self, k: u64) -> u64 {
-        seed_of(self.fio.randseed, self.fio.randrepeat, self.fio.thread_number, k)
+        let repeat = self.fio.randrepeat && !self.spr_seeds;
+        seed_of(self.fio.randseed, repeat, self.fio.thread_number, k)
+    }
+
+    /// How many commands the job issues before its preconditioning is
+    /// over (`sprandom`: fio then ends the job), at most `max`, counted
+    /// on a copy; `None` for other jobs. Passes that end otherwise (a
+    /// mixed job's reads exhausting the LFSR) start over, as fio's do.
+    pub(crate) fn command_limit(&self, max: u64) -> Option<u64> {
+        self.spr.as_ref()?;
+        let mut copy = self.clone();
+        let mut n = 0;
+        let mut empty_passes = 0;
+        while n < max && empty_passes < 2 {
+            if copy.fill().is_some() {
+                n += 1;
+                empty_passes = 0;
+            } else if copy.spr.as_ref().is_some_and(|s| s.is_over()) {
+                break;
+            } else {
+                empty_passes += 1;
+                copy.restart();
+            }
+        }
+        Some(n)
     }
 
     /// fio's `td_fill_rand_seeds` for the generators the sequence uses.
     fn seed(&mut self) {
         let block = self.seed_of(purpose::BLOCK);
+        // A switch to tausworthe64 for a large span reaches the offsets at
+        // the first reseeding (fio 3.33).
+        let first = !std::mem::replace(&mut self.seeded, true);
         self.offsets = match self.fio.generator {
-            RandomGenerator::Tausworthe64 => OffsetRng::Taus64(Taus258::new(block)),
+            RandomGenerator::Tausworthe64 if !(first && self.fio.switched64) => OffsetRng::Taus64(Taus258::new(block)),
             _ => OffsetRng::Taus(Taus88::new(block)),
         };
         self.mix = Taus88::new(self.seed_of(purpose::MIX));
         self.seq_rand = [Taus88::new(self.seed_of(purpose::SEQ_RAND_READ)); 3];
+        let spr = self.seed_of(purpose::SPRANDOM);
+        if let Some(s) = &mut self.spr {
+            s.reseed(spr);
+        }
     }
 
     /// fio's `fio_file_reset`: positions back to the start, the random
@@ -352,8 +412,13 @@ impl FioSeq {
         None
     }
 
-    /// fio's `__get_next_rand_offset` for a uniform distribution.
+    /// fio's `__get_next_rand_offset` for a uniform distribution, or its
+    /// `_sequence` (no random map: a block listed again is written again).
     fn rand_offset(&mut self, d: usize) -> Option<u64> {
+        if let Some(Distribution::Sequence { blocks, stride }) = &self.sequence[d] {
+            let b = super::distribution::sequence_block(blocks, *stride, self.io_issues[d]);
+            return (b < self.io_size / self.bs[d]).then_some(b);
+        }
         let span = match self.zones {
             Some((_, range, _)) => range,
             None => self.io_size.min(self.real_size),
@@ -363,6 +428,7 @@ impl FioSeq {
             return None;
         }
         let b = match &mut self.lfsr {
+            Some(l) if d == 1 && self.spr.is_some() => self.spr.as_mut()?.next(l)?,
             Some(l) => l.next()?,
             None => self.offsets.block(lastb),
         };
@@ -371,6 +437,11 @@ impl FioSeq {
             _ => Some(b),
         }
     }
+}
+
+/// A distribution fio's sequence is reproduced for: uniform, or `sequence`.
+fn fios(d: &Distribution) -> bool {
+    matches!(d, Distribution::Random | Distribution::Sequence { .. })
 }
 
 fn kind_of(d: usize) -> IoKind {

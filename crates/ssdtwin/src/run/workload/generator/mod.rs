@@ -40,6 +40,7 @@ pub(crate) mod fio_rand;
 mod fio_seq;
 mod random_map;
 mod sizes;
+mod sprandom;
 
 use distribution::Draw;
 use fio_seq::FioSeq;
@@ -52,6 +53,13 @@ use rand_pcg::Pcg64Mcg;
 use super::{Distribution, IoSpec, RwPattern, Sequencer, Strided};
 use crate::model::drive::{Command, IoKind};
 use crate::perm::Permutation;
+
+/// `sprandom`'s physical size (the job's `io_size`) and region size,
+/// bytes, for a span of `logical` bytes written in blocks of `align`.
+pub(crate) fn sprandom_sizes(s: &super::Sprandom, logical: u64, align: u64) -> (u64, u64) {
+    let physical = sprandom::physical_size(s.op, logical, align);
+    (physical, physical / s.regions.max(1) as u64)
+}
 
 /// How many commands the generator computes ahead of the one it returns
 /// (so that the simulator can warm the map entries they will touch).
@@ -208,6 +216,18 @@ impl IoGenerator {
         }
     }
 
+    /// Whether a job from a fio job file follows fio's own sequence
+    /// ([`fio_seq`]).
+    pub(crate) fn follows_fio(spec: &IoSpec) -> bool {
+        FioSeq::covers(spec)
+    }
+
+    /// How many commands (at most `max`) the phase has before its
+    /// sequence ends on its own (`sprandom`'s end), if it does.
+    pub fn command_limit(&self, max: u64) -> Option<u64> {
+        self.fio.as_ref().and_then(|f| f.command_limit(max))
+    }
+
     /// The next command. The sequence does not depend on how far ahead
     /// it is computed.
     #[inline]
@@ -286,6 +306,10 @@ impl IoGenerator {
 
     /// A unit index in `0..n` drawn from the distribution.
     fn draw_unit(&mut self, k: usize, n: u64) -> u64 {
+        if let Some(Draw::Sequence(blocks, stride, i)) = self.ext.as_mut().map(|e| &mut e.draw[k]) {
+            *i += 1;
+            return distribution::sequence_block(blocks, *stride, *i - 1) % n.max(1);
+        }
         let ext = self.ext.as_ref().expect("extended generator");
         let draw = &ext.draw[k];
         let Some(rank) = draw.rank(&mut self.rng, n) else {

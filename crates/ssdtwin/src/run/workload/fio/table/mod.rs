@@ -60,6 +60,8 @@ pub enum Reader {
     Verify,
     /// I/O priorities (`prio`, `prioclass`, `cmdprio*`: [`super::prio`]).
     Prio,
+    /// `sprandom`'s preconditioning ([`super::sprandom`]).
+    Precondition,
     /// When a job runs and how it is reported (read by the job file parser).
     Schedule,
     /// A trace replay's options (a section with `trace=FILE`).
