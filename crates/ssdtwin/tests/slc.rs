@@ -444,35 +444,3 @@ fn fitted_sm2260_drive_survives_random_writes_on_a_full_drive() {
         assert!(sim.drive().ftl().blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
     }
 }
-
-/// A drive the fit's candidates met (the 512 GB 660p scaled to 16 GB with
-/// 2 dies, 714 blocks per plane, its cache at full larger than its static
-/// pool): filling it sequentially drained one die's free blocks into the
-/// dynamic cache while the other still had spare (the cache's room is
-/// reckoned over the whole drive, a block borrowed from the die being
-/// written), and the die's next fold found no block. A die lends the
-/// cache a block only from above its own background-GC target.
-#[test]
-fn a_die_lends_the_dynamic_cache_only_blocks_above_its_own_reserve() {
-    let set: Vec<String> = [
-        "geometry.dies=2",
-        "geometry.blocks_per_plane=714",
-        "geometry.pages_per_block=192",
-        "controller.dram_bytes=8386803",
-        "ftl.user_capacity_bytes=16000000000",
-        "ftl.map_cache.journal_entries=32760",
-        "slc_cache.static_bytes=187459655",
-        "slc_cache.capacity_curve=[[0.0, 3561733458.0], [0.5, 3561733458.0], [0.78, 281189484.0], [1.0, 281189484.0]]",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let model = DriveSpec::load("intel-660p-512gb", &set).unwrap().build("t").unwrap();
-    let dies = model.geometry.dies;
-    let mut drive = Drive::new(model);
-    DriveState::Filled(100.0).apply_fast(&mut drive, 1);
-    drive.ftl().check_consistency().unwrap();
-    for die in 0..dies {
-        assert!(drive.ftl().blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
-    }
-}

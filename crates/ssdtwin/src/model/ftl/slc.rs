@@ -96,15 +96,7 @@ pub fn host_mode<P: BlockPool>(pool: &mut P, die: u32) -> CellMode {
     loop {
         let room = slc_limit_blocks(pool) - pool.slc_in_use() as f64;
         if room > threshold {
-            if die_can_lend(pool, die) {
-                return CellMode::Slc;
-            }
-            // The drive has room, but not on this die: fold this die's own
-            // SLC data to free its blocks, or write natively here.
-            if pool.sealed_count(die, CellMode::Slc) > 0 && collect_one(pool, die, CellMode::Slc) {
-                continue;
-            }
-            return CellMode::Native;
+            return CellMode::Slc;
         }
         if policy == SlcWritePolicy::NativeWhenFull && room <= 0.0 {
             return CellMode::Native;
@@ -113,17 +105,6 @@ pub fn host_mode<P: BlockPool>(pool: &mut P, die: u32) -> CellMode {
             return if room > 0.0 || policy == SlcWritePolicy::AlwaysSlc { CellMode::Slc } else { CellMode::Native };
         }
     }
-}
-
-/// Whether `die` itself can give the cache a block: a free static one, a
-/// free native one above the background-GC target, or a native one that
-/// overwrites emptied. [`slc_limit_blocks`] counts these over the whole
-/// drive, but a block is borrowed from the die being written: without this
-/// check one die could lend its reserve while another still had spare,
-/// and its next fold would find no block (a 2-die QLC drive filled
-/// sequentially did).
-fn die_can_lend<P: BlockPool>(pool: &P, die: u32) -> bool {
-    pool.static_free_count(die) > 0 || pool.free_count(die) > pool.high_watermark() || pool.empty_native_count(die) > 0
 }
 
 /// Open an SLC block on `die`: from the static pool if it has one, else a
