@@ -258,27 +258,6 @@ pub fn cross_validate(
 /// Gauss–Jordan with partial pivoting (ridge-regularised: never singular).
 fn solve(mut a: Vec<Vec<f64>>) -> Vec<f64> {
     let k = a.len();
-    for c in 0..k {
-        let p = (c..k).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs())).expect("rows");
-        a.swap(c, p);
-        let d = a[c][c];
-        if d.abs() < 1e-12 {
-            continue;
-        }
-        for v in a[c].iter_mut() {
-            *v /= d;
-        }
-        for r in 0..k {
-            if r != c {
-                let f = a[r][c];
-                if f != 0.0 {
-                    let row = a[c].clone();
-                    for (v, w) in a[r].iter_mut().zip(&row) {
-                        *v -= f * w;
-                    }
-                }
-            }
-        }
-    }
+    super::report::gauss_jordan(&mut a);
     a.iter().map(|r| r[k]).collect()
 }

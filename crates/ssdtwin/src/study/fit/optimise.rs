@@ -237,16 +237,7 @@ struct ReadProblem<'c, 'a> {
 
 impl ReadProblem<'_, '_> {
     fn at(&self, x: &[f64]) -> Option<DriveSpec> {
-        let mut s = self.spec.clone();
-        for (&(p, v0), &xi) in self.start.iter().zip(x) {
-            let v = v0 * xi.exp();
-            let (lo, hi) = p.bounds(v0);
-            if !(lo..=hi).contains(&v) {
-                return None;
-            }
-            p.set(&mut s, v);
-        }
-        Some(s)
+        super::params::at_log_offsets(&self.spec, &self.start, x)
     }
 }
 
@@ -272,22 +263,34 @@ impl CostFunction for ReadProblem<'_, '_> {
 fn nelder_mead(ctx: &Ctx, spec: &DriveSpec, iters: u64, step: f64) -> Result<(DriveSpec, f64), FitError> {
     let start: Vec<(Param, f64)> = READ_PARAMS.iter().map(|&p| (p, p.get(spec).unwrap_or(1.0))).collect();
     let n = start.len();
+    let problem = ReadProblem { ctx, spec: spec.clone(), start };
+    let (problem, best, cost) = simplex_ln(problem, n, step, iters)?;
+    Ok((problem.at(&best).unwrap_or_else(|| spec.clone()), cost))
+}
+
+/// argmin's Nelder–Mead on `problem` (parameters as ln offsets from their
+/// start) for at most `iters` iterations, the first simplex `step` wide in
+/// each of the `n` dimensions: the problem back, the best point and its
+/// cost.
+pub(super) fn simplex_ln<P>(problem: P, n: usize, step: f64, iters: u64) -> Result<(P, Vec<f64>, f64), FitError>
+where
+    P: CostFunction<Param = Vec<f64>, Output = f64>,
+{
     let mut simplex = vec![vec![0.0; n]];
     for i in 0..n {
         let mut v = vec![0.0; n];
         v[i] = step;
         simplex.push(v);
     }
-    let problem = ReadProblem { ctx, spec: spec.clone(), start };
     let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| FitError::Replay(e.to_string()))?;
-    let res = Executor::new(problem, solver)
+    let mut res = Executor::new(problem, solver)
         .configure(|s| s.max_iters(iters))
         .run()
         .map_err(|e| FitError::Replay(e.to_string()))?;
     let best = res.state().get_best_param().cloned().unwrap_or_else(|| vec![0.0; n]);
     let cost = res.state().get_best_cost();
-    let problem = res.problem.problem.as_ref().expect("the problem is returned");
-    Ok((problem.at(&best).unwrap_or_else(|| spec.clone()), cost))
+    let problem = res.problem.problem.take().expect("the problem is returned");
+    Ok((problem, best, cost))
 }
 
 /// The read stage: the die count and the read-path parameters. Each

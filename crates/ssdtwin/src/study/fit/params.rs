@@ -148,6 +148,21 @@ impl Param {
     }
 }
 
+/// `spec` with each `(param, start)` of `start` set to start × e^x (the
+/// optimisers search in ln space); `None` when one leaves its bounds.
+pub fn at_log_offsets(spec: &DriveSpec, start: &[(Param, f64)], x: &[f64]) -> Option<DriveSpec> {
+    let mut s = spec.clone();
+    for (&(p, v0), &xi) in start.iter().zip(x) {
+        let v = v0 * xi.exp();
+        let (lo, hi) = p.bounds(v0);
+        if !(lo..=hi).contains(&v) {
+            return None;
+        }
+        p.set(&mut s, v);
+    }
+    Some(s)
+}
+
 /// The die count of `spec`.
 pub fn dies(spec: &DriveSpec) -> u32 {
     spec.geometry.dies.unwrap_or(spec.geometry.channels * spec.geometry.dies_per_channel)

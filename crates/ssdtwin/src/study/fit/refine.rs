@@ -39,8 +39,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
-use argmin::solver::neldermead::NelderMead;
+use argmin::core::{CostFunction, Error as ArgminError};
 
 use super::battery::Unit;
 use super::measure::JobRecord;
@@ -271,15 +270,7 @@ struct Problem<'t> {
 
 impl Problem<'_> {
     fn at(&self, x: &[f64]) -> Option<DriveSpec> {
-        let mut s = self.spec.clone();
-        for (&(p, v0), &xi) in self.start.iter().zip(x) {
-            let v = v0 * xi.exp();
-            let (lo, hi) = p.bounds(v0);
-            if !(lo..=hi).contains(&v) {
-                return None;
-            }
-            p.set(&mut s, v);
-        }
+        let s = super::params::at_log_offsets(&self.spec, &self.start, x)?;
         s.build(&s.name).is_ok().then_some(s)
     }
 }
@@ -330,20 +321,7 @@ fn nelder_mead(
         let c = problem.cost(&Vec::new()).map_err(|e| FitError::Replay(e.to_string()))?;
         return Ok((spec.clone(), c));
     }
-    let mut simplex = vec![vec![0.0; n]];
-    for i in 0..n {
-        let mut v = vec![0.0; n];
-        v[i] = 0.3;
-        simplex.push(v);
-    }
-    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| FitError::Replay(e.to_string()))?;
-    let res = Executor::new(problem, solver)
-        .configure(|s| s.max_iters(iters))
-        .run()
-        .map_err(|e| FitError::Replay(e.to_string()))?;
-    let best = res.state().get_best_param().cloned().unwrap_or_else(|| vec![0.0; n]);
-    let cost = res.state().get_best_cost();
-    let problem = res.problem.problem.as_ref().expect("the problem is returned");
+    let (problem, best, cost) = super::optimise::simplex_ln(problem, n, 0.3, iters)?;
     Ok((problem.at(&best).unwrap_or_else(|| spec.clone()), cost))
 }
 

@@ -210,14 +210,31 @@ pub(super) fn uncertainties(jac: &[Vec<f64>], sigma: f64) -> Vec<Option<f64>> {
         }
         a[x][k + x] = 1.0;
     }
-    // Gauss–Jordan with partial pivoting.
+    if !gauss_jordan(&mut a) {
+        return vec![None; n];
+    }
+    let mut out = vec![None; n];
+    for (x, &j) in live.iter().enumerate() {
+        let var = a[x][k + x];
+        out[j] = (var >= 0.0).then(|| var.sqrt());
+    }
+    out
+}
+
+/// Gauss–Jordan elimination with partial pivoting of `a`: k rows of k
+/// columns, then the right-hand sides (reduced in place to the solution).
+/// `false` if a pivot was (near) zero; that column is left unreduced.
+pub(super) fn gauss_jordan(a: &mut [Vec<f64>]) -> bool {
+    let k = a.len();
+    let mut regular = true;
     for c in 0..k {
         let p = (c..k).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs())).expect("rows");
-        if a[p][c].abs() < 1e-12 {
-            return vec![None; n];
-        }
         a.swap(c, p);
         let d = a[c][c];
+        if d.abs() < 1e-12 {
+            regular = false;
+            continue;
+        }
         for v in a[c].iter_mut() {
             *v /= d;
         }
@@ -233,12 +250,7 @@ pub(super) fn uncertainties(jac: &[Vec<f64>], sigma: f64) -> Vec<Option<f64>> {
             }
         }
     }
-    let mut out = vec![None; n];
-    for (x, &j) in live.iter().enumerate() {
-        let var = a[x][k + x];
-        out[j] = (var >= 0.0).then(|| var.sqrt());
-    }
-    out
+    regular
 }
 
 /// The report as text: measurements, then parameters, then notes.
