@@ -41,6 +41,7 @@ pub mod params;
 pub mod refine;
 pub mod replay;
 pub mod report;
+pub mod search;
 
 use std::collections::BTreeSet;
 

@@ -43,10 +43,10 @@ use argmin::core::{CostFunction, Error as ArgminError};
 
 use super::battery::Unit;
 use super::measure::JobRecord;
-use super::optimise::Ctx;
-use super::params::{dies, set_dies, Param};
+use super::params::{dies, Param};
 use super::replay::{self, Plan};
 use super::report::{measurement_sigma, param_table, sensitivities, stepped, ParamFit, Residual};
+use super::search::{best_die_count, Ctx};
 use super::{FitError, Measurement};
 use crate::run::state::DriveState;
 use crate::spec::DriveSpec;
@@ -321,7 +321,7 @@ fn nelder_mead(
         let c = problem.cost(&Vec::new()).map_err(|e| FitError::Replay(e.to_string()))?;
         return Ok((spec.clone(), c));
     }
-    let (problem, best, cost) = super::optimise::simplex_ln(problem, n, 0.3, iters)?;
+    let (problem, best, cost) = super::search::simplex_ln(problem, n, 0.3, iters)?;
     Ok((problem.at(&best).unwrap_or_else(|| spec.clone()), cost))
 }
 
@@ -335,38 +335,14 @@ pub fn refine(target: &dyn Target, spec: &DriveSpec, opts: &RefineOptions) -> Re
     let mut notes = Vec::new();
     let try_dies = opts.dies && determined.contains(&Param::NativeTr);
     let best = if try_dies {
-        let d0 = dies(spec);
-        let tr = Param::NativeTr.get(spec).unwrap_or(1.0);
-        let candidates: Vec<u32> = [d0 / 2, d0, d0 * 2].into_iter().filter(|&d| (1..=256).contains(&d)).collect();
-        let starts: Vec<DriveSpec> = candidates
-            .iter()
-            .map(|&d| {
-                let mut s = spec.clone();
-                if d != d0 {
-                    set_dies(&mut s, d);
-                    Param::NativeTr.set(&mut s, tr * d as f64 / d0 as f64);
-                    super::optimise::make_valid(&mut s);
-                }
-                s
-            })
-            .collect();
-        let fits = replay::parallel_map(&starts, |s| nelder_mead(target, s, &determined, &opts.prior, opts.iterations));
-        let mut best: Option<(DriveSpec, f64)> = None;
-        let mut costs = Vec::new();
-        for (d, f) in candidates.iter().zip(fits) {
-            let (s, c) = f?;
-            costs.push(format!("{d}: {c:.4}"));
-            if best.as_ref().is_none_or(|b| c < b.1) {
-                best = Some((s, c));
-            }
-        }
-        let best = best.expect("a candidate");
+        let (s, c, costs) =
+            best_die_count(spec, |s| nelder_mead(target, s, &determined, &opts.prior, opts.iterations))?;
         notes.push(format!(
-            "dies: {} from the given results (cost after fitting each die count: {}; the base has {d0})",
-            dies(&best.0),
-            costs.join(", ")
+            "dies: {} from the given results (cost after fitting each die count: {costs}; the base has {})",
+            dies(&s),
+            dies(spec)
         ));
-        best
+        (s, c)
     } else {
         nelder_mead(target, spec, &determined, &opts.prior, opts.iterations)?
     };

@@ -14,9 +14,9 @@
 
 use super::battery::Unit;
 use super::measure::Quantity;
-use super::optimise::{log_error, Ctx};
 use super::params::{dies, Param};
 use super::replay::{Observation, Plan};
+use super::search::{log_error, Ctx};
 use super::{FitError, Measurement};
 use crate::spec::DriveSpec;
 
