@@ -97,3 +97,36 @@ proptest! {
         }
     }
 }
+
+/// The 660p 512 GB shrunk to 2 dies of 714 blocks per plane (a valid
+/// drive file, always-slc, static pool and a cache curve that falls to it
+/// as the drive fills), filled sequentially. One die had taken its last
+/// native blocks for the dynamic cache; reclaiming then folded the
+/// policy's victims, which were static blocks — each fold consumed native
+/// space and returned none — until a fold found no block and the FTL
+/// panicked. A die short of blocks now folds a borrowed one first
+/// (`model/ftl/gc.rs`, `begin_collection`).
+#[test]
+fn a_die_short_of_blocks_folds_a_borrowed_slc_block_before_a_static_one() {
+    let set = [
+        "geometry.dies=2",
+        "geometry.blocks_per_plane=714",
+        "geometry.pages_per_block=192",
+        "controller.dram_bytes=8386803",
+        "ftl.user_capacity_bytes=16000000000",
+        "ftl.map_cache.journal_entries=32760",
+        "slc_cache.static_bytes=187459655",
+        "slc_cache.capacity_curve=[[0.0, 3561733458.0], [0.5, 3561733458.0], [0.78, 281189484.0], [1.0, 281189484.0]]",
+        "slc_cache.write_policy=\"always-slc\"",
+    ]
+    .map(String::from);
+    let spec = DriveSpec::load("intel-660p-512gb", &set).unwrap();
+    let model = spec.build("t").expect("a valid drive file");
+    let dies = model.geometry.dies;
+    let mut drive = Drive::new(model);
+    DriveState::Filled(100.0).apply_fast(&mut drive, 1);
+    assert!(drive.ftl().check_consistency().is_ok());
+    for die in 0..dies {
+        assert!(drive.ftl().blocks().free_count(die) >= 1, "die {die} ran out of free blocks");
+    }
+}

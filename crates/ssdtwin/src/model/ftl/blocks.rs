@@ -392,6 +392,24 @@ impl BlockTable {
         Some(self.head[base + v])
     }
 
+    /// The sealed SLC block of `die` outside the static pool with the
+    /// fewest valid slots (the static blocks are few, so the walk up the
+    /// buckets ends soon).
+    pub fn min_valid_dynamic_slc(&self, die: u32) -> Option<u32> {
+        let g = self.group(die, CellMode::Slc);
+        let base = g * self.buckets_per_die as usize;
+        for v in self.min_bucket[g] as usize..self.buckets_per_die as usize {
+            let mut b = self.head[base + v];
+            while b != NONE {
+                if !self.is_static[b as usize] {
+                    return Some(b);
+                }
+                b = self.next[b as usize];
+            }
+        }
+        None
+    }
+
     /// Visit every sealed block of `die` in `mode` (for policies that scan).
     pub fn for_each_sealed(&self, die: u32, mode: CellMode, mut f: impl FnMut(u32)) {
         let base = self.group(die, mode) * self.buckets_per_die as usize;

@@ -173,8 +173,18 @@ pub fn reclaim_mode<P: BlockPool>(pool: &P, die: u32) -> Option<CellMode> {
 /// when none does, the die is full of valid data and `None` is returned. A
 /// fully valid SLC block is worth folding: its data needs 1/bits of a
 /// native block.
+///
+/// A die below its low watermark folds an SLC block borrowed from the
+/// native pool, not the policy's pick if that is a static block: folding
+/// a static block consumes native space (its data needs 1/bits of a native
+/// block) and returns none, so a die short of blocks that kept doing so
+/// would run out; a borrowed block's erase gives the die a block back.
 pub fn begin_collection<P: BlockPool>(pool: &mut P, die: u32, mode: CellMode) -> Option<u32> {
-    let victim = pool.choose_victim(die, mode)?;
+    let short = mode == CellMode::Slc && pool.free_count(die) < pool.low_watermark();
+    let victim = match short.then(|| pool.dynamic_slc_victim(die)).flatten() {
+        Some(b) => b,
+        None => pool.choose_victim(die, mode)?,
+    };
     if mode == CellMode::Native
         && pool.valid_slots(victim) >= pool.geometry().slots_in_mode(mode)
         && !has_native_candidate(pool, die)

@@ -713,6 +713,10 @@ impl BlockPool for FtlCore {
         self.victims.select(&mut self.blocks, die, mode, self.seq)
     }
     #[inline]
+    fn dynamic_slc_victim(&mut self, die: u32) -> Option<u32> {
+        self.blocks.min_valid_dynamic_slc(die)
+    }
+    #[inline]
     fn valid_slots(&mut self, block: u32) -> u32 {
         self.blocks.valid[block as usize]
     }

@@ -111,6 +111,10 @@ pub trait BlockPool {
     /// The victim the GC policy picks among sealed blocks of `mode` on
     /// `die` (still in the index).
     fn choose_victim(&mut self, die: u32, mode: CellMode) -> Option<u32>;
+    /// The sealed SLC block on `die` outside the static pool that holds
+    /// the least valid data (still in the index): folding it returns a
+    /// block to the die's native free list.
+    fn dynamic_slc_victim(&mut self, die: u32) -> Option<u32>;
     /// Valid slots of `block` now.
     fn valid_slots(&mut self, block: u32) -> u32;
     /// Take a chosen victim out of the index: it is being collected.

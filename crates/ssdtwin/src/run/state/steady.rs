@@ -622,6 +622,10 @@ impl BlockPool for BlockSim {
         };
         (b != NONE).then_some(b)
     }
+    fn dynamic_slc_victim(&mut self, die: u32) -> Option<u32> {
+        let set = &self.dies[die as usize].sealed[CellMode::Slc as usize];
+        set.iter().map(|k| k.2).find(|&b| !self.is_static[b as usize])
+    }
     fn valid_slots(&mut self, block: u32) -> u32 {
         self.decay(block);
         self.blk[block as usize].valid
