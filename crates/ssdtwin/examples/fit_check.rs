@@ -20,7 +20,10 @@
 //! battery's times by `--time-scale`, so that the check runs in minutes.
 //!
 //! `cargo run --release -p ssdtwin --example fit_check -- [--drives 10] [--gb 16] [--seed 1] [--family MLC]`
-//! (`--family`: only the drives of that family, e.g. `"TLC HMB"`).
+//! (`--family`: only the drives of that family, e.g. `"TLC HMB"`;
+//! `--keep DIR`: write each drive's truth and fitted drive files and its
+//! scores, `DIR/drive-N-{truth,fitted}.toml` and `DIR/drive-N-scores.csv`,
+//! to look at a miss with `ssdtwin suite --only`).
 
 use std::path::Path;
 
@@ -180,6 +183,10 @@ fn main() {
     println!("drive  family   dies  fit s  replays  scores  median |err|  max |err|  worst score");
     let args: Vec<String> = std::env::args().collect();
     let only = args.iter().position(|a| a == "--family").and_then(|i| args.get(i + 1)).cloned();
+    let keep = args.iter().position(|a| a == "--keep").and_then(|i| args.get(i + 1)).map(std::path::PathBuf::from);
+    if let Some(k) = &keep {
+        std::fs::create_dir_all(k).expect("--keep DIR can be made");
+    }
     let families: Vec<_> = FAMILIES.iter().filter(|f| only.as_ref().is_none_or(|o| f.0 == o.as_str())).collect();
     assert!(!families.is_empty(), "--family must be one of {:?}", FAMILIES.iter().map(|f| f.0).collect::<Vec<_>>());
     for i in 0..n {
@@ -203,6 +210,18 @@ fn main() {
             .collect();
         let (st, sf) = (steady_at_other_op(&truth), steady_at_other_op(&fitted.spec));
         errs.push(("steady 4k random write, 20% unused".into(), (sf / st - 1.0).abs()));
+        if let Some(k) = &keep {
+            std::fs::write(k.join(format!("drive-{i}-truth.toml")), truth.to_toml()).expect("written");
+            std::fs::write(k.join(format!("drive-{i}-fitted.toml")), fitted.spec.to_toml()).expect("written");
+            let mut csv = String::from("score,truth,fitted,abs_error\n");
+            for (k, v) in &a {
+                if let Some((_, w)) = b.iter().find(|(k2, _)| k2 == k) {
+                    csv += &format!("\"{k}\",{v},{w},{}\n", (w / v - 1.0).abs());
+                }
+            }
+            csv += &format!("\"steady 4k random write, 20% unused\",{st},{sf},{}\n", (sf / st - 1.0).abs());
+            std::fs::write(k.join(format!("drive-{i}-scores.csv")), csv).expect("written");
+        }
         let mut e: Vec<f64> = errs.iter().map(|x| x.1).collect();
         e.sort_by(f64::total_cmp);
         let worst = errs.iter().max_by(|x, y| x.1.total_cmp(&y.1)).expect("scores");
