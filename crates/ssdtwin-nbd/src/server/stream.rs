@@ -5,6 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,6 +42,23 @@ impl Stream {
         match self {
             Stream::Tcp(_) | Stream::Unix(_) => false,
             Stream::Tls(s) => s.has_input(),
+        }
+    }
+    /// Read what the socket holds without waiting: `Ok(0)` at its end,
+    /// `WouldBlock` when nothing has come (one `recv` with
+    /// `MSG_DONTWAIT`; the socket stays blocking for the other threads).
+    pub(super) fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(_) => return Err(io::Error::other("a TLS stream reads from its socket")),
+        };
+        // SAFETY: `buf` is valid for writes of its length for the call.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
         }
     }
     pub(super) fn set_nonblocking(&self, on: bool) -> io::Result<()> {
