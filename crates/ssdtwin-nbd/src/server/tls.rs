@@ -245,7 +245,8 @@ impl TlsStream {
     /// writes at QD32), and the client spent more on them than on its
     /// writes' encryption (docs/nbd.md, Speed). A client waiting for a
     /// reply has sent nothing more, so the look finds nothing and the
-    /// reply goes at once.
+    /// reply goes at once (the look costs one `recv` that returns at
+    /// once).
     pub(super) fn has_input(&self) -> bool {
         let mut rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
         if rx.start < rx.end || self.session().reader().into_first_chunk().is_ok_and(|c| !c.is_empty()) {
