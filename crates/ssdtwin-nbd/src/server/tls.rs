@@ -20,12 +20,10 @@
 //! ciphertext aside or plaintext above rustls (the server reads a TLS
 //! stream unbuffered; rustls is the buffer).
 //!
-//! Left out: pre-shared keys (nbdkit's `--tls-psk` file): rustls has no
-//! TLS 1.3 external-PSK support (it resumes sessions with PSKs of its own
-//! only; still so in 0.24.0-dev.2, rustls/rustls#174 open), the project
-//! does not hand-write crypto, and OpenSSL's PSK callbacks would add a
-//! second TLS stack and a libssl-dev build dependency (docs/nbd.md);
-//! client certificates are not asked for.
+//! Left out here: pre-shared keys (nbdkit's `--tls-psk` file), which
+//! rustls lacks (no TLS 1.3 external PSKs, rustls/rustls#174): they are
+//! `tls_psk.rs`, through OpenSSL, behind the feature `tls-psk`; and
+//! client certificates, which are not asked for.
 
 use std::io::{self, Read, Write};
 use std::path::Path;
