@@ -7,17 +7,22 @@
 # and a Unix socket; then rates at time scale 0: one connection at QD32,
 # and 4 connections (fio numjobs=4, QD8 each) sharing the export through
 # NBD multi-conn.
+# RT=1: the server and fio at real-time priority (chrt -f 10; root or
+# CAP_SYS_NICE), so that other processes on a shared machine do not delay
+# requests (then the means, not only the medians, are the path's own).
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-20000}
+PRIO=()
+[ -n "${RT:-}" ] && PRIO=(chrt -f 10)
 lat() { # uri rw iodepth numjobs
-  fio --name=l --ioengine=nbd --uri="$1" --rw=$2 --bs=4k --iodepth=${3:-1} --numjobs=${4:-1} --group_reporting \
+  "${PRIO[@]}" fio --name=l --ioengine=nbd --uri="$1" --rw=$2 --bs=4k --iodepth=${3:-1} --numjobs=${4:-1} --group_reporting \
       --size=1g --number_ios=$N --lat_percentiles=1 --output-format=json 2>/dev/null | python3 -c "
 import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index('{'):]); j=d['jobs'][0]; x=j['$2'.replace('rand','')]
 print('  %-9s qd%-2s x%s: lat mean %6.1f us, p50 %6.1f us, %6.0f IOPS' % ('$2', '${3:-1}', '${4:-1}', x['lat_ns']['mean']/1e3, x['lat_ns']['percentile']['50.000000']/1e3, x['iops']))"
 }
 serve() { # scale listen-args...
   local scale=$1; shift
-  $R serve --drive generic-tlc-nvme --set ftl.user_capacity_bytes=16000000000 --state full \
+  "${PRIO[@]}" $R serve --drive generic-tlc-nvme --set ftl.user_capacity_bytes=16000000000 --state full \
      --time-scale $scale --json /tmp/bench-latency.json -q "$@" & P=$!
   for _ in $(seq 100); do nbdinfo --size "$URI" >/dev/null 2>&1 && break; sleep 0.2; done
 }

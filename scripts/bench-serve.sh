@@ -4,11 +4,17 @@
 # 4 KiB random reads and writes at QD32 over loopback, time scale 0; then the
 # same through TLS (--tls=require, an ECDSA P-256 certificate; fio's libnbd
 # finds the CA in $HOME/.pki/libnbd).
+# RT=1: run the servers and fio at real-time priority (chrt -f 10; needs root
+# or CAP_SYS_NICE), so that other processes on a shared machine do not set
+# the rates; the pair then has the cores to itself (the kernel keeps 5 % of
+# each second for everything else).
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
+PRIO=()
+[ -n "${RT:-}" ] && PRIO=(chrt -f 10)
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
 run_fio() { # uri rw
-  fio --name=s --ioengine=nbd --uri=$1 --rw=$2 --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json 2>/dev/null \
+  "${PRIO[@]}" fio --name=s --ioengine=nbd --uri=$1 --rw=$2 --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json 2>/dev/null \
    | python3 -c "
 import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index('{'):]); j=d['jobs'][0]; k='$2'.replace('rand','')
 x=j[k]; rt=j['job_runtime']/1e3;
@@ -16,7 +22,7 @@ print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'],
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
-$R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
+"${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
 wait_for nbd://127.0.0.1:10940/ssdtwin
 for rw in randwrite randread; do
   c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
@@ -30,7 +36,7 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $T/s
 printf "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n" > $T/ext.cnf
 openssl x509 -req -days 2 -in $T/server.csr -CA $T/ca-cert.pem -CAkey $T/ca-key.pem -CAcreateserial -out $T/server-cert.pem -extfile $T/ext.cnf 2>/dev/null
 mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
-$R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T -q & P=$!
+"${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T -q & P=$!
 wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
 echo "TLS:"
 for rw in randwrite randread; do
@@ -40,7 +46,7 @@ done
 kill -TERM $P; wait $P
 rm -rf $T
 command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
-nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
+"${PRIO[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
 sleep 1
 for rw in randwrite randread; do
   c0=$(cpu $K); run_fio nbd://127.0.0.1:10941/ $rw; c1=$(cpu $K)

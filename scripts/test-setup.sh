@@ -9,7 +9,9 @@
 #     mkfs.ext4/debugfs/e2fsck (e2fsprogs) and mount (ext4 on a loop device
 #     over nbdfuse, in the power-cut campaign) talk to the NBD server;
 #     fusermount3 (fuse3) unmounts nbdfuse; openssl makes the certificates
-#     of the TLS tests.
+#     of the TLS tests; libssl-dev and pkg-config build the optional
+#     `tls-psk` feature (TLS with pre-shared keys through OpenSSL), whose
+#     tests scripts/test.sh runs after this setup.
 #     Whatever is missing is installed with apt-get when running as root
 #     (or through `sudo -n` when that works without a password). Otherwise
 #     the script names the packages and the command that installs them,
@@ -50,6 +52,7 @@ tools=(
     "debugfs:e2fsprogs"
     "e2fsck:e2fsprogs"
     "openssl:openssl"
+    "pkg-config:pkg-config"
 )
 need=()
 for entry in "${tools[@]}"; do
@@ -61,6 +64,12 @@ for entry in "${tools[@]}"; do
     fi
 done
 
+# OpenSSL's headers and library for the `tls-psk` feature (openssl-sys
+# finds them through pkg-config).
+if ! pkg-config --exists openssl 2>/dev/null; then
+    case " ${need[*]:-} " in *" libssl-dev "*) ;; *) need+=(libssl-dev) ;; esac
+fi
+
 # Debian 12 ships nbdfuse in libnbd-bin; Debian 13 in a package of its own.
 resolve_nbdfuse() {
     if ! apt-cache show nbdfuse >/dev/null 2>&1; then
@@ -70,7 +79,7 @@ resolve_nbdfuse() {
 }
 
 if [ ${#need[@]} -eq 0 ]; then
-    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, fuse3, qemu-utils, e2fsprogs, mount, openssl)"
+    echo "test-setup: Debian tools present (chromium, fio, libnbd-bin, nbdfuse, fuse3, qemu-utils, e2fsprogs, mount, openssl, libssl-dev, pkg-config)"
 elif [ "$dry_run" = 1 ]; then
     echo "test-setup: would install Debian packages: ${need[*]}"
 else

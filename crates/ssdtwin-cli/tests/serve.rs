@@ -96,7 +96,7 @@ fn bad_options_are_clear_errors() {
     fails_with(&["--tls", "require"], "--tls-certificates");
     fails_with(&["--tls", "maybe"], "--tls");
     fails_with(&["--tls", "on", "--tls-certificates", "/nonexistent-dir"], "server-cert.pem");
-    fails_with(&["--tls-psk", "/tmp/keys.psk"], "external-PSK");
+    fails_with(&["--tls-psk", "/tmp/keys.psk"], "built without pre-shared keys");
     fails_with(&["--transport-delay", "soon"], "--transport-delay");
     fails_with(&["--power-loss-at", "later"], "--power-loss-at");
     fails_with(&["--power-loss-random", "1", "--power-loss-window", "0"], "--power-loss-window");

@@ -71,6 +71,10 @@ const TOOLS: &[(&str, &str)] = &[
     ("mount", "mount"),
     ("qemu-img", "qemu-utils"),
     ("openssl", "openssl"),
+    ("pkg-config", "pkg-config"),
+    // Not a tool: OpenSSL's headers for the `tls-psk` feature, which the
+    // script asks `pkg-config --exists openssl` about.
+    ("pkg-config --exists openssl", "libssl-dev"),
 ];
 
 #[test]
@@ -131,6 +135,8 @@ fn with_every_tool_present_it_installs_nothing() {
         "debugfs",
         "e2fsck",
         "openssl",
+        // Its stub answers that OpenSSL's headers are there.
+        "pkg-config",
     ];
     let m = machine(0, &all);
     let out = setup(m.path(), &[]);

@@ -23,7 +23,8 @@
 //! - [`report`]: the run's JSON and summary at the end;
 //! - [`image`]: saving the drive with its data and loading it again.
 //!
-//! Left out (see each module): TLS with pre-shared keys, several exports.
+//! TLS with pre-shared keys is the optional feature `tls-psk` (OpenSSL;
+//! `server/tls_psk.rs`). Left out (see each module): several exports.
 
 #![deny(missing_docs)]
 

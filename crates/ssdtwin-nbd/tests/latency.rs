@@ -1,23 +1,48 @@
 //! Real fio (`ioengine=nbd`, queue depth 1) through `serve` in real time
 //! sees the drive's latency, not the drive's plus the transport's: each
 //! reply is sent the connection's measured transport delay before its
-//! simulated completion (`server/transport.rs`). Reads (slower than the
-//! transport) must show the twin's own latency within 5 %; writes that
-//! land in the write buffer (faster than the transport) show the
-//! transport's floor — measured in the same test against `--time-scale 0`
-//! — or the twin's latency, whichever is larger, which is printed but not
-//! asserted: the round trip itself varies 3–4× from run to run on this
-//! machine (see the test), so writes are held to the drive's latency as a
-//! floor and to well under the reads. Medians are
-//! checked always, the reads' mean on a quiet machine only (on a loaded
-//! one the scheduler's occasional millisecond delays rule the means).
+//! simulated completion (`server/transport.rs`). Issue 36, item 5, with
+//! fio's mean total latency (`lat`: submission plus completion):
+//!
+//! - reads (slower than the transport) within 5 % of the twin's own mean;
+//! - buffered writes (faster than the transport) within 10 % of the larger
+//!   of the transport's floor — the same client against `--time-scale 0`
+//!   — and the twin's own mean.
+//!
+//! **Measured at the same time.** The floor is not one number on the
+//! project's 2-core VM: the same client's round trip was 16–63 µs from run
+//! to run (whether the two processes share a core or wake each other
+//! across cores, which the scheduler decides afresh), so a floor measured
+//! in one run and writes in another disagree by far more than 10 %. Here
+//! both servers run at once and one fio process alternates between them,
+//! round by round (stonewalled jobs, the floor's round just before each
+//! round at time scale 1). Each round's mean is held to its bound against
+//! the floor of its own pair, and the test asserts the median of those
+//! rounds' ratios: a fault that shifts every round (a reply sent late, or
+//! early) moves the median, a stall of a few milliseconds that falls in
+//! one round of one side (seen even at real-time priority: the VM's host,
+//! the kernel's own work) does not. The means pooled over all rounds are
+//! printed.
+//!
+//! **Real-time priority.** On a loaded machine the scheduler's occasional
+//! millisecond delays rule a mean of 20–270 µs latencies (fio's read mean
+//! was 2.5× its median at load 2.5 on 2 cores). The test runs itself —
+//! the servers' threads and fio, which inherit it — at `SCHED_FIFO`
+//! priority when it may (root or `CAP_SYS_NICE`; CI runs as root), so
+//! other processes' work does not delay a request (the kernel keeps 5 % of
+//! each second for them, `sched_rt_runtime_us`). Without that the means
+//! are checked only on a quiet machine (load average below the CPUs), the
+//! medians (each round's, paired likewise) always.
 //!
 //! fio comes from Debian's `fio` package (with the nbd engine); without it
 //! the test is skipped with a printed reason.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::process::Command;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use ssdtwin::run::sim::PhaseResult;
 use ssdtwin::{Drive, DriveSpec, DriveState, IoKind};
@@ -30,7 +55,7 @@ use common::fio_has_nbd;
 /// The generic TLC drive shrunk to 4 dies, full (every page mapped, so
 /// reads go to the NAND), its reads slowed to a 250 µs tR: several times
 /// the transport's round trip however the machine schedules the two
-/// processes (18 µs on a loaded machine, up to 50 µs on an idle one whose
+/// processes (18 µs on a loaded machine, up to 60 µs on an idle one whose
 /// cores sleep between requests), so the reads are the drive's latency.
 fn full_small_tlc() -> Drive {
     let set: Vec<String> = [
@@ -50,46 +75,14 @@ fn full_small_tlc() -> Drive {
     d
 }
 
-/// fio's total latency (`lat`: submission plus completion) of `n` QD1
-/// 4 KiB random requests (`rw` = randread or randwrite): mean and median,
-/// ns.
-fn fio_qd1_lat(uri: &str, rw: &str, n: u32) -> Lat {
-    let out = Command::new("fio")
-        .args([
-            "--name=lat",
-            "--ioengine=nbd",
-            &format!("--uri={uri}"),
-            &format!("--rw={rw}"),
-            "--bs=4k",
-            "--iodepth=1",
-            "--size=64m",
-            &format!("--number_ios={n}"),
-            "--lat_percentiles=1",
-            "--output-format=json",
-        ])
-        .output()
-        .expect("fio runs");
-    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: serde_json::Value = serde_json::from_str(&text[text.find('{').expect("fio JSON")..]).expect("fio JSON");
-    let dir = if rw.contains("read") { "read" } else { "write" };
-    let lat = &v["jobs"][0][dir]["lat_ns"];
-    Lat {
-        mean: lat["mean"].as_f64().expect("lat mean"),
-        p50: lat["percentile"]["50.000000"].as_f64().expect("lat p50 (--lat_percentiles)"),
-    }
+/// A served drive on a loopback port.
+struct Served {
+    uri: String,
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<ServeOutcome>,
 }
 
-/// A latency's mean and median, ns.
-#[derive(Debug, Clone, Copy)]
-struct Lat {
-    mean: f64,
-    p50: f64,
-}
-
-/// Serve a full small drive at `scale`, run fio's QD1 reads then writes;
-/// fio's latencies and the served run.
-fn serve_and_measure(scale: f64, n: u32) -> (Lat, Lat, ServeOutcome) {
+fn serve(scale: f64) -> Served {
     let opts = ServeOptions {
         listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))),
         time_scale: scale,
@@ -100,10 +93,84 @@ fn serve_and_measure(scale: f64, n: u32) -> (Lat, Lat, ServeOutcome) {
     let uri = format!("nbd://{}/ssdtwin", server.local_addr().expect("TCP"));
     let stop = server.stopper();
     let handle = std::thread::spawn(move || server.run().expect("server runs"));
-    let read = fio_qd1_lat(&uri, "randread", n);
-    let write = fio_qd1_lat(&uri, "randwrite", n);
-    stop.store(true, Ordering::SeqCst);
-    (read, write, handle.join().expect("server thread"))
+    Served { uri, stop, handle }
+}
+
+impl Served {
+    fn finish(self) -> ServeOutcome {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.join().expect("server thread")
+    }
+}
+
+/// A latency's mean and median, ns.
+#[derive(Debug, Clone, Copy)]
+struct Lat {
+    mean: f64,
+    p50: f64,
+}
+
+/// The requests' mean over all rounds (each round's mean weighted by its
+/// requests), and the median of the rounds' medians: printed.
+fn pooled(rounds: &[(Lat, u64)]) -> Lat {
+    let n: u64 = rounds.iter().map(|r| r.1).sum();
+    let mean = rounds.iter().map(|(l, k)| l.mean * *k as f64).sum::<f64>() / n as f64;
+    Lat { mean, p50: median(rounds.iter().map(|r| r.0.p50).collect()) }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Whether the median over the rounds of `got(round) / want(round)` is
+/// within `tol` of 1; the ratios, for the message.
+fn rounds_within(n: usize, got: impl Fn(usize) -> f64, want: impl Fn(usize) -> f64, tol: f64) -> (bool, Vec<f64>) {
+    let ratios: Vec<f64> = (0..n).map(|i| got(i) / want(i)).collect();
+    let m = median(ratios.clone());
+    ((m - 1.0).abs() <= tol, ratios)
+}
+
+/// One fio run of stonewalled QD1 4 KiB jobs: `rounds` rounds of random
+/// reads, then of random writes, each round `n` requests against the
+/// floor (`floor_uri`), then `n` against the real-time server (`uri`).
+/// fio's total latency of each round (and its requests) per side and
+/// direction: [floor read, read, floor write, write].
+fn fio_rounds(floor_uri: &str, uri: &str, rounds: u32, n: u32) -> [Vec<(Lat, u64)>; 4] {
+    let mut job =
+        format!("[global]\nioengine=nbd\nbs=4k\niodepth=1\nsize=64m\nnumber_ios={n}\nlat_percentiles=1\nstonewall\n");
+    for rw in ["randread", "randwrite"] {
+        for i in 0..rounds {
+            for (side, u) in [("floor", floor_uri), ("drive", uri)] {
+                writeln!(job, "[{side}-{rw}-{i}]\nrw={rw}\nuri={u}").expect("to a string");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("rounds.fio");
+    std::fs::write(&path, job).expect("job file");
+    let out = Command::new("fio").arg(&path).arg("--output-format=json").output().expect("fio runs");
+    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&text[text.find('{').expect("fio JSON")..]).expect("fio JSON");
+    let mut sides: [Vec<(Lat, u64)>; 4] = Default::default();
+    for j in v["jobs"].as_array().expect("fio jobs") {
+        let name = j["jobname"].as_str().expect("job name");
+        let read = name.contains("randread");
+        let d = &j[if read { "read" } else { "write" }];
+        let lat = &d["lat_ns"];
+        let l = Lat {
+            mean: lat["mean"].as_f64().expect("lat mean"),
+            p50: lat["percentile"]["50.000000"].as_f64().expect("lat p50 (lat_percentiles)"),
+        };
+        let ios = d["total_ios"].as_u64().expect("total_ios");
+        assert_eq!(ios, n as u64, "{name}: every request done");
+        sides[usize::from(!read) * 2 + usize::from(name.starts_with("drive"))].push((l, ios));
+    }
+    for s in &sides {
+        assert_eq!(s.len(), rounds as usize, "every round ran");
+    }
+    sides
 }
 
 fn twin_lat(p: &PhaseResult, kind: IoKind) -> Lat {
@@ -111,10 +178,23 @@ fn twin_lat(p: &PhaseResult, kind: IoKind) -> Lat {
     Lat { mean: d.mean_ns(), p50: d.percentile_ns(50.0) as f64 }
 }
 
+/// Run this thread, and what it starts from now on (threads, fio), at
+/// `SCHED_FIFO` priority 10; false where that is not allowed.
+fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: changes only the calling thread's scheduling policy.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Back to the normal policy (threads started since keep theirs).
+fn normal_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as above.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+}
+
 /// Whether the machine is quiet enough for means of wall-clock latencies
-/// (load average below the number of CPUs): on a loaded machine the
-/// scheduler's delays (milliseconds, now and then) dominate the means, not
-/// the medians.
+/// (load average below the number of CPUs).
 fn quiet_machine() -> bool {
     let load: f64 = std::fs::read_to_string("/proc/loadavg")
         .ok()
@@ -129,40 +209,51 @@ fn fio_at_qd1_sees_the_drives_latency_not_the_transports() {
     if !fio_has_nbd() {
         return;
     }
-    let n = 4000;
-    // The transport's floor: the same client, nothing waits.
-    let (floor_read, floor_write, _) = serve_and_measure(0.0, n);
-    // Real time, replies sent the measured transport delay early.
-    let (read, write, mut o) = serve_and_measure(1.0, n);
+    let realtime = realtime_priority();
+    // The transport's floor (nothing waits) and real time (replies sent
+    // the measured transport delay early), served at once.
+    let floor = serve(0.0);
+    let real = serve(1.0);
+    let rounds = 8;
+    let sides = fio_rounds(&floor.uri, &real.uri, rounds, 500);
+    let _ = floor.finish();
+    let mut o = real.finish();
+    if realtime {
+        normal_priority();
+    }
     let delays = o.counters.transport_delays_ns.lock().unwrap().clone();
-    let twin = o.twin.finish(2);
+    let twin = o.twin.finish(16);
     let (twin_read, twin_write) = (twin_lat(&twin, IoKind::Read), twin_lat(&twin, IoKind::Write));
+    let [floor_read, read, floor_write, write] = sides.each_ref().map(|s| pooled(s));
     eprintln!(
-        "fio QD1 lat: reads {read:?} vs the twin's {twin_read:?} (floor {floor_read:?}); buffered writes {write:?} \
-         vs the larger of the floor {floor_write:?} and the twin's {twin_write:?}; transport delays {delays:?} ns"
+        "fio QD1 lat, over {rounds} rounds (real-time priority: {realtime}): reads {read:?} vs the twin's \
+         {twin_read:?} (floor {floor_read:?}); buffered writes {write:?} vs the larger of the floor {floor_write:?} \
+         and the twin's {twin_write:?}; transport delays {delays:?} ns"
     );
+    // The premises: reads wait for the NAND, well beyond the transport;
+    // buffered writes are answered faster than the transport goes.
     assert!(twin_read.p50 > 2.0 * floor_read.p50, "reads hit the NAND and are slower than the transport");
     assert!(twin_write.p50 < floor_write.p50, "writes land in the buffer, faster than the transport");
-    assert!(delays.iter().filter(|&&d| d > 0).count() >= 2, "the I/O sessions measured their delay: {delays:?}");
-    let within = |got: f64, want: f64, tol: f64| (got - want).abs() <= tol * want;
-    assert!(within(read.p50, twin_read.p50, 0.05), "reads' median: {read:?} vs the twin's {twin_read:?}");
-    // Buffered writes: the drive answers in 7 µs, so what fio sees is the
-    // transport's round trip, which on this 2-core machine is not one
-    // number: the same test measured 16–63 µs medians from run to run at
-    // time scale 1 (a sleeping thread's wake-up; the load average, which
-    // lags, does not tell when), against a floor of 15–18 µs at time scale
-    // 0 (and 48–62 µs in other runs). So the writes are held to what holds
-    // in every run: never faster than the drive, and not held to the NAND
-    // (well under the reads' latency).
-    assert!(write.p50 >= 0.95 * twin_write.p50, "writes' median: {write:?} faster than the drive's {twin_write:?}");
-    assert!(write.p50 < 0.5 * read.p50, "writes' median: {write:?} against reads' {read:?}");
-    // Means: the reads' only. The buffered writes' target is the floor,
-    // itself a wall-clock mean of another run, whose scheduler delays do
-    // not repeat (measured on an idle machine: 27.7 µs against a floor of
-    // 24.4 µs, medians 16.5 and 16.3 µs).
-    if quiet_machine() {
-        assert!(within(read.mean, twin_read.mean, 0.05), "reads' mean: {read:?} vs the twin's {twin_read:?}");
+    assert!(delays.iter().filter(|&&d| d > 0).count() >= 8, "the I/O sessions measured their delay: {delays:?}");
+    let [_, reads, floor_writes, writes] = &sides;
+    let n = rounds as usize;
+    // Reads against the twin's own latency; buffered writes against the
+    // larger of their round's floor and the twin's.
+    type Of = fn(&Lat) -> f64;
+    let check = |what: &str, of: Of, read_tol: f64, write_tol: f64| {
+        let (ok, ratios) = rounds_within(n, |i| of(&reads[i].0), |_| of(&twin_read), read_tol);
+        assert!(ok, "reads' {what}: rounds at {ratios:.3?} of the twin's {twin_read:?}");
+        let target = |i: usize| of(&floor_writes[i].0).max(of(&twin_write));
+        let (ok, ratios) = rounds_within(n, |i| of(&writes[i].0), target, write_tol);
+        assert!(
+            ok,
+            "buffered writes' {what}: rounds at {ratios:.3?} of the larger of their floor's and the twin's {twin_write:?}"
+        );
+    };
+    check("median", |l| l.p50, 0.05, 0.10);
+    if realtime || quiet_machine() {
+        check("mean", |l| l.mean, 0.05, 0.10);
     } else {
-        eprintln!("NOTE: the machine is loaded (load average ≥ CPUs): means not checked, medians are");
+        eprintln!("NOTE: no real-time priority here and the machine is loaded: means not checked, medians are");
     }
 }

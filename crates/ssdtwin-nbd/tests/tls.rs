@@ -177,7 +177,7 @@ fn qemu_img_round_trip_over_tls() {
 }
 
 #[test]
-fn fio_verifies_over_tls_with_paced_replies() {
+fn fio_verifies_over_tls_paced_and_at_time_scale_0() {
     let Some(certs) = certificates() else { return };
     let Ok(help) = Command::new("fio").arg("--enghelp").output() else {
         eprintln!("SKIPPED: `fio` is not installed");
@@ -187,27 +187,31 @@ fn fio_verifies_over_tls_with_paced_replies() {
         eprintln!("SKIPPED: this fio has no nbd engine");
         return;
     }
-    // Time scale 0.05: replies go through the paced writer thread.
-    let s = serve_tls(certs.path(), 0.05);
-    // fio's libnbd may not read files a URI names; it finds the CA in
-    // $HOME/.pki/libnbd, libnbd's default place.
-    let home = certs.path().join("home");
-    std::fs::create_dir_all(home.join(".pki/libnbd")).unwrap();
-    std::fs::copy(certs.path().join("ca-cert.pem"), home.join(".pki/libnbd/ca-cert.pem")).unwrap();
-    ok(Command::new("fio").env("HOME", &home).args([
-        "--name=tls",
-        "--ioengine=nbd",
-        &format!("--uri=nbds://{}/ssdtwin", s.addr),
-        "--rw=randwrite",
-        "--bs=4k",
-        "--iodepth=8",
-        "--size=4m",
-        "--verify=crc32c",
-        "--do_verify=1",
-    ]));
-    let o = s.stop();
-    assert_eq!(o.counters.errors.load(Ordering::Relaxed), 0);
-    assert!(o.counters.requests.load(Ordering::Relaxed) >= 2048);
+    // Time scale 0.05: replies go through the paced writer thread; time
+    // scale 0 at QD32: the reader sends them, held while the client's
+    // next requests are already in the socket (tls.rs, `has_input`).
+    for (scale, depth) in [(0.05, "8"), (0.0, "32")] {
+        let s = serve_tls(certs.path(), scale);
+        // fio's libnbd may not read files a URI names; it finds the CA in
+        // $HOME/.pki/libnbd, libnbd's default place.
+        let home = certs.path().join("home");
+        std::fs::create_dir_all(home.join(".pki/libnbd")).unwrap();
+        std::fs::copy(certs.path().join("ca-cert.pem"), home.join(".pki/libnbd/ca-cert.pem")).unwrap();
+        ok(Command::new("fio").env("HOME", &home).args([
+            "--name=tls",
+            "--ioengine=nbd",
+            &format!("--uri=nbds://{}/ssdtwin", s.addr),
+            "--rw=randwrite",
+            "--bs=4k",
+            &format!("--iodepth={depth}"),
+            "--size=4m",
+            "--verify=crc32c",
+            "--do_verify=1",
+        ]));
+        let o = s.stop();
+        assert_eq!(o.counters.errors.load(Ordering::Relaxed), 0, "time scale {scale}");
+        assert!(o.counters.requests.load(Ordering::Relaxed) >= 2048, "time scale {scale}");
+    }
 }
 
 #[test]

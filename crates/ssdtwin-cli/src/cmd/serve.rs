@@ -70,8 +70,9 @@ pub struct ServeArgs {
     /// nbdkit's and qemu's --tls-certificates / tls-creds-x509 dir).
     #[arg(long, value_name = "DIR")]
     pub tls_certificates: Option<PathBuf>,
-    /// A PSK file as nbdkit's --tls-psk: not supported (rustls has no TLS
-    /// 1.3 external pre-shared keys); refused with an explanation.
+    /// Pre-shared keys as nbdkit's --tls-psk: a psktool file of
+    /// username:hexkey lines (builds with the `tls-psk` feature, through
+    /// OpenSSL; refused with an explanation otherwise).
     #[arg(long, value_name = "FILE")]
     pub tls_psk: Option<PathBuf>,
     /// Wall seconds per simulated second: 1 real time, 10 ten times
@@ -149,15 +150,32 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         || args.power_loss_random.is_some()
         || args.power_loss_signal;
     let tls: TlsMode = args.tls.parse().map_err(|e: String| anyhow::anyhow!("--tls {e}"))?;
+    #[cfg(feature = "tls-psk")]
+    let tls_psk = match (&args.tls_psk, tls) {
+        (None, _) => None,
+        (Some(_), TlsMode::Off) => bail!("--tls-psk: needs --tls on or --tls require"),
+        (Some(_), _) if args.tls_certificates.is_some() => {
+            bail!("--tls-psk and --tls-certificates: give one (pre-shared keys or certificates)")
+        }
+        (Some(file), _) => {
+            Some(ssdtwin_nbd::server::load_psk_file(file).map_err(|e| anyhow::anyhow!("--tls-psk: {e}"))?)
+        }
+    };
+    #[cfg(not(feature = "tls-psk"))]
     if let Some(psk) = &args.tls_psk {
         bail!(
-            "--tls-psk {}: pre-shared keys are not supported: rustls (the TLS library) has no TLS 1.3 external-PSK \
-             support; use X.509 certificates (--tls-certificates DIR)",
+            "--tls-psk {}: this ssdtwin was built without pre-shared keys (rustls, its TLS library, has none; \
+             build with `--features tls-psk`, which uses OpenSSL), or use X.509 certificates (--tls-certificates DIR)",
             psk.display()
         );
     }
+    #[cfg(feature = "tls-psk")]
+    let psk_given = tls_psk.is_some();
+    #[cfg(not(feature = "tls-psk"))]
+    let psk_given = false;
     let tls_config = match (&args.tls_certificates, tls) {
         (None, TlsMode::Off) => None,
+        (None, _) if psk_given => None,
         (None, _) => bail!("--tls {}: needs --tls-certificates DIR (server-cert.pem, server-key.pem)", args.tls),
         (Some(dir), _) => Some(load_certificates(dir).map_err(|e| anyhow::anyhow!("--tls-certificates: {e}"))?),
     };
@@ -222,6 +240,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         transport_delay,
         tls,
         tls_config,
+        #[cfg(feature = "tls-psk")]
+        tls_psk,
         remote_without_tls: args.allow_remote_without_tls,
     };
     catch_stop_signals();

@@ -57,6 +57,8 @@ mod power;
 mod stream;
 mod structured;
 mod tls;
+#[cfg(feature = "tls-psk")]
+mod tls_psk;
 mod transmission;
 mod transport;
 
@@ -67,6 +69,8 @@ pub use power::{power_cut_on_sigusr1, ReloadImage};
 use stream::{Listener, Stream};
 use tls::TlsStream;
 pub use tls::{load_certificates, TlsMode};
+#[cfg(feature = "tls-psk")]
+pub use tls_psk::load_psk_file;
 use transmission::{transmission, writer, Queued, Reply, Sink};
 pub use transport::TransportDelay;
 use transport::{DelayEstimate, Idle};
@@ -169,8 +173,15 @@ impl Server {
             }
             Listen::Unix(path) => Listener::Unix(UnixListener::bind(path)?, path.clone()),
         };
-        if opts.tls != TlsMode::Off && opts.tls_config.is_none() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "TLS needs certificates (--tls-certificates DIR)"));
+        #[cfg(feature = "tls-psk")]
+        let credentials = opts.tls_config.is_some() || opts.tls_psk.is_some();
+        #[cfg(not(feature = "tls-psk"))]
+        let credentials = opts.tls_config.is_some();
+        if opts.tls != TlsMode::Off && !credentials {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "TLS needs certificates (--tls-certificates DIR) or pre-shared keys (--tls-psk FILE)",
+            ));
         }
         match &listener {
             Listener::Tcp(l) => l.set_nonblocking(true)?,
@@ -342,14 +353,15 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
                 // Bytes the client sent after its option start its TLS
                 // handshake; the NBD handshake then starts again inside.
                 let early = r.buffer().to_vec();
-                let config = sh.opts.tls_config.clone().expect("TLS offered with certificates");
                 let Ok(sock) = raw.try_clone() else { return };
-                match TlsStream::accept(sock, &early, config) {
+                match start_tls(sh, sock, &early) {
                     Ok(t) => {
-                        // rustls buffers the plaintext itself: no second
-                        // buffer (it would copy each payload once more).
-                        r = BufReader::with_capacity(0, Stream::Tls(t.clone()));
-                        w = BufWriter::with_capacity(1 << 16, Stream::Tls(t));
+                        // The TLS library buffers the plaintext itself: no
+                        // second buffer (it would copy each payload once
+                        // more).
+                        let Ok(reader) = t.try_clone() else { return };
+                        r = BufReader::with_capacity(0, reader);
+                        w = BufWriter::with_capacity(1 << 16, t);
                         tls = true;
                     }
                     Err(e) => {
@@ -408,10 +420,19 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
             sh.log(format_args!("connection {id}: {e}; disconnecting"));
         }
     }
-    if let Stream::Tls(t) = r.get_ref() {
-        t.close();
-    }
+    r.get_ref().close_tls();
     r.get_ref().shutdown(std::net::Shutdown::Both);
+}
+
+/// The TLS handshake after `NBD_OPT_STARTTLS`: with pre-shared keys when
+/// the server has a key file, else with its certificates.
+fn start_tls(sh: &Shared, sock: Stream, early: &[u8]) -> io::Result<Stream> {
+    #[cfg(feature = "tls-psk")]
+    if let Some(ctx) = &sh.opts.tls_psk {
+        return Ok(Stream::Psk(tls_psk::PskStream::accept(sock, early, ctx)?));
+    }
+    let config = sh.opts.tls_config.clone().ok_or_else(|| io::Error::other("TLS offered without credentials"))?;
+    Ok(Stream::Tls(TlsStream::accept(sock, early, config)?))
 }
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);

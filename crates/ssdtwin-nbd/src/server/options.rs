@@ -65,6 +65,10 @@ pub struct ServeOptions {
     pub tls: TlsMode,
     /// The certificates (needed unless `tls` is off).
     pub tls_config: Option<Arc<rustls::ServerConfig>>,
+    /// Pre-shared keys (`--tls-psk`, feature `tls-psk`): used instead of
+    /// the certificates when given.
+    #[cfg(feature = "tls-psk")]
+    pub tls_psk: Option<Arc<openssl::ssl::SslContext>>,
     /// Listen on a non-loopback address without requiring TLS (with
     /// `allow_remote`): the waiver.
     pub remote_without_tls: bool,
@@ -90,6 +94,8 @@ impl ServeOptions {
             transport_delay: TransportDelay::Auto,
             tls: TlsMode::Off,
             tls_config: None,
+            #[cfg(feature = "tls-psk")]
+            tls_psk: None,
             remote_without_tls: false,
         }
     }

@@ -20,12 +20,10 @@
 //! ciphertext aside or plaintext above rustls (the server reads a TLS
 //! stream unbuffered; rustls is the buffer).
 //!
-//! Left out: pre-shared keys (nbdkit's `--tls-psk` file): rustls has no
-//! TLS 1.3 external-PSK support (it resumes sessions with PSKs of its own
-//! only; still so in 0.24.0-dev.2, rustls/rustls#174 open), the project
-//! does not hand-write crypto, and OpenSSL's PSK callbacks would add a
-//! second TLS stack and a libssl-dev build dependency (docs/nbd.md);
-//! client certificates are not asked for.
+//! Left out here: pre-shared keys (nbdkit's `--tls-psk` file), which
+//! rustls lacks (no TLS 1.3 external PSKs, rustls/rustls#174): they are
+//! `tls_psk.rs`, through OpenSSL, behind the feature `tls-psk`; and
+//! client certificates, which are not asked for.
 
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -232,11 +230,36 @@ impl TlsStream {
         }
     }
 
-    /// Whether input is waiting (plaintext, or ciphertext not yet
-    /// decrypted), so that a reader need not flush its replies yet.
+    /// Whether input is waiting (plaintext, ciphertext not yet decrypted,
+    /// or ciphertext the client has sent that is still in the socket), so
+    /// that a reader need not flush its replies yet.
+    ///
+    /// The socket is looked at too (read without waiting; what comes is
+    /// kept for [`TlsStream::read`]): every flush is a TLS record of its
+    /// own, and a client's TLS library receives each record with two reads
+    /// (its header, then the rest) and decrypts it on its own. Replies
+    /// flushed while the client's next requests were already in the socket
+    /// went out one record each (0.81 records a request for fio's 4 KiB
+    /// writes at QD32), and the client spent more on them than on its
+    /// writes' encryption (docs/nbd.md, Speed). A client waiting for a
+    /// reply has sent nothing more, so the look finds nothing and the
+    /// reply goes at once (the look costs one `recv` that returns at
+    /// once).
     pub(super) fn has_input(&self) -> bool {
-        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
-        rx.start < rx.end || self.session().reader().into_first_chunk().is_ok_and(|c| !c.is_empty())
+        let mut rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        if rx.start < rx.end || self.session().reader().into_first_chunk().is_ok_and(|c| !c.is_empty()) {
+            return true;
+        }
+        let rx = &mut *rx;
+        match rx.sock.read_now(&mut rx.buf) {
+            Ok(n) if n > 0 => {
+                (rx.start, rx.end) = (0, n);
+                true
+            }
+            // Nothing yet; the end, or an error, which the next read
+            // meets again and reports.
+            _ => false,
+        }
     }
 
     pub(super) fn write(&self, buf: &[u8]) -> io::Result<usize> {
