@@ -353,6 +353,23 @@ class Device:
         zslba = None if zone is None else _nonneg(zone, "zone")
         return self._d.zone_management(_OP_CODE["zone_" + name], zslba, at)
 
+    def ruh_update(self, placements: "Sequence[int]", at_ns: Optional[int] = None) -> int:
+        """Reclaim Unit Handle Update (NVMe I/O Management Send, drives
+        with ``[fdp]``): each placement identifier's handle (reclaim group
+        × handles + handle) leaves its reclaim unit, now or at ``at_ns``;
+        a unit written in part is padded to its program unit, sealed, and
+        records a "Reclaim Unit Not Fully Written" event (see
+        ``placement()``). It completes like any command (op
+        ``"ruh_update"``, length 0) when the padding is programmed; a
+        refused one completes with its NVMe status (``"invalid_field"``
+        for a placement the drive does not have, ``"invalid_opcode"``
+        without ``[fdp]``). Returns its id."""
+        pids = [_nonneg(p, "placement") for p in placements]
+        if not pids:
+            raise SsdtwinError("ruh_update needs at least one placement identifier")
+        at = None if at_ns is None else _nonneg(at_ns, "at_ns")
+        return self._d.ruh_update(pids, at)
+
     def report_zones(self) -> "list[Zone]":
         """Zone Management Receive (Report Zones): every zone's start,
         capacity, write pointer and state, in bytes (an empty list on a

@@ -128,3 +128,24 @@ def test_writes_carry_placement_identifiers():
     assert p["fdp_log"]["statistics"]["host_bytes"] == 21 * PAGE
     assert p["fdp_log"]["configuration"]["reclaim_unit_handles"] == 2
     assert "zone_states" not in p
+
+
+def test_a_reclaim_unit_handle_update_leaves_the_unit_written_in_part():
+    d = ssdtwin.Device(ssdtwin.Drive("generic-tlc-nvme", set=FDP_SET))
+    d.submit("write", offset=0, length=30 * PAGE, placement=1)
+    d.run_until_idle()
+    bad = d.ruh_update([1, 5])  # no placement 5: refused whole
+    ok = d.ruh_update([1])
+    again = d.ruh_update([1, 0])  # nothing left to leave
+    done = {c.id: (c.op, c.status, c.length) for c in d.run_until_idle()}
+    assert done == {bad: ("ruh_update", "invalid_field", 0), ok: ("ruh_update", "ok", 0), again: ("ruh_update", "ok", 0)}
+    p = d.placement()
+    counts = {e["type"]: e["count"] for e in p["fdp_events"]}
+    assert counts == {"reclaim_unit_not_fully_written": 1}
+    (event,) = p["fdp_log"]["host_events"]
+    assert (event["type"], event["placement"], event["handle"]) == ("reclaim_unit_not_fully_written", 1, 1)
+    with pytest.raises(ssdtwin.SsdtwinError, match="at least one"):
+        d.ruh_update([])
+    conventional = ssdtwin.Device(ssdtwin.Drive("generic-tlc-nvme", set=SMALL_SET))
+    conventional.ruh_update([0])
+    assert [c.status for c in conventional.run_until_idle()] == ["invalid_opcode"]

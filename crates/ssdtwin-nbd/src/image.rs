@@ -40,8 +40,9 @@ use crate::twin::Twin;
 pub const MAGIC: &[u8; 20] = b"ssdtwin drive image\n";
 /// The format version this build writes and reads (2: the map cache's
 /// journal state, issue 33, and the host stripe's per-die deficits, issue
-/// 34; 3: an FDP drive's event logs, issue 35).
-pub const VERSION: u32 = 3;
+/// 34; 3: an FDP drive's event logs, issue 35; 4: the Reclaim Unit Not
+/// Fully Written event's count).
+pub const VERSION: u32 = 4;
 /// The last bytes inside the compressed frame.
 pub const END: &[u8; 8] = b"ssdtwin.";
 

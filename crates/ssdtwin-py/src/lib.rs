@@ -244,6 +244,12 @@ impl PyStepper {
         self.inner.zone_management(op, zslba, at_ns).map_err(value_err)
     }
 
+    /// Reclaim Unit Handle Update of placement identifiers `pids` at `at_ns`; returns its id.
+    #[pyo3(signature = (pids, at_ns=None))]
+    fn ruh_update(&mut self, pids: Vec<u32>, at_ns: Option<u64>) -> PyResult<u64> {
+        self.inner.ruh_update(&pids, at_ns).map_err(value_err)
+    }
+
     /// Report Zones: (start, capacity, write pointer or None, state) per zone, bytes.
     fn report_zones(&self) -> Vec<(u64, u64, Option<u64>, &'static str)> {
         self.inner.report_zones()

@@ -40,8 +40,9 @@ use ssdtwin::run::device::{Completion, Device};
 use ssdtwin::run::driver::{drive_until, Timer, TimerKind, Workload};
 
 /// Op codes, in the order of `ssdtwin.Device.OPS`: I/O, flush, Zone
-/// Append, then Zone Management Send's actions.
-pub const OPS: [&str; 10] = [
+/// Append, Zone Management Send's actions, then the Reclaim Unit Handle
+/// Update.
+pub const OPS: [&str; 11] = [
     "read",
     "write",
     "trim",
@@ -52,6 +53,7 @@ pub const OPS: [&str; 10] = [
     "zone_finish",
     "zone_reset",
     "zone_offline",
+    "ruh_update",
 ];
 /// Op code of a flush.
 pub const FLUSH: u8 = 3;
@@ -62,6 +64,8 @@ pub const ZONE_OPEN: u8 = 5;
 /// Zone Management Send's actions, in op-code order from [`ZONE_OPEN`].
 const ZONE_ACTIONS: [ZoneAction; 5] =
     [ZoneAction::Open, ZoneAction::Close, ZoneAction::Finish, ZoneAction::Reset, ZoneAction::Offline];
+/// Op code of the Reclaim Unit Handle Update (I/O Management Send).
+pub const RUH_UPDATE: u8 = 10;
 /// The offset of a Zone Management Send applied to every zone (Select
 /// All) in its completion (−1 as `i64`).
 pub const ALL_ZONES: u64 = u64::MAX;
@@ -291,6 +295,7 @@ impl Stepper {
     pub fn check(&self, op: u8, offset: u64, length: u64) -> Result<(), String> {
         if op >= ZONE_OPEN {
             return Err(match OPS.get(op as usize) {
+                Some(name) if op == RUH_UPDATE => format!("{name} is a placement command: submit it with ruh_update"),
                 Some(name) => format!("{name} is a zone management command: submit it with zone_management"),
                 None => format!("op code {op} is not one of 0..={} ({})", APPEND, OPS[..=APPEND as usize].join(", ")),
             });
@@ -360,7 +365,7 @@ impl Stepper {
         let Some(&action) = op.checked_sub(ZONE_OPEN).and_then(|i| ZONE_ACTIONS.get(i as usize)) else {
             return Err(format!(
                 "op code {op} is not a zone management command ({})",
-                OPS[ZONE_OPEN as usize..].join(", ")
+                OPS[ZONE_OPEN as usize..RUH_UPDATE as usize].join(", ")
             ));
         };
         if let Some(t) = at {
@@ -373,6 +378,28 @@ impl Stepper {
         let done = self.device.zone_send(action, zslba);
         let status = status_of(self.device.drive().last_error());
         let slot = self.pending_slot(Pending { id, submit_ns, op, offset: zslba.unwrap_or(ALL_ZONES), status });
+        Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
+        self.host.flushes += 1;
+        Ok(id)
+    }
+
+    /// Reclaim Unit Handle Update (I/O Management Send) of the placement
+    /// identifiers `pids` at `at` (or now): each handle leaves its reclaim
+    /// unit. Delivered as a completion (op [`RUH_UPDATE`], offset and
+    /// length 0) when its padding programs are done, with the drive's
+    /// status (*Invalid Field in Command* for a placement the drive does
+    /// not have, *Invalid Command Opcode* without `[fdp]`).
+    pub fn ruh_update(&mut self, pids: &[u32], at: Option<u64>) -> Result<u64, String> {
+        if let Some(t) = at {
+            self.check_time(t)?;
+            self.hold_until(t);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let submit_ns = self.now();
+        let done = self.device.update_handles(pids);
+        let status = status_of(self.device.drive().last_error());
+        let slot = self.pending_slot(Pending { id, submit_ns, op: RUH_UPDATE, offset: 0, status });
         Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
         self.host.flushes += 1;
         Ok(id)

@@ -156,3 +156,64 @@ fn media_failures_are_controller_events() {
     }
     d.ftl().check_consistency().unwrap();
 }
+
+#[test]
+fn a_reclaim_unit_handle_update_pads_seals_and_starts_a_new_unit() {
+    use ssdtwin::model::drive::IoError;
+    use ssdtwin::model::ftl::zones::ZoneStatus;
+    let mut d = fdp_drive(&[]);
+    let not_full = |d: &Drive| d.ftl().fdp().unwrap().events().count(FdpEventType::ReclaimUnitNotFullyWritten);
+    // 50 slots through handle 1: program units of 24 slots on dies 0 and
+    // 1, 2 slots waiting in the write buffer for die 2.
+    d.submit_placed(Command { kind: IoKind::Write, offset: 0, len: 50 * 4096 }, 1, 0);
+    let f = d.ftl().fdp().unwrap();
+    assert_eq!((f.counters(1).units_started, f.counters(1).media_slots), (1, 48));
+    let padding = Counters::of(&d).padding_slots;
+
+    // Handle 0 has written nothing: nothing to leave, no event.
+    d.update_handles(&[0], 10_000_000);
+    assert_eq!((d.last_error(), not_full(&d), Counters::of(&d).padding_slots), (None, 0, padding));
+
+    // A list naming a placement the drive does not have is refused whole.
+    d.update_handles(&[1, 2], 20_000_000);
+    assert_eq!(d.last_error(), Some(IoError::Zone(ZoneStatus::InvalidField)));
+    assert_eq!((not_full(&d), Counters::of(&d).padding_slots), (0, padding));
+
+    // Handle 1 leaves its unit: the 2 buffered slots are padded to a
+    // program unit (22 slots), the unit's three blocks sealed at 24 slots.
+    let done = d.update_handles(&[1], 30_000_000);
+    assert_eq!(d.last_error(), None);
+    assert!(done > 30_000_000);
+    assert_eq!(not_full(&d), 1);
+    assert_eq!(Counters::of(&d).padding_slots, padding + 22);
+    let f = d.ftl().fdp().unwrap();
+    assert_eq!(f.counters(1).media_slots, 72);
+    let e = FdpLogPages::of(&d).unwrap().host_events;
+    assert_eq!(e.len(), 1);
+    assert_eq!((e[0].kind, e[0].placement, e[0].handle), (FdpEventType::ReclaimUnitNotFullyWritten, Some(1), Some(1)));
+    // Leaving it again changes nothing: it has no unit open now.
+    d.update_handles(&[1], 40_000_000);
+    assert_eq!(not_full(&d), 1);
+
+    // The next write starts a new unit on the group's first die.
+    d.submit_placed(Command { kind: IoKind::Write, offset: 50 * 4096, len: 24 * 4096 }, 1, 50_000_000);
+    assert_eq!(d.ftl().fdp().unwrap().counters(1).units_started, 2);
+
+    // Overwrites through both handles, each handle updated now and then:
+    // GC collects the blocks sealed early and the maps stay consistent.
+    let mut t = 60_000_000;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..150_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let lba = x % (250 << 8);
+        t = d.submit_placed(Command { kind: IoKind::Write, offset: lba * 4096, len: 4096 }, (i % 2) as u32, t);
+        if i % 997 == 0 {
+            t = d.update_handles(&[(i % 2) as u32], t);
+        }
+    }
+    assert!(Counters::of(&d).gc_slots_moved > 0);
+    assert!(not_full(&d) > 10, "{}", not_full(&d));
+    d.ftl().check_consistency().unwrap();
+}

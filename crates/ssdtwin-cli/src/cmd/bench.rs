@@ -31,10 +31,22 @@ pub struct BenchArgs {
     /// time and peak memory, about a minute).
     #[arg(long)]
     pub no_review: bool,
+    /// Run only the data-placement rows: 128 KiB sequential writes on the
+    /// generic TLC drive conventional, zoned and through FDP placement
+    /// identifiers, and 4 KiB random reads of it conventional and zoned
+    /// (`--drive`, `--set`, `--no-steady` and `--no-review` do not apply).
+    #[arg(long, conflicts_with_all = ["drive", "set"])]
+    pub placement_only: bool,
 }
 
 /// Run the command.
-pub fn run(BenchArgs { drive, set, scale, no_steady, no_review }: BenchArgs) -> Result<ExitCode> {
+pub fn run(BenchArgs { drive, set, scale, no_steady, no_review, placement_only }: BenchArgs) -> Result<ExitCode> {
+    if placement_only {
+        outln!("ssdtwin {} bench: data-placement rows", env!("CARGO_PKG_VERSION"));
+        outln!("{}", bench::HEADER);
+        bench::run_placement(scale, |row| outln!("{}", bench::format_row(row)));
+        return Ok(ExitCode::SUCCESS);
+    }
     let load = |name: &str| -> Result<(String, DriveModel)> {
         let spec = DriveSpec::load(name, &set)?;
         let model = spec.build(name)?;

@@ -415,6 +415,16 @@ impl Device {
         (done, offset)
     }
 
+    /// Reclaim Unit Handle Update of the placement identifiers `pids`
+    /// issued now (see [`Drive::update_handles`]): not an I/O of the
+    /// statistics. Returns when it completes (its status is
+    /// [`Drive::last_error`]).
+    pub fn update_handles(&mut self, pids: &[u32]) -> u64 {
+        let done = self.drive.update_handles(pids, self.now());
+        self.activity = self.activity.wrapping_add(1);
+        done
+    }
+
     /// Zone Management Send issued now (see [`Drive::zone_send`]): not an
     /// I/O of the statistics. Returns when it completes (its status is
     /// [`Drive::last_error`]).

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::drive::Drive;
 use crate::model::ftl::fdp::FdpStatistics;
-use crate::model::ftl::fdp_events::{FdpEvent, FdpEventType};
+use crate::model::ftl::fdp_events::{FdpEvent, FdpEventType, EVENT_TYPES};
 
 /// The drive's one FDP configuration (a descriptor of the FDP
 /// Configurations log page).
@@ -56,7 +56,7 @@ pub struct EventCount {
     /// The type (snake case of the specification's name).
     #[serde(rename = "type")]
     pub kind: FdpEventType,
-    /// Its code (03h, 80h, 81h).
+    /// Its code (00h, 03h, 80h, 81h).
     pub code: u8,
     /// Events of the type.
     pub count: u64,
@@ -105,7 +105,7 @@ impl FdpLogPages {
 }
 
 /// Events by type between two count snapshots (types with none left out).
-pub fn event_counts(before: [u64; 3], now: [u64; 3]) -> Vec<EventCount> {
+pub fn event_counts(before: [u64; EVENT_TYPES], now: [u64; EVENT_TYPES]) -> Vec<EventCount> {
     FdpEventType::ALL
         .iter()
         .enumerate()

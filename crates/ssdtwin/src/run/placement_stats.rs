@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::drive::Drive;
 use crate::model::ftl::fdp::PlacementCounters;
+use crate::model::ftl::fdp_events::EVENT_TYPES;
 use crate::model::ftl::zns::ZoneCounters;
 use crate::model::ftl::zones::ZoneState;
 use crate::model::nand::SECTOR_BYTES;
@@ -200,7 +201,7 @@ pub struct PlacementSnapshot {
     zones: Vec<ZoneCounters>,
     handles: Vec<PlacementCounters>,
     shared_gc_slots: u64,
-    events: [u64; 3],
+    events: [u64; EVENT_TYPES],
 }
 
 impl PlacementSnapshot {
@@ -218,7 +219,7 @@ impl PlacementSnapshot {
             zones,
             handles,
             shared_gc_slots: fdp.map_or(0, |f| f.mixed_slots()),
-            events: fdp.map_or([0; 3], |f| f.events().counts()),
+            events: fdp.map_or([0; EVENT_TYPES], |f| f.events().counts()),
         })
     }
 
@@ -230,7 +231,7 @@ impl PlacementSnapshot {
             zones: vec![ZoneCounters::default(); now.zones.len()],
             handles: vec![PlacementCounters::default(); now.handles.len()],
             shared_gc_slots: 0,
-            events: [0; 3],
+            events: [0; EVENT_TYPES],
         };
         Some(zero.window(drive))
     }

@@ -31,18 +31,21 @@ impl Placements {
 
     /// The identifier of a write at byte `offset`.
     pub(crate) fn next(&mut self, offset: u64) -> u32 {
+        if self.scheme.is_none() && self.rng.is_none() {
+            // Round robin (fio's default).
+            let i = if self.next >= self.ids.len() { 0 } else { self.next };
+            self.next = i + 1;
+            return self.ids[i];
+        }
+        self.next_chosen(offset)
+    }
+
+    /// [`Placements::next`] by offset or at random.
+    fn next_chosen(&mut self, offset: u64) -> u32 {
         if let Some(scheme) = &self.scheme {
             return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);
         }
-        match &mut self.rng {
-            Some(r) => self.ids[r.random_range(0..self.ids.len())],
-            None => {
-                if self.next >= self.ids.len() {
-                    self.next = 0;
-                }
-                self.next += 1;
-                self.ids[self.next - 1]
-            }
-        }
+        let r = self.rng.as_mut().expect("a random chooser");
+        self.ids[r.random_range(0..self.ids.len())]
     }
 }

@@ -89,6 +89,7 @@ pub struct ZbdJob {
 }
 
 /// The zone state of a zoned drive (`None`: a conventional one).
+#[inline]
 fn zones_of(drive: &Drive) -> Option<&Zones> {
     drive.ftl().zoned().map(|z| z.zones())
 }
@@ -162,8 +163,12 @@ impl ZbdJob {
 
     /// Where the generator's next command `raw` goes on `drive`, with
     /// `left` bytes left to the job's limit.
+    #[inline]
     pub fn next(&mut self, raw: Command, drive: &Drive, left: u64) -> Next {
         let zones = zones_of(drive).expect("a zbd job runs on a zoned drive");
+        if raw.kind == IoKind::Read && !self.mixed {
+            return self.read(raw, zones);
+        }
         let mut kind = raw.kind;
         if kind == IoKind::Read && self.mixed && !self.wrote && !self.opts.read_beyond_wp {
             kind = IoKind::Write;
@@ -255,6 +260,7 @@ impl ZbdJob {
         self.write_zones.iter().copied().find(|&w| self.remainder(w, zones) >= min_bs)
     }
 
+    #[inline(never)]
     fn write(&mut self, raw: Command, zones: &Zones, left: u64) -> Next {
         let w = IoKind::Write as usize;
         let min_bs = self.min_bs[w];
@@ -330,13 +336,13 @@ impl ZbdJob {
         Next::Io { cmd, reset: reset.then(|| self.zone_start(z)), skipped }
     }
 
+    #[inline(always)]
     fn read(&mut self, raw: Command, zones: &Zones) -> Next {
         let r = IoKind::Read as usize;
         if self.opts.read_beyond_wp {
             return Next::Io { cmd: raw, reset: None, skipped: 0 };
         }
         let min_bs = self.min_bs[r];
-        let page = crate::model::nand::SECTOR_BYTES as u64;
         let offset = if self.random {
             raw.offset
         } else {
@@ -348,36 +354,13 @@ impl ZbdJob {
             }
         };
         let orig = self.zone_of(offset);
-        let readable = |z: u32| {
-            if z < self.conventional {
-                self.zone
-            } else if zones.state(z) == ZoneState::Offline {
-                0
-            } else {
-                written_bytes(zones, z, page)
-            }
-        };
         let mut z = orig;
-        let mut range = readable(z);
+        let mut range = self.readable(z, zones);
         let mut offset = offset;
         if range < min_bs || (!self.random && offset + min_bs > self.zone_start(z) + range) {
-            // zbd_find_zone: the next zone with data (and, for random
-            // reads, the nearest before it too).
-            let mut found = None;
-            for d in 1..=(self.max_zone - self.min_zone) {
-                let after = z + d;
-                if after < self.max_zone && readable(after) >= min_bs {
-                    found = Some(after);
-                    break;
-                }
-                if self.random && z >= self.min_zone + d && readable(z - d) >= min_bs {
-                    found = Some(z - d);
-                    break;
-                }
-            }
-            let Some(f) = found else { return Next::Eof };
+            let Some(f) = self.find_readable(z, min_bs, zones) else { return Next::Eof };
             z = f;
-            range = readable(z);
+            range = self.readable(z, zones);
             if !self.random {
                 offset = self.zone_start(z);
             }
@@ -395,6 +378,38 @@ impl ZbdJob {
         }
         self.pos[r] = offset + len;
         Next::Io { cmd: Command { kind: IoKind::Read, offset, len: len as u32 }, reset: None, skipped: 0 }
+    }
+}
+
+impl ZbdJob {
+    /// Bytes a read may cover in zone `z`: a conventional zone's all, an
+    /// offline zone's none, else what was written.
+    #[inline]
+    fn readable(&self, z: u32, zones: &Zones) -> u64 {
+        if z < self.conventional {
+            self.zone
+        } else if zones.state(z) == ZoneState::Offline {
+            0
+        } else {
+            written_bytes(zones, z, crate::model::nand::SECTOR_BYTES as u64)
+        }
+    }
+
+    /// fio's `zbd_find_zone`: the next zone after `z` with at least
+    /// `min_bs` to read (and, for random reads, the nearest before it
+    /// too); `None`: none has.
+    #[cold]
+    fn find_readable(&self, z: u32, min_bs: u64, zones: &Zones) -> Option<u32> {
+        for d in 1..=(self.max_zone - self.min_zone) {
+            let after = z + d;
+            if after < self.max_zone && self.readable(after, zones) >= min_bs {
+                return Some(after);
+            }
+            if self.random && z >= self.min_zone + d && self.readable(z - d, zones) >= min_bs {
+                return Some(z - d);
+            }
+        }
+        None
     }
 }
 

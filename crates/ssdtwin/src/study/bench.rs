@@ -84,6 +84,7 @@ fn proc_kib(path: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+#[inline(never)] // a function of its own, for callgrind's --dump-before
 fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, BenchRow) {
     let mut drive = Drive::new(model.clone());
     let t = Instant::now();
@@ -104,6 +105,7 @@ fn timed_state(model: &DriveModel, state: DriveState, name: &str) -> (Drive, Ben
     (drive, row)
 }
 
+#[inline(never)] // a function of its own, for callgrind's --dump-before
 fn timed_run(drive: Drive, spec: IoSpec) -> (Drive, BenchRow) {
     let mut sim = Simulator::new(drive);
     let before = crate::run::stats::Counters::of(sim.drive());
@@ -383,6 +385,20 @@ pub fn run(
     }
     for (row, drive) in zoned_rows(n(200_000.0), n(2_000_000.0)) {
         push(row, drive, &mut rows);
+    }
+    rows
+}
+
+/// Only the data-placement rows of [`run`] (13. and after), with their
+/// I/O counts multiplied by `scale` as there: for comparing zoned and FDP
+/// runs with conventional ones without the rest of the set.
+pub fn run_placement(scale: f64, mut on_row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+    let n = |x: f64| ((x * scale) as u64).max(1000);
+    let mut rows = Vec::new();
+    for (mut row, drive) in zoned_rows(n(200_000.0), n(2_000_000.0)) {
+        row.drive = drive.to_string();
+        on_row(&row);
+        rows.push(row);
     }
     rows
 }

@@ -15,6 +15,33 @@ impl Drive {
         self.submit_inner(&mut cmd, t, false, pid)
     }
 
+    /// Reclaim Unit Handle Update (I/O Management Send, management
+    /// operation 01h) of the placement identifiers `pids` at time `t`: each
+    /// handle leaves its reclaim unit ([`crate::model::ftl::Ftl::update_handles`]).
+    /// Timed as a flush is: a controller core's command overhead, then the
+    /// padding programs. Returns its completion time; a refused command
+    /// sets [`Drive::last_error`] and costs the controller time only.
+    pub fn update_handles(&mut self, pids: &[u32], t: u64) -> u64 {
+        self.last_error = None;
+        self.last_t = t;
+        self.ftl.set_clock(self.clock_base_ns + t);
+        let entered = self.host.admit(t);
+        let ready = self.cores.process(entered);
+        let done = match self.ftl.update_handles(pids) {
+            Err(s) => {
+                self.last_error = Some(IoError::Zone(s));
+                ready
+            }
+            Ok(_) => {
+                let (last, _) = self.schedule_ops(ready, ready);
+                last.max(ready)
+            }
+        };
+        self.host.occupy_until(done);
+        self.power.busy(t, done);
+        done
+    }
+
     /// The FDP statistics log page (`None`: no `[fdp]`).
     pub fn fdp_statistics(&self) -> Option<FdpStatistics> {
         self.ftl.fdp_statistics()

@@ -29,17 +29,29 @@ impl Drive {
     /// A zoned namespace's check of a host command (`append`: a Zone
     /// Append, whose LBA the drive picks and writes into `cmd.offset`).
     /// Writes and appends move the zone's write pointer. `Err`: the NVMe
-    /// status refusing it (the command then does nothing).
+    /// status refusing it (the command then does nothing). Inlined into
+    /// the submission for reads; writes, appends and deallocates take
+    /// [`Drive::zone_update`].
+    #[inline]
     pub(super) fn zone_check(&mut self, cmd: &mut Command, append: bool) -> Result<(), ZoneStatus> {
-        if cmd.offset % SECTOR != 0 || cmd.len as u64 % SECTOR != 0 || cmd.len == 0 {
+        if (cmd.offset | cmd.len as u64) % SECTOR != 0 || cmd.len == 0 {
             return Err(ZoneStatus::InvalidField);
         }
         let first = cmd.offset / SECTOR;
-        let n = cmd.len / SECTOR_BYTES;
         if first > u32::MAX as u64 {
             return Err(ZoneStatus::LbaOutOfRange);
         }
-        let first = first as u32;
+        let (first, n) = (first as u32, cmd.len / SECTOR_BYTES);
+        match cmd.kind {
+            IoKind::Read => self.ftl.zone_check_read(first, n),
+            _ => self.zone_update(cmd, first, n, append),
+        }
+    }
+
+    /// [`Drive::zone_check`] of a write, append or deallocate of `n`
+    /// pages at page `first`.
+    #[inline(never)]
+    fn zone_update(&mut self, cmd: &mut Command, first: u32, n: u32, append: bool) -> Result<(), ZoneStatus> {
         match (cmd.kind, append) {
             (IoKind::Write, true) => {
                 let at = self.ftl.zone_append(first, n)?;

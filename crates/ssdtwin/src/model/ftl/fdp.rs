@@ -28,13 +28,28 @@
 //! placement the drive does not have goes to the default one and records
 //! an *Invalid Placement Identifier* event). The log pages as a host
 //! reads them are [`crate::run::fdp_log`].
-//! Left out: the Reclaim Unit Handle Update command and the events tied
-//! to it, reclaim unit time limits, and placement identifier lists per
+//!
+//! The Reclaim Unit Handle Update command (I/O Management Send,
+//! management operation 01h, [`Ftl::update_handles`]) makes each listed
+//! handle leave its reclaim unit: the unit's partly filled program unit
+//! is padded and programmed, its blocks are sealed where they stand (the
+//! rest of each stays unwritten until GC erases it), and the handle's
+//! next write starts a new unit on its group's first die. A unit written
+//! in part records a *Reclaim Unit Not Fully Written* event; a handle
+//! whose unit is empty or was just filled has nothing to leave (the twin
+//! opens units when they are first written; QEMU's emulation, which
+//! keeps a unit per handle at all times, records the event even for an
+//! empty one). A list naming a placement the drive does not have is
+//! refused whole with *Invalid Field in Command*, as QEMU's
+//! `nvme_io_mgmt_send_ruh_update` refuses it.
+//!
+//! Left out: reclaim unit time limits, and placement identifier lists per
 //! namespace.
 
 use super::fdp_events::{FdpEvent, FdpEventType, FdpEvents};
 use super::mapping::MappingScheme;
 use super::streams::{Stream, StreamId};
+use super::zones::ZoneStatus;
 use super::{Ftl, FtlCore};
 use crate::model::nand::{Geometry, NONE};
 use crate::model::params::FdpModel;
@@ -271,6 +286,25 @@ impl FtlCore {
         }
     }
 
+    /// The host stream (the current placement's) leaves its reclaim unit:
+    /// its partial program unit padded, its open blocks sealed, its next
+    /// unit to start on its first die. `false`: it had no block open.
+    fn leave_reclaim_unit(&mut self) -> bool {
+        let h = StreamId::Host as usize;
+        if self.streams[h].open.iter().all(|&b| b == NONE) {
+            return false;
+        }
+        self.flush_stream(StreamId::Host);
+        for die in 0..self.geo.dies {
+            let block = self.streams[h].open[die as usize];
+            if block != NONE {
+                self.seal_block(block);
+            }
+        }
+        self.streams[h].reset();
+        true
+    }
+
     /// After moving `moved` slots of data of placement `owner`.
     #[inline]
     pub(super) fn fdp_leave_gc(&mut self, owner: u32, moved: u64) {
@@ -326,6 +360,33 @@ impl Ftl {
             f.switch_host(p, &mut self.core.streams);
             self.scheme.flush(&mut self.core);
         }
+    }
+
+    /// Reclaim Unit Handle Update of the placements `pids` (see the
+    /// module doc): the padding programs are appended to the operations.
+    /// Returns how many handles left a unit written in part; `Err`: the
+    /// status refusing the command (*Invalid Command Opcode* without
+    /// `[fdp]`, *Invalid Field in Command* for a placement the drive does
+    /// not have or an empty list), nothing changed.
+    pub fn update_handles(&mut self, pids: &[u32]) -> Result<u32, ZoneStatus> {
+        let Some(f) = &self.core.fdp else { return Err(ZoneStatus::InvalidOpcode) };
+        if pids.is_empty() || pids.iter().any(|&p| p >= f.model.placements()) {
+            return Err(ZoneStatus::InvalidField);
+        }
+        let back = f.current;
+        let mut left = 0;
+        for &p in pids {
+            let f = self.core.fdp.as_mut().expect("checked");
+            f.switch_host(p, &mut self.core.streams);
+            if self.core.leave_reclaim_unit() {
+                let f = self.core.fdp.as_mut().expect("checked");
+                f.record(FdpEventType::ReclaimUnitNotFullyWritten, self.core.blocks.clock_ns, p, None);
+                left += 1;
+            }
+        }
+        let f = self.core.fdp.as_mut().expect("checked");
+        f.switch_host(back, &mut self.core.streams);
+        Ok(left)
     }
 
     /// The FDP statistics log page (`None`: no `[fdp]`).

@@ -13,7 +13,7 @@
 //! the number of LBAs moved and an LBA) are as libnvme declares them
 //! (`src/nvme/types.h`, `enum nvme_fdp_event_type`, `struct
 //! nvme_fdp_event`, `struct nvme_fdp_event_realloc`). The twin records
-//! the three its mechanisms produce:
+//! the four its mechanisms produce:
 //! - *Invalid Placement Identifier* (host): a write named a placement the
 //!   drive does not have; it went to the default handle.
 //! - *Media Reallocated* (controller): a failed program or an
@@ -23,13 +23,15 @@
 //! - *Implicitly Modified Reclaim Unit Handle* (controller): a program
 //!   failure closed a block of the reclaim unit a handle was filling, so
 //!   the handle goes on in another block before its unit was full.
+//! - *Reclaim Unit Not Fully Written* (host): a Reclaim Unit Handle
+//!   Update ([`super::fdp`]) made a handle leave a reclaim unit it had
+//!   written in part (as QEMU's FDP emulation, `hw/nvme/ctrl.c`
+//!   `nvme_update_ruh`, logs it).
 //!
 //! A reclaim unit filled in order starts the next one without an event
 //! (the specification has none for it; [`super::fdp::PlacementCounters`]
-//! counts the units started). Left out: Reclaim Unit Not Fully Written
-//! (it follows the Reclaim Unit Handle Update command, which the twin
-//! does not have), the time limit (no reclaim unit time limit is
-//! modelled), the controller reset, and the Set Features command that
+//! counts the units started). Left out: the time limit (no reclaim unit
+//! time limit is modelled), the controller reset, and the Set Features command that
 //! enables events per handle: the twin records every event. Each log
 //! keeps its newest 63 events (the page's capacity in libnvme's `struct
 //! nvme_fdp_events_log`); the counts cover every event.
@@ -41,6 +43,9 @@ use serde::{Deserialize, Serialize};
 /// The events a log page holds at most.
 pub const LOG_CAPACITY: usize = 63;
 
+/// How many event types the twin records.
+pub const EVENT_TYPES: usize = 4;
+
 /// The FDP event types the twin records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -51,14 +56,17 @@ pub enum FdpEventType {
     MediaReallocated,
     /// 81h, a controller event.
     ImplicitlyModifiedReclaimUnitHandle,
+    /// 00h, a host event.
+    ReclaimUnitNotFullyWritten,
 }
 
 impl FdpEventType {
     /// Every type, in the order of [`FdpEvents::counts`].
-    pub const ALL: [FdpEventType; 3] = [
+    pub const ALL: [FdpEventType; EVENT_TYPES] = [
         FdpEventType::InvalidPlacementIdentifier,
         FdpEventType::MediaReallocated,
         FdpEventType::ImplicitlyModifiedReclaimUnitHandle,
+        FdpEventType::ReclaimUnitNotFullyWritten,
     ];
 
     /// The event type code.
@@ -67,6 +75,7 @@ impl FdpEventType {
             FdpEventType::InvalidPlacementIdentifier => 0x03,
             FdpEventType::MediaReallocated => 0x80,
             FdpEventType::ImplicitlyModifiedReclaimUnitHandle => 0x81,
+            FdpEventType::ReclaimUnitNotFullyWritten => 0x00,
         }
     }
 
@@ -76,6 +85,7 @@ impl FdpEventType {
             FdpEventType::InvalidPlacementIdentifier => "Invalid Placement Identifier",
             FdpEventType::MediaReallocated => "Media Reallocated",
             FdpEventType::ImplicitlyModifiedReclaimUnitHandle => "Implicitly Modified Reclaim Unit Handle",
+            FdpEventType::ReclaimUnitNotFullyWritten => "Reclaim Unit Not Fully Written",
         }
     }
 
@@ -118,7 +128,7 @@ pub struct FdpEvent {
 pub struct FdpEvents {
     host: VecDeque<FdpEvent>,
     controller: VecDeque<FdpEvent>,
-    counts: [u64; 3],
+    counts: [u64; EVENT_TYPES],
 }
 
 impl FdpEvents {
@@ -138,7 +148,7 @@ impl FdpEvents {
     }
 
     /// Counts by type, in [`FdpEventType::ALL`]'s order.
-    pub fn counts(&self) -> [u64; 3] {
+    pub fn counts(&self) -> [u64; EVENT_TYPES] {
         self.counts
     }
 

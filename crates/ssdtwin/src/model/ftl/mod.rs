@@ -545,13 +545,19 @@ impl FtlCore {
         }
         let mode = self.blocks.mode[b];
         if wp == self.geo.slots_in_mode(mode) {
-            self.seq += 1;
-            self.blocks.seal(block, self.seq);
-            self.victims.on_seal(block, mode, &self.geo);
+            self.seal_block(block);
             let die = self.geo.die_of_block(block);
             self.streams[id as usize].open[die as usize] = NONE;
         }
         self.streams[id as usize].advance(&self.geo, slots);
+    }
+
+    /// Seal `block` (full, or closed early by a Reclaim Unit Handle
+    /// Update with its programs issued): it joins the GC victim index.
+    fn seal_block(&mut self, block: u32) {
+        self.seq += 1;
+        self.blocks.seal(block, self.seq);
+        self.victims.on_seal(block, self.blocks.mode[block as usize], &self.geo);
     }
 
     pub(super) fn flush_stream(&mut self, id: StreamId) {

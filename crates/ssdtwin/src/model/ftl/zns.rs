@@ -351,6 +351,7 @@ impl MappingScheme for ZonedMapping {
 /// with *Invalid Command Opcode*). Pages are 4 KiB logical pages.
 impl Ftl {
     /// The zoned namespace's state (`None`: a conventional namespace).
+    #[inline]
     pub fn zoned(&self) -> Option<&ZonedMapping> {
         match &self.scheme {
             Scheme::Zoned(z) => Some(z),
@@ -380,6 +381,7 @@ impl Ftl {
     }
 
     /// Whether a read of `n` pages at `first` is allowed.
+    #[inline]
     pub fn zone_check_read(&self, first: u32, n: u32) -> Result<(), ZoneStatus> {
         self.zoned().ok_or(ZoneStatus::InvalidOpcode)?.zones.check_read(first, n)
     }

@@ -365,19 +365,26 @@ impl Zones {
     /// A read of `n` pages at `first`: within the namespace, not across a
     /// zone boundary (the twin does not report Read Across Zone
     /// Boundaries), not in an offline zone.
+    #[inline]
     pub fn check_read(&self, first: u32, n: u32) -> Result<(), ZoneStatus> {
-        let end = first as u64 + n as u64;
-        if end > self.model.zones as u64 * self.model.zone_lpns as u64 {
-            return Err(ZoneStatus::LbaOutOfRange);
+        // One division gives the zone and the offset in it: a read within
+        // its zone ends in the namespace when the zone is in it.
+        let zl = self.model.zone_lpns;
+        let z = first / zl;
+        let within = first - z * zl;
+        match self.state.get(z as usize) {
+            None => Err(ZoneStatus::LbaOutOfRange),
+            Some(_) if within as u64 + n as u64 > zl as u64 => {
+                let end = first as u64 + n as u64;
+                Err(if end > self.model.zones as u64 * zl as u64 {
+                    ZoneStatus::LbaOutOfRange
+                } else {
+                    ZoneStatus::ZoneBoundaryError
+                })
+            }
+            Some(ZoneState::Offline) => Err(ZoneStatus::ZoneIsOffline),
+            Some(_) => Ok(()),
         }
-        let z = self.zone_of(first);
-        if n > 0 && self.zone_of((end - 1) as u32) != z {
-            return Err(ZoneStatus::ZoneBoundaryError);
-        }
-        if self.state[z as usize] == ZoneState::Offline {
-            return Err(ZoneStatus::ZoneIsOffline);
-        }
-        Ok(())
     }
 
     /// A deallocate of `n` pages at `first`: only in conventional zones (a
