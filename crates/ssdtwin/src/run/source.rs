@@ -4,7 +4,11 @@
 //! `rate_process`), the latency-target search and steady-state tracker it
 //! carries, and the statistics it keeps of its own ([`JobStats`]). It
 //! decides what to submit and when; the event loop that calls it is
-//! [`crate::run::driver`]. Left out: anything shared between jobs (the
+//! [`crate::run::driver`], and what it does with each event is in
+//! [`events`]. Its fio extras are one module each: flushes ([`sync`]),
+//! verify ([`verify`]), priorities ([`prio`]), trim ranges ([`ranges`])
+//! and flow control ([`flow`], the one thing shared between jobs: a
+//! flow's counters). Left out: anything else shared between jobs (the
 //! drive, the clock, the reporting groups).
 
 use rand::{RngExt, SeedableRng};
@@ -22,11 +26,13 @@ use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::{Next, ZbdJob};
 
 mod events;
+mod flow;
 mod prio;
 mod ranges;
 mod sync;
 mod verify;
 
+pub(crate) use flow::{FlowGroup, FlowState};
 pub use prio::PrioLat;
 
 /// fio's error number when a job ends below its minimum rate (EIO).
@@ -137,8 +143,10 @@ pub(crate) struct Source {
     verify: Option<Box<verify::VerifyState>>,
     /// fio's I/O priorities (`prio`, `prioclass`, `cmdprio*`).
     prio: Option<Box<prio::PrioState>>,
-    /// It has `syncs`, `verify`, `iolog` or priorities: submissions go
-    /// through them.
+    /// fio's flow control (`flow`: [`flow`]), once the job joined its flow.
+    pub(crate) flow: Option<Box<FlowState>>,
+    /// It has `syncs`, `verify`, `iolog`, priorities or a flow:
+    /// submissions go through them.
     extras: bool,
     /// fio's `write_iolog`, when the job writes one.
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
@@ -205,10 +213,12 @@ impl Source {
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
             verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
             prio: prio::PrioState::of(&spec).map(Box::new),
+            flow: None,
             extras: spec.syncs.is_some()
                 || spec.verify.is_some()
                 || spec.iolog.is_some()
                 || spec.prio.is_some()
+                || spec.flow.is_some()
                 || spec.num_range > 1,
             iolog: None,
             stats: own_stats.map(|keep_samples| {
@@ -452,7 +462,7 @@ impl Source {
     /// the job, or when the latency search raises the depth).
     pub(crate) fn fill(&mut self, dev: &mut Device, me: u32) {
         let now = dev.now();
-        while self.outstanding + self.pending < self.limit() && self.can_issue(now) {
+        while self.outstanding + self.pending < self.limit() && self.can_issue(now) && !self.flow_held() {
             self.issue_or_wait(dev, me, false);
         }
     }

@@ -103,6 +103,9 @@ impl Source {
         if self.outstanding == 0 && self.pending == 0 && self.draining() {
             self.drain_over(dev, me);
         }
+        if self.extras && self.outstanding == 0 && self.flow.is_some() {
+            self.flow_quiesced(dev, me);
+        }
         self.close_if_idle(now)
     }
 

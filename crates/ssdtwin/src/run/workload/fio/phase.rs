@@ -101,6 +101,7 @@ struct PhaseBuilder {
     syncs: super::sync::SyncOptions,
     verify: super::verify::VerifyOptions,
     prio: super::prio::PrioOptions,
+    flow: super::flow::FlowOptions,
     /// `random_sequence_stride`.
     sequence_stride: bool,
     sprandom: super::sprandom::SprandomOptions,
@@ -151,6 +152,7 @@ impl PhaseBuilder {
             syncs: Default::default(),
             verify: Default::default(),
             prio: Default::default(),
+            flow: Default::default(),
             sequence_stride: false,
             sprandom: Default::default(),
             control: super::jobctl::Control::default(),
@@ -196,6 +198,7 @@ impl PhaseBuilder {
             Reader::Sync => self.syncs.apply(entry),
             Reader::Verify => self.verify.apply(entry, self.kb_base),
             Reader::Prio => self.prio.apply(entry),
+            Reader::Flow => self.flow.apply(entry),
             Reader::Precondition => self.sprandom.apply(entry, self.kb_base),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
@@ -667,6 +670,7 @@ impl PhaseBuilder {
         }
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
+        self.spec.flow = std::mem::take(&mut self.flow).finish();
         if self.spec.num_range > 1 && self.spec.rw == RwPattern::TrimWrite {
             let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
