@@ -162,6 +162,9 @@ impl Source {
         let span = spec.size.unwrap_or(capacity - spec.offset);
         // With verify, a loop's writes are verified before the next loop.
         let loops = if spec.verify.is_some() { 1 } else { spec.loops as u64 };
+        // fio's trimwrite trims each block and then writes it: twice the
+        // bytes and commands (backend.c `do_io`).
+        let loops = if spec.rw == RwPattern::TrimWrite { loops * 2 } else { loops };
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
             (true, _) => u64::MAX,
             (false, Some(b)) => b.saturating_mul(loops),

@@ -587,6 +587,13 @@ pub struct FioRandom {
     /// before the switch, stays the 32-bit one until a pass reseeds it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub switched64: bool,
+    /// The block sizes are a `bsrange` (fio draws `min + max · r`), not a
+    /// `bssplit`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bsrange: bool,
+    /// `bs_unaligned`: sizes not aligned to the smallest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bs_unaligned: bool,
 }
 
 impl IoSpec {

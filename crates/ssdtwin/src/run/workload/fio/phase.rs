@@ -162,6 +162,8 @@ impl PhaseBuilder {
                 randseed: 0x89,
                 thread_number: 1,
                 switched64: false,
+                bsrange: false,
+                bs_unaligned: false,
             },
             iolog: None,
         }
@@ -307,6 +309,7 @@ impl PhaseBuilder {
                     dirs[i].choices = (1..=hi / lo).map(|m| (lo * m, 1)).collect();
                 }
                 self.ranges = Some(dirs);
+                self.fio.bsrange = true;
             }
             "bssplit" => {
                 let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
@@ -316,6 +319,7 @@ impl PhaseBuilder {
                     }
                 }
                 self.ranges = Some(dirs);
+                self.fio.bsrange = false;
             }
             "blockalign" | "ba" => {
                 let parts = per_direction(v);
@@ -632,6 +636,7 @@ impl PhaseBuilder {
             self.fio.generator = RandomGenerator::Tausworthe64;
             self.fio.switched64 = true;
         }
+        self.fio.bs_unaligned = self.bs_unaligned;
         self.spec.fio = Some(self.fio);
         self.spec.iolog = self.iolog.take().map(|path| IoLogSpec { path, file_name: String::new() });
         self.spec.modifier =
