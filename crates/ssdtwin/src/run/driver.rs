@@ -185,15 +185,23 @@ pub(crate) fn drive_sources<H: FnMut(&mut Device, &mut [Source], Hooked) -> Acti
         next_progress,
     };
     let Ok(()) = drive(dev, &mut jobs);
-    while jobs.flows && jobs.running > 0 {
-        // Nothing is left to happen but jobs spinning on their flow (a
-        // member they wait for cannot start until they end): one whose
-        // runtime ends stops there, as fio's does; without one, they
-        // stay held (the caller reports it).
+    if jobs.flows && jobs.running > 0 {
+        spin_out(dev, &mut jobs);
+    }
+}
+
+/// Nothing is left to happen but jobs spinning on their flow (a member
+/// they wait for cannot start until they end): one whose runtime ends
+/// stops there, as fio's does, and the loop goes on; without one, they
+/// stay held (the caller reports it).
+#[cold]
+#[inline(never)]
+fn spin_out<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action>(dev: &mut Device, jobs: &mut Jobs<'_, '_, '_, H>) {
+    while jobs.running > 0 {
         let Some(at) = jobs.sources.iter().filter_map(|s| s.flow_spin_deadline()).min() else { break };
         dev.idle_until(at.max(dev.now()));
         jobs.after(dev, None, dev.now());
-        let Ok(()) = drive_until(dev, &mut jobs, u64::MAX);
+        let Ok(()) = drive_until(dev, jobs, u64::MAX);
     }
 }
 
@@ -236,6 +244,7 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Jobs<'_, '_, '_, H>
     }
 
     /// Source `i` finished: it leaves its flow, and the hook is to be told.
+    #[cold]
     fn finished(&mut self, i: usize) {
         self.running -= 1;
         self.sources[i].leave_flow();

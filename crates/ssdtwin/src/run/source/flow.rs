@@ -155,6 +155,7 @@ impl Source {
 
     /// Its `flow_sleep` is over: retry, filling its queue (each command
     /// checked again). `true`: nothing is left outstanding or pending.
+    #[cold]
     pub(crate) fn on_flow_timer(&mut self, dev: &mut Device, me: u32) -> bool {
         self.release_hold();
         self.fill(dev, me);
