@@ -262,9 +262,8 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Jobs<'_, '_, '_, H>
             }
         }
         if self.flows {
-            self.retry_flows(dev, now);
-        }
-        if !self.work.is_empty() {
+            self.settle_flows(dev, now);
+        } else if !self.work.is_empty() {
             self.react(dev);
         }
         if now >= self.next_progress {
@@ -272,9 +271,23 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Jobs<'_, '_, '_, H>
         }
     }
 
+    /// With flows: held sources retry, and the hook is told what
+    /// finished, until neither changes anything (a job that ends leaves
+    /// its flow, which may release another; a job the hook starts may
+    /// end at once).
+    #[cold]
+    fn settle_flows(&mut self, dev: &mut Device, now: u64) {
+        loop {
+            self.retry_flows(dev, now);
+            if self.work.is_empty() {
+                break;
+            }
+            self.react(dev);
+        }
+    }
+
     /// Sources spinning on their flow retry, in index order, until none
     /// is released (one released may release another).
-    #[cold]
     fn retry_flows(&mut self, dev: &mut Device, now: u64) {
         loop {
             let mut released = false;
