@@ -199,3 +199,28 @@ fn the_json_reports_latency_per_priority_as_fio() {
     let plain = json("[j]\nrw=randread\nbs=4k\nsize=4m\niodepth=4\nprioclass=1\n");
     assert!(plain["jobs"][0]["read"].get("prios").is_none());
 }
+
+/// The normal output of the same job: fio 3.33's `clat prio C/L` line
+/// (min, max, avg, stdev) for each priority with samples after the `clat`
+/// and `lat` lines, and a percentile table for each, titled with its
+/// share of the commands (stat.c `show_ddir_status`: `clat prio 1/2
+/// (29.30% of IOs) percentiles`); none without two priorities.
+#[test]
+fn the_normal_output_has_fios_clat_prio_lines() {
+    let normal = |text: &str| {
+        let file = parse_job_file(text, "t.fio", CAP, &JobOptions::new()).unwrap();
+        let mut dev = Device::new(small_drive(256, &[]));
+        let r = run_jobs(&mut dev, &file);
+        crate::common::with_fio_report(&dev, &file, &r, |rep| rep.normal())
+    };
+    let out =
+        normal("[j]\nrw=randread\nbs=4k\nsize=4m\niodepth=4\ncmdprio_percentage=30\ncmdprio_class=1\ncmdprio=2\n");
+    let lines: Vec<&str> = out.lines().map(str::trim_start).collect();
+    let at = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap_or_else(|| panic!("no `{p}` in\n{out}"));
+    assert!(at("clat (") < at("lat (") && at("lat (") < at("clat prio 0/0 ("));
+    assert!(at("clat prio 0/0 (") < at("clat prio 1/2 (") && at("clat prio 1/2 (") < at("clat percentiles"));
+    assert!(at("clat percentiles") < at("clat prio 0/0 (70.70% of IOs) percentiles"));
+    assert!(at("clat prio 0/0 (70.70% of IOs) percentiles") < at("clat prio 1/2 (29.30% of IOs) percentiles"));
+    let plain = normal("[j]\nrw=randread\nbs=4k\nsize=4m\niodepth=4\nprioclass=1\n");
+    assert!(!plain.contains("prio"), "{plain}");
+}

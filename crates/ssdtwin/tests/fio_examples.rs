@@ -63,8 +63,6 @@ const REMOTE: &[&str] = &[
 /// fio's table (issue 32) or of the drive. Each must still be refused for
 /// that option; once one runs, move it out of this list.
 const REFUSED: &[(&str, &str)] = &[
-    ("butterfly.fio", "flow"),
-    ("flow.fio", "flow_sleep"),
     ("cross-stripe-verify.fio", "verify"),
     ("uring-cmd-write-mode.fio", "write_mode"),
     ("uring-cmd-bsg.fio", "readfua"),

@@ -207,3 +207,34 @@ fn generator_cost() {
     }
     eprintln!("{n} commands, fio's sequence: {fio}, checksum {sum}");
 }
+
+/// Variable block sizes (`bssplit`, `bsrange`, `bs=r,w`), `blockalign`
+/// other than the block size and `trimwrite`: fio's lengths from its
+/// block-size generators, its offsets in units of the alignment.
+#[test]
+fn block_size_patterns_are_fios() {
+    if !have_fio() {
+        return;
+    }
+    for job in [
+        "[a]\nrw=randread\nbssplit=4k/50:64k/50\nio_size=4m\n",
+        "[a]\nrw=read\nbssplit=4k/50:64k/50\nio_size=4m\n",
+        "[a]\nrw=randread\nbsrange=4k-64k\nio_size=4m\n",
+        "[a]\nrw=read\nbsrange=4k-32k\nio_size=2m\n",
+        "[a]\nrw=randwrite\nbssplit=4k/20:8k/30:128k/50,16k\nio_size=4m\n",
+        "[a]\nrw=randrw\nbssplit=4k/20:8k/80,64k/50:128k/50\nio_size=4m\n",
+        "[a]\nrw=randwrite\nbssplit=4k/10:64k/60:16k/30\nsize=2m\nloops=2\n",
+        "[a]\nrw=randread\nbsrange=8k-24k\nrandom_generator=lfsr\nsize=2m\n",
+        "[a]\nrw=randread\nbssplit=4k/50:32k/50\nrandom_generator=tausworthe64\nio_size=2m\n",
+        "[a]\nrw=randwrite\nbssplit=4k/50:32k/50\nsize=1m\nverify=md5\n",
+        "[a]\nrw=randread\nbssplit=4k/50:16k/50\nnumjobs=2\nio_size=1m\n",
+        "[a]\nrw=randrw\nbs=4k,16k\nio_size=2m\n",
+        "[a]\nrw=randread\nbs=16k\nblockalign=4k\nio_size=2m\n",
+        "[a]\nrw=randread\nbsrange=4k-64k\nblockalign=4k\nio_size=2m\n",
+        "[a]\nrw=read\nbs=16k\nblockalign=4k\nio_size=2m\n",
+        "[a]\nrw=trimwrite\nbs=64k\nio_size=4m\n",
+        "[a]\nrw=trimwrite\nbs=64k\nsize=1m\n",
+    ] {
+        assert_same(job);
+    }
+}

@@ -12,6 +12,7 @@ mod fio;
 mod fio_control;
 mod fio_distributions;
 mod fio_examples;
+mod fio_flow;
 mod fio_iolog;
 mod fio_newer;
 mod fio_options;

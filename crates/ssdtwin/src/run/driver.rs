@@ -110,6 +110,8 @@ pub enum TimerKind {
     External = 2,
     /// A source's FLUSH completed.
     Flush = 3,
+    /// A source held by its flow has slept its `flow_sleep`.
+    Flow = 4,
 }
 
 impl Timer {
@@ -117,18 +119,19 @@ impl Timer {
     /// token; it is packed and unpacked here only.)
     #[inline]
     pub fn set(self, dev: &mut Device, at: u64) {
-        dev.set_timer(at, self.source * 4 + self.kind as u32);
+        dev.set_timer(at, self.source * 8 + self.kind as u32);
     }
 
     #[inline]
     fn of_token(token: u32) -> Timer {
-        let kind = match token % 4 {
+        let kind = match token % 8 {
             0 => TimerKind::Submit,
             1 => TimerKind::Burst,
             2 => TimerKind::External,
-            _ => TimerKind::Flush,
+            3 => TimerKind::Flush,
+            _ => TimerKind::Flow,
         };
-        Timer { source: token / 4, kind }
+        Timer { source: token / 8, kind }
     }
 }
 
@@ -169,8 +172,10 @@ pub(crate) fn drive_sources<H: FnMut(&mut Device, &mut [Source], Hooked) -> Acti
     hook: &mut H,
 ) {
     let next_progress = dev.now() + 1_000_000_000;
+    let flows = sources.iter().any(|s| s.spec.flow.is_some());
     let mut jobs = Jobs {
         single: sources.len() == 1,
+        flows,
         sources,
         progress,
         hook,
@@ -180,6 +185,24 @@ pub(crate) fn drive_sources<H: FnMut(&mut Device, &mut [Source], Hooked) -> Acti
         next_progress,
     };
     let Ok(()) = drive(dev, &mut jobs);
+    if jobs.flows && jobs.running > 0 {
+        spin_out(dev, &mut jobs);
+    }
+}
+
+/// Nothing is left to happen but jobs spinning on their flow (a member
+/// they wait for cannot start until they end): one whose runtime ends
+/// stops there, as fio's does, and the loop goes on; without one, they
+/// stay held (the caller reports it).
+#[cold]
+#[inline(never)]
+fn spin_out<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action>(dev: &mut Device, jobs: &mut Jobs<'_, '_, '_, H>) {
+    while jobs.running > 0 {
+        let Some(at) = jobs.sources.iter().filter_map(|s| s.flow_spin_deadline()).min() else { break };
+        dev.idle_until(at.max(dev.now()));
+        jobs.after(dev, None, dev.now());
+        let Ok(()) = drive_until(dev, jobs, u64::MAX);
+    }
 }
 
 /// fio jobs as one [`Workload`]: the sources, the scheduler's hook and
@@ -189,6 +212,8 @@ struct Jobs<'s, 'p, 'h, H> {
     progress: Option<(&'p mut ProgressFn, usize, usize)>,
     hook: &'h mut H,
     single: bool,
+    /// Some source has fio's flow control (`flow`).
+    flows: bool,
     /// Sources started and not finished.
     running: usize,
     /// The hook's timers set and not expired.
@@ -211,27 +236,72 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Jobs<'_, '_, '_, H>
                 if self.sources[j].start(dev, j as u32) {
                     self.running += 1;
                 } else {
+                    self.sources[j].leave_flow();
                     self.work.push(Hooked::Finished(j));
                 }
             }
         }
     }
 
+    /// Source `i` finished: it leaves its flow, and the hook is to be told.
+    #[cold]
+    fn finished(&mut self, i: usize) {
+        self.running -= 1;
+        self.sources[i].leave_flow();
+        self.work.push(Hooked::Finished(i));
+    }
+
     /// After an event at `now`: source `ended` (if any) has nothing
-    /// outstanding or pending; the hook is told what finished; progress.
+    /// outstanding or pending; sources held by their flow retry; the hook
+    /// is told what finished; progress.
     #[inline]
     fn after(&mut self, dev: &mut Device, ended: Option<usize>, now: u64) {
         if let Some(i) = ended {
             if self.sources[i].on_idle(dev, i as u32, now, self.single) {
-                self.running -= 1;
-                self.work.push(Hooked::Finished(i));
+                self.finished(i);
             }
         }
-        if !self.work.is_empty() {
+        if self.flows {
+            self.settle_flows(dev, now);
+        } else if !self.work.is_empty() {
             self.react(dev);
         }
         if now >= self.next_progress {
             report_progress(&mut self.progress, &self.sources[0], now, &mut self.next_progress);
+        }
+    }
+
+    /// With flows: held sources retry, and the hook is told what
+    /// finished, until neither changes anything (a job that ends leaves
+    /// its flow, which may release another; a job the hook starts may
+    /// end at once).
+    #[cold]
+    fn settle_flows(&mut self, dev: &mut Device, now: u64) {
+        loop {
+            self.retry_flows(dev, now);
+            if self.work.is_empty() {
+                break;
+            }
+            self.react(dev);
+        }
+    }
+
+    /// Sources spinning on their flow retry, in index order, until none
+    /// is released (one released may release another).
+    fn retry_flows(&mut self, dev: &mut Device, now: u64) {
+        loop {
+            let mut released = false;
+            for i in 0..self.sources.len() {
+                if let Some(idle) = self.sources[i].flow_retry(dev, i as u32) {
+                    released = true;
+                    if idle && self.sources[i].on_idle(dev, i as u32, now, self.single) {
+                        self.finished(i);
+                    }
+                }
+            }
+            if !released {
+                break;
+            }
         }
     }
 }
@@ -253,8 +323,7 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Workload for Jobs<'
             // limits): the same steps as below without the branches it
             // cannot take.
             if self.sources[0].on_plain_completion(dev, now) {
-                self.running -= 1;
-                self.work.push(Hooked::Finished(0));
+                self.finished(0);
                 self.react(dev);
             } else if now >= self.next_progress {
                 report_progress(&mut self.progress, &self.sources[0], now, &mut self.next_progress);
@@ -279,10 +348,10 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Workload for Jobs<'
             TimerKind::Submit => ended = self.sources[i].on_submit_timer(dev, i as u32, now).then_some(i),
             TimerKind::Burst => {
                 if !self.sources[i].on_burst_timer(dev, i as u32, now) {
-                    self.running -= 1;
-                    self.work.push(Hooked::Finished(i));
+                    self.finished(i);
                 }
             }
+            TimerKind::Flow => ended = self.sources[i].on_flow_timer(dev, i as u32).then_some(i),
             TimerKind::Flush => ended = self.sources[i].on_flush_done(dev, i as u32, now).then_some(i),
             TimerKind::External => {
                 self.hook_timers -= 1;

@@ -35,6 +35,7 @@
 //!
 //! Left out: per-job CPU figures (there is no host CPU).
 
+use crate::error::JobError;
 use crate::model::drive::IoKind;
 use crate::run::control::{LatencyTarget, SsTracker};
 use crate::run::device::{Device, Window};
@@ -43,7 +44,7 @@ use crate::run::iolog::IoLog;
 use crate::run::logs::{install, FinishedLog, JobLogs};
 use crate::run::placement_stats::PlacementSnapshot;
 use crate::run::sim::{run_quiet, PhaseResult};
-use crate::run::source::{JobStats, Source};
+use crate::run::source::{FlowGroup, FlowState, JobStats, Source};
 use crate::run::stats::Counters;
 use crate::run::workload::fio::{ExitWhat, JobFile};
 use crate::run::workload::Phase;
@@ -115,7 +116,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         sched.on(dev, sources, h)
     });
     let Scheduler { mut results, mut finished_logs, log_error, quiet_error, .. } = sched;
-    if let Some(e) = quiet_error.or(log_error) {
+    if let Some(e) = quiet_error.or(log_error).or_else(|| held_forever(&sources)) {
         for (_, l) in &finished_logs {
             crate::fsio::remove_temp(&l.tmp);
         }
@@ -158,6 +159,20 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
             }
         })
         .collect())
+}
+
+/// The error for a job its flow holds forever (fio would spin on it and
+/// never finish): the jobs whose weights it waits for cannot start before
+/// it ends.
+fn held_forever(sources: &[Source]) -> Option<crate::Error> {
+    let (src, id) = sources.iter().find_map(|s| s.flow_stuck().map(|id| (s, id)))?;
+    let reason = format!(
+        "job `{}` is held by flow control forever: flow_id {id} counts the weights of jobs that cannot start until it \
+         ends (a stonewall or wait_for between them), so fio would never finish; give them different flow_ids or a \
+         runtime",
+        src.spec.name
+    );
+    Some(JobError::Invalid { origin: format!("job `{}`", src.spec.name), option: "flow".into(), reason }.into())
 }
 
 /// Each job's reporting group: a new one at each `new_group` (implied by
@@ -208,6 +223,21 @@ fn job_sources(file: &JobFile, groups: &[u32], capacity: u64) -> Result<(Vec<usi
                 src.iolog = Some(Box::new(IoLog::open(log, i + 1)?));
             }
             sources.push(src);
+        }
+    }
+    // fio's flows: every job with a weight joins its flow_id's when the
+    // file is read (init.c `add_job`), started or not.
+    let mut flows: Vec<std::sync::Arc<FlowGroup>> = Vec::new();
+    for src in &mut sources {
+        if let Some(f) = src.spec.flow {
+            let group = match flows.iter().find(|g| g.id == f.id) {
+                Some(g) => g.clone(),
+                None => {
+                    flows.push(std::sync::Arc::new(FlowGroup::new(f.id)));
+                    flows[flows.len() - 1].clone()
+                }
+            };
+            src.flow = Some(Box::new(FlowState::join(f, group)));
         }
     }
     // Steady state of a group reported as one is judged on the group's

@@ -631,7 +631,25 @@ fn entry_text(e: &Entry) -> String {
             bin_size(d.bytes as f64),
             ns / 1_000_000
         ));
-        normal_latency(&mut out, d, &["clat", " lat"], "clat");
+        // stat.c show_ddir_status: per-priority lines when at least two
+        // priorities of the direction have samples.
+        let prios: Vec<&(u16, DirStats)> = e
+            .prios
+            .as_ref()
+            .and_then(|p| p.dirs.get(k))
+            .map(|l| l.iter().filter(|(_, s)| s.ios > 0).collect())
+            .unwrap_or_default();
+        let prios = if prios.len() >= 2 { prios } else { Vec::new() };
+        let prio_name = |p: u16| format!("clat prio {}/{}", p >> 13, p & 7);
+        latency_lines(&mut out, d, &["clat", " lat"]);
+        for (p, s) in &prios {
+            latency_lines(&mut out, s, &[&prio_name(*p)]);
+        }
+        percentile_lines(&mut out, d, "clat");
+        for (p, s) in &prios {
+            let share = 100.0 * s.ios as f64 / d.ios as f64;
+            percentile_lines(&mut out, s, &format!("{} ({share:.2}% of IOs)", prio_name(*p)));
+        }
         let (bws, iops) = sample_stats(e, k);
         let (a, b, c, dd) = bws.summary;
         out.push_str(&format!(
@@ -646,7 +664,8 @@ fn entry_text(e: &Entry) -> String {
     }
     if e.sync.ios > 0 {
         out.push_str("  fsync/fdatasync/sync_file_range:\n");
-        normal_latency(&mut out, &e.sync, &["sync"], "sync");
+        latency_lines(&mut out, &e.sync, &["sync"]);
+        percentile_lines(&mut out, &e.sync, "sync");
     }
     if let Some(t) = e.latency_target {
         out.push_str(&format!(
@@ -694,16 +713,21 @@ fn entry_text(e: &Entry) -> String {
     out
 }
 
-/// fio's latency lines of the normal output: `names` (min, max, avg,
-/// stdev) and `pct` percentiles, in the unit fio picks by the maximum.
-fn normal_latency(out: &mut String, d: &DirStats, names: &[&str], pct: &str) {
-    let (unit, div) = if d.lat_max_ns >= 10_000_000 {
+/// The unit fio picks for latencies by their maximum, and its divisor.
+fn lat_unit(d: &DirStats) -> (&'static str, f64) {
+    if d.lat_max_ns >= 10_000_000 {
         ("msec", 1e6)
     } else if d.lat_max_ns >= 10_000 {
         ("usec", 1e3)
     } else {
         ("nsec", 1.0)
-    };
+    }
+}
+
+/// fio's latency lines of the normal output (`display_lat`): each of
+/// `names` with min, max, avg and stdev.
+fn latency_lines(out: &mut String, d: &DirStats, names: &[&str]) {
+    let (unit, div) = lat_unit(d);
     for name in names {
         out.push_str(&format!(
             "    {name} ({unit}): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}\n",
@@ -713,6 +737,12 @@ fn normal_latency(out: &mut String, d: &DirStats, names: &[&str], pct: &str) {
             d.hist.stdev() / div
         ));
     }
+}
+
+/// fio's percentile table of the normal output (`show_clat_percentiles`),
+/// titled `pct`.
+fn percentile_lines(out: &mut String, d: &DirStats, pct: &str) {
+    let (unit, div) = lat_unit(d);
     out.push_str(&format!("    {pct} percentiles ({unit}):\n"));
     for row in PERCENTILES.chunks(4) {
         let cells: Vec<String> =

@@ -49,10 +49,13 @@ impl SyncState {
 }
 
 impl Source {
-    /// Before a submission: issue the FLUSH that is due, or a verify
-    /// read, instead (`true`).
+    /// Before a submission: the job's flow holds it, or it issues the
+    /// FLUSH that is due, or a verify read, instead (`true`).
     #[cold]
     pub(super) fn extra_instead(&mut self, dev: &mut Device, me: u32) -> bool {
+        if self.flow.is_some() && self.flow_holds(dev, me) {
+            return true;
+        }
         if let Some(s) = self.syncs.as_mut().filter(|s| s.due) {
             s.due = false;
             self.submit_flush(dev, me, false);
@@ -165,6 +168,9 @@ impl Source {
         }
         if self.can_issue(now) && self.outstanding + self.pending < self.limit() {
             self.issue_or_wait(dev, me, false);
+        }
+        if self.outstanding == 0 && self.flow.is_some() {
+            self.flow_quiesced(dev, me);
         }
         self.close_if_idle(now)
     }

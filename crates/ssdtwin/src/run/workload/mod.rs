@@ -489,6 +489,22 @@ pub struct IoSpec {
     /// ioprio value each command carries (`None`: 0, none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<JobPrio>,
+    /// fio's flow control between jobs (`flow`, `flow_id`, `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
+}
+
+/// fio's flow control (flow.c): jobs with the same `flow_id` issue in the
+/// ratio of their `flow` weights ([`crate::run::source`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    /// `flow_id`: the jobs sharing a counter.
+    pub id: i32,
+    /// `flow`: the job's weight (fio's unsigned int: `-1` is 4294967295).
+    pub weight: u32,
+    /// `flow_sleep`: how long a held job sleeps, µs (0: it retries at
+    /// once, spinning).
+    pub sleep_us: u32,
 }
 
 /// A job's I/O priorities (fio's `prioclass`/`prio` and `cmdprio*`).
@@ -571,6 +587,13 @@ pub struct FioRandom {
     /// before the switch, stays the 32-bit one until a pass reseeds it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub switched64: bool,
+    /// The block sizes are a `bsrange` (fio draws `min + max · r`), not a
+    /// `bssplit`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bsrange: bool,
+    /// `bs_unaligned`: sizes not aligned to the smallest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bs_unaligned: bool,
 }
 
 impl IoSpec {
@@ -620,6 +643,7 @@ impl IoSpec {
             iolog: None,
             fio: None,
             num_range: 1,
+            flow: None,
             prio: None,
         }
     }

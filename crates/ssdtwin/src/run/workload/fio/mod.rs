@@ -26,10 +26,11 @@
 //! Options that only describe the host side of a real fio run
 //! (`ioengine`, `direct`, `filename`, `verify_pattern`, ...) are accepted, have no
 //! effect, and are listed in [`JobFile::ignored`]; an unknown option, or a
-//! refused one (`flow`, `write_barrier`, ... unless given fio's
+//! refused one (`write_barrier`, `thinkcycles`, ... unless given fio's
 //! default), is an error naming file, line and option.
 
 pub mod checks;
+pub mod flow;
 pub mod jobctl;
 pub mod options;
 pub mod phase;

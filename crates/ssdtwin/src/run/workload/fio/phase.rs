@@ -101,6 +101,7 @@ struct PhaseBuilder {
     syncs: super::sync::SyncOptions,
     verify: super::verify::VerifyOptions,
     prio: super::prio::PrioOptions,
+    flow: super::flow::FlowOptions,
     /// `random_sequence_stride`.
     sequence_stride: bool,
     sprandom: super::sprandom::SprandomOptions,
@@ -151,6 +152,7 @@ impl PhaseBuilder {
             syncs: Default::default(),
             verify: Default::default(),
             prio: Default::default(),
+            flow: Default::default(),
             sequence_stride: false,
             sprandom: Default::default(),
             control: super::jobctl::Control::default(),
@@ -160,6 +162,8 @@ impl PhaseBuilder {
                 randseed: 0x89,
                 thread_number: 1,
                 switched64: false,
+                bsrange: false,
+                bs_unaligned: false,
             },
             iolog: None,
         }
@@ -196,6 +200,7 @@ impl PhaseBuilder {
             Reader::Sync => self.syncs.apply(entry),
             Reader::Verify => self.verify.apply(entry, self.kb_base),
             Reader::Prio => self.prio.apply(entry),
+            Reader::Flow => self.flow.apply(entry),
             Reader::Precondition => self.sprandom.apply(entry, self.kb_base),
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
@@ -304,6 +309,7 @@ impl PhaseBuilder {
                     dirs[i].choices = (1..=hi / lo).map(|m| (lo * m, 1)).collect();
                 }
                 self.ranges = Some(dirs);
+                self.fio.bsrange = true;
             }
             "bssplit" => {
                 let mut dirs: [SizeChoice; 3] = std::array::from_fn(|_| SizeChoice { choices: vec![] });
@@ -313,6 +319,7 @@ impl PhaseBuilder {
                     }
                 }
                 self.ranges = Some(dirs);
+                self.fio.bsrange = false;
             }
             "blockalign" | "ba" => {
                 let parts = per_direction(v);
@@ -629,6 +636,7 @@ impl PhaseBuilder {
             self.fio.generator = RandomGenerator::Tausworthe64;
             self.fio.switched64 = true;
         }
+        self.fio.bs_unaligned = self.bs_unaligned;
         self.spec.fio = Some(self.fio);
         self.spec.iolog = self.iolog.take().map(|path| IoLogSpec { path, file_name: String::new() });
         self.spec.modifier =
@@ -667,6 +675,7 @@ impl PhaseBuilder {
         }
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
+        self.spec.flow = std::mem::take(&mut self.flow).finish();
         if self.spec.num_range > 1 && self.spec.rw == RwPattern::TrimWrite {
             let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));

@@ -96,7 +96,9 @@ impl SprandomOptions {
             _ => spec.norandommap = true,
         }
         spec.sprandom = Some(self.spr);
-        if !IoGenerator::follows_fio(spec) {
+        // fio's sprandom aligns to the write block size (`bs[DDIR_WRITE]`).
+        let fixed = spec.sizes.is_none() && spec.blockalign.is_none();
+        if !fixed || !IoGenerator::follows_fio(spec) {
             return Err(invalid(
                 &at,
                 "sprandom",

@@ -31,6 +31,8 @@
 /// fio's purposes of its per-job seeds (fio.h, `FIO_RAND_*_OFF`): the
 /// index of each in the seed table.
 pub(crate) mod purpose {
+    /// Reads' block sizes (`FIO_RAND_BS_OFF`; writes' and trims' the next two).
+    pub const BS: u64 = 0;
     /// The read/write mix (`FIO_RAND_MIX_OFF`).
     pub const MIX: u64 = 4;
     /// Random offsets (`FIO_RAND_BLOCK_OFF`).
@@ -159,6 +161,16 @@ pub(crate) enum OffsetRng {
 }
 
 impl OffsetRng {
+    /// The next raw value and the generator's largest (fio's `__rand`,
+    /// `rand_max`).
+    #[inline]
+    pub(crate) fn raw(&mut self) -> (u64, u64) {
+        match self {
+            OffsetRng::Taus(t) => (t.next_u32() as u64, u32::MAX as u64),
+            OffsetRng::Taus64(t) => (t.next_u64(), u64::MAX),
+        }
+    }
+
     /// A block in `0..lastb`: fio's `lastb · (r / (max + 1.0))`.
     #[inline]
     pub(crate) fn block(&mut self, lastb: u64) -> u64 {

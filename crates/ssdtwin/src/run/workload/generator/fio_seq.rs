@@ -15,12 +15,21 @@
 //! - sequential offsets follow each direction's last position, with the
 //!   `rw=...:N` step added (`ddir_seq_add`);
 //! - random offsets are `blocks × r / 2^32` of the generator (`lfsr`: its
-//!   next value); with fio's random map (the default) a block already
+//!   next value), blocks of `blockalign` (default: the smallest size),
+//!   the span shortened by the smallest size less the alignment
+//!   (`last_block`); with fio's random map (the default) a block already
 //!   done moves to the next free one after it, wrapping; `rw=randread:N`
 //!   draws a new offset every N commands and continues (or, with
 //!   `rw_sequencer=identical`, repeats) in between; `percentage_random`
 //!   draws per command whether to go random (1–100 from the sequence
 //!   generator);
+//! - lengths (`get_next_buflen`): with `bsrange`, `min + max · r` of the
+//!   direction's own generator (`FIO_RAND_BS_OFF` + direction, the
+//!   writes' seed the reads' under `verify`), aligned down to the
+//!   smallest size and capped at the largest; with `bssplit`, the first
+//!   size, in fio's order of ascending shares, whose cumulative share
+//!   `p` has `r / p ≤ max / 100`; either drawn again until the command
+//!   fits in the span; the random map marks units of the smallest size;
 //! - `zonemode=strided`: `zonesize` bytes in a `zonerange` at a time,
 //!   the next zone `zonerange + zoneskip` on, wrapping at the drive's end;
 //! - a pass ends when no offset is left (the span's end, a full map, an
@@ -37,8 +46,8 @@
 //!   the list with `random_sequence_stride`), past the span the pass ends.
 //!
 //! Used for jobs read from fio job files whose options all have this
-//! path ([`FioSeq::covers`]); others (variable block sizes, skewed
-//! distributions, `trimwrite`, `blockalign`, `zonemode=zbd`) keep the
+//! path ([`FioSeq::covers`]); others (`bs_unaligned`, skewed
+//! distributions, `trimwrite`, `zonemode=zbd`) keep the
 //! twin's own generator, which draws from the same distributions. Left
 //! out: a rate limit's direction switch (fio's `rate_ddir`).
 
@@ -57,6 +66,17 @@ pub(crate) struct FioSeq {
     /// The direction of a pattern that is not mixed.
     ddir: usize,
     bs: [u64; 3],
+    /// fio's `min_bs`, `max_bs` and `ba` per direction.
+    min_bs: [u64; 3],
+    max_bs: [u64; 3],
+    ba: [u64; 3],
+    /// `bssplit` per direction in fio's order (ascending shares): (size,
+    /// share); empty for a fixed size or a `bsrange`.
+    split: [Vec<(u64, u64)>; 3],
+    /// fio's `bsrange_state` per direction.
+    bs_rng: [OffsetRng; 3],
+    /// `verify`: the writes' sizes drawn from the reads' seed.
+    verify_seeds: bool,
     rwmixread: u32,
     perc_rand: u32,
     time_based: bool,
@@ -101,10 +121,7 @@ impl FioSeq {
     /// Whether fio's sequence is reproduced for `spec` (see the module
     /// documentation).
     pub(crate) fn covers(spec: &IoSpec) -> bool {
-        let fixed = spec.sizes.as_ref().is_none_or(|s| s.iter().all(|d| d.choices.len() == 1));
-        spec.fio.is_some()
-            && fixed
-            && spec.blockalign.is_none()
+        spec.fio.is_some_and(|f| !f.bs_unaligned)
             && fios(&spec.distribution)
             && spec.distributions.as_ref().is_none_or(|d| d.iter().all(fios))
             && spec.random_center.is_none()
@@ -124,8 +141,27 @@ impl FioSeq {
         };
         let mixed = matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
         let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
+        let choices = |k: usize| -> Vec<(u64, u64)> {
+            match &spec.sizes {
+                Some(s) if !s[k].choices.is_empty() => {
+                    s[k].choices.iter().map(|&(b, w)| (b as u64, w as u64)).collect()
+                }
+                _ => vec![(bs[k], 100)],
+            }
+        };
+        let min_bs: [u64; 3] = std::array::from_fn(|k| choices(k).iter().map(|c| c.0).min().unwrap_or(bs[k]));
+        let max_bs: [u64; 3] = std::array::from_fn(|k| choices(k).iter().map(|c| c.0).max().unwrap_or(bs[k]));
+        let split = std::array::from_fn(|k| {
+            let mut c = choices(k);
+            if fio.bsrange || c.len() < 2 {
+                return Vec::new();
+            }
+            // fio's bssplit_ddir sorts by share (glibc's stable qsort).
+            c.sort_by_key(|e| e.1);
+            c
+        });
         let used: &[usize] = if mixed { &[0, 1] } else { std::slice::from_ref(&ddir) };
-        let rw_min_bs = used.iter().map(|&k| bs[k]).min().unwrap_or(4096);
+        let rw_min_bs = used.iter().map(|&k| min_bs[k]).min().unwrap_or(4096);
         let io_size = spec.size.unwrap_or(capacity - spec.offset);
         let (seq_nr_opt, seq_add, identical) = match spec.modifier {
             Some((n, s)) if random => (n.unsigned_abs().max(1), 0, s == Sequencer::Identical),
@@ -141,6 +177,12 @@ impl FioSeq {
             mixed,
             ddir,
             bs,
+            min_bs,
+            max_bs,
+            ba: std::array::from_fn(|k| spec.blockalign.map_or(min_bs[k], |b| b as u64)),
+            split,
+            bs_rng: [OffsetRng::Taus(Taus88::new(0)); 3],
+            verify_seeds: spec.verify.is_some(),
             rwmixread: spec.rwmixread,
             perc_rand: spec.percentage_random,
             time_based: spec.time_based,
@@ -226,10 +268,13 @@ impl FioSeq {
         // A switch to tausworthe64 for a large span reaches the offsets at
         // the first reseeding (fio 3.33).
         let first = !std::mem::replace(&mut self.seeded, true);
-        self.offsets = match self.fio.generator {
-            RandomGenerator::Tausworthe64 if !(first && self.fio.switched64) => OffsetRng::Taus64(Taus258::new(block)),
-            _ => OffsetRng::Taus(Taus88::new(block)),
-        };
+        let use64 = self.fio.generator == RandomGenerator::Tausworthe64 && !(first && self.fio.switched64);
+        let rng = |seed| if use64 { OffsetRng::Taus64(Taus258::new(seed)) } else { OffsetRng::Taus(Taus88::new(seed)) };
+        self.offsets = rng(block);
+        // fio's td_fill_rand_seeds_internal: the block-size generators.
+        let read = self.seed_of(purpose::BS);
+        let write = if self.verify_seeds { read } else { self.seed_of(purpose::BS + 1) };
+        self.bs_rng = [rng(read), rng(write), rng(self.seed_of(purpose::BS + 2))];
         self.mix = Taus88::new(self.seed_of(purpose::MIX));
         self.seq_rand = [Taus88::new(self.seed_of(purpose::SEQ_RAND_READ)); 3];
         let spr = self.seed_of(purpose::SPRANDOM);
@@ -321,13 +366,13 @@ impl FioSeq {
         if offset >= self.real_size {
             return None;
         }
-        let mut len = self.bs[d];
+        let mut len = self.buflen(d, offset)?;
         if offset + len > self.real_size {
             return None;
         }
         if self.random && !busy_ok {
             if let Some(m) = &mut self.map {
-                let unit = self.bs[d];
+                let unit = self.min_bs[d];
                 let block = (offset - self.file_offset) / unit;
                 let got = if block < m.units { m.take(block, len.div_ceil(unit)) } else { 0 };
                 if got > 0 && got * unit < len {
@@ -355,11 +400,11 @@ impl FioSeq {
                 return self.seq_offset(d).map(|o| (o, false));
             }
             if self.perc_rand >= 100 || self.seq_rand[d].between(1, 100) <= self.perc_rand {
-                return self.rand_block(d).map(|b| (b * self.bs[d], false));
+                return self.rand_block(d).map(|b| (b * self.ba[d], false));
             }
             return match self.seq_offset(d) {
                 Some(o) => Some((o, true)),
-                None => self.rand_block(d).map(|b| (b * self.bs[d], true)),
+                None => self.rand_block(d).map(|b| (b * self.ba[d], true)),
             };
         }
         if self.identical {
@@ -371,7 +416,41 @@ impl FioSeq {
         }
         match self.seq_offset(d) {
             Some(o) => Some((o, true)),
-            None => self.rand_block(d).map(|b| (b * self.bs[d], true)),
+            None => self.rand_block(d).map(|b| (b * self.ba[d], true)),
+        }
+    }
+
+    /// fio's `get_next_buflen` for a command of direction `d` at
+    /// `offset`: `None` when not even the smallest size fits in the span.
+    fn buflen(&mut self, d: usize, offset: u64) -> Option<u64> {
+        let (min, max) = (self.min_bs[d], self.max_bs[d]);
+        if min == max {
+            return Some(min);
+        }
+        let end = self.io_size + self.start;
+        if offset + min > end {
+            return None;
+        }
+        loop {
+            let (r, r_max) = self.bs_rng[d].raw();
+            let mut len = 0;
+            if self.split[d].is_empty() {
+                len = min + (max as f64 * (r as f64 / (r_max as f64 + 1.0))) as u64;
+            } else {
+                let mut perc = 0;
+                for &(size, share) in self.split[d].iter().filter(|e| e.1 > 0) {
+                    len = size;
+                    perc += share;
+                    if r / perc <= r_max / 100 && offset + len <= end {
+                        break;
+                    }
+                }
+            }
+            len = if min.is_power_of_two() { len & !(min - 1) } else { len - len % min };
+            len = len.min(max);
+            if offset + len <= end {
+                return Some(len);
+            }
         }
     }
 
@@ -423,7 +502,10 @@ impl FioSeq {
             Some((_, range, _)) => range,
             None => self.io_size.min(self.real_size),
         };
-        let lastb = span / self.bs[d];
+        // fio's last_block: the span less what the smallest size
+        // overhangs the alignment, in units of the alignment.
+        let span = span.saturating_sub(self.min_bs[d].saturating_sub(self.ba[d]));
+        let lastb = span / self.ba[d];
         if lastb == 0 {
             return None;
         }
@@ -432,8 +514,10 @@ impl FioSeq {
             Some(l) => l.next()?,
             None => self.offsets.block(lastb),
         };
+        // fio's axmap_isset: a block past the map (blocks of
+        // `blockalign` smaller than the map's units) is free.
         match &self.map {
-            Some(m) if b >= m.units || !m.is_free(b) => m.next_free_after(b),
+            Some(m) if b < m.units && !m.is_free(b) => m.next_free_after(b),
             _ => Some(b),
         }
     }

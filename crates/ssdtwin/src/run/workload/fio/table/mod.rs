@@ -60,6 +60,9 @@ pub enum Reader {
     Verify,
     /// I/O priorities (`prio`, `prioclass`, `cmdprio*`: [`super::prio`]).
     Prio,
+    /// Flow control between jobs (`flow`, `flow_id`, `flow_sleep`:
+    /// [`super::flow`]).
+    Flow,
     /// `sprandom`'s preconditioning ([`super::sprandom`]).
     Precondition,
     /// When a job runs and how it is reported (read by the job file parser).

@@ -42,8 +42,8 @@ fn a_default_value_is_inert() {
     assert!(!d("dataplacement").is_inert("fdp"));
     assert!(d("write_barrier").is_inert("0"));
     assert!(!d("write_barrier").is_inert("1"));
-    assert!(d("flow").is_inert("0"));
-    assert!(!d("flow").is_inert("2"));
+    assert!(d("thinkcycles").is_inert("0"));
+    assert!(!d("thinkcycles").is_inert("2"));
     assert!(!d("read_iolog").is_inert(""));
     assert!(d("steadystate_check_interval").is_inert("1s") && d("ss_interval").is_inert("1"));
     assert!(!d("steadystate_check_interval").is_inert("500ms"));
