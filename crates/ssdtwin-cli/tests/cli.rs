@@ -602,10 +602,13 @@ fn fio_command_lines_paste_as_they_are() {
 fn refused_options_say_why_and_fio_options_lists_the_table() {
     let drive = tmp("refused.toml", &small_drive_toml());
     let d = drive.to_str().unwrap();
-    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=4\nflow=4\n");
+    let job = tmp("sync.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=4\nfile_append=1\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap()]);
-    assert_fails_with(&o, &["sync.fio:5", "`write_barrier`", "barrier", "`flow` (", "sync.fio:6)", "flow control"]);
-    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=0\nflow=0\n");
+    assert_fails_with(
+        &o,
+        &["sync.fio:5", "`write_barrier`", "barrier", "`file_append` (", "sync.fio:6)", "end of a file"],
+    );
+    let job = tmp("inert.fio", "[global]\nsize=8m\n[w]\nrw=write\nwrite_barrier=0\nfile_append=0\n");
     let o = ssdtwin(&["run", "--drive", d, "--job-file", job.to_str().unwrap(), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ssdtwin(&["fio-options", "write_barrier", "timeout", "fixedbufs"]);
