@@ -85,7 +85,10 @@ fn a_negative_weight_wraps_as_in_fio() {
     let free = ios(&run(&pair("", "", "")).unwrap());
     assert_eq!(n, free);
     if let Some(f) = real_fio(&text) {
-        assert!((ratio(&f) - 1.0).abs() < 0.2, "fio: {f:?}");
+        // Two free-running fio processes share the CPUs as the machine's
+        // load lets them (1.45:1 seen at load 15): within a factor of 2,
+        // far from the 8:1 a held job would show.
+        assert!(ratio(&f).ln().abs() < 2f64.ln(), "fio: {f:?}");
     }
     let e = parse_job_file(&pair("", "flow=1001", ""), "t.fio", 1 << 28, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("max value out of range: 1001 (1000 max)"), "{e}");
