@@ -319,6 +319,6 @@ def test_docs_example_runs_and_prints_what_the_docs_say():
 def test_exported():
     assert {"Device", "Completion", "Completions"} <= set(ssdtwin.__all__)
     assert ssdtwin.Device.OPS[:5] == ("read", "write", "trim", "flush", "append")
-    assert ssdtwin.Device.OPS[5:] == ("zone_open", "zone_close", "zone_finish", "zone_reset", "zone_offline")
+    assert ssdtwin.Device.OPS[5:] == ("zone_open", "zone_close", "zone_finish", "zone_reset", "zone_offline", "ruh_update")
     assert ssdtwin.Device.STATUSES[0] == "ok"
     assert pathlib.Path(ssdtwin.__file__).parent.name == "ssdtwin"
