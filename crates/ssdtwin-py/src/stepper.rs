@@ -368,6 +368,20 @@ impl Stepper {
                 OPS[ZONE_OPEN as usize..RUH_UPDATE as usize].join(", ")
             ));
         };
+        self.management(at, op, zslba.unwrap_or(ALL_ZONES), |d| d.zone_send(action, zslba))
+    }
+
+    /// A management command `op` at `at` (or now), issued by `issue`
+    /// (which returns its completion time): delivered as a completion
+    /// with `offset` and the drive's status, and counted with the
+    /// flushes (commands that move no data).
+    fn management(
+        &mut self,
+        at: Option<u64>,
+        op: u8,
+        offset: u64,
+        issue: impl FnOnce(&mut Device) -> u64,
+    ) -> Result<u64, String> {
         if let Some(t) = at {
             self.check_time(t)?;
             self.hold_until(t);
@@ -375,9 +389,9 @@ impl Stepper {
         let id = self.next_id;
         self.next_id += 1;
         let submit_ns = self.now();
-        let done = self.device.zone_send(action, zslba);
+        let done = issue(&mut self.device);
         let status = status_of(self.device.drive().last_error());
-        let slot = self.pending_slot(Pending { id, submit_ns, op, offset: zslba.unwrap_or(ALL_ZONES), status });
+        let slot = self.pending_slot(Pending { id, submit_ns, op, offset, status });
         Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
         self.host.flushes += 1;
         Ok(id)
@@ -390,19 +404,7 @@ impl Stepper {
     /// status (*Invalid Field in Command* for a placement the drive does
     /// not have, *Invalid Command Opcode* without `[fdp]`).
     pub fn ruh_update(&mut self, pids: &[u32], at: Option<u64>) -> Result<u64, String> {
-        if let Some(t) = at {
-            self.check_time(t)?;
-            self.hold_until(t);
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let submit_ns = self.now();
-        let done = self.device.update_handles(pids);
-        let status = status_of(self.device.drive().last_error());
-        let slot = self.pending_slot(Pending { id, submit_ns, op: RUH_UPDATE, offset: 0, status });
-        Timer { source: slot, kind: TimerKind::Submit }.set(&mut self.device, done);
-        self.host.flushes += 1;
-        Ok(id)
+        self.management(at, RUH_UPDATE, 0, |d| d.update_handles(pids))
     }
 
     /// Zone Management Receive (Report Zones): every zone as (first byte,
