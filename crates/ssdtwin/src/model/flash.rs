@@ -319,9 +319,30 @@ impl Flash {
     /// held the next read longer: without bound.) If die and bus do not
     /// agree within eight tries, the die holds its page until the
     /// transfer. Returns the read's start and the transfer's start.
+    ///
+    /// When the read needs nothing of the queued lane (no reads-first
+    /// order, or a host read with no queued work on its die), the die's
+    /// and the bus's slots found in the last try are booked as found,
+    /// rather than searched for again.
     fn plain_read(&mut self, earliest: u64, d: usize, (tr, xfer): (u64, u64), lane: Lane) -> (u64, u64) {
         let ch = self.channel_of_die[d] as usize;
         let mut t = earliest;
+        if !self.reads_first || (lane == Lane::Priority && self.queued[d].free_at() <= earliest) {
+            // What die_first_fit and die_reserve come to here: the die's
+            // own timeline, with no debt.
+            for _ in 0..8 {
+                let die_slot = self.dies[d].find(t, tr + xfer);
+                let start = die_slot.1;
+                let bus_slot = self.channels[ch].find(start + tr, xfer);
+                if bus_slot.1 == start + tr {
+                    self.dies[d].book(die_slot, tr + xfer);
+                    self.channels[ch].book(bus_slot, xfer);
+                    return (start, start + tr);
+                }
+                t = bus_slot.1 - tr;
+            }
+            return self.plain_read_unsettled(t, d, (tr, xfer), lane);
+        }
         for _ in 0..8 {
             let start = self.die_first_fit(t, d, tr + xfer, lane);
             let xs = self.channels[ch].first_fit(start + tr, xfer);
@@ -330,6 +351,15 @@ impl Flash {
             }
             t = xs - tr;
         }
+        self.plain_read_unsettled(t, d, (tr, xfer), lane)
+    }
+
+    /// The end of [`Flash::plain_read`] once its tries have ended at `t`:
+    /// the die is booked from `t` (the bus is free right after tR if the
+    /// tries settled) and the bus after tR; if the bus is not free then,
+    /// the die holds its page on until the transfer ends.
+    fn plain_read_unsettled(&mut self, t: u64, d: usize, (tr, xfer): (u64, u64), lane: Lane) -> (u64, u64) {
+        let ch = self.channel_of_die[d] as usize;
         let start = self.die_reserve(t, d, tr + xfer, lane) - (tr + xfer);
         let xs = self.channels[ch].reserve(start + tr, xfer);
         if xs > start + tr {

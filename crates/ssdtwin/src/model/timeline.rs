@@ -16,6 +16,10 @@
 /// Gaps examined before a reservation gives up back-filling.
 const MAX_GAP_SCAN: usize = 256;
 
+/// Where a reservation would go: the index (in the live intervals) it
+/// would take and its start ([`Timeline::find`]).
+pub type Slot = (usize, u64);
+
 /// Busy intervals of one resource, sorted and non-overlapping.
 ///
 /// A vector whose live part starts at `head`: pruning advances `head` and
@@ -74,7 +78,27 @@ impl Timeline {
     /// the first gap that fits, merged with the intervals it touches.
     #[inline(never)]
     fn reserve_before_end(&mut self, earliest: u64, dur: u64) -> u64 {
-        let (i, t) = self.fit(earliest, dur);
+        let slot = self.fit(earliest, dur);
+        self.book(slot, dur)
+    }
+
+    /// Where [`Timeline::reserve`] would book `dur` ns at or after
+    /// `earliest`: a [`Slot`] to [`Timeline::book`] once other resources
+    /// agree, so that a reservation found need not be searched for again.
+    #[inline(always)]
+    pub fn find(&self, earliest: u64, dur: u64) -> Slot {
+        if earliest >= self.free_at() {
+            return (self.live().len(), earliest);
+        }
+        self.fit(earliest, dur)
+    }
+
+    /// Book `dur` ns at a slot [`Timeline::find`] returned for the same
+    /// `dur`, with nothing booked on this timeline since: exactly what
+    /// [`Timeline::reserve`] would have booked (intervals it touches are
+    /// merged). Returns the start time.
+    #[inline]
+    pub fn book(&mut self, (i, t): Slot, dur: u64) -> u64 {
         let live = self.live();
         let end = t + dur;
         let len = live.len();
@@ -105,7 +129,7 @@ impl Timeline {
     /// far ahead by GC) it goes to the end rather than search on, so that
     /// a reservation costs O(1) amortised, not O(bookings).
     #[inline(always)]
-    fn fit(&self, earliest: u64, dur: u64) -> (usize, u64) {
+    fn fit(&self, earliest: u64, dur: u64) -> Slot {
         let live = self.live();
         let first = first_ending_after(live, earliest);
         let Some(&(s, e)) = live.get(first) else {
@@ -379,6 +403,36 @@ mod tests {
         // reservation from within the last interval.
         assert!(gave_up > 1000, "{gave_up}");
         assert!(in_last > 1000, "{in_last}");
+    }
+
+    #[test]
+    fn a_slot_found_and_booked_is_the_reservation_reserve_makes() {
+        // Two copies of one timeline, one booked with `reserve`, the other
+        // with `find` then `book`: every start and every interval (merges
+        // included) must agree, through pruning to empty, bookings after
+        // the end, touching it, inside the last interval and in gaps.
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        for round in 0..20 {
+            let (mut a, mut b) = (Timeline::default(), Timeline::default());
+            let mut now = 0u64;
+            for step in 0..5000 {
+                let earliest = match rng.random_range(0..4u32) {
+                    0 => a.free_at(),
+                    1 => a.live().last().map_or(now, |&(s, e)| s + rng.random_range(0..e - s)),
+                    _ => now + rng.random_range(0..2_000),
+                };
+                let dur = rng.random_range(1..60);
+                let slot = b.find(earliest, dur);
+                assert_eq!(slot.1, a.first_fit(earliest, dur), "round {round} step {step}");
+                assert_eq!(b.book(slot, dur), a.reserve(earliest, dur), "round {round} step {step}");
+                assert_eq!(a.live(), b.live(), "round {round} step {step}");
+                if rng.random_range(0..50u32) == 0 {
+                    now += rng.random_range(0..3_000);
+                    a.prune(now);
+                    b.prune(now);
+                }
+            }
+        }
     }
 
     #[test]
