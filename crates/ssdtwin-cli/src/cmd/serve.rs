@@ -243,6 +243,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         #[cfg(feature = "tls-psk")]
         tls_psk,
         remote_without_tls: args.allow_remote_without_tls,
+        // For tests and campaigns (the library's `server::wire`).
+        wire_log: false,
     };
     catch_stop_signals();
     let size = twin.user_bytes();

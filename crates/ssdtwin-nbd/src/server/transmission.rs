@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use super::handshake::Negotiated;
 use super::structured::{block_status_reply, read_reply, DATA_AT};
 use super::transport::{DelayEstimate, Idle};
+use super::wire::WireLog;
 use super::{Shared, Stream};
 use crate::proto::*;
 
@@ -90,7 +91,14 @@ impl Queued {
 const SPIN: Duration = Duration::from_micros(60);
 
 /// The writer: sends each reply at its due time, in due order.
-pub(super) fn writer(out: Arc<Mutex<BufWriter<Stream>>>, rx: Receiver<Reply>, queued: Arc<Queued>, idle: Arc<Idle>) {
+pub(super) fn writer(
+    out: Arc<Mutex<BufWriter<Stream>>>,
+    rx: Receiver<Reply>,
+    queued: Arc<Queued>,
+    idle: Arc<Idle>,
+    wire: &WireLog,
+    conn: u64,
+) {
     let lock = || out.lock().unwrap_or_else(|e| e.into_inner());
     // Wake-ups as close to the due time as the kernel gives (the default
     // timer slack is 50 µs, as long as a NAND read).
@@ -141,6 +149,7 @@ pub(super) fn writer(out: Arc<Mutex<BufWriter<Stream>>>, rx: Receiver<Reply>, qu
         if !failed && lock().write_all(&r.bytes).is_err() {
             failed = true;
         }
+        wire.replied(conn, &r.bytes);
         idle.sent();
         queued.sub(r.bytes.len() as u64);
     }
@@ -164,6 +173,7 @@ pub(super) enum Sink<'a> {
 /// The transmission phase: requests until `NBD_CMD_DISC` or the end.
 pub(super) fn transmission(
     sh: &Shared,
+    conn: u64,
     neg: Negotiated,
     r: &mut BufReader<Stream>,
     sink: &mut Sink,
@@ -211,7 +221,7 @@ pub(super) fn transmission(
             }
         }
         let n = sh.counters.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        let ctx = Context { neg, seen, first: seq == 0, arrived };
+        let ctx = Context { conn, neg, seen, first: seq == 0, arrived };
         let (error, done) = execute(sh, &ctx, &req, &payload, &mut bytes, &mut scratch);
         if error == POWER_CUT {
             // The power went before this request: it is not run.
@@ -243,6 +253,7 @@ pub(super) fn transmission(
                     let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
                     idle.sending(now);
                     let sent = w.write_all(&bytes).and_then(|()| w.flush());
+                    sh.counters.wire.replied(conn, &bytes);
                     idle.sent();
                     sent?;
                     continue;
@@ -259,6 +270,7 @@ pub(super) fn transmission(
                 // Counted as seen before the client can have it.
                 seen.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(done));
                 w.write_all(&bytes)?;
+                sh.counters.wire.replied(conn, &bytes);
             }
         }
     }
@@ -285,6 +297,8 @@ const POWER_CUT: u32 = u32::MAX;
 
 /// What a request is executed with, besides itself.
 struct Context<'a> {
+    /// The connection's number.
+    conn: u64,
     neg: Negotiated,
     seen: &'a Seen,
     /// The session's first request.
@@ -305,7 +319,7 @@ fn execute(
     buf: &mut Vec<u8>,
     scratch: &mut Vec<u8>,
 ) -> (u32, u64) {
-    let Context { neg, seen, first, arrived } = *ctx;
+    let Context { conn, neg, seen, first, arrived } = *ctx;
     let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= sh.size);
     let known = matches!(req.kind, CMD_READ | CMD_WRITE | CMD_FLUSH | CMD_TRIM | CMD_WRITE_ZEROES)
         || (req.kind == CMD_BLOCK_STATUS && neg.allocation);
@@ -325,6 +339,8 @@ fn execute(
     if let Some(at) = sh.cut_due(t) {
         return (POWER_CUT, at);
     }
+    // In the twin's order (its lock is held).
+    sh.counters.wire.request(conn, req);
     let invalid = !known
         || (req.kind != CMD_FLUSH && !in_range)
         || (req.kind == CMD_READ && req.len > MAX_PAYLOAD)
