@@ -27,6 +27,14 @@
 //! missing files. The loop device passes the kernel's flushes to the file
 //! as `fsync`, which nbdfuse sends as `NBD_CMD_FLUSH`.
 //!
+//! The server keeps its wire log (`server/wire.rs`) and the campaign
+//! audits it: every page a cut lost must be one whose latest write was
+//! not yet durable by NBD's rules (no FUA, no replied flush after its
+//! reply). The kernel sends no FUA through this stack (the loop device
+//! has a write-back cache without FUA, so the block layer turns a FUA
+//! write into a write and a flush; nbdfuse sends writes without flags):
+//! its durability is flushes alone, and the test prints how many.
+//!
 //! `SSDTWIN_FS_POWER_CUTS` sets the cuts per drive (2 by default, for CI;
 //! the documented campaign runs 34 per drive: docs/nbd.md,
 //! `scripts/power-campaign.sh`). Needs root (mount and loop devices),

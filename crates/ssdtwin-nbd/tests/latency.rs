@@ -9,6 +9,11 @@
 //!   of the transport's floor — the same client against `--time-scale 0`
 //!   — and the twin's own mean.
 //!
+//! Twice: on a drive whose reads take 250 µs, several times any round
+//! trip, and on the preset's own reads (65–90 µs, the 77.6 µs
+//! mean) over TCP, where the round trip is half the read and its tail and
+//! stalls decide the mean.
+//!
 //! **Measured at the same time.** The floor is not one number on the
 //! project's 2-core VM: the same client's round trip was 16–63 µs from run
 //! to run (whether the two processes share a core or wake each other
