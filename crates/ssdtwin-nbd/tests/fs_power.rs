@@ -27,6 +27,14 @@
 //! missing files. The loop device passes the kernel's flushes to the file
 //! as `fsync`, which nbdfuse sends as `NBD_CMD_FLUSH`.
 //!
+//! The server keeps its wire log (`server/wire.rs`) and the campaign
+//! audits it: every page a cut lost must be one whose latest write was
+//! not yet durable by NBD's rules (no FUA, no replied flush after its
+//! reply). The kernel sends no FUA through this stack (the loop device
+//! has a write-back cache without FUA, so the block layer turns a FUA
+//! write into a write and a flush; nbdfuse sends writes without flags):
+//! its durability is flushes alone, and the test prints how many.
+//!
 //! `SSDTWIN_FS_POWER_CUTS` sets the cuts per drive (2 by default, for CI;
 //! the documented campaign runs 34 per drive: docs/nbd.md,
 //! `scripts/power-campaign.sh`). Needs root (mount and loop devices),
@@ -45,6 +53,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use ssdtwin::{Drive, DriveSpec};
+use ssdtwin_nbd::server::wire::{audit, WireAudit};
 use ssdtwin_nbd::server::ReloadImage;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
@@ -192,12 +201,14 @@ fn write_synced(dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
 /// The file overwritten in place without fsync, bytes.
 const CHURN: u64 = 4 << 20;
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Tally {
     cuts: u64,
     files_synced: u64,
     lost_pages: u64,
     worst: u64,
+    /// What the kernel sent, and the cuts' losses audited against it.
+    wire: WireAudit,
 }
 
 /// Run `rounds` cuts on the drive `preset` with `set`, each falling in the
@@ -212,6 +223,7 @@ fn campaign(preset: &str, set: &[&str], window: Duration, rounds: u64, seed: u64
         time_scale: 0.0,
         log: false,
         power_loss_by_signal: true,
+        wire_log: true,
         reload: Some(ReloadImage { spec, origin: preset.into(), path: scratch.path().join("drive.img") }),
         ..ServeOptions::new()
     };
@@ -276,12 +288,12 @@ fn campaign(preset: &str, set: &[&str], window: Duration, rounds: u64, seed: u64
     drop(fuse);
     stop.store(true, Ordering::SeqCst);
     handle.join().expect("server thread");
-    Tally {
-        cuts: cuts(),
-        files_synced: synced_total,
-        lost_pages: counters.lost_pages.load(Ordering::Relaxed),
-        worst: counters.worst_cut_lost_pages.load(Ordering::Relaxed),
-    }
+    // Every page a cut lost was one the kernel had not yet flushed.
+    let wire = audit(&counters.wire.events()).unwrap_or_else(|e| panic!("{preset}: {e}"));
+    let lost_pages = counters.lost_pages.load(Ordering::Relaxed);
+    assert_eq!((wire.cuts, wire.lost_pages), (cuts(), lost_pages), "{preset}: the wire log saw every cut and loss");
+    let worst = counters.worst_cut_lost_pages.load(Ordering::Relaxed);
+    Tally { cuts: cuts(), files_synced: synced_total, lost_pages, worst, wire }
 }
 
 /// Whether this machine can run the campaign; says why not.
@@ -315,6 +327,14 @@ fn ext4_survives_random_power_cuts() {
             "{kind} ({preset}): {} cuts, {} files fsynced and read back, {} pages lost, at most {} by one cut; e2fsck clean after each",
             t.cuts, t.files_synced, t.lost_pages, t.worst
         );
+        let w = &t.wire;
+        eprintln!(
+            "  the kernel sent {} writes, {} with FUA, {} flushes, {} trims, {} write-zeroes, {} reads; \
+             lost pages: {} acknowledged and unflushed, {} never acknowledged, none flushed",
+            w.writes, w.fua_writes, w.flushes, w.trims, w.write_zeroes, w.reads, w.lost_acknowledged, w.lost_in_flight
+        );
+        // The fsyncs reached the drive as flushes.
+        assert!(w.flushes >= t.files_synced, "{kind}: a flush per fsynced file at least: {w:?}");
         assert_eq!(t.cuts, rounds, "{kind}: one cut per round");
         total.cuts += t.cuts;
         total.files_synced += t.files_synced;

@@ -9,6 +9,11 @@
 //!   of the transport's floor — the same client against `--time-scale 0`
 //!   — and the twin's own mean.
 //!
+//! Twice: on a drive whose reads take 250 µs, several times any round
+//! trip, and on the preset's own reads (65–90 µs, the 77.6 µs
+//! mean) over TCP, where the round trip is half the read and its tail and
+//! stalls decide the mean.
+//!
 //! **Measured at the same time.** The floor is not one number on the
 //! project's 2-core VM: the same client's round trip was 16–63 µs from run
 //! to run (whether the two processes share a core or wake each other
@@ -53,11 +58,12 @@ mod common;
 use common::fio_has_nbd;
 
 /// The generic TLC drive shrunk to 4 dies, full (every page mapped, so
-/// reads go to the NAND), its reads slowed to a 250 µs tR: several times
-/// the transport's round trip however the machine schedules the two
-/// processes (18 µs on a loaded machine, up to 60 µs on an idle one whose
-/// cores sleep between requests), so the reads are the drive's latency.
-fn full_small_tlc() -> Drive {
+/// reads go to the NAND). `slow_reads`: its reads slowed to a 250 µs tR,
+/// several times the transport's round trip however the machine
+/// schedules the two processes (18 µs on a loaded machine, up to 60 µs on
+/// an idle one whose cores sleep between requests); otherwise the
+/// preset's own reads, 65–90 µs at QD1 (the 77.6 µs mean).
+fn full_small_tlc(slow_reads: bool) -> Drive {
     let set: Vec<String> = [
         "nand.native.tr_ns=[250000, 250000, 250000]",
         "geometry.channels=2",
@@ -67,6 +73,7 @@ fn full_small_tlc() -> Drive {
         "ftl.user_capacity_bytes=83886080",
     ]
     .iter()
+    .skip(usize::from(!slow_reads))
     .map(|s| s.to_string())
     .collect();
     let spec = DriveSpec::load("generic-tlc-nvme", &set).expect("test drive parses");
@@ -82,14 +89,14 @@ struct Served {
     handle: JoinHandle<ServeOutcome>,
 }
 
-fn serve(scale: f64) -> Served {
+fn serve(scale: f64, slow_reads: bool) -> Served {
     let opts = ServeOptions {
         listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))),
         time_scale: scale,
         log: false,
         ..ServeOptions::new()
     };
-    let server = Server::bind(Twin::new(full_small_tlc()), opts).expect("bind");
+    let server = Server::bind(Twin::new(full_small_tlc(slow_reads)), opts).expect("bind");
     let uri = format!("nbd://{}/ssdtwin", server.local_addr().expect("TCP"));
     let stop = server.stopper();
     let handle = std::thread::spawn(move || server.run().expect("server runs"));
@@ -206,14 +213,32 @@ fn quiet_machine() -> bool {
 
 #[test]
 fn fio_at_qd1_sees_the_drives_latency_not_the_transports() {
+    qd1_through_serve(true);
+}
+
+/// The issue's own case: reads of 65–90 µs (77.6 µs mean), where the
+/// transport's round trip (35–50 µs at real-time priority on the
+/// project's 2-core VM) is more than half of the drive's latency, so
+/// that its spread and tail decide whether the mean is right.
+#[test]
+fn fio_at_qd1_sees_the_presets_77_us_reads_over_tcp() {
+    qd1_through_serve(false);
+}
+
+/// One measurement at a time: the tests of this file would otherwise run
+/// at once and share the two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn qd1_through_serve(slow_reads: bool) {
     if !fio_has_nbd() {
         return;
     }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let realtime = realtime_priority();
     // The transport's floor (nothing waits) and real time (replies sent
     // the measured transport delay early), served at once.
-    let floor = serve(0.0);
-    let real = serve(1.0);
+    let floor = serve(0.0, slow_reads);
+    let real = serve(1.0, slow_reads);
     let rounds = 8;
     let sides = fio_rounds(&floor.uri, &real.uri, rounds, 500);
     let _ = floor.finish();
@@ -232,7 +257,13 @@ fn fio_at_qd1_sees_the_drives_latency_not_the_transports() {
     );
     // The premises: reads wait for the NAND, well beyond the transport;
     // buffered writes are answered faster than the transport goes.
-    assert!(twin_read.p50 > 2.0 * floor_read.p50, "reads hit the NAND and are slower than the transport");
+    if slow_reads {
+        assert!(twin_read.p50 > 2.0 * floor_read.p50, "reads hit the NAND and are slower than the transport");
+    } else if twin_read.p50 < 1.25 * floor_read.p50 {
+        // The bounds hold where the drive is slower than the transport.
+        eprintln!("NOTE: the transport's round trip here is near the drive's reads: not checked");
+        return;
+    }
     assert!(twin_write.p50 < floor_write.p50, "writes land in the buffer, faster than the transport");
     assert!(delays.iter().filter(|&&d| d > 0).count() >= 8, "the I/O sessions measured their delay: {delays:?}");
     let [_, reads, floor_writes, writes] = &sides;

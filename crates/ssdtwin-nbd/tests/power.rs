@@ -38,6 +38,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::Ordering;
 
 use ssdtwin::{Drive, DriveSpec};
+use ssdtwin_nbd::server::wire::audit;
 use ssdtwin_nbd::server::ReloadImage;
 use ssdtwin_nbd::{Listen, ServeOptions, Server, Twin};
 
@@ -110,6 +111,7 @@ fn campaign(preset: &str, set: &[&str], window_ns: u64, rounds: u64, seed: u64) 
         time_scale: 0.0,
         log: false,
         power_loss_random: Some((seed, window_ns)),
+        wire_log: true,
         reload: Some(ReloadImage { spec, origin: preset.into(), path: dir.path().join("drive.img") }),
         ..ServeOptions::new()
     };
@@ -173,6 +175,11 @@ fn campaign(preset: &str, set: &[&str], window_ns: u64, rounds: u64, seed: u64) 
     stop.store(true, Ordering::SeqCst);
     handle.join().expect("server thread");
     assert_eq!(checked, counters.lost_pages.load(Ordering::Relaxed), "every lost page checked");
+    // The same from the server's side: every lost page's latest write was
+    // not yet durable by NBD's rules (`server/wire.rs`).
+    let wire = audit(&counters.wire.events()).unwrap_or_else(|e| panic!("{preset}: {e}"));
+    assert_eq!(wire.lost_pages, checked, "{preset}: the wire log saw every loss");
+    assert!(wire.flushes > 0 && wire.fua_writes == 0, "{preset}: fio's fsyncs are flushes: {wire:?}");
     Campaign {
         cuts: counters.power_cuts.load(Ordering::Relaxed),
         lost_pages: counters.lost_pages.load(Ordering::Relaxed),

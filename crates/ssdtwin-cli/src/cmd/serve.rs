@@ -118,7 +118,8 @@ pub struct ServeArgs {
     /// How much earlier than its simulated completion each reply is sent,
     /// so that the client sees the drive's latency rather than the drive's
     /// plus the transport's: `auto` (measured per connection: the
-    /// median idle round trip), `off`, or a duration such as `15us`.
+    /// mean idle round trip, stalls left out), `off`, or a duration such
+    /// as `15us`.
     #[arg(long, value_name = "auto|off|DURATION", default_value = "auto")]
     pub transport_delay: String,
     /// No status line, no connection log, no summary.
@@ -243,6 +244,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         #[cfg(feature = "tls-psk")]
         tls_psk,
         remote_without_tls: args.allow_remote_without_tls,
+        // For tests and campaigns (the library's `server::wire`).
+        wire_log: false,
     };
     catch_stop_signals();
     let size = twin.user_bytes();

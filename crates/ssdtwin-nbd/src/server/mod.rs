@@ -61,6 +61,7 @@ mod tls;
 mod tls_psk;
 mod transmission;
 mod transport;
+pub mod wire;
 
 use handshake::{handshake, Handshake};
 pub use options::{Listen, ServeOptions, ServeOutcome, ServerCounters};
@@ -74,6 +75,7 @@ pub use tls_psk::load_psk_file;
 use transmission::{transmission, writer, Queued, Reply, Sink};
 pub use transport::TransportDelay;
 use transport::{DelayEstimate, Idle};
+use wire::WireLog;
 
 /// The clock mapping between wall time and virtual time.
 #[derive(Debug, Clone, Copy)]
@@ -189,6 +191,7 @@ impl Server {
         }
         let origin_virt = twin.now();
         let cut_plan = CutPlan::new(opts.power_loss_at, opts.power_loss_random, origin_virt);
+        let wire = WireLog::new(opts.wire_log);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -197,7 +200,7 @@ impl Server {
                 clock: Clock { origin: Instant::now(), origin_virt, scale: opts.time_scale },
                 opts,
                 stop: Arc::new(AtomicBool::new(false)),
-                counters: Arc::new(ServerCounters::default()),
+                counters: Arc::new(ServerCounters { wire, ..Default::default() }),
                 live: Mutex::new(Vec::new()),
                 cut_plan: Mutex::new(cut_plan),
                 cut_now: Arc::new(AtomicBool::new(false)),
@@ -396,9 +399,10 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
         // Idle round trips count from the end of the handshake.
         let idle = Arc::new(Idle::new());
         let idle_w = idle.clone();
-        let writer = thread::spawn(move || writer(out_w, rx, queued_w, idle_w));
+        let counters = sh.counters.clone();
+        let writer = thread::spawn(move || writer(out_w, rx, queued_w, idle_w, &counters.wire, id));
         let sink = &mut Sink::Thread { tx: &tx, queued: &queued, idle: &idle, delay: &mut delay, out: &out };
-        let end = transmission(sh, neg, &mut r, sink, &seen);
+        let end = transmission(sh, id, neg, &mut r, sink, &seen);
         drop(tx);
         let _ = writer.join();
         let d = delay.delay_ns();
@@ -408,7 +412,7 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
     } else {
         // As fast as possible: replies go out from this thread, flushed
         // whenever no more requests are already buffered.
-        let end = transmission(sh, neg, &mut r, &mut Sink::Direct(&mut w), &seen);
+        let end = transmission(sh, id, neg, &mut r, &mut Sink::Direct(&mut w), &seen);
         let _ = w.flush();
         end
     };

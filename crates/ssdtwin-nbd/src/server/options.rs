@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::power::ReloadImage;
 use super::tls::TlsMode;
 use super::transport::TransportDelay;
+use super::wire::WireLog;
 use crate::twin::Twin;
 
 /// Where to listen.
@@ -72,6 +73,9 @@ pub struct ServeOptions {
     /// Listen on a non-loopback address without requiring TLS (with
     /// `allow_remote`): the waiver.
     pub remote_without_tls: bool,
+    /// Keep the wire log ([`ServerCounters::wire`], `wire.rs`): every
+    /// request, reply and cut, for a campaign's audit.
+    pub wire_log: bool,
 }
 
 impl ServeOptions {
@@ -97,6 +101,7 @@ impl ServeOptions {
             #[cfg(feature = "tls-psk")]
             tls_psk: None,
             remote_without_tls: false,
+            wire_log: false,
         }
     }
 }
@@ -140,6 +145,8 @@ pub struct ServerCounters {
     /// connection, ns (0: none yet): a new connection's first estimate
     /// when it is below that connection's handshake round trip.
     pub measured_delay_ns: AtomicU64,
+    /// The wire log (empty unless [`ServeOptions::wire_log`]).
+    pub wire: WireLog,
 }
 
 /// What a stopped server hands back.

@@ -99,6 +99,7 @@ impl Shared {
             "power cut ({why}): {} of {} pages written since the last flush lost; dropping every connection",
             cut.lost_pages, cut.unflushed_pages
         ));
+        self.counters.wire.cut(&cut.lost);
         self.counters.cut_losses.lock().unwrap_or_else(|e| e.into_inner()).push(cut.lost);
         for (_, s) in self.live.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             s.shutdown(std::net::Shutdown::Both);

@@ -67,6 +67,20 @@ impl Stream {
             Stream::Psk(s) => s.has_input(),
         }
     }
+    /// Whether a plain socket holds bytes not yet read (`FIONREAD`); true
+    /// for a TLS stream (not known without taking them through the
+    /// session), and when the call fails.
+    pub(super) fn socket_has_input(&self) -> bool {
+        let fd = match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            _ => return true,
+        };
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer.
+        let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+        r != 0 || n > 0
+    }
     /// Read what the socket holds without waiting: `Ok(0)` at its end,
     /// `WouldBlock` when nothing has come (one `recv` with
     /// `MSG_DONTWAIT`; the socket stays blocking for the other threads).
