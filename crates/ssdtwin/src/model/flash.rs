@@ -320,23 +320,28 @@ impl Flash {
     /// agree within eight tries, the die holds its page until the
     /// transfer. Returns the read's start and the transfer's start.
     ///
-    /// When the read needs nothing of the queued lane (no reads-first
-    /// order, or a host read with no queued work on its die), the die's
-    /// and the bus's slots found in the last try are booked as found,
-    /// rather than searched for again.
+    /// A read of the priority lane (or any read without the reads-first
+    /// order) books the die's and the bus's slots found in the last try
+    /// as found, rather than searching for them again.
     fn plain_read(&mut self, earliest: u64, d: usize, (tr, xfer): (u64, u64), lane: Lane) -> (u64, u64) {
         let ch = self.channel_of_die[d] as usize;
         let mut t = earliest;
-        if !self.reads_first || (lane == Lane::Priority && self.queued[d].free_at() <= earliest) {
+        if !self.reads_first || lane == Lane::Priority {
             // What die_first_fit and die_reserve come to here: the die's
-            // own timeline, with no debt.
+            // own timeline, from the end of the queued operation in
+            // progress if queued work is booked past `t`.
+            let queued_until = if self.reads_first { self.queued[d].free_at() } else { 0 };
             for _ in 0..8 {
-                let die_slot = self.dies[d].find(t, tr + xfer);
+                let from = if queued_until <= t { t } else { self.queued_ops[d].op_end_at(t).unwrap_or(t) };
+                let die_slot = self.dies[d].find(from, tr + xfer);
                 let start = die_slot.1;
                 let bus_slot = self.channels[ch].find(start + tr, xfer);
                 if bus_slot.1 == start + tr {
                     self.dies[d].book(die_slot, tr + xfer);
                     self.channels[ch].book(bus_slot, xfer);
+                    if queued_until > start {
+                        self.queued_debt[d] += tr + xfer;
+                    }
                     return (start, start + tr);
                 }
                 t = bus_slot.1 - tr;
