@@ -320,9 +320,11 @@ pub enum Sequencer {
     Identical,
 }
 
-/// Rate limits (fio's `rate`, `rate_iops`, `rate_process`): commands are
-/// issued no faster than the rate, as fio's rate limiter does, and never
-/// more than `iodepth` at a time.
+/// Rate limits per direction (fio's `rate`, `rate_iops`, `rate_process`,
+/// `rate_ignore_thinktime`): each direction's commands are issued no
+/// faster than its rate, on fio's schedule
+/// (`crate::run::source`'s rate module), and never more than `iodepth`
+/// at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Bytes per second per direction (read, write, trim); 0 = no limit.
@@ -332,6 +334,10 @@ pub struct Rate {
     /// Exponential inter-arrival times (fio's `rate_process=poisson`)
     /// instead of evenly spaced ones.
     pub poisson: bool,
+    /// Think time does not count against the rate: the job does not
+    /// catch up after it (fio's `rate_ignore_thinktime`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_thinktime: bool,
 }
 
 /// The minimum rates a job must keep (fio's `rate_min`, `rate_iops_min`,

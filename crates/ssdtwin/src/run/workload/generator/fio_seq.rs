@@ -48,8 +48,9 @@
 //! Used for jobs read from fio job files whose options all have this
 //! path ([`FioSeq::covers`]); others (`bs_unaligned`, skewed
 //! distributions, `trimwrite`, `zonemode=zbd`) keep the
-//! twin's own generator, which draws from the same distributions. Left
-//! out: a rate limit's direction switch (fio's `rate_ddir`).
+//! twin's own generator, which draws from the same distributions. A
+//! rate limit's direction switch (fio's `rate_ddir`) steers the mix
+//! from outside ([`FioSeq::steer`]).
 
 use super::fio_rand::{purpose, seed_of, Lfsr, OffsetRng, Taus258, Taus88};
 use super::random_map::RandomMap;
@@ -115,6 +116,8 @@ pub(crate) struct FioSeq {
     sequence: [Option<Distribution>; 3],
     /// The generators were seeded once.
     seeded: bool,
+    /// A steered mix: the direction the next command takes.
+    chosen: Option<usize>,
 }
 
 impl FioSeq {
@@ -209,6 +212,7 @@ impl FioSeq {
             spr: None,
             spr_seeds: spec.sprandom.is_some(),
             seeded: false,
+            chosen: None,
             sequence: std::array::from_fn(|k| {
                 Some(spec.distribution_of(k).clone()).filter(|d| matches!(d, Distribution::Sequence { .. }))
             }),
@@ -321,10 +325,27 @@ impl FioSeq {
         Command { kind: kind_of(k), offset: self.start, len: self.bs[k] as u32 }
     }
 
+    /// fio's `get_rw_ddir` up to its rate check, for a steered mix
+    /// ([`super::IoGenerator::steered`]).
+    pub(crate) fn draw_direction(&mut self) -> usize {
+        self.chosen = None;
+        self.direction()
+    }
+
+    /// The rate check's direction `d`: the mix's current direction
+    /// (`td->rwmix_ddir = rate_ddir(td, ddir)`) and the next command's.
+    pub(crate) fn steer(&mut self, d: usize) {
+        self.rwmix_ddir = d;
+        self.chosen = Some(d);
+    }
+
     /// fio's `get_rw_ddir` (without syncs, which the job issues itself).
     fn direction(&mut self) -> usize {
         if !self.mixed {
             return self.ddir;
+        }
+        if let Some(d) = self.chosen.take() {
+            return d;
         }
         if self.io_issues[self.rwmix_ddir] >= self.rwmix_issues {
             let v = self.mix.between(1, 100);

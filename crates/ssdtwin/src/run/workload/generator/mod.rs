@@ -86,6 +86,11 @@ pub struct IoGenerator {
     ext: Option<Box<Ext>>,
     /// fio's own sequence, for jobs from fio job files it covers.
     fio: Option<Box<FioSeq>>,
+    /// The job's rate schedule picks each command's direction at its
+    /// issue: nothing is computed ahead ([`IoGenerator::steer`]).
+    steered: bool,
+    /// The direction the next command of a steered mix takes.
+    chosen: Option<IoKind>,
 }
 
 /// State of the options beyond the basic ones (variable block sizes,
@@ -213,6 +218,42 @@ impl IoGenerator {
             last: [u64::MAX; 3],
             ext,
             fio: FioSeq::covers(spec).then(|| Box::new(FioSeq::new(spec, capacity))),
+            steered: false,
+            chosen: None,
+        }
+    }
+
+    /// From now on, a read/write mix whose directions the job's rate
+    /// schedule may change (fio's `rate_ddir`): each command is computed
+    /// when it is issued, its direction drawn first
+    /// ([`IoGenerator::draw_direction`]) and possibly changed
+    /// ([`IoGenerator::steer`]); [`IoGenerator::ahead`] has nothing to
+    /// show. Call before the first command.
+    pub(crate) fn steered(&mut self) {
+        debug_assert!(!self.primed, "steered before the first command");
+        self.steered = true;
+    }
+
+    /// A steered mix: draw the next command's direction as fio's
+    /// `get_rw_ddir` does before its rate check (0 read, 1 write).
+    pub(crate) fn draw_direction(&mut self) -> usize {
+        let d = match &mut self.fio {
+            Some(f) => f.draw_direction(),
+            None => {
+                self.chosen = None;
+                self.kind() as usize
+            }
+        };
+        self.steer(d);
+        d
+    }
+
+    /// A steered mix: the next command goes in direction `d` (fio keeps it
+    /// as the mix's current direction: `td->rwmix_ddir`).
+    pub(crate) fn steer(&mut self, d: usize) {
+        match &mut self.fio {
+            Some(f) => f.steer(d),
+            None => self.chosen = Some(if d == 0 { IoKind::Read } else { IoKind::Write }),
         }
     }
 
@@ -233,6 +274,9 @@ impl IoGenerator {
     #[inline]
     pub fn next_command(&mut self) -> Command {
         if !self.primed {
+            if self.steered {
+                return self.generate();
+            }
             for i in 0..LOOKAHEAD {
                 self.ring[i] = self.generate();
             }
@@ -260,7 +304,9 @@ impl IoGenerator {
             RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
             RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite => IoKind::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
-                if self.rng.random_range(0..100u32) < self.rwmixread {
+                if let Some(k) = self.chosen.take() {
+                    k
+                } else if self.rng.random_range(0..100u32) < self.rwmixread {
                     IoKind::Read
                 } else {
                     IoKind::Write
