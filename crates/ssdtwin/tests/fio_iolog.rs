@@ -238,3 +238,24 @@ fn block_size_patterns_are_fios() {
         assert_same(job);
     }
 }
+
+/// `randtrimwrite` (each random trim followed by a write of its blocks,
+/// the trims through fio's random map) and the trim-write passes an
+/// `io_size` beyond the span asks for (they go on while loops are left or
+/// trims and writes together fall short of it) are fio's, command for
+/// command.
+#[test]
+fn trim_write_pairs_are_fios() {
+    if !have_fio() {
+        return;
+    }
+    for job in [
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=1m\n",
+        "[a]\nrw=randtrimwrite\nbs=8k\nsize=1m\nio_size=3m\n",
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=1m\nio_size=4m\nloops=2\n",
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=2m\nrandom_generator=lfsr\n",
+        "[a]\nrw=trimwrite\nbs=4k\nsize=1m\nio_size=3m\nloops=3\n",
+    ] {
+        assert_same(job);
+    }
+}

@@ -19,7 +19,7 @@ use crate::run::driver::{Timer, TimerKind};
 use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
-use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
+use crate::run::workload::{IoGenerator, IoSpec};
 use crate::run::zbd::{Next, ZbdJob};
 
 mod events;
@@ -162,9 +162,16 @@ impl Source {
         let loops = if spec.verify.is_some() { 1 } else { spec.loops as u64 };
         // fio's trimwrite trims each block and then writes it: twice the
         // bytes and commands (backend.c `do_io`).
-        let loops = if spec.rw == RwPattern::TrimWrite { loops * 2 } else { loops };
+        let loops = if spec.rw.is_trimwrite() { loops * 2 } else { loops };
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
             (true, _) => u64::MAX,
+            // An io_size beyond the span: fio's passes of trims and
+            // writes (each the span twice) go on while loops are left or
+            // both together are short of it (keep_running counts every
+            // direction's bytes).
+            (false, Some(b)) if spec.rw.is_trimwrite() && b > span => {
+                loops.max(2 * b.div_ceil(2 * span.max(1))).saturating_mul(span)
+            }
             (false, Some(b)) => b.saturating_mul(loops),
             (false, None) => span.saturating_mul(loops),
         };

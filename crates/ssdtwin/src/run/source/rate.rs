@@ -120,7 +120,7 @@ impl RateSchedule {
             poisson,
             ignore_thinktime: r.ignore_thinktime,
             switches: mixed && spec.rwmixread > 0 && spec.rwmixread < 100,
-            trimwrite: spec.rw == RwPattern::TrimWrite,
+            trimwrite: spec.rw.is_trimwrite(),
             epoch_ns: start,
             ramp_end_ns: if ramp_end > start { ramp_end } else { u64::MAX },
             issue_bytes: [0; 3],

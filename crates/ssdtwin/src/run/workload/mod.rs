@@ -49,6 +49,10 @@ pub enum RwPattern {
     /// Sequential trim + write pairs: each block is trimmed, then written
     /// (fio's `trimwrite`).
     TrimWrite,
+    /// Random trim + write pairs: a random block (each once per pass, as
+    /// fio's random map has it) is trimmed, then the same block written
+    /// (fio's `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl RwPattern {
@@ -64,13 +68,26 @@ impl RwPattern {
             "trim" => RwPattern::Trim,
             "randtrim" => RwPattern::RandTrim,
             "trimwrite" => RwPattern::TrimWrite,
+            "randtrimwrite" => RwPattern::RandTrimWrite,
             _ => return None,
         })
     }
 
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(self, RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandTrim)
+        matches!(
+            self,
+            RwPattern::RandRead
+                | RwPattern::RandWrite
+                | RwPattern::RandRw
+                | RwPattern::RandTrim
+                | RwPattern::RandTrimWrite
+        )
+    }
+
+    /// Trim + write pairs (`trimwrite`, `randtrimwrite`).
+    pub fn is_trimwrite(self) -> bool {
+        matches!(self, RwPattern::TrimWrite | RwPattern::RandTrimWrite)
     }
 
     /// fio's name.
@@ -85,6 +102,7 @@ impl RwPattern {
             RwPattern::Trim => "trim",
             RwPattern::RandTrim => "randtrim",
             RwPattern::TrimWrite => "trimwrite",
+            RwPattern::RandTrimWrite => "randtrimwrite",
         }
     }
 }

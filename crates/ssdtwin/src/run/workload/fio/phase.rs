@@ -209,7 +209,7 @@ impl PhaseBuilder {
                     None => (v.as_str(), None),
                 };
                 self.spec.rw = RwPattern::parse(pattern).ok_or_else(|| {
-                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite (with an optional `:N`)"))
+                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite (with an optional `:N`)"))
                 })?;
                 self.modifier = match m {
                     None => None,
@@ -611,7 +611,7 @@ impl PhaseBuilder {
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
         self.spec.flow = std::mem::take(&mut self.flow).finish();
-        if self.spec.num_range > 1 && self.spec.rw == RwPattern::TrimWrite {
+        if self.spec.num_range > 1 && self.spec.rw.is_trimwrite() {
             let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
         }

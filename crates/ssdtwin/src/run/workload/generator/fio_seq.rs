@@ -116,6 +116,8 @@ pub(crate) struct FioSeq {
     sequence: [Option<Distribution>; 3],
     /// The generators were seeded once.
     seeded: bool,
+    /// `randtrimwrite`: each trim is followed by a write of its blocks.
+    trimwrite: bool,
     /// A steered mix: the direction the next command takes.
     chosen: Option<usize>,
 }
@@ -143,6 +145,7 @@ impl FioSeq {
             _ => 2,
         };
         let mixed = matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
+        let trimwrite = spec.rw == RwPattern::RandTrimWrite;
         let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
         let choices = |k: usize| -> Vec<(u64, u64)> {
             match &spec.sizes {
@@ -163,7 +166,11 @@ impl FioSeq {
             c.sort_by_key(|e| e.1);
             c
         });
-        let used: &[usize] = if mixed { &[0, 1] } else { std::slice::from_ref(&ddir) };
+        let used: &[usize] = match (mixed, trimwrite) {
+            (true, _) => &[0, 1],
+            (_, true) => &[1, 2],
+            _ => std::slice::from_ref(&ddir),
+        };
         let rw_min_bs = used.iter().map(|&k| min_bs[k]).min().unwrap_or(4096);
         let io_size = spec.size.unwrap_or(capacity - spec.offset);
         let (seq_nr_opt, seq_add, identical) = match spec.modifier {
@@ -178,6 +185,7 @@ impl FioSeq {
             fio,
             random,
             mixed,
+            trimwrite,
             ddir,
             bs,
             min_bs,
@@ -341,6 +349,10 @@ impl FioSeq {
 
     /// fio's `get_rw_ddir` (without syncs, which the job issues itself).
     fn direction(&mut self) -> usize {
+        if self.trimwrite {
+            // fio's set_rw_ddir: a trim unless the last trim is unwritten.
+            return if self.last_start[1] == self.last_start[2] { 2 } else { 1 };
+        }
         if !self.mixed {
             return self.ddir;
         }
@@ -363,6 +375,15 @@ impl FioSeq {
     /// fio's `fill_io_u`: `None` when the pass has no command left.
     fn fill(&mut self) -> Option<Command> {
         let d = self.direction();
+        if self.trimwrite && d == 1 {
+            // `randtrimwrite`'s write: the last trim's blocks, outside
+            // the random map (io_u.c: get_next_offset, get_next_buflen).
+            let (offset, len) = (self.last_start[2], self.last_pos[2] - self.last_start[2]);
+            self.last_start[1] = offset;
+            self.last_pos[1] = offset + len;
+            self.io_issues[1] += 1;
+            return Some(Command { kind: IoKind::Write, offset, len: len as u32 });
+        }
         if let Some((size, range, skip)) = self.zones {
             if self.zone_bytes >= size {
                 self.zone_bytes = 0;
@@ -386,6 +407,11 @@ impl FioSeq {
         let offset = rel + self.file_offset;
         if offset >= self.real_size {
             return None;
+        }
+        if self.trimwrite && self.last_start[2] == offset {
+            // A trim drawn where the last one was: fio moves the last
+            // write's start so that this trim's write still follows.
+            self.last_start[1] = self.last_start[1].wrapping_sub(1);
         }
         let mut len = self.buflen(d, offset)?;
         if offset + len > self.real_size {

@@ -148,7 +148,7 @@ impl IoGenerator {
             && spec.distributions.is_none()
             && spec.modifier.is_none()
             && spec.strided.is_none()
-            && spec.rw != RwPattern::TrimWrite;
+            && !spec.rw.is_trimwrite();
         let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
         let (unit, units, perm) = if plain {
             let perm = [
@@ -302,7 +302,7 @@ impl IoGenerator {
         match self.rw {
             RwPattern::Read | RwPattern::RandRead => IoKind::Read,
             RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
-            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite => IoKind::Trim,
+            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite => IoKind::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
                 if let Some(k) = self.chosen.take() {
                     k
@@ -493,7 +493,7 @@ impl IoGenerator {
             None => 0,
         };
         let cmd = Command { kind, offset: self.base + zone + offset, len };
-        if self.rw == RwPattern::TrimWrite {
+        if self.rw.is_trimwrite() {
             e.pending_write = Some(Command { kind: IoKind::Write, ..cmd });
         }
         cmd
