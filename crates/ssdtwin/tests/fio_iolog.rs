@@ -218,6 +218,9 @@ fn block_size_patterns_are_fios() {
     }
     for job in [
         "[a]\nrw=randread\nbssplit=4k/50:64k/50\nio_size=4m\n",
+        // Shares left out: 33% each and fio's fallback for the last 1%.
+        "[a]\nrw=randread\nbssplit=4k:8k:16k\nio_size=4m\n",
+        "[a]\nrw=randwrite\nbssplit=4k/11:8k:16k\nio_size=4m\n",
         "[a]\nrw=read\nbssplit=4k/50:64k/50\nio_size=4m\n",
         "[a]\nrw=randread\nbsrange=4k-64k\nio_size=4m\n",
         "[a]\nrw=read\nbsrange=4k-32k\nio_size=2m\n",
