@@ -245,7 +245,19 @@ fn rate_min_ends_a_job_below_its_minimum_as_fio_does() {
         .parse()
         .unwrap();
     assert!((235..=250).contains(&got), "{think}");
-    assert_eq!(r[1].error_reason.as_deref(), Some("capped: rate_min=1048576B/s not met, got 819200B/s"));
+    // The cycle is judged at the first completion a whole `rate_cycle`
+    // (in whole ms, fio's mtime) after the last check: 1000 ms of 200
+    // commands, or — when the sleeps' sub-µs remainders put the 200th
+    // just short of it — 1004 ms of 201 (820015 B/s).
+    let capped = r[1].error_reason.as_deref().unwrap();
+    let got: u64 = capped
+        .strip_prefix("capped: rate_min=1048576B/s not met, got ")
+        .unwrap()
+        .strip_suffix("B/s")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!([819200, 201 * 4096 * 1000 / 1004].contains(&got), "{capped}");
     assert_eq!(r[2].error_reason, None);
     let v = fio_json(&r, &dev, &file);
     assert_eq!(v["jobs"][0]["error"], 5);

@@ -191,7 +191,7 @@ fn fios_example_job_files_run() {
     assert!(failed.is_empty(), "{} example(s) failed:\n{}", failed.len(), failed.join("\n"));
     assert!(gone.is_empty(), "no longer refused for the option listed (move them out of REFUSED): {gone:?}");
     assert_eq!(ran.len() + refused.len() + skipped.len(), names.len());
-    assert!(ran.len() >= 42, "only {} examples ran", ran.len());
+    assert!(ran.len() >= 45, "only {} examples ran", ran.len());
 }
 
 /// fio's `uring-cmd-fdp.fio`, unchanged, on the preset with `[fdp]` and

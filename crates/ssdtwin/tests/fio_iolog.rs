@@ -218,6 +218,9 @@ fn block_size_patterns_are_fios() {
     }
     for job in [
         "[a]\nrw=randread\nbssplit=4k/50:64k/50\nio_size=4m\n",
+        // Shares left out: 33% each and fio's fallback for the last 1%.
+        "[a]\nrw=randread\nbssplit=4k:8k:16k\nio_size=4m\n",
+        "[a]\nrw=randwrite\nbssplit=4k/11:8k:16k\nio_size=4m\n",
         "[a]\nrw=read\nbssplit=4k/50:64k/50\nio_size=4m\n",
         "[a]\nrw=randread\nbsrange=4k-64k\nio_size=4m\n",
         "[a]\nrw=read\nbsrange=4k-32k\nio_size=2m\n",
@@ -234,6 +237,27 @@ fn block_size_patterns_are_fios() {
         "[a]\nrw=read\nbs=16k\nblockalign=4k\nio_size=2m\n",
         "[a]\nrw=trimwrite\nbs=64k\nio_size=4m\n",
         "[a]\nrw=trimwrite\nbs=64k\nsize=1m\n",
+    ] {
+        assert_same(job);
+    }
+}
+
+/// `randtrimwrite` (each random trim followed by a write of its blocks,
+/// the trims through fio's random map) and the trim-write passes an
+/// `io_size` beyond the span asks for (they go on while loops are left or
+/// trims and writes together fall short of it) are fio's, command for
+/// command.
+#[test]
+fn trim_write_pairs_are_fios() {
+    if !have_fio() {
+        return;
+    }
+    for job in [
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=1m\n",
+        "[a]\nrw=randtrimwrite\nbs=8k\nsize=1m\nio_size=3m\n",
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=1m\nio_size=4m\nloops=2\n",
+        "[a]\nrw=randtrimwrite\nbs=4k\nsize=2m\nrandom_generator=lfsr\n",
+        "[a]\nrw=trimwrite\nbs=4k\nsize=1m\nio_size=3m\nloops=3\n",
     ] {
         assert_same(job);
     }

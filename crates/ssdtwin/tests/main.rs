@@ -16,6 +16,7 @@ mod fio_flow;
 mod fio_iolog;
 mod fio_newer;
 mod fio_options;
+mod fio_rate;
 mod fio_sync;
 mod fio_verify;
 mod fit;

@@ -1,18 +1,15 @@
 //! One closed-loop workload source: the bookkeeping of one fio job on the
 //! device — its command generator, byte/command/time limits, bursts,
-//! think time, the rate schedule (fio's `rate`, `rate_iops`,
-//! `rate_process`), the latency-target search and steady-state tracker it
+//! think time, the latency-target search and steady-state tracker it
 //! carries, and the statistics it keeps of its own ([`JobStats`]). It
 //! decides what to submit and when; the event loop that calls it is
 //! [`crate::run::driver`], and what it does with each event is in
 //! [`events`]. Its fio extras are one module each: flushes ([`sync`]),
-//! verify ([`verify`]), priorities ([`prio`]), trim ranges ([`ranges`])
-//! and flow control ([`flow`], the one thing shared between jobs: a
+//! verify ([`verify`]), priorities ([`prio`]), trim ranges ([`ranges`]),
+//! the rate schedule per direction ([`rate`]: `rate`, `rate_iops`,
+//! `rate_process`, `rate_ignore_thinktime`) and flow control ([`flow`], the one thing shared between jobs: a
 //! flow's counters). Left out: anything else shared between jobs (the
 //! drive, the clock, the reporting groups).
-
-use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 
 use crate::model::drive::{Command, Drive, IoError, IoKind};
 use crate::model::ftl::zones::ZoneAction;
@@ -22,13 +19,14 @@ use crate::run::driver::{Timer, TimerKind};
 use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
-use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
+use crate::run::workload::{IoGenerator, IoSpec};
 use crate::run::zbd::{Next, ZbdJob};
 
 mod events;
 mod flow;
 mod prio;
 mod ranges;
+mod rate;
 mod sync;
 mod verify;
 
@@ -95,10 +93,10 @@ pub(crate) struct Source {
     outstanding: u32,
     pending: u32,
     completions: u64,
-    next_issue: u64,
-    /// Mean time between commands under the rate limits, ns (0: none).
-    rate_gap_ns: f64,
-    rate_rng: Option<Pcg64Mcg>,
+    /// fio's rate schedule per direction (`rate`, `rate_iops`).
+    rate: Option<Box<rate::RateSchedule>>,
+    /// What the rate schedule holds the job for.
+    rate_wait: rate::RateWait,
     busy_since: u64,
     /// Its last completion, or the submission that ended its idle.
     progress_ns: u64,
@@ -164,9 +162,16 @@ impl Source {
         let loops = if spec.verify.is_some() { 1 } else { spec.loops as u64 };
         // fio's trimwrite trims each block and then writes it: twice the
         // bytes and commands (backend.c `do_io`).
-        let loops = if spec.rw == RwPattern::TrimWrite { loops * 2 } else { loops };
+        let loops = if spec.rw.is_trimwrite() { loops * 2 } else { loops };
         let byte_limit = match (spec.time_based && spec.runtime_ns.is_some(), spec.io_size) {
             (true, _) => u64::MAX,
+            // An io_size beyond the span: fio's passes of trims and
+            // writes (each the span twice) go on while loops are left or
+            // both together are short of it (keep_running counts every
+            // direction's bytes).
+            (false, Some(b)) if spec.rw.is_trimwrite() && b > span => {
+                loops.max(2 * b.div_ceil(2 * span.max(1))).saturating_mul(span)
+            }
             (false, Some(b)) => b.saturating_mul(loops),
             (false, None) => span.saturating_mul(loops),
         };
@@ -192,9 +197,8 @@ impl Source {
             outstanding: 0,
             pending: 0,
             completions: 0,
-            next_issue: start,
-            rate_gap_ns: rate_gap(&spec),
-            rate_rng: spec.rate.filter(|r| r.poisson).map(|_| Pcg64Mcg::seed_from_u64(spec.randseed ^ 0x0a11_e5a1)),
+            rate: None,
+            rate_wait: rate::RateWait::No,
             busy_since: start,
             progress_ns: start,
             end_ns: start,
@@ -222,7 +226,8 @@ impl Source {
                 || spec.iolog.is_some()
                 || spec.prio.is_some()
                 || spec.flow.is_some()
-                || spec.num_range > 1,
+                || spec.num_range > 1
+                || spec.rate.is_some(),
             iolog: None,
             stats: own_stats.map(|keep_samples| {
                 Box::new(JobStats {
@@ -248,7 +253,7 @@ impl Source {
         self.ramp_end = now + self.spec.ramp_time_ns;
         self.deadline = self.spec.runtime_ns.map(|t| self.ramp_end + t);
         self.seg_start = now;
-        self.next_issue = now;
+        self.start_rate(now);
         self.busy_since = now;
         self.progress_ns = now;
         self.end_ns = now;
@@ -311,7 +316,7 @@ impl Source {
             && self.stats.is_none()
             && self.spec.max_latency_ns.is_none()
             && self.spec.thinktime_ns == 0
-            && self.rate_gap_ns == 0.0
+            && self.rate.is_none()
             && self.spec.burst.is_none()
             && !self.extras
     }
@@ -437,22 +442,12 @@ impl Source {
     /// the rate allows (a timer).
     #[inline]
     pub(crate) fn issue_or_wait(&mut self, dev: &mut Device, me: u32, think: bool) {
+        if self.rate.is_some() {
+            self.rate_issue(dev, me, think);
+            return;
+        }
         let now = dev.now();
         let at = if think { now + self.spec.thinktime_ns } else { now };
-        let at = if self.rate_gap_ns > 0.0 {
-            // The next arrival of the rate's schedule (fio's rate
-            // process), independent of completions: a job that fell
-            // behind catches up, as fio's does.
-            let arrival = self.next_issue;
-            let mut gap = self.rate_gap_ns;
-            if let Some(rng) = &mut self.rate_rng {
-                gap *= -(1.0 - rng.random::<f64>()).ln();
-            }
-            self.next_issue = arrival + gap.round() as u64;
-            at.max(arrival)
-        } else {
-            at
-        };
         if at > now {
             self.pending += 1;
             Timer { source: me, kind: TimerKind::Submit }.set(dev, at);
@@ -465,7 +460,11 @@ impl Source {
     /// the job, or when the latency search raises the depth).
     pub(crate) fn fill(&mut self, dev: &mut Device, me: u32) {
         let now = dev.now();
-        while self.outstanding + self.pending < self.limit() && self.can_issue(now) && !self.flow_held() {
+        while self.outstanding + self.pending < self.limit()
+            && self.can_issue(now)
+            && !self.flow_held()
+            && self.rate_wait == rate::RateWait::No
+        {
             self.issue_or_wait(dev, me, false);
         }
     }
@@ -538,33 +537,4 @@ impl Source {
         }
         steady
     }
-}
-
-/// Mean time between commands under `spec`'s rate limits, ns (0: none):
-/// each direction's gap (its block size over its byte rate, or one over
-/// its IOPS, whichever is longer), weighted by the read/write mix.
-fn rate_gap(spec: &IoSpec) -> f64 {
-    let Some(r) = spec.rate else { return 0.0 };
-    let share = match spec.rw {
-        RwPattern::Read | RwPattern::RandRead => [1.0, 0.0, 0.0],
-        RwPattern::Write | RwPattern::RandWrite => [0.0, 1.0, 0.0],
-        RwPattern::Trim | RwPattern::RandTrim => [0.0, 0.0, 1.0],
-        RwPattern::TrimWrite => [0.0, 0.5, 0.5],
-        RwPattern::ReadWrite | RwPattern::RandRw => {
-            let rd = spec.rwmixread as f64 / 100.0;
-            [rd, 1.0 - rd, 0.0]
-        }
-    };
-    (0..3)
-        .map(|k| {
-            let mut gap = 0.0f64;
-            if r.bytes_per_s[k] > 0 {
-                gap = gap.max(spec.bs_of(k) as f64 * 1e9 / r.bytes_per_s[k] as f64);
-            }
-            if r.iops[k] > 0 {
-                gap = gap.max(1e9 / r.iops[k] as f64);
-            }
-            share[k] * gap
-        })
-        .sum()
 }

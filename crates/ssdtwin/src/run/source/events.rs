@@ -103,8 +103,11 @@ impl Source {
         if self.outstanding == 0 && self.pending == 0 && self.draining() {
             self.drain_over(dev, me);
         }
-        if self.extras && self.outstanding == 0 && self.flow.is_some() {
-            self.flow_quiesced(dev, me);
+        if self.extras && self.outstanding == 0 {
+            if self.flow.is_some() {
+                self.flow_quiesced(dev, me);
+            }
+            self.rate_quiesced(dev, me);
         }
         self.close_if_idle(now)
     }
@@ -114,6 +117,10 @@ impl Source {
     #[inline]
     pub(crate) fn on_submit_timer(&mut self, dev: &mut Device, me: u32, now: u64) -> bool {
         self.pending -= 1;
+        if self.rate.is_some() {
+            self.on_rate_timer(dev, me, now);
+            return self.outstanding == 0 && self.pending == 0;
+        }
         if self.can_issue(now) && self.outstanding + self.pending < self.limit() {
             self.submit(dev, me);
             // A zbd job may have submitted nothing (it stopped).

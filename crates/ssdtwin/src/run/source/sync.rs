@@ -64,11 +64,15 @@ impl Source {
         self.verify.is_some() && self.verify_instead(dev, me)
     }
 
-    /// `cmd` is issued at `now`: its line in the job's iolog, if any.
+    /// `cmd` is issued at `now`: its line in the job's iolog and its
+    /// bytes in the rate schedule, if any.
     #[cold]
     pub(super) fn log_issue(&mut self, now: u64, cmd: Command) {
         if let Some(l) = self.iolog.as_mut() {
             l.io(now - self.start, cmd);
+        }
+        if let Some(r) = self.rate.as_mut() {
+            r.issued(cmd.kind as usize, cmd.len as u64);
         }
     }
 

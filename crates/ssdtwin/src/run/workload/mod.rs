@@ -49,6 +49,10 @@ pub enum RwPattern {
     /// Sequential trim + write pairs: each block is trimmed, then written
     /// (fio's `trimwrite`).
     TrimWrite,
+    /// Random trim + write pairs: a random block (each once per pass, as
+    /// fio's random map has it) is trimmed, then the same block written
+    /// (fio's `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl RwPattern {
@@ -64,13 +68,26 @@ impl RwPattern {
             "trim" => RwPattern::Trim,
             "randtrim" => RwPattern::RandTrim,
             "trimwrite" => RwPattern::TrimWrite,
+            "randtrimwrite" => RwPattern::RandTrimWrite,
             _ => return None,
         })
     }
 
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(self, RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandTrim)
+        matches!(
+            self,
+            RwPattern::RandRead
+                | RwPattern::RandWrite
+                | RwPattern::RandRw
+                | RwPattern::RandTrim
+                | RwPattern::RandTrimWrite
+        )
+    }
+
+    /// Trim + write pairs (`trimwrite`, `randtrimwrite`).
+    pub fn is_trimwrite(self) -> bool {
+        matches!(self, RwPattern::TrimWrite | RwPattern::RandTrimWrite)
     }
 
     /// fio's name.
@@ -85,6 +102,7 @@ impl RwPattern {
             RwPattern::Trim => "trim",
             RwPattern::RandTrim => "randtrim",
             RwPattern::TrimWrite => "trimwrite",
+            RwPattern::RandTrimWrite => "randtrimwrite",
         }
     }
 }
@@ -320,9 +338,11 @@ pub enum Sequencer {
     Identical,
 }
 
-/// Rate limits (fio's `rate`, `rate_iops`, `rate_process`): commands are
-/// issued no faster than the rate, as fio's rate limiter does, and never
-/// more than `iodepth` at a time.
+/// Rate limits per direction (fio's `rate`, `rate_iops`, `rate_process`,
+/// `rate_ignore_thinktime`): each direction's commands are issued no
+/// faster than its rate, on fio's schedule
+/// (`crate::run::source`'s rate module), and never more than `iodepth`
+/// at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Bytes per second per direction (read, write, trim); 0 = no limit.
@@ -332,6 +352,10 @@ pub struct Rate {
     /// Exponential inter-arrival times (fio's `rate_process=poisson`)
     /// instead of evenly spaced ones.
     pub poisson: bool,
+    /// Think time does not count against the rate: the job does not
+    /// catch up after it (fio's `rate_ignore_thinktime`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_thinktime: bool,
 }
 
 /// The minimum rates a job must keep (fio's `rate_min`, `rate_iops_min`,

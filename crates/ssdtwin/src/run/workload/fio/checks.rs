@@ -1,13 +1,12 @@
 //! Checks of a job that need several of its options at once, each as
-//! fio makes it (init.c): the rate options exclude each other, the span
-//! lies inside the drive, the strided-zone options agree, a `sequence`
+//! fio makes it (init.c): the span lies inside the drive, the strided-zone options agree, a `sequence`
 //! distribution's blocks lie in the span. Used by
 //! [`super::phase`] and, for clones, by the job file parser.
 
 use super::options::Entry;
 use super::values::invalid;
 use crate::error::JobError;
-use crate::run::workload::{Distribution, IoSpec, MinRate, Rate, Strided};
+use crate::run::workload::{Distribution, IoSpec, Strided};
 
 /// `sequence` distributions: `random_sequence_stride` (`stride`) applied,
 /// and fio's error (at run time there) for a listed block past the span.
@@ -59,32 +58,6 @@ pub(super) fn strided(
             Ok(Some(Strided { size, range, skip: zone[2].as_ref().map_or(0, |z| z.0) }))
         }
     }
-}
-
-/// fio's checks of the rate options (init.c): a byte rate and an IOPS
-/// rate exclude each other, as do the two minimums, and a minimum above
-/// the direction's limit is an error. `at` holds where `rate`,
-/// `rate_iops`, `rate_min` and `rate_iops_min` were written.
-pub(super) fn check_rates(rate: &Rate, min: &MinRate, at: &[Option<String>; 4]) -> Result<(), JobError> {
-    let any = |x: &[u64; 3]| x.iter().any(|&v| v > 0);
-    let here = |i: usize| at[i].as_deref().unwrap_or("command line");
-    if any(&rate.bytes_per_s) && any(&rate.iops) {
-        return Err(invalid(here(1), "rate_iops", "rate and rate_iops are mutually exclusive (as in fio)"));
-    }
-    if any(&min.bytes_per_s) && any(&min.iops) {
-        return Err(invalid(here(3), "rate_iops_min", "rate_min and rate_iops_min are mutually exclusive (as in fio)"));
-    }
-    for d in 0..3 {
-        if rate.bytes_per_s[d] > 0 && rate.bytes_per_s[d] < min.bytes_per_s[d] {
-            let why = format!("the minimum {} B/s exceeds the rate {} B/s", min.bytes_per_s[d], rate.bytes_per_s[d]);
-            return Err(invalid(here(2), "rate_min", why));
-        }
-        if rate.iops[d] > 0 && rate.iops[d] < min.iops[d] {
-            let why = format!("the minimum {} IOPS exceeds the rate {} IOPS", min.iops[d], rate.iops[d]);
-            return Err(invalid(here(3), "rate_iops_min", why));
-        }
-    }
-    Ok(())
 }
 
 /// Check that the span lies inside the drive; an error names the option

@@ -36,6 +36,7 @@ pub mod options;
 pub mod phase;
 pub mod placement;
 pub mod prio;
+pub mod rates;
 pub mod sprandom;
 pub mod sync;
 pub mod table;

@@ -4,12 +4,11 @@
 //! need the whole job (the span inside the drive, an idle section with no
 //! I/O options, `duty_cycle` without `burst_size`) name the option at
 //! fault. Scheduling options (`stonewall`, `numjobs`, ...) are read by
-//! [`super::parse_job_file`], not here. `rate_min`, `rate_iops_min` and
-//! `rate_cycle` are checks of the achieved rate, not limits; fio's
-//! checks that need several options (rates, span, strided zones) are in
-//! [`super::checks`].
+//! [`super::parse_job_file`], not here. The rate options are read in
+//! [`super::rates`]; fio's checks that need several options (span,
+//! strided zones) are in [`super::checks`].
 
-use super::checks::{check_fits, check_rates, strided};
+use super::checks::{check_fits, strided};
 use super::options::{is_unusable, unknown_error, Entry};
 use super::table::{self, Class, Reader};
 use super::values::{
@@ -17,8 +16,7 @@ use super::values::{
 };
 use crate::error::JobError;
 use crate::run::workload::{
-    Burst, Distribution, FioRandom, IoLogSpec, IoSpec, MinRate, Phase, RandomGenerator, Rate, RwPattern, Sequencer,
-    SizeChoice,
+    Burst, Distribution, FioRandom, IoLogSpec, IoSpec, Phase, RandomGenerator, RwPattern, Sequencer, SizeChoice,
 };
 
 /// Build the phase of one job from its options (later options win). Each
@@ -80,13 +78,7 @@ struct PhaseBuilder {
     bs_given: Option<[Option<u32>; 3]>,
     ranges: Option<[SizeChoice; 3]>,
     bs_unaligned: bool,
-    rate: Rate,
-    rate_given: bool,
-    /// Where `rate`, `rate_iops`, `rate_min` and `rate_iops_min` were last
-    /// written (fio makes each pair exclusive).
-    rate_at: [Option<String>; 4],
-    min_rate: MinRate,
-    min_rate_given: bool,
+    rates: super::rates::RateOptions,
     modifier: Option<i64>,
     sequencer: Sequencer,
     zoned_abs: Option<(Vec<Option<AbsZones>>, String)>,
@@ -136,11 +128,7 @@ impl PhaseBuilder {
             bs_given: None,
             ranges: None,
             bs_unaligned: false,
-            rate: Rate { bytes_per_s: [0; 3], iops: [0; 3], poisson: false },
-            rate_given: false,
-            rate_at: Default::default(),
-            min_rate: MinRate { bytes_per_s: [0; 3], iops: [0; 3], cycle_ms: 1000 },
-            min_rate_given: false,
+            rates: Default::default(),
             modifier: None,
             sequencer: Sequencer::Sequential,
             zoned_abs: None,
@@ -192,7 +180,7 @@ impl PhaseBuilder {
         match reader {
             Reader::Pattern => self.pattern_option(entry),
             Reader::Sizes => self.size_option(entry),
-            Reader::Rate => self.rate_option(entry),
+            Reader::Rate => self.rates.apply(entry, self.kb_base, self.capacity),
             Reader::Section => self.section_option(entry),
             Reader::Control => self.control.apply(entry),
             Reader::Zoned => self.zbd.apply(entry),
@@ -221,7 +209,7 @@ impl PhaseBuilder {
                     None => (v.as_str(), None),
                 };
                 self.spec.rw = RwPattern::parse(pattern).ok_or_else(|| {
-                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite (with an optional `:N`)"))
+                    invalid(at, key, format!("`{v}` is not one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite (with an optional `:N`)"))
                 })?;
                 self.modifier = match m {
                     None => None,
@@ -328,51 +316,6 @@ impl PhaseBuilder {
             }
             "bs_unaligned" => self.bs_unaligned = parse_bool(v).map_err(|r| invalid(at, key, r))?,
             _ => unreachable!("a block-size option"),
-        }
-        Ok(())
-    }
-
-    /// Rate limits, minimum rates and how arrivals are spread.
-    fn rate_option(&mut self, entry: &Entry) -> Result<(), JobError> {
-        let (k, v, at) = entry;
-        let key = k.as_str();
-        let (kb_base, capacity) = (self.kb_base, self.capacity);
-        let int = || int(v, at, key);
-        match key {
-            "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
-                let (bytes, iops) = if key.ends_with("_min") {
-                    self.min_rate_given = true;
-                    (&mut self.min_rate.bytes_per_s, &mut self.min_rate.iops)
-                } else {
-                    self.rate_given = true;
-                    (&mut self.rate.bytes_per_s, &mut self.rate.iops)
-                };
-                for (i, part) in per_direction(v).into_iter().enumerate() {
-                    let Some(p) = part else { continue };
-                    if key.starts_with("rate_iops") {
-                        iops[i] = p.parse().map_err(|_| invalid(at, key, format!("`{p}` is not a whole number")))?;
-                    } else {
-                        bytes[i] = parse_size(p, kb_base, capacity).map_err(|r| invalid(at, key, r))?;
-                    }
-                }
-                let slot = ["rate", "rate_iops", "rate_min", "rate_iops_min"].iter().position(|o| *o == key);
-                self.rate_at[slot.expect("one of the four")] = Some(at.clone());
-            }
-            "rate_cycle" => {
-                let ms = int()?;
-                if ms == 0 {
-                    return Err(invalid(at, key, "must be at least 1 (ms)"));
-                }
-                self.min_rate.cycle_ms = ms;
-            }
-            "rate_process" => {
-                self.rate.poisson = match v.as_str() {
-                    "linear" => false,
-                    "poisson" => true,
-                    _ => return Err(invalid(at, key, format!("`{v}` is not linear or poisson"))),
-                }
-            }
-            _ => unreachable!("a rate option"),
         }
         Ok(())
     }
@@ -613,15 +556,7 @@ impl PhaseBuilder {
             // fio's default alignment is the block size: no change.
             self.spec.blockalign = None;
         }
-        check_rates(&self.rate, &self.min_rate, &self.rate_at)?;
-        if self.rate_given {
-            self.spec.rate = Some(self.rate);
-        }
-        if self.min_rate_given
-            && (self.min_rate.bytes_per_s.iter().any(|&b| b > 0) || self.min_rate.iops.iter().any(|&n| n > 0))
-        {
-            self.spec.rate_min = Some(self.min_rate);
-        }
+        std::mem::take(&mut self.rates).finish(&mut self.spec)?;
         std::mem::take(&mut self.control).finish(&mut self.spec)?;
         // fio switches to the 64-bit Tausworthe when the 32-bit one cannot
         // reach every block, unless random_generator was given
@@ -676,7 +611,7 @@ impl PhaseBuilder {
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();
         self.spec.flow = std::mem::take(&mut self.flow).finish();
-        if self.spec.num_range > 1 && self.spec.rw == RwPattern::TrimWrite {
+        if self.spec.num_range > 1 && self.spec.rw.is_trimwrite() {
             let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
         }

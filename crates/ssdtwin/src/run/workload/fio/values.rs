@@ -183,7 +183,9 @@ pub(super) fn block_size(v: &str, kb_base: u64) -> Result<u32, String> {
 }
 
 /// fio's `bssplit` for one direction: `4k/10:64k/50:32k/`; sizes without a
-/// share split what is left equally.
+/// share split what is left equally, in whole percent rounded down, as
+/// fio's `bssplit_ddir` does: the shares can add up to less than 100, and
+/// the draws past them take fio's fallback size (the generator's).
 pub(super) fn bssplit(v: &str, kb_base: u64) -> Result<Vec<(u32, u32)>, String> {
     // (size, share; `None`: an even part of what the others leave).
     let mut items: Vec<(u32, Option<u32>)> = Vec::new();
@@ -204,17 +206,7 @@ pub(super) fn bssplit(v: &str, kb_base: u64) -> Result<Vec<(u32, u32)>, String> 
     }
     let rest = 100 - given as u32;
     let open = items.iter().filter(|e| e.1.is_none()).count() as u32;
-    let mut i = 0;
-    let out: Vec<(u32, u32)> = items
-        .into_iter()
-        .map(|(size, w)| {
-            let w = w.unwrap_or_else(|| {
-                i += 1;
-                rest / open + u32::from(i - 1 < rest % open)
-            });
-            (size, w)
-        })
-        .collect();
+    let out: Vec<(u32, u32)> = items.into_iter().map(|(size, w)| (size, w.unwrap_or(rest / open.max(1)))).collect();
     if out.is_empty() || out.iter().map(|e| e.1).sum::<u32>() == 0 {
         return Err(format!("`{v}` has no block size with a share"));
     }
@@ -337,7 +329,7 @@ mod tests {
     #[test]
     fn bssplit_shares() {
         assert_eq!(bssplit("4k/50:8k:16k", 1024), Ok(vec![(4096, 50), (8192, 25), (16384, 25)]));
-        assert_eq!(bssplit("4k:8k:16k", 1024), Ok(vec![(4096, 34), (8192, 33), (16384, 33)]));
+        assert_eq!(bssplit("4k:8k:16k", 1024), Ok(vec![(4096, 33), (8192, 33), (16384, 33)]));
         // Found by the fuzzer: a share of u32::MAX divided by zero, and
         // large shares overflowed their sum.
         assert!(bssplit("4k/4294967295", 1024).unwrap_err().contains("add up to"));

@@ -100,7 +100,7 @@ impl ZbdOptions {
             }
             return Ok(None);
         };
-        if matches!(rw, RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite) {
+        if matches!(rw, RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
             return Err(invalid(
                 &at,
                 "zonemode",

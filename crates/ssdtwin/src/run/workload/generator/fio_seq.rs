@@ -48,8 +48,9 @@
 //! Used for jobs read from fio job files whose options all have this
 //! path ([`FioSeq::covers`]); others (`bs_unaligned`, skewed
 //! distributions, `trimwrite`, `zonemode=zbd`) keep the
-//! twin's own generator, which draws from the same distributions. Left
-//! out: a rate limit's direction switch (fio's `rate_ddir`).
+//! twin's own generator, which draws from the same distributions. A
+//! rate limit's direction switch (fio's `rate_ddir`) steers the mix
+//! from outside ([`FioSeq::steer`]).
 
 use super::fio_rand::{purpose, seed_of, Lfsr, OffsetRng, Taus258, Taus88};
 use super::random_map::RandomMap;
@@ -115,6 +116,10 @@ pub(crate) struct FioSeq {
     sequence: [Option<Distribution>; 3],
     /// The generators were seeded once.
     seeded: bool,
+    /// `randtrimwrite`: each trim is followed by a write of its blocks.
+    trimwrite: bool,
+    /// A steered mix: the direction the next command takes.
+    chosen: Option<usize>,
 }
 
 impl FioSeq {
@@ -140,6 +145,7 @@ impl FioSeq {
             _ => 2,
         };
         let mixed = matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
+        let trimwrite = spec.rw == RwPattern::RandTrimWrite;
         let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
         let choices = |k: usize| -> Vec<(u64, u64)> {
             match &spec.sizes {
@@ -160,7 +166,11 @@ impl FioSeq {
             c.sort_by_key(|e| e.1);
             c
         });
-        let used: &[usize] = if mixed { &[0, 1] } else { std::slice::from_ref(&ddir) };
+        let used: &[usize] = match (mixed, trimwrite) {
+            (true, _) => &[0, 1],
+            (_, true) => &[1, 2],
+            _ => std::slice::from_ref(&ddir),
+        };
         let rw_min_bs = used.iter().map(|&k| min_bs[k]).min().unwrap_or(4096);
         let io_size = spec.size.unwrap_or(capacity - spec.offset);
         let (seq_nr_opt, seq_add, identical) = match spec.modifier {
@@ -175,6 +185,7 @@ impl FioSeq {
             fio,
             random,
             mixed,
+            trimwrite,
             ddir,
             bs,
             min_bs,
@@ -209,6 +220,7 @@ impl FioSeq {
             spr: None,
             spr_seeds: spec.sprandom.is_some(),
             seeded: false,
+            chosen: None,
             sequence: std::array::from_fn(|k| {
                 Some(spec.distribution_of(k).clone()).filter(|d| matches!(d, Distribution::Sequence { .. }))
             }),
@@ -321,10 +333,31 @@ impl FioSeq {
         Command { kind: kind_of(k), offset: self.start, len: self.bs[k] as u32 }
     }
 
+    /// fio's `get_rw_ddir` up to its rate check, for a steered mix
+    /// ([`super::IoGenerator::steered`]).
+    pub(crate) fn draw_direction(&mut self) -> usize {
+        self.chosen = None;
+        self.direction()
+    }
+
+    /// The rate check's direction `d`: the mix's current direction
+    /// (`td->rwmix_ddir = rate_ddir(td, ddir)`) and the next command's.
+    pub(crate) fn steer(&mut self, d: usize) {
+        self.rwmix_ddir = d;
+        self.chosen = Some(d);
+    }
+
     /// fio's `get_rw_ddir` (without syncs, which the job issues itself).
     fn direction(&mut self) -> usize {
+        if self.trimwrite {
+            // fio's set_rw_ddir: a trim unless the last trim is unwritten.
+            return if self.last_start[1] == self.last_start[2] { 2 } else { 1 };
+        }
         if !self.mixed {
             return self.ddir;
+        }
+        if let Some(d) = self.chosen.take() {
+            return d;
         }
         if self.io_issues[self.rwmix_ddir] >= self.rwmix_issues {
             let v = self.mix.between(1, 100);
@@ -342,6 +375,15 @@ impl FioSeq {
     /// fio's `fill_io_u`: `None` when the pass has no command left.
     fn fill(&mut self) -> Option<Command> {
         let d = self.direction();
+        if self.trimwrite && d == 1 {
+            // `randtrimwrite`'s write: the last trim's blocks, outside
+            // the random map (io_u.c: get_next_offset, get_next_buflen).
+            let (offset, len) = (self.last_start[2], self.last_pos[2] - self.last_start[2]);
+            self.last_start[1] = offset;
+            self.last_pos[1] = offset + len;
+            self.io_issues[1] += 1;
+            return Some(Command { kind: IoKind::Write, offset, len: len as u32 });
+        }
         if let Some((size, range, skip)) = self.zones {
             if self.zone_bytes >= size {
                 self.zone_bytes = 0;
@@ -365,6 +407,11 @@ impl FioSeq {
         let offset = rel + self.file_offset;
         if offset >= self.real_size {
             return None;
+        }
+        if self.trimwrite && self.last_start[2] == offset {
+            // A trim drawn where the last one was: fio moves the last
+            // write's start so that this trim's write still follows.
+            self.last_start[1] = self.last_start[1].wrapping_sub(1);
         }
         let mut len = self.buflen(d, offset)?;
         if offset + len > self.real_size {

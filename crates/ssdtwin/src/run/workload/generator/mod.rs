@@ -86,6 +86,11 @@ pub struct IoGenerator {
     ext: Option<Box<Ext>>,
     /// fio's own sequence, for jobs from fio job files it covers.
     fio: Option<Box<FioSeq>>,
+    /// The job's rate schedule picks each command's direction at its
+    /// issue: nothing is computed ahead ([`IoGenerator::steer`]).
+    steered: bool,
+    /// The direction the next command of a steered mix takes.
+    chosen: Option<IoKind>,
 }
 
 /// State of the options beyond the basic ones (variable block sizes,
@@ -143,7 +148,7 @@ impl IoGenerator {
             && spec.distributions.is_none()
             && spec.modifier.is_none()
             && spec.strided.is_none()
-            && spec.rw != RwPattern::TrimWrite;
+            && !spec.rw.is_trimwrite();
         let fixed = spec.sizes.as_ref().map(|s| s.iter().all(|d| d.choices.len() == 1)).unwrap_or(true);
         let (unit, units, perm) = if plain {
             let perm = [
@@ -213,6 +218,42 @@ impl IoGenerator {
             last: [u64::MAX; 3],
             ext,
             fio: FioSeq::covers(spec).then(|| Box::new(FioSeq::new(spec, capacity))),
+            steered: false,
+            chosen: None,
+        }
+    }
+
+    /// From now on, a read/write mix whose directions the job's rate
+    /// schedule may change (fio's `rate_ddir`): each command is computed
+    /// when it is issued, its direction drawn first
+    /// ([`IoGenerator::draw_direction`]) and possibly changed
+    /// ([`IoGenerator::steer`]); [`IoGenerator::ahead`] has nothing to
+    /// show. Call before the first command.
+    pub(crate) fn steered(&mut self) {
+        debug_assert!(!self.primed, "steered before the first command");
+        self.steered = true;
+    }
+
+    /// A steered mix: draw the next command's direction as fio's
+    /// `get_rw_ddir` does before its rate check (0 read, 1 write).
+    pub(crate) fn draw_direction(&mut self) -> usize {
+        let d = match &mut self.fio {
+            Some(f) => f.draw_direction(),
+            None => {
+                self.chosen = None;
+                self.kind() as usize
+            }
+        };
+        self.steer(d);
+        d
+    }
+
+    /// A steered mix: the next command goes in direction `d` (fio keeps it
+    /// as the mix's current direction: `td->rwmix_ddir`).
+    pub(crate) fn steer(&mut self, d: usize) {
+        match &mut self.fio {
+            Some(f) => f.steer(d),
+            None => self.chosen = Some(if d == 0 { IoKind::Read } else { IoKind::Write }),
         }
     }
 
@@ -233,6 +274,9 @@ impl IoGenerator {
     #[inline]
     pub fn next_command(&mut self) -> Command {
         if !self.primed {
+            if self.steered {
+                return self.generate();
+            }
             for i in 0..LOOKAHEAD {
                 self.ring[i] = self.generate();
             }
@@ -258,9 +302,11 @@ impl IoGenerator {
         match self.rw {
             RwPattern::Read | RwPattern::RandRead => IoKind::Read,
             RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
-            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite => IoKind::Trim,
+            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite => IoKind::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
-                if self.rng.random_range(0..100u32) < self.rwmixread {
+                if let Some(k) = self.chosen.take() {
+                    k
+                } else if self.rng.random_range(0..100u32) < self.rwmixread {
                     IoKind::Read
                 } else {
                     IoKind::Write
@@ -447,7 +493,7 @@ impl IoGenerator {
             None => 0,
         };
         let cmd = Command { kind, offset: self.base + zone + offset, len };
-        if self.rw == RwPattern::TrimWrite {
+        if self.rw.is_trimwrite() {
             e.pending_write = Some(Command { kind: IoKind::Write, ..cmd });
         }
         cmd

@@ -15,12 +15,26 @@ pub(super) struct Sizes {
 }
 
 impl Sizes {
-    /// The table of `(size, weight)` choices.
+    /// The table of `(size, weight)` choices, weights in percent. Weights
+    /// short of 100 (a `bssplit` whose left-out shares were rounded
+    /// down) leave the rest to the size fio falls back to: the last of
+    /// the sizes with a share in fio's order of ascending shares (its
+    /// `get_next_buflen` loop ends on it).
     pub(super) fn new(choices: &[(u32, u32)]) -> Sizes {
+        let given: u32 = choices.iter().map(|c| c.1).sum();
+        let mut weights: Vec<u32> = choices.iter().map(|c| c.1).collect();
+        if choices.len() > 1 && given > 0 && given < 100 {
+            // The last maximum in a stable ascending sort: the maximum
+            // listed last.
+            let max = *weights.iter().max().expect("sizes");
+            let fallback = weights.iter().rposition(|&w| w == max).expect("a maximum");
+            weights[fallback] += 100 - given;
+        }
         let mut acc = 0;
         let table = choices
             .iter()
-            .map(|&(size, w)| {
+            .zip(&weights)
+            .map(|(&(size, _), &w)| {
                 acc += w;
                 (acc, size)
             })

@@ -60,6 +60,7 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("rate_iops_min", &[], Reader::Rate, Kind::Int, "", "Job must meet this rate or it will be shut down"),
     fio("rate_process", &[], Reader::Rate, Kind::Text, "linear", "What process controls how rated IO is managed"),
     fio("rate_cycle", &["ratecycle"], Reader::Rate, Kind::Int, "1000", "Window average for rate limits (msec)"),
+    fio("rate_ignore_thinktime", &[], Reader::Rate, Kind::Bool, "", "Rated IO ignores thinktime settings"),
     fio("max_latency", &[], Reader::Io, Kind::Int, "", "Maximum tolerated IO latency (usec)"),
     fio("latency_target", &[], Reader::Control, Kind::Time, "", "Ramp to max queue depth supporting this latency"),
     fio("latency_window", &[], Reader::Control, Kind::Time, "", "Time to sustain latency_target"),

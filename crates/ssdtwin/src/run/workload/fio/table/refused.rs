@@ -32,7 +32,6 @@ pub(super) const REFUSED: &[OptionDef] = &[
     refused("thinkcycles", &[], Kind::Int, "0", "Spin for a constant amount of cycles between requests", "the twin's host has no CPU clock to spin cycles on (use thinktime)"),
     refused("thinktime_blocks_type", &[], Kind::Text, "complete", "How thinktime_blocks takes effect", "only fio's default (thinktime after thinktime_blocks completions) is modelled"),
     refused("thinktime_iotime", &[], Kind::Int, "0", "IO time interval between 'thinktime'", "think time after an I/O time interval is not modelled"),
-    refused("rate_ignore_thinktime", &[], Kind::Bool, "", "Rated IO ignores thinktime settings", "rated I/O ignoring think time is not modelled"),
     refused("log_window_value", &["log_max_value"], Kind::Text, "avg", "Log max, average or both sample in a window", "the twin's logs hold window averages (fio's default) only"),
     refused("profile", &[], Kind::Text, "", "Select a specific builtin performance test", "fio's built-in profiles (act, tiobench) are not modelled"),
     refused("readfua", &[], Kind::Bool, "0", "Set FUA flag (force unit access) for all Read operations", "FUA reads (which may not be served from the write buffer) are not modelled; writefua is"),
