@@ -60,7 +60,8 @@ pub struct RunArgs {
     /// Also write the results as fio JSON to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
-    /// No progress spinner and no summary.
+    /// No progress spinner and nothing on standard output: results go only
+    /// to --output and --json (for timing runs and scripts).
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// A fio job option `KEY=VALUE` (fio's own `--KEY=VALUE` flags become these).
