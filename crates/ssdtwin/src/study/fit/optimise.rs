@@ -285,8 +285,23 @@ fn overhead(ctx: &Ctx, full: &mut DriveSpec, plan: Plan, iters: u64) -> Result<(
     };
     let mut small = scaled_for_search(full);
     let before = Param::CmdOverhead.get(&small);
-    // The first step assumes latency ∝ overhead, which undershoots by the
-    // transfer's share; ±1.2 in ln around it covers that.
+    // The first step: the latency grows with the overhead one for one
+    // (the transfer and the rest stay), so the overhead that matches is
+    // the measured latency less the rest at the current overhead; the
+    // root is searched within a factor e^0.7 of that.
+    let o0 = match before {
+        Some(v) if v >= 1.0 => v,
+        _ => {
+            Param::CmdOverhead.set(&mut small, 1000.0);
+            1000.0
+        }
+    };
+    let now = flatten(ctx.run(&[(small.clone(), plan.clone())]))?;
+    let lat0 = now.iter().find(|o| o.job == OVERHEAD_JOB && o.quantity == Quantity::WriteLatUs).map(|o| o.value);
+    // Between 10 ns and the whole measured latency.
+    let guess = lat0.map_or(o0, |l| (o0 + (target - l) * 1e3).clamp(10.0, target * 1e3));
+    let centre = (guess / o0).ln();
+    let bracket = Some((centre - 0.7, centre + 0.7));
     let note = match_one(
         ctx,
         &mut small,
@@ -296,8 +311,8 @@ fn overhead(ctx: &Ctx, full: &mut DriveSpec, plan: Plan, iters: u64) -> Result<(
         Quantity::WriteLatUs,
         target,
         1.0,
-        1.2,
-        None,
+        0.0,
+        bracket,
     )?;
     let after = Param::CmdOverhead.get(&small);
     let moved = after != before;
