@@ -12,15 +12,13 @@
 //!    cache (a fill cut at half the measured cache), the largest cache by
 //!    fixed-point steps on the knee's position, the native program time
 //!    from the rate after the knee (Brent's root finding, argmin).
-//! 3. Idle, then spare: the static cache by fixed-point steps on what the
-//!    write after the long idle wrote before its knee (on a base with a
-//!    static pool: [`identify::has_static_pool`]); then, on the drive with
-//!    that pool, the blocks per plane (raw capacity, so the spare area) by
-//!    root finding on the random writes' late rate, which write
-//!    amplification sets. The order matters: the pool is reserved blocks
-//!    GC never gets, and random writes overwritten while still in it are
-//!    never folded, so the late rate depends on the pool as well as on the
-//!    spare.
+//! 3. Idle and spare, in parallel: the static cache by fixed-point steps
+//!    on what the write after the long idle wrote before its knee (on a
+//!    base with a static pool: [`identify::has_static_pool`]); the blocks
+//!    per plane (raw capacity, so the spare area) by root finding on the
+//!    random writes' late rate, which write amplification sets. The
+//!    static pool is reserved blocks, not spare: when the idle stage
+//!    changes it, the blocks per plane move by as many blocks per die.
 //! 4. Command overhead (the QD1 writes at the end of unit `ReadLow`,
 //!    after its pause), once the cache and the
 //!    reserve are fitted (before, a candidate's QD1 writes could meet
@@ -119,19 +117,35 @@ fn battery_stages(
         ctx.say("fill: pSLC program time, cache size, native program time");
         fitted.extend(fill(ctx, spec, notes)?);
     }
-    ctx.say("idle folding, then the spare area");
-    if let Some(s) = idle(ctx, spec.clone(), notes)? {
+    ctx.say("idle folding and spare area (in parallel)");
+    let mut idle_notes = Vec::new();
+    let (idle_spec, spare_spec) = std::thread::scope(|s| {
+        let a = s.spawn(|| idle(ctx, spec.clone(), &mut idle_notes));
+        let b = s.spawn(|| spare(ctx, spec.clone()));
+        (a.join().expect("idle stage ran"), b.join().expect("spare stage ran"))
+    });
+    notes.extend(idle_notes);
+    if let Some(s) = idle_spec? {
         Param::CacheStatic.set(spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
         Param::CacheMax.set(spec, Param::CacheMax.get(&s).unwrap_or(0.0));
         fitted.push(Param::CacheStatic);
     }
-    match spare(ctx, spec.clone())? {
-        Some((s, note)) => {
-            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
-            match note {
-                None => fitted.push(Param::BlocksPerPlane),
-                Some(n) => notes.push(n),
-            }
+    // The random writes measure the spare beyond the user data and the
+    // reserve, and the static pool is part of the reserve (GC never gets
+    // its blocks): the spare stage ran with the fill's static pool, so a
+    // pool the idle stage changed moves the blocks per plane by as many
+    // blocks per die, the spare kept.
+    let keep_spare = |s: &DriveSpec, now: &DriveSpec| {
+        s.geometry.blocks_per_plane + static_blocks_per_die(now) - static_blocks_per_die(s)
+    };
+    match spare_spec? {
+        Some((s, None)) => {
+            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
+            fitted.push(Param::BlocksPerPlane);
+        }
+        Some((s, Some(note))) => {
+            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
+            notes.push(note);
         }
         None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
     }
@@ -570,6 +584,16 @@ fn idle(ctx: &Ctx, mut spec: DriveSpec, notes: &mut Vec<String>) -> Result<Optio
         spec = next;
     }
     Ok(Some(spec))
+}
+
+/// Blocks per die of `spec`'s static pSLC pool, as the validation counts
+/// them (whole pSLC blocks, the same number on every die).
+fn static_blocks_per_die(spec: &DriveSpec) -> u32 {
+    let Some(c) = &spec.slc_cache else { return 0 };
+    let g = &spec.geometry;
+    let slc_block_bytes = (g.pages_per_block * g.gang * g.planes_per_die * g.page_bytes / g.bits_per_cell) as f64;
+    let blocks = (c.static_bytes as f64 / slc_block_bytes).ceil() as u64;
+    blocks.div_ceil((dies(spec) / g.gang).max(1) as u64) as u32
 }
 
 /// The spare stage: blocks per plane from the random writes' late rate
