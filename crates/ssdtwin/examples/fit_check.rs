@@ -21,9 +21,10 @@
 //!
 //! `cargo run --release -p ssdtwin --example fit_check -- [--drives 10] [--gb 16] [--seed 1] [--family MLC]`
 //! (`--family`: only the drives of that family, e.g. `"TLC HMB"`;
-//! `--keep DIR`: write each drive's truth and fitted drive files and its
-//! scores, `DIR/drive-N-{truth,fitted}.toml` and `DIR/drive-N-scores.csv`,
-//! to look at a miss with `ssdtwin suite --only`).
+//! `--keep DIR`: write each drive's truth and fitted drive files, the
+//! fit's report and its scores, `DIR/drive-N-{truth,fitted}.toml`,
+//! `DIR/drive-N-fit.txt` and `DIR/drive-N-scores.csv`, to look at a miss
+//! with `ssdtwin suite --only`).
 
 use std::path::Path;
 
@@ -213,6 +214,8 @@ fn main() {
         if let Some(k) = &keep {
             std::fs::write(k.join(format!("drive-{i}-truth.toml")), truth.to_toml()).expect("written");
             std::fs::write(k.join(format!("drive-{i}-fitted.toml")), fitted.spec.to_toml()).expect("written");
+            std::fs::write(k.join(format!("drive-{i}-fit.txt")), ssdtwin::study::fit::report::text(&fitted))
+                .expect("written");
             let mut csv = String::from("score,truth,fitted,abs_error\n");
             for (k, v) in &a {
                 if let Some((_, w)) = b.iter().find(|(k2, _)| k2 == k) {

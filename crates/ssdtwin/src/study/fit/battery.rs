@@ -8,7 +8,9 @@
 //! random reads give tR plus the controller's and the transfer's
 //! overheads; their growth with queue depth gives the dies that work in
 //! parallel and the command overhead that caps them; sequential reads the
-//! channel rate; a sequential fill with a bandwidth log the SLC cache's
+//! channel rate; QD1 random writes into the write buffer the command
+//! overhead alone (a buffered write costs the overhead and its transfer,
+//! no flash time, where a read's latency is mostly tR); a sequential fill with a bandwidth log the SLC cache's
 //! size (where the rate drops) and the post-cache program rate; two idle
 //! pauses each followed by a write the cache that idle folding wins back;
 //! random writes long enough for garbage collection to start the spare
@@ -26,7 +28,9 @@ pub enum Unit {
     Fill,
     /// Full drive (sequentially written): the writes after idle pauses.
     Idle,
-    /// Full drive: the reads of the first half (low queue depths).
+    /// Full drive: the reads of the first half (low queue depths), then
+    /// the QD1 writes into the write buffer (after the pause the first
+    /// read waits, in which the drive folds its cache empty).
     ReadLow,
     /// Full drive: the reads of the second half (high queue depths).
     ReadHigh,
@@ -184,6 +188,20 @@ pub const JOBS: &[BatteryJob] = &[
         options: &["rw=read", "bs=128k", "iodepth=1", "runtime={T:15}"],
     },
     BatteryJob {
+        name: "randwrite-qd1",
+        measures: "20,000 4 KiB random writes at QD1 over the last 1% of the drive (80 MB, within \
+                   any write buffer's and SLC cache's reach at this rate; the last 1%, away from the \
+                   reads of the first 1% and the sequential reads from the start): a write the \
+                   controller's buffer takes costs the command's overhead and its transfer, no flash \
+                   time, so its latency gives the command overhead, which the reads' latency (mostly \
+                   tR) cannot tell from tR",
+        takes: "0.2 s (the 660p 1 TB twin: 10.2 µs per write; a drive whose firmware takes 50 µs \
+                per write, 1 s)",
+        unit: Some(Unit::ReadLow),
+        bs: 4096,
+        options: &["rw=randwrite", "bs=4k", "iodepth=1", "offset=99%", "size=1%", "number_ios=20000"],
+    },
+    BatteryJob {
         name: "randread-qd16",
         measures: "4 KiB random reads at QD16: queue-depth scaling (collisions on dies)",
         takes: "15 s",
@@ -246,6 +264,16 @@ pub const JOBS: &[BatteryJob] = &[
         options: &["rw=randrw", "rwmixread=70", "bs=4k", "iodepth=16", "size=10%", "runtime={T:30}"],
     },
 ];
+
+/// The names of `unit`'s battery jobs that only read (the read stage
+/// replays these; the QD1 writes at the end of [`Unit::ReadLow`] are the
+/// command-overhead stage's).
+pub fn read_jobs(unit: Unit) -> Vec<&'static str> {
+    JOBS.iter()
+        .filter(|j| j.unit == Some(unit) && j.options.iter().any(|o| o.starts_with("rw=") && o.contains("read")))
+        .map(|j| j.name)
+        .collect()
+}
 
 /// The battery job of this name.
 pub fn job(name: &str) -> Option<&'static BatteryJob> {

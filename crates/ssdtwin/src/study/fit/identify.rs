@@ -82,7 +82,8 @@ pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String
 /// fill wrote before its knee (an empty drive has its whole cache), the
 /// static part what the write after the long idle wrote before its knee
 /// (a full drive keeps only the static part, and the long idle lets
-/// folding empty it).
+/// folding empty it) — when the base has a static pool: see
+/// [`has_static_pool`].
 pub fn cache(spec: &mut DriveSpec, ms: &[Measurement], notes: &mut Vec<String>) {
     let knee = |job: &str| {
         measured(ms, job, Quantity::PostCacheMbps).and_then(|_| measured(ms, job, Quantity::CacheGb)).map(|g| g * 1e9)
@@ -106,10 +107,20 @@ pub fn cache(spec: &mut DriveSpec, ms: &[Measurement], notes: &mut Vec<String>) 
                 .into(),
         );
     }
-    if let Some(k) = knee("idle-long-write") {
+    if let Some(k) = knee("idle-long-write").filter(|_| has_static_pool(spec)) {
         let max = Param::CacheMax.get(spec).unwrap_or(k);
         Param::CacheStatic.set(spec, k.min(max));
     }
+}
+
+/// Whether the drive reserves a static pSLC pool (`static_bytes` > 0), a
+/// choice of the firmware kept from the base like the write policy. A
+/// cache without one is dynamic only: what a full drive keeps after a long
+/// idle is then the dynamic cache on the free blocks above GC's target
+/// (`model/ftl/slc.rs`), which is the spare area, not a pool: reading it
+/// as a static pool would take those blocks from GC.
+pub fn has_static_pool(spec: &DriveSpec) -> bool {
+    spec.slc_cache.as_ref().is_some_and(|c| c.static_bytes > 0)
 }
 
 /// Keep the identified drive valid. A cache read off a knee may need more

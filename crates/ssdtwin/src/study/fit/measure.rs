@@ -205,7 +205,7 @@ pub fn knee(log: &[(f64, f64)]) -> Option<Knee> {
 
 /// The numbers the fit compares, from one job: reads per second (and the
 /// mean latency at QD1) of random reads, MB/s of sequential reads and
-/// writes, writes per second of random writes; from a bandwidth log, the
+/// writes, writes per second (and the mean latency at QD1) of random writes; from a bandwidth log, the
 /// knee of a sequential write ([`knee`]) or the last quarter's rate of a
 /// random one.
 pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
@@ -224,6 +224,9 @@ pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
     if w.ios > 0 {
         if job.random() {
             out.push((Quantity::WriteIops, w.iops));
+            if job.depth() == 1 {
+                out.push((Quantity::WriteLatUs, w.clat_mean_ns / 1e3));
+            }
         } else {
             out.push((Quantity::WriteMbps, w.bw_bytes / 1e6));
         }

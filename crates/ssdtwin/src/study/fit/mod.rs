@@ -6,7 +6,9 @@
 //!  base preset ──► identify: capacity, SLC cache sizes (the logs' knees)
 //!              ──► optimise: reads (Nelder–Mead: tR, command overhead, channel rate),
 //!                  dies (QD scaling), SLC and native program times, cache sizes,
-//!                  spare area (root finding on the measurement each one moves)
+//!                  spare area, then the command overhead from the QD1 writes and
+//!                  tR and channel rate again (root finding on the measurement
+//!                  each one moves)
 //!                  every candidate judged by replaying the measured jobs on it
 //!              ──► report: each measurement, the twin's value, the error;
 //!                  each parameter with its uncertainty and what constrains it

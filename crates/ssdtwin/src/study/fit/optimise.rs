@@ -13,11 +13,19 @@
 //!    fixed-point steps on the knee's position, the native program time
 //!    from the rate after the knee (Brent's root finding, argmin).
 //! 3. Idle and spare, in parallel: the static cache by fixed-point steps
-//!    on what the write after the long idle wrote before its knee; the
-//!    blocks per plane (raw capacity, so the spare area) by root finding
-//!    on the random writes' late rate, which write amplification sets.
-//!    The static pool is reserved blocks, not spare: when the idle stage
+//!    on what the write after the long idle wrote before its knee (on a
+//!    base with a static pool: [`identify::has_static_pool`]); the blocks
+//!    per plane (raw capacity, so the spare area) by root finding on the
+//!    random writes' late rate, which write amplification sets. The
+//!    static pool is reserved blocks, not spare: when the idle stage
 //!    changes it, the blocks per plane move by as many blocks per die.
+//! 4. Command overhead (the QD1 writes at the end of unit `ReadLow`,
+//!    after its pause), once the cache and the
+//!    reserve are fitted (before, a candidate's QD1 writes could meet
+//!    folding or GC): root finding on the QD1 writes' mean latency, which
+//!    the write buffer makes the overhead plus the transfer; then the read
+//!    stage's simplex again over tR and the channel rate with the overhead
+//!    held (the reads alone trade the overhead against tR).
 //!
 //! Each evaluation replays its plans on both cores ([`super::replay::run_all`]);
 //! the stages that search one parameter run side by side instead.
@@ -30,7 +38,7 @@ use std::time::Instant;
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::brent::BrentRoot;
 
-use super::battery::Unit;
+use super::battery::{self, Unit};
 use super::identify::{self, measured};
 use super::measure::{JobRecord, Quantity};
 use super::params::{dies, set_dies, shrink, Param};
@@ -110,11 +118,13 @@ fn battery_stages(
         fitted.extend(fill(ctx, spec, notes)?);
     }
     ctx.say("idle folding and spare area (in parallel)");
+    let mut idle_notes = Vec::new();
     let (idle_spec, spare_spec) = std::thread::scope(|s| {
-        let a = s.spawn(|| idle(ctx, spec.clone()));
+        let a = s.spawn(|| idle(ctx, spec.clone(), &mut idle_notes));
         let b = s.spawn(|| spare(ctx, spec.clone()));
         (a.join().expect("idle stage ran"), b.join().expect("spare stage ran"))
     });
+    notes.extend(idle_notes);
     if let Some(s) = idle_spec? {
         Param::CacheStatic.set(spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
         Param::CacheMax.set(spec, Param::CacheMax.get(&s).unwrap_or(0.0));
@@ -142,19 +152,43 @@ fn battery_stages(
     if let Some(n) = dies_note {
         notes.push(n);
     }
+    // The QD1 writes replayed after the first read job, whose pause lets
+    // the drive fold its cache empty as it had on the real drive.
+    let overhead_jobs = ["randread-qd1", OVERHEAD_JOB];
+    if let Some(plan) =
+        ctx.plan(Unit::ReadLow, Some(&overhead_jobs), None).filter(|p| p.jobs.iter().any(|j| j.name == OVERHEAD_JOB))
+    {
+        ctx.say("command overhead from the QD1 writes, then tR and channel rate again");
+        let (note, fitted_here) = overhead(ctx, spec, plan, opts.read_iterations)?;
+        notes.extend(note);
+        if fitted_here && !fitted.contains(&Param::CmdOverhead) {
+            fitted.push(Param::CmdOverhead);
+        }
+    }
     ctx.say("final replay and sensitivities");
     report::assess(ctx, base, spec, &fitted)
 }
 
 const READ_UNITS: [Unit; 2] = [Unit::ReadLow, Unit::ReadHigh];
+/// The battery's QD1 writes into the write buffer (at the end of
+/// [`Unit::ReadLow`]).
+const OVERHEAD_JOB: &str = "randwrite-qd1";
 const READ_PARAMS: [Param; 3] = [Param::NativeTr, Param::CmdOverhead, Param::ChannelMts];
 
-/// The read stage's cost at `spec`.
+/// The read stage's cost at `spec`: its units' read jobs replayed, their
+/// measurements compared (the QD1 writes, the overhead stage's, neither:
+/// a candidate's cache and reserve are fitted only later, and its writes
+/// could meet folding or GC and decide the die count for the wrong reason).
 fn read_cost(ctx: &Ctx, spec: &DriveSpec) -> f64 {
-    let tasks: Vec<(DriveSpec, Plan)> =
-        READ_UNITS.iter().filter_map(|&u| ctx.plan(u, None, None)).map(|p| (spec.clone(), p)).collect();
+    let tasks: Vec<(DriveSpec, Plan)> = READ_UNITS
+        .iter()
+        .filter_map(|&u| ctx.plan(u, Some(&battery::read_jobs(u)), None))
+        .map(|p| (spec.clone(), p))
+        .collect();
     match flatten(ctx.run(&tasks)) {
-        Ok(obs) => ctx.cost(&obs, &READ_UNITS),
+        Ok(obs) => {
+            ctx.cost(&obs, |m| READ_UNITS.contains(&m.unit) && battery::read_jobs(m.unit).contains(&m.job.as_str()))
+        }
         Err(_) => 1e3,
     }
 }
@@ -188,11 +222,17 @@ impl CostFunction for ReadProblem<'_, '_> {
     }
 }
 
-/// Nelder–Mead over the read-path parameters from `spec`, at most `iters`
+/// Nelder–Mead over the read-path parameters `params` from `spec`, at most `iters`
 /// iterations, the first simplex `step` wide in each ln: the best drive
 /// and its cost.
-fn nelder_mead(ctx: &Ctx, spec: &DriveSpec, iters: u64, step: f64) -> Result<(DriveSpec, f64), FitError> {
-    let start: Vec<(Param, f64)> = READ_PARAMS.iter().map(|&p| (p, p.get(spec).unwrap_or(1.0))).collect();
+fn nelder_mead(
+    ctx: &Ctx,
+    spec: &DriveSpec,
+    params: &[Param],
+    iters: u64,
+    step: f64,
+) -> Result<(DriveSpec, f64), FitError> {
+    let start: Vec<(Param, f64)> = params.iter().map(|&p| (p, p.get(spec).unwrap_or(1.0))).collect();
     let n = start.len();
     let problem = ReadProblem { ctx, spec: spec.clone(), start };
     let (problem, best, cost) = simplex_ln(problem, n, step, iters)?;
@@ -209,22 +249,13 @@ fn nelder_mead(ctx: &Ctx, spec: &DriveSpec, iters: u64, step: f64) -> Result<(Dr
 /// scaling decides: fewer dies saturate at a lower depth. Returns a note
 /// with each count's cost.
 fn reads(ctx: &Ctx, full: &mut DriveSpec, iters: u64) -> Result<String, FitError> {
-    // Candidates are judged on the drive scaled to a sixteenth of its
-    // capacity (at least 16 GB): `shrink` keeps what a read sees (dies,
-    // timings, the share of the map the cache holds, the spans as shares
-    // of the drive), and a full drive of a sixteenth is prepared sixteen
-    // times faster. The final replay is at full size.
-    let cap = full.ftl.user_capacity_bytes as f64;
-    let mut small = full.clone();
-    if cap > 32e9 {
-        shrink(&mut small, (cap / 16.0).max(16e9));
-    }
+    let mut small = scaled_for_search(full);
     let spec = &mut small;
     let d0 = dies(spec);
     let first = iters * 3 / 5;
-    let (s, _, costs) = best_die_count(spec, |s| nelder_mead(ctx, s, first, 0.5))?;
+    let (s, _, costs) = best_die_count(spec, |s| nelder_mead(ctx, s, &READ_PARAMS, first, 0.5))?;
     // Continued from the winner with a finer simplex.
-    let (s, _) = nelder_mead(ctx, &s, iters - first, 0.1)?;
+    let (s, _) = nelder_mead(ctx, &s, &READ_PARAMS, iters - first, 0.1)?;
     if dies(&s) != dies(full) {
         set_dies(full, dies(&s));
         make_valid(full);
@@ -238,6 +269,81 @@ fn reads(ctx: &Ctx, full: &mut DriveSpec, iters: u64) -> Result<String, FitError
         "dies: {} from the queue-depth scaling (read cost after fitting each die count: {costs}; the base has {d0})",
         dies(&s)
     ))
+}
+
+/// `full` as the read and overhead stages replay it: scaled to a
+/// sixteenth of its capacity (at least 16 GB). `shrink` keeps what a read
+/// or a buffered write sees (dies, timings, the share of the map the cache
+/// holds, the cache's share, the spans as shares of the drive), and a full
+/// drive of a sixteenth is prepared sixteen times faster. The final replay
+/// is at full size.
+fn scaled_for_search(full: &DriveSpec) -> DriveSpec {
+    let cap = full.ftl.user_capacity_bytes as f64;
+    let mut small = full.clone();
+    if cap > 32e9 {
+        shrink(&mut small, (cap / 16.0).max(16e9));
+    }
+    small
+}
+
+/// The command-overhead stage: the overhead by root finding on the QD1
+/// writes' mean latency (a buffered write costs the overhead and the
+/// transfer: the latency grows with the overhead one for one), then, when
+/// it moved and reads were measured, the read simplex over tR and the
+/// channel rate with it held, for `iters` × 2/5 iterations (the reads'
+/// continued fit's share). Returns the note when the latency was not
+/// matched, and whether the overhead was fitted here.
+fn overhead(ctx: &Ctx, full: &mut DriveSpec, plan: Plan, iters: u64) -> Result<(Option<String>, bool), FitError> {
+    let Some(target) = measured(&ctx.measured, OVERHEAD_JOB, Quantity::WriteLatUs) else {
+        return Ok((None, false));
+    };
+    let mut small = scaled_for_search(full);
+    let before = Param::CmdOverhead.get(&small);
+    // The first step: the latency grows with the overhead one for one
+    // (the transfer and the rest stay), so the overhead that matches is
+    // the measured latency less the rest at the current overhead; the
+    // root is searched within a factor e^0.7 of that.
+    let o0 = match before {
+        Some(v) if v >= 1.0 => v,
+        _ => {
+            Param::CmdOverhead.set(&mut small, 1000.0);
+            1000.0
+        }
+    };
+    let now = flatten(ctx.run(&[(small.clone(), plan.clone())]))?;
+    let lat0 = now.iter().find(|o| o.job == OVERHEAD_JOB && o.quantity == Quantity::WriteLatUs).map(|o| o.value);
+    // Between 10 ns and the whole measured latency.
+    let guess = lat0.map_or(o0, |l| (o0 + (target - l) * 1e3).clamp(10.0, target * 1e3));
+    let centre = (guess / o0).ln();
+    let bracket = Some((centre - 0.7, centre + 0.7));
+    let note = match_one(
+        ctx,
+        &mut small,
+        Param::CmdOverhead,
+        plan,
+        OVERHEAD_JOB,
+        Quantity::WriteLatUs,
+        target,
+        1.0,
+        0.0,
+        bracket,
+    )?;
+    let after = Param::CmdOverhead.get(&small);
+    let moved = after != before;
+    if !moved {
+        return Ok((note, false));
+    }
+    Param::CmdOverhead.set(full, after.unwrap_or(0.0));
+    if READ_UNITS.iter().any(|&u| ctx.plan(u, None, None).is_some()) {
+        let held = [Param::NativeTr, Param::ChannelMts];
+        let (s, _) = nelder_mead(ctx, &small, &held, (iters - iters * 3 / 5).max(1), 0.1)?;
+        for p in held {
+            if let Some(v) = p.get(&s) {
+                p.set(full, v);
+            }
+        }
+    }
+    Ok((note, true))
 }
 
 /// A monotone function of one parameter whose root argmin's Brent finds:
@@ -442,14 +548,24 @@ fn fill(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<Vec<
 }
 
 /// The idle stage: the static cache from the write after the long idle;
-/// `None` when not measured or the drive has no cache.
-fn idle(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<DriveSpec>, FitError> {
+/// `None` when not measured, the drive has no cache, or its cache has no
+/// static pool (a note then says the knee is left to the spare).
+fn idle(ctx: &Ctx, mut spec: DriveSpec, notes: &mut Vec<String>) -> Result<Option<DriveSpec>, FitError> {
     let (Some(target), Some(plan)) =
         (measured(&ctx.measured, "idle-long-write", Quantity::CacheGb), ctx.plan(Unit::Idle, None, None))
     else {
         return Ok(None);
     };
     if spec.slc_cache.is_none() {
+        return Ok(None);
+    }
+    if !identify::has_static_pool(&spec) {
+        notes.push(format!(
+            "static cache: the base's cache is dynamic only (no static pool), so the {target:.2} GB the write \
+             after the long idle wrote before its knee is the dynamic cache a full drive keeps on its free \
+             blocks, set by the spare area: a check of the spare stage, not fitted (a base with a static pool \
+             would read it as one)"
+        ));
         return Ok(None);
     }
     for _ in 0..4 {

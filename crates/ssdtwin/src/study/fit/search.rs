@@ -60,12 +60,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Sum of squared log errors over the measurements of `units` (a
+    /// Sum of squared log errors over the measurements `keep` selects (a
     /// measurement the twin gave no value for counts [`MISSING`]).
-    pub(super) fn cost(&self, obs: &[Observation], units: &[Unit]) -> f64 {
+    pub(super) fn cost(&self, obs: &[Observation], keep: impl Fn(&Measurement) -> bool) -> f64 {
         self.measured
             .iter()
-            .filter(|m| units.contains(&m.unit))
+            .filter(|m| keep(m))
             .map(|m| log_error(obs, &m.job, m.quantity, m.value).unwrap_or(MISSING).powi(2))
             .sum()
     }
