@@ -28,7 +28,6 @@ pub(super) const REFUSED: &[OptionDef] = &[
     refused("merge_blktrace_scalars", &[], Kind::Float, "", "Percentage to scale each trace", "merging blktrace files is not modelled; replay each with trace=FILE"),
     refused("merge_blktrace_iters", &[], Kind::Float, "", "Number of iterations to run per trace", "merging blktrace files is not modelled; replay each with trace=FILE"),
     refused("recover_zbd_write_error", &[], Kind::Bool, "", "Continue writes for sequential write required zones after recovering write errors with care for partial write pointer move", "not modelled with zonemode=zbd (fio's default behaviour is)"),
-    refused("write_zone_remainder", &[], Kind::Bool, "", "When block size is unaligned, zones have small remainder write areas at ends. Fill them by write instead of zone finish operations for better performance.", "not modelled with zonemode=zbd (fio's default behaviour is)"),
     refused("thinkcycles", &[], Kind::Int, "0", "Spin for a constant amount of cycles between requests", "the twin's host has no CPU clock to spin cycles on (use thinktime)"),
     refused("thinktime_blocks_type", &[], Kind::Text, "complete", "How thinktime_blocks takes effect", "only fio's default (thinktime after thinktime_blocks completions) is modelled"),
     refused("thinktime_iotime", &[], Kind::Int, "0", "IO time interval between 'thinktime'", "think time after an I/O time interval is not modelled"),
