@@ -268,3 +268,23 @@ fn a_job_reports_its_zones_by_state_and_what_each_zone_took() {
     assert!(r[0].result.placement.is_none());
     assert!(r[0].result.series.seconds.iter().all(|s| s.zones.is_none()));
 }
+
+#[test]
+fn closed_zones_count_against_the_write_zone_limit() {
+    // fio 3.42's zbd_setup_files: on a drive with an active limit, closed
+    // zones in the range join the write zones like open ones; more than
+    // max_open_zones of them is fio's error.
+    let mut dev = zoned();
+    let r =
+        run_on(&mut dev, "[a]\nzonemode=zbd\nrw=write\nbs=4k\nsize=16m\nio_size=4k\nnumjobs=2\noffset_increment=8m\n");
+    assert!(r.iter().all(|j| j.error == 0), "{:?}", r.iter().map(|j| &j.error_reason).collect::<Vec<_>>());
+    for zslba in [0, ZONE] {
+        dev.zone_send(ssdtwin::model::ftl::zones::ZoneAction::Close, Some(zslba));
+    }
+    assert_eq!(&states(&dev)[..3], &[ZoneState::Closed, ZoneState::Closed, ZoneState::Empty]);
+    let r = run_on(&mut dev, "[w]\nzonemode=zbd\nrw=randwrite\nbs=4k\nmax_open_zones=1\nio_size=1m\n");
+    assert_eq!(r[0].error, 22);
+    assert!(r[0].error_reason.as_deref().unwrap().contains("Number of open zones exceeds max_open_zones limit"));
+    let r = run_on(&mut dev, "[w]\nzonemode=zbd\nrw=randwrite\nbs=4k\nmax_open_zones=2\nio_size=1m\n");
+    assert_eq!(r[0].error, 0, "{:?}", r[0].error_reason);
+}

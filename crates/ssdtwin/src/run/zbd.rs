@@ -50,8 +50,7 @@
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
 //! drive's own open and active limits hold across jobs all the same);
-//! closed zones joining the write zones at the start on a drive with an
-//! active limit; verify; trims; `recover_zbd_write_error` (fio's recovery
+//! verify; trims; `recover_zbd_write_error` (fio's recovery
 //! after failed writes needs `continue_on_error`, which the twin does not
 //! model: a zone error ends the job).
 
@@ -197,11 +196,15 @@ impl ZbdJob {
             finishes: 0,
         };
         job.reset_write_cnt();
-        // Zones already open count against the limit (zbd_setup_files).
+        // Zones already open, and closed ones on a drive with an active
+        // limit (every zoned drive of the twin has one), join the write
+        // zones and count against the limit (zbd_setup_files).
         if writes {
             for z in min_zone.max(m.conventional)..max_zone {
-                if matches!(zones.state(z), ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
-                    && !job.write_zone_get(z, zones)
+                if matches!(
+                    zones.state(z),
+                    ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed
+                ) && !job.write_zone_get(z, zones)
                 {
                     return Err((EINVAL, "Number of open zones exceeds max_open_zones limit".into()));
                 }
