@@ -44,4 +44,5 @@ mod trim_ranges;
 mod waf;
 mod wear;
 mod zbd;
+mod zbd_remainder;
 mod zns;

@@ -12,7 +12,6 @@
 //! drive, the clock, the reporting groups).
 
 use crate::model::drive::{Command, Drive, IoError, IoKind};
-use crate::model::ftl::zones::ZoneAction;
 use crate::run::control::{LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
 use crate::run::driver::{Timer, TimerKind};
@@ -20,7 +19,7 @@ use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::workload::{IoGenerator, IoSpec};
-use crate::run::zbd::{Next, ZbdJob};
+use crate::run::zbd::ZbdJob;
 
 mod events;
 mod flow;
@@ -29,6 +28,7 @@ mod ranges;
 mod rate;
 mod sync;
 mod verify;
+mod zoned;
 
 pub(crate) use flow::{FlowGroup, FlowState};
 pub use prio::PrioLat;
@@ -128,11 +128,15 @@ pub(crate) struct Source {
     pub(crate) logs: Option<JobLogs>,
     /// `zonemode=zbd` on a zoned drive (set up when the job starts).
     pub(crate) zbd: Option<Box<ZbdJob>>,
-    /// A command placed by the zbd logic, waiting for its zone reset.
+    /// A command placed by the zbd logic, waiting for its zone
+    /// management commands.
     zbd_ready: Option<Command>,
-    /// The job waits for its zone reset until then (fio's synchronous
-    /// reset).
+    /// The job waits for its zone management commands until then (fio's
+    /// synchronous resets and finishes).
     zbd_blocked_until: u64,
+    /// The job waits for its commands in flight to complete before it
+    /// sends zone management commands (fio's `io_u_quiesce`).
+    zbd_quiesce: bool,
     /// fio's `fdp=1`: the placement identifiers its writes carry.
     placement: Option<Box<crate::run::plids::Placements>>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `sync` ([`sync`]).
@@ -216,6 +220,7 @@ impl Source {
             zbd: None,
             zbd_ready: None,
             zbd_blocked_until: 0,
+            zbd_quiesce: false,
             placement: None,
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
             verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
@@ -393,51 +398,6 @@ impl Source {
         }
     }
 
-    /// The next command of a zbd job and whether it is a Zone Append
-    /// (`None`: nothing submitted now — the job waits for a zone reset,
-    /// with a timer set, or has nothing left and stops).
-    #[cold]
-    fn zbd_command(&mut self, dev: &mut Device, me: u32) -> Option<(Command, bool)> {
-        let now = dev.now();
-        if now < self.zbd_blocked_until {
-            self.pending += 1;
-            Timer { source: me, kind: TimerKind::Submit }.set(dev, self.zbd_blocked_until);
-            return None;
-        }
-        let z = self.zbd.as_mut().expect("a zbd job");
-        let append = z.appends();
-        if let Some(c) = self.zbd_ready.take() {
-            return Some((c, append && c.kind == IoKind::Write));
-        }
-        let raw = self.gen.next_command();
-        let left = self.byte_limit.saturating_sub(self.issued);
-        match z.next(raw, dev.drive(), left) {
-            Next::Eof => {
-                self.stop = true;
-                None
-            }
-            Next::Io { cmd, reset, skipped } => {
-                self.issued += skipped;
-                self.seg_issued += skipped;
-                if let Some(zslba) = reset {
-                    let done = dev.zone_send(ZoneAction::Reset, Some(zslba));
-                    if let Some(e) = dev.drive().last_error() {
-                        self.fail(EIO, format!("zone reset at offset {zslba}: {}", e.name()));
-                        return None;
-                    }
-                    if done > now {
-                        self.zbd_blocked_until = done;
-                        self.zbd_ready = Some(cmd);
-                        self.pending += 1;
-                        Timer { source: me, kind: TimerKind::Submit }.set(dev, done);
-                        return None;
-                    }
-                }
-                Some((cmd, append && cmd.kind == IoKind::Write))
-            }
-        }
-    }
-
     /// Issue the next command of slot `tag` now, or when the think time or
     /// the rate allows (a timer).
     #[inline]
@@ -464,6 +424,7 @@ impl Source {
             && self.can_issue(now)
             && !self.flow_held()
             && self.rate_wait == rate::RateWait::No
+            && !self.zbd_quiesce
         {
             self.issue_or_wait(dev, me, false);
         }

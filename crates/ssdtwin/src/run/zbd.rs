@@ -1,6 +1,6 @@
 //! fio's `zonemode=zbd` on a zoned drive: where each command of a job
-//! goes, as fio's zbd.c (fio 3.42, commit f5344384) decides it in
-//! `zbd_adjust_block`, `zbd_convert_to_write_zone` and
+//! goes, as fio's zbd.c (fio 3.42; unchanged at commit f5344384) decides
+//! it in `zbd_adjust_block`, `zbd_convert_to_write_zone` and
 //! `setup_zbd_zone_mode`.
 //!
 //! - **Range**: a job that writes works on whole zones: its offset is
@@ -8,8 +8,12 @@
 //!   only), and less than a zone is an error (`zbd_zone_align_file_sizes`).
 //! - **Writes** go to a zone's write pointer. The zone is the one the
 //!   job's offset generator picks (sequential jobs keep their own position
-//!   and jump from a zone's capacity to its end, counting the skipped
-//!   bytes as done, as fio's `io_skip_bytes` does); fio keeps a set of
+//!   and jump from a zone's capacity to its end; the bytes skipped do not
+//!   count toward the job's size: fio's `io_skip_bytes` is never read).
+//!   At the end of its range a sequential job's pass ends: fio starts
+//!   another (`keep_running`) while `loops` are left, with `time_based`,
+//!   or when `io_size` was given and at least a block of it is left; else
+//!   the job ends. fio keeps a set of
 //!   *write zones* no larger than `max_open_zones` (by default the drive's
 //!   open limit; larger is an error unless `ignore_zone_limits`) and
 //!   `job_max_open_zones`: a zone outside the set when it is full is
@@ -20,46 +24,59 @@
 //!   `zone_reset_frequency` one every 1/frequency writes once the range
 //!   holds more than the threshold's share of data. The length is cut to
 //!   what the zone has left, in whole minimum block sizes.
+//! - **Remainders**: when the block size does not divide the zone
+//!   capacity, a zone ends with less than a block left. fio (since 3.34)
+//!   *finishes* such a zone (Zone Management Send, Finish) and moves on to
+//!   the next zone; a sequential job in the last zone of its range ends
+//!   there; a random job whose write zones all have such remainders
+//!   finishes one of them, which is then reset and written. fio's write
+//!   pointer of a zone it finished is the zone's end, so a later reset
+//!   takes the zone's size off the valid-data count and a mixed job reads
+//!   up to the zone's end. With `write_zone_remainder` the remainders are
+//!   written instead, with one write shorter than the minimum block.
+//!   (fio 3.33, Debian 12's, resets such a zone and rewrites it.)
 //! - **Reads** go to written data: a zone with less than a block written
 //!   is replaced by the nearest one with data (none: the job ends, as fio's
 //!   does at end of file), random offsets are folded into the written
 //!   part, and a read is cut at the write pointer (`read_beyond_wp` turns
 //!   all of this off). A mixed job's first command is a write when nothing
 //!   was written (`zbd_adjust_ddir`).
-//! - **Resets** are Zone Management Send commands the job issues itself and
-//!   waits for (fio's synchronous `blkzoned_reset_wp`); fio first waits
-//!   for the job's writes in flight to complete (`io_u_quiesce`), which the
-//!   twin does not: the reset is queued behind them on the dies instead.
+//! - **Zone management**: resets and finishes are commands the job issues
+//!   itself and waits for (fio's synchronous `blkzoned_reset_wp` and
+//!   `blkzoned_finish_zone`), after its commands in flight have completed
+//!   (`io_u_quiesce`): [`ZbdJob::manage`] sends them, the job's source
+//!   waits.
 //!
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
 //! drive's own open and active limits hold across jobs all the same);
-//! `write_zone_remainder` and finishing zones whose remainder is below a
-//! block (the twin's zone capacities are whole program units, so a
-//! block size that divides the unit never leaves one); verify; trims.
+//! verify; trims; `recover_zbd_write_error` (fio's recovery
+//! after failed writes needs `continue_on_error`, which the twin does not
+//! model: a zone error ends the job).
 
 use crate::model::drive::{Command, Drive, IoKind};
-use crate::model::ftl::zones::{ZoneState, Zones};
+use crate::model::ftl::zones::{ZoneAction, ZoneState, Zones};
+use crate::run::device::Device;
 use crate::run::workload::{IoSpec, RwPattern, Zbd};
 
 /// fio's error number for a job it cannot set up (EINVAL).
 pub const EINVAL: i32 = 22;
 
+const W: usize = IoKind::Write as usize;
+
 /// Where the next command goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    /// Submit `cmd` (after resetting the zone at byte `reset`, if any);
-    /// `skipped` bytes of the range were passed over (sequential writes
-    /// jumping from a zone's capacity to its end).
+    /// Submit `cmd`, after the zone management commands the job has to
+    /// send first when `manage` ([`ZbdJob::manage`]).
     Io {
         /// The command.
         cmd: Command,
-        /// A zone to reset first (its first byte).
-        reset: Option<u64>,
-        /// Bytes passed over.
-        skipped: u64,
+        /// Zone management commands come first.
+        manage: bool,
     },
-    /// Nothing left to read or write: the job ends.
+    /// Nothing left to read or write: the job ends (after the zone
+    /// management commands it has to send, if any).
     Eof,
 }
 
@@ -75,6 +92,16 @@ pub struct ZbdJob {
     start: u64,
     end: u64,
     min_bs: [u64; 3],
+    /// The largest block of any direction (fio's `td_max_bs`).
+    max_bs: u64,
+    /// Passes left after this one (`loops` - 1).
+    loops_left: u32,
+    /// `io_size` was given: passes go on while a block of it is left.
+    io_size: bool,
+    time_based: bool,
+    /// The last write zone search ended the range (a sequential job
+    /// finished its last zone).
+    range_over: bool,
     random: bool,
     mixed: bool,
     max_write_zones: u32,
@@ -84,8 +111,16 @@ pub struct ZbdJob {
     valid: u64,
     pos: [u64; 3],
     wrote: bool,
+    /// Zone management commands to send before the next command, in
+    /// order: finishes, then a reset (zone action, zone start in bytes).
+    ops: Vec<(ZoneAction, u64)>,
+    /// Zones of the range this job finished (fio's write pointer of
+    /// such a zone is the zone's end), by zone index minus `min_zone`.
+    finished: Vec<bool>,
     /// Zone resets the job issued (fio's `nr_zone_resets`).
     pub resets: u64,
+    /// Zones the job finished.
+    pub finishes: u64,
 }
 
 /// The zone state of a zoned drive (`None`: a conventional one).
@@ -127,6 +162,11 @@ impl ZbdJob {
         let min_bs = std::array::from_fn(|k| {
             spec.sizes.as_ref().and_then(|s| s[k].choices.iter().map(|c| c.0).min()).unwrap_or(spec.bs) as u64
         });
+        let max_bs = spec
+            .sizes
+            .as_ref()
+            .and_then(|s| s.iter().flat_map(|d| d.choices.iter().map(|c| c.0)).max())
+            .unwrap_or(spec.bs) as u64;
         let mut job = ZbdJob {
             opts: opts.clone(),
             zone,
@@ -137,6 +177,11 @@ impl ZbdJob {
             start,
             end,
             min_bs,
+            max_bs,
+            loops_left: spec.loops.saturating_sub(1),
+            io_size: spec.io_size.is_some(),
+            time_based: spec.time_based,
+            range_over: false,
             random: spec.rw.is_random(),
             mixed: matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw),
             max_write_zones,
@@ -145,14 +190,21 @@ impl ZbdJob {
             valid,
             pos: [start; 3],
             wrote: false,
+            ops: Vec::with_capacity(4),
+            finished: vec![false; (max_zone - min_zone) as usize],
             resets: 0,
+            finishes: 0,
         };
         job.reset_write_cnt();
-        // Zones already open count against the limit (zbd_setup_files).
+        // Zones already open, and closed ones on a drive with an active
+        // limit (every zoned drive of the twin has one), join the write
+        // zones and count against the limit (zbd_setup_files).
         if writes {
             for z in min_zone.max(m.conventional)..max_zone {
-                if matches!(zones.state(z), ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
-                    && !job.write_zone_get(z, zones)
+                if matches!(
+                    zones.state(z),
+                    ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed
+                ) && !job.write_zone_get(z, zones)
                 {
                     return Err((EINVAL, "Number of open zones exceeds max_open_zones limit".into()));
                 }
@@ -176,13 +228,36 @@ impl ZbdJob {
         match kind {
             IoKind::Write => self.write(raw, zones, left),
             IoKind::Read => self.read(raw, zones),
-            IoKind::Trim => Next::Io { cmd: raw, reset: None, skipped: 0 },
+            IoKind::Trim => Next::Io { cmd: raw, manage: false },
         }
     }
 
     /// Whether the job's writes are Zone Appends.
     pub fn appends(&self) -> bool {
         self.opts.append
+    }
+
+    /// Whether zone management commands wait to be sent.
+    #[inline]
+    pub fn has_ops(&self) -> bool {
+        !self.ops.is_empty()
+    }
+
+    /// Send the zone management commands the last [`ZbdJob::next`] asked
+    /// for, one after the other, on `dev` now: when the last completes,
+    /// or the drive's status refusing one.
+    pub fn manage(&mut self, dev: &mut Device) -> Result<u64, String> {
+        let mut done = dev.now();
+        for &(action, zslba) in &self.ops {
+            done = done.max(dev.zone_send(action, Some(zslba)));
+            if let Some(e) = dev.drive().last_error() {
+                self.ops.clear();
+                let what = if action == ZoneAction::Reset { "reset" } else { "finish" };
+                return Err(format!("zone {what} at offset {zslba}: {}", e.name()));
+            }
+        }
+        self.ops.clear();
+        Ok(done)
     }
 
     fn zone_start(&self, z: u32) -> u64 {
@@ -193,15 +268,70 @@ impl ZbdJob {
         ((offset / self.zone) as u32).clamp(self.min_zone, self.max_zone - 1)
     }
 
+    /// Whether zone `z` is being finished by the commands waiting to be
+    /// sent.
+    fn finishing(&self, z: u32) -> bool {
+        let at = self.zone_start(z);
+        !self.ops.is_empty() && self.ops.contains(&(ZoneAction::Finish, at))
+    }
+
+    /// fio's write pointer of zone `z`, in bytes from its start: the
+    /// zone's end when this job finished it (`zbd_finish_zone`), else
+    /// what was written (the capacity of a full zone).
+    #[inline]
+    fn fio_wp(&self, z: u32, zones: &Zones) -> u64 {
+        let page = crate::model::nand::SECTOR_BYTES as u64;
+        if self.finishes == 0 {
+            return written_bytes(zones, z, page);
+        }
+        let by_job = self.finished.get((z - self.min_zone) as usize).copied().unwrap_or(false);
+        if self.finishing(z) || (by_job && zones.state(z) == ZoneState::Full) {
+            self.zone
+        } else {
+            written_bytes(zones, z, page)
+        }
+    }
+
     /// Bytes writable left in zone `z` (fio's `zbd_zone_remainder`).
     fn remainder(&self, z: u32, zones: &Zones) -> u64 {
         if z < self.conventional {
             return self.zone;
         }
+        if self.finishing(z) {
+            return 0;
+        }
         match zones.state(z) {
             ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline => 0,
             _ => self.cap - written_bytes(zones, z, crate::model::nand::SECTOR_BYTES as u64),
         }
+    }
+
+    /// Whether zone `z` has something left, but less than a block, that
+    /// fio finishes rather than writes.
+    fn small_remainder(&self, z: u32, zones: &Zones) -> bool {
+        let r = self.remainder(z, zones);
+        !self.opts.write_zone_remainder && r > 0 && r < self.min_bs[W]
+    }
+
+    /// Finish zone `z` before the command (`zbd_finish_zone`).
+    fn finish(&mut self, z: u32) {
+        self.ops.push((ZoneAction::Finish, self.zone_start(z)));
+        self.finished[(z - self.min_zone) as usize] = true;
+        self.finishes += 1;
+    }
+
+    /// A sequential job reached the end of its range with `left` bytes
+    /// left to its limit: whether fio starts another pass (backend.c's
+    /// `keep_running`; with `time_based`, `get_next_offset` wraps).
+    fn next_pass(&mut self, left: u64) -> bool {
+        if self.time_based {
+            return true;
+        }
+        if self.loops_left > 0 {
+            self.loops_left -= 1;
+            return true;
+        }
+        self.io_size && left >= self.max_bs
     }
 
     fn reset_write_cnt(&mut self) {
@@ -228,78 +358,129 @@ impl ZbdJob {
         true
     }
 
-    /// The zone a write is redirected to (`zbd_convert_to_write_zone`), or
-    /// `None` when no zone can be written.
-    fn write_zone(&mut self, zb: u32, offset: u64, zones: &Zones) -> Option<u32> {
-        let min_bs = self.min_bs[IoKind::Write as usize];
+    /// The write zone the offset's place in the range picks
+    /// (`pick_random_zone_idx`; the set is not empty).
+    fn picked(&self, offset: u64) -> u32 {
+        let range = self.end - self.start;
+        let n = self.write_zones.len();
+        let i = (offset.saturating_sub(self.start) as u128 * n as u128 / range as u128) as usize;
+        self.write_zones[i.min(n - 1)]
+    }
+
+    /// The zone a write aimed at zone `zb` goes to
+    /// (`zbd_convert_to_write_zone`), or `None` when no zone can be
+    /// written; `offset` becomes the zone's start when the write moved.
+    fn write_zone(&mut self, mut zb: u32, offset: &mut u64, zones: &Zones) -> Option<u32> {
+        let min_bs = self.min_bs[W];
+        let fill = self.opts.write_zone_remainder;
+        if self.small_remainder(zb, zones) {
+            // Less than a block left: finish the zone and go on with the
+            // next one (a sequential job in its last zone ends).
+            self.write_zones.retain(|&x| x != zb);
+            self.finish(zb);
+            if zb + 1 >= self.max_zone && !self.random {
+                self.range_over = true;
+                return None;
+            }
+            loop {
+                zb = if zb + 1 >= self.max_zone { self.min_zone } else { zb + 1 };
+                if zb >= self.conventional {
+                    break;
+                }
+            }
+        }
         if self.write_zone_get(zb, zones) {
             return Some(zb);
         }
-        let range = self.end - self.start;
+        let mut z = zb;
         if !self.write_zones.is_empty() {
             // A write zone chosen by the offset's place in the range.
-            let i =
-                ((offset.saturating_sub(self.start)) as u128 * self.write_zones.len() as u128 / range as u128) as usize;
-            let z = self.write_zones[i.min(self.write_zones.len() - 1)];
+            z = self.picked(*offset);
             if self.remainder(z, zones) >= min_bs {
+                *offset = self.zone_start(z);
                 return Some(z);
             }
         }
-        // The next zones after zb, wrapping, for one that can join.
-        let mut z = zb;
+        if self.random {
+            z = zb;
+        }
+        // The next zones, wrapping, for one that can join.
         for _ in 0..(self.max_zone - self.min_zone) {
             z = if z + 1 >= self.max_zone { self.min_zone } else { z + 1 };
             if z < self.conventional || self.write_zones.contains(&z) {
                 continue;
             }
             if self.write_zone_get(z, zones) {
+                *offset = self.zone_start(z);
                 return Some(z);
             }
         }
         // Any write zone with room left.
-        self.write_zones.iter().copied().find(|&w| self.remainder(w, zones) >= min_bs)
+        let roomy = |r: u64| if fill { r > 0 } else { r >= min_bs };
+        if let Some(w) = self.write_zones.iter().copied().find(|&w| roomy(self.remainder(w, zones))) {
+            *offset = self.zone_start(w);
+            return Some(w);
+        }
+        if self.random && !fill && !self.write_zones.is_empty() {
+            // Every write zone has less than a block left: finish one
+            // (it is then reset and written).
+            let w = self.picked(*offset);
+            self.finish(w);
+            *offset = self.zone_start(w);
+            return Some(w);
+        }
+        None
     }
 
     #[inline(never)]
     fn write(&mut self, raw: Command, zones: &Zones, left: u64) -> Next {
-        let w = IoKind::Write as usize;
-        let min_bs = self.min_bs[w];
-        let mut skipped = 0;
-        let offset = if self.random {
+        let min_bs = self.min_bs[W];
+        let fill = self.opts.write_zone_remainder;
+        let mut offset = if self.random {
             raw.offset
         } else {
-            // setup_zbd_zone_mode: jump from the capacity to the zone end,
-            // wrap at the end of the range.
-            let mut p = self.pos[w];
-            if p >= self.end {
-                p = self.start;
-            }
+            // setup_zbd_zone_mode: jump from the capacity to the zone
+            // end; at the end of the range the pass ends.
+            let mut p = self.pos[W];
             let zs = p / self.zone * self.zone;
-            if p / self.zone >= self.conventional as u64 && p >= zs + self.cap {
-                skipped = zs + self.zone - p;
-                if skipped >= left {
-                    // The skip completes the job's bytes: it ends there
-                    // (fio's next offset is past the end of the file).
-                    self.pos[w] = zs + self.zone;
+            if p < self.end && p / self.zone >= self.conventional as u64 && p >= zs + self.cap {
+                p = zs + self.zone;
+            }
+            if p >= self.end {
+                if !self.next_pass(left) {
+                    self.pos[W] = p;
                     return Next::Eof;
                 }
-                p = zs + self.zone;
-                if p >= self.end {
-                    p = self.start;
-                }
+                p = self.start;
             }
             p
         };
-        let zb = self.zone_of(offset);
+        let mut zb = self.zone_of(offset);
         if zb < self.conventional {
             // A conventional zone: any offset, not across into the next zone.
             let len = (raw.len as u64).min(self.zone_start(zb + 1) - offset) / min_bs * min_bs;
             let cmd = Command { kind: IoKind::Write, offset, len: len.max(min_bs) as u32 };
-            self.pos[w] = offset + cmd.len as u64;
+            self.pos[W] = offset + cmd.len as u64;
             self.wrote = true;
-            return Next::Io { cmd, reset: None, skipped };
+            return Next::Io { cmd, manage: false };
         }
-        let Some(z) = self.write_zone(zb, offset, zones) else { return Next::Eof };
+        let z = loop {
+            let Some(z) = self.write_zone(zb, &mut offset, zones) else {
+                // A sequential job that finished the last zone of its
+                // range: its pass ends there.
+                if !std::mem::take(&mut self.range_over) || !self.next_pass(left) {
+                    return Next::Eof;
+                }
+                offset = self.start;
+                zb = self.zone_of(offset);
+                continue;
+            };
+            // A zone with less than a block left: again, which finishes it.
+            if !self.small_remainder(z, zones) {
+                break z;
+            }
+            zb = z;
+        };
         let mut reset = false;
         if self.opts.reset_frequency > 0.0
             && self.valid as f64 >= (self.end - self.start) as f64 * self.opts.reset_threshold
@@ -312,13 +493,23 @@ impl ZbdJob {
         }
         let page = crate::model::nand::SECTOR_BYTES as u64;
         let mut wp = written_bytes(zones, z, page);
-        if reset || self.remainder(z, zones) < min_bs {
-            self.valid -= wp.min(self.valid);
+        let remainder = self.remainder(z, zones);
+        let full = if fill { remainder == 0 } else { remainder < min_bs };
+        if reset || full {
+            // __zbd_reset_zone: an empty zone needs no reset.
+            let data = self.fio_wp(z, zones);
+            if data > 0 {
+                self.valid -= data.min(self.valid);
+                self.resets += 1;
+                self.ops.push((ZoneAction::Reset, self.zone_start(z)));
+                self.finished[(z - self.min_zone) as usize] = false;
+            }
             wp = 0;
-            self.resets += 1;
-            reset = true;
         }
-        let len = (raw.len as u64).min(self.cap - wp) / min_bs * min_bs;
+        let mut len = (raw.len as u64).min(self.cap - wp);
+        if !fill || len > min_bs {
+            len = len / min_bs * min_bs;
+        }
         if len == 0 {
             return Next::Eof;
         }
@@ -327,20 +518,20 @@ impl ZbdJob {
         if wp + len >= self.cap {
             self.write_zones.retain(|&x| x != z);
         }
-        self.pos[w] = offset + len;
+        self.pos[W] = offset + len;
         self.wrote = true;
         // A Zone Append names the zone; the drive writes at its pointer
         // (where `offset` is).
         let at = if self.opts.append { self.zone_start(z) } else { offset };
         let cmd = Command { kind: IoKind::Write, offset: at, len: len as u32 };
-        Next::Io { cmd, reset: reset.then(|| self.zone_start(z)), skipped }
+        Next::Io { cmd, manage: !self.ops.is_empty() }
     }
 
     #[inline(always)]
     fn read(&mut self, raw: Command, zones: &Zones) -> Next {
         let r = IoKind::Read as usize;
         if self.opts.read_beyond_wp {
-            return Next::Io { cmd: raw, reset: None, skipped: 0 };
+            return Next::Io { cmd: raw, manage: false };
         }
         let min_bs = self.min_bs[r];
         let offset = if self.random {
@@ -377,7 +568,7 @@ impl ZbdJob {
             return Next::Eof;
         }
         self.pos[r] = offset + len;
-        Next::Io { cmd: Command { kind: IoKind::Read, offset, len: len as u32 }, reset: None, skipped: 0 }
+        Next::Io { cmd: Command { kind: IoKind::Read, offset, len: len as u32 }, manage: false }
     }
 }
 
@@ -391,7 +582,7 @@ impl ZbdJob {
         } else if zones.state(z) == ZoneState::Offline {
             0
         } else {
-            written_bytes(zones, z, crate::model::nand::SECTOR_BYTES as u64)
+            self.fio_wp(z, zones)
         }
     }
 

@@ -109,6 +109,9 @@ impl Source {
             }
             self.rate_quiesced(dev, me);
         }
+        if self.zbd_quiesce && self.outstanding == 0 {
+            self.zbd_quiesced(dev, me);
+        }
         self.close_if_idle(now)
     }
 

@@ -176,6 +176,9 @@ impl Source {
         if self.outstanding == 0 && self.flow.is_some() {
             self.flow_quiesced(dev, me);
         }
+        if self.zbd_quiesce && self.outstanding == 0 {
+            self.zbd_quiesced(dev, me);
+        }
         self.close_if_idle(now)
     }
 

@@ -202,6 +202,10 @@ pub struct Zbd {
     pub read_beyond_wp: bool,
     /// `write_mode=zone_append`: writes are Zone Appends.
     pub append: bool,
+    /// `write_zone_remainder`: a zone's remainder smaller than the
+    /// minimum block is written (one shorter write) instead of finished.
+    #[serde(default)]
+    pub write_zone_remainder: bool,
     /// `zonesize` as given (0: not given; it must be the drive's).
     pub zone_size: u64,
     /// `offset`, `size` and `io_size` given in zones (`Nz`), resolved on

@@ -605,6 +605,15 @@ impl PhaseBuilder {
             let size = self.zone[0].take().map_or(0, |z| z.0);
             let opts = std::mem::take(&mut self.zbd);
             self.spec.zbd = opts.finish(self.zbd_at.take(), self.spec.rw, size)?;
+            if self.spec.zbd.as_ref().is_some_and(|z| z.write_zone_remainder) {
+                // init.c: write_zone_remainder needs (and sets) norandommap.
+                match entries.iter().rev().find(|e| e.0 == "norandommap") {
+                    Some(e) if !self.spec.norandommap => {
+                        return Err(invalid(&e.2, "norandommap", "fio: write_zone_remainder=1 requires norandommap=1"));
+                    }
+                    _ => self.spec.norandommap = true,
+                }
+            }
         } else {
             self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, self.spec.rw, 0)?;
         }

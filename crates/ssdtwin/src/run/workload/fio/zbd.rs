@@ -2,9 +2,11 @@
 //! `max_open_zones`, `job_max_open_zones`, `ignore_zone_limits`,
 //! `zone_reset_threshold`, `zone_reset_frequency`, `read_beyond_wp`,
 //! `zonecapacity` (ignored, as fio ignores it on a zoned block device: the
-//! capacity is the drive's) and `write_mode` (`write`, or `zone_append`,
-//! which fio's io_uring_cmd engine allows with `zonemode=zbd` only). What
-//! they do is [`crate::run::zbd`].
+//! capacity is the drive's), `write_zone_remainder` (which sets
+//! `norandommap`, as fio's init.c does; `norandommap=0` with it is fio's
+//! error) and `write_mode` (`write`, or `zone_append`, which fio's
+//! io_uring_cmd engine allows with `zonemode=zbd` only). What they do is
+//! [`crate::run::zbd`].
 
 use super::options::Entry;
 use super::values::invalid;
@@ -21,6 +23,7 @@ pub(super) struct ZbdOptions {
     threshold: f64,
     frequency: f64,
     read_beyond_wp: bool,
+    write_zone_remainder: bool,
     append: Option<String>,
     /// `offset`, `size`, `io_size` given in zones (`Nz`), and where.
     zones: [Option<(u64, String)>; 3],
@@ -62,6 +65,7 @@ impl ZbdOptions {
             "zone_reset_threshold" => self.threshold = fraction(v, at, key)?,
             "zone_reset_frequency" => self.frequency = fraction(v, at, key)?,
             "read_beyond_wp" => self.read_beyond_wp = flag(v, at, key)?,
+            "write_zone_remainder" => self.write_zone_remainder = flag(v, at, key)?,
             // fio takes the capacity from a zoned block device and ignores
             // the option (HOWTO, zonecapacity).
             "zonecapacity" => {}
@@ -118,6 +122,7 @@ impl ZbdOptions {
             reset_frequency: self.frequency,
             read_beyond_wp: self.read_beyond_wp,
             append: self.append.is_some(),
+            write_zone_remainder: self.write_zone_remainder,
             zone_size,
             in_zones: self.zones.map(|z| z.map(|(n, _)| n)),
             at,

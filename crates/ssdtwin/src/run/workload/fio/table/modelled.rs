@@ -88,6 +88,7 @@ pub(super) const FIO: &[OptionDef] = &[
     fio("exitall_on_error", &[], Reader::Schedule, Kind::Switch, "", "When this job ends with an error, end the others (those exit_what names)"),    fio("zonemode", &[], Reader::Io, Kind::Text, "none", "none; strided: I/O in zones of zonerange bytes, zonesize bytes each, zoneskip apart; zbd: a zoned drive's zones (writes at their write pointers)"),
     fio("zonecapacity", &[], Reader::Zoned, Kind::Size, "0", "Capacity per zone (ignored with a zoned drive, as in fio: the drive's zone capacity applies)"),
     fio("read_beyond_wp", &[], Reader::Zoned, Kind::Bool, "0", "Allow reads beyond the zone write pointer"),
+    fio("write_zone_remainder", &[], Reader::Zoned, Kind::Bool, "0", "Fill remainders of zones (smaller than the minimum block) by a shorter write instead of a zone finish; sets norandommap"),
     fio("max_open_zones", &[], Reader::Zoned, Kind::Int, "0", "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd (0: the drive's limit)"),
     fio("job_max_open_zones", &[], Reader::Zoned, Kind::Int, "0", "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd by one thread/process"),
     fio("ignore_zone_limits", &[], Reader::Zoned, Kind::Bool, "0", "Ignore the zone resource limits (max open/active zones) reported by the device"),

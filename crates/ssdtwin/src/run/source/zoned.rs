@@ -1,0 +1,93 @@
+//! A `zonemode=zbd` job's commands, as [`crate::run::zbd`] places them,
+//! and the zone management commands fio sends itself before some of them
+//! (resets and finishes): as fio does, the job first waits for its
+//! commands in flight to complete (`io_u_quiesce`), then sends them and
+//! waits for them (fio's synchronous `blkzoned_reset_wp` and
+//! `blkzoned_finish_zone`), then goes on. Left out: fio's wait for
+//! the other jobs' writes to a zone it locks.
+
+use super::{Source, EIO};
+use crate::model::drive::{Command, IoKind};
+use crate::run::device::Device;
+use crate::run::driver::{Timer, TimerKind};
+use crate::run::zbd::Next;
+
+impl Source {
+    /// The next command of a zbd job and whether it is a Zone Append
+    /// (`None`: nothing submitted now — the job waits for its commands in
+    /// flight or for its zone management commands (a timer set), or has
+    /// nothing left and stops).
+    #[cold]
+    pub(super) fn zbd_command(&mut self, dev: &mut Device, me: u32) -> Option<(Command, bool)> {
+        if self.zbd_quiesce {
+            return None;
+        }
+        let now = dev.now();
+        if now < self.zbd_blocked_until {
+            self.pending += 1;
+            Timer { source: me, kind: TimerKind::Submit }.set(dev, self.zbd_blocked_until);
+            return None;
+        }
+        let z = self.zbd.as_mut().expect("a zbd job");
+        let append = z.appends();
+        if let Some(c) = self.zbd_ready.take() {
+            return Some((c, append && c.kind == IoKind::Write));
+        }
+        let raw = self.gen.next_command();
+        let left = self.byte_limit.saturating_sub(self.issued);
+        match z.next(raw, dev.drive(), left) {
+            Next::Eof => {
+                // A zone finished on the way to the end is finished all
+                // the same.
+                if z.has_ops() {
+                    if let Err(why) = z.manage(dev) {
+                        self.fail(EIO, why);
+                    }
+                }
+                self.stop = true;
+                None
+            }
+            Next::Io { cmd, manage } => {
+                if manage {
+                    self.zbd_ready = Some(cmd);
+                    if self.outstanding > 0 {
+                        self.zbd_quiesce = true;
+                        return None;
+                    }
+                    self.zbd_manage(dev, me);
+                    let c = self.zbd_ready.filter(|_| dev.now() >= self.zbd_blocked_until)?;
+                    self.zbd_ready = None;
+                    return Some((c, append && c.kind == IoKind::Write));
+                }
+                Some((cmd, append && cmd.kind == IoKind::Write))
+            }
+        }
+    }
+
+    /// Send the zone management commands now and wait for them (a timer
+    /// when they take time); a refusal ends the job.
+    fn zbd_manage(&mut self, dev: &mut Device, me: u32) {
+        let now = dev.now();
+        match self.zbd.as_mut().expect("a zbd job").manage(dev) {
+            Err(why) => {
+                self.zbd_ready = None;
+                self.fail(EIO, why);
+            }
+            Ok(done) if done > now => {
+                self.zbd_blocked_until = done;
+                self.pending += 1;
+                Timer { source: me, kind: TimerKind::Submit }.set(dev, done);
+            }
+            Ok(_) => {}
+        }
+    }
+
+    /// Its last command in flight completed while it waited to send zone
+    /// management commands: send them and fill the queue again.
+    #[cold]
+    pub(super) fn zbd_quiesced(&mut self, dev: &mut Device, me: u32) {
+        self.zbd_quiesce = false;
+        self.zbd_manage(dev, me);
+        self.fill(dev, me);
+    }
+}
