@@ -19,9 +19,11 @@
 
 pub mod fio;
 pub mod generator;
+mod prio;
 
 pub use fio::{parse_job_file, JobOptions};
 pub use generator::IoGenerator;
+pub use prio::{BsPrio, CmdPrio, JobPrio};
 
 use serde::{Deserialize, Serialize};
 
@@ -533,44 +535,6 @@ pub struct Flow {
     /// `flow_sleep`: how long a held job sleeps, µs (0: it retries at
     /// once, spinning).
     pub sleep_us: u32,
-}
-
-/// A job's I/O priorities (fio's `prioclass`/`prio` and `cmdprio*`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobPrio {
-    /// The job's ioprio value (class << 13 | level; 0: none set).
-    pub ioprio: u16,
-    /// Reads' and writes' per-command priorities (trims have none).
-    pub cmd: [CmdPrio; 2],
-    /// fio's `log_prio`: the latency logs carry each command's priority.
-    pub log_prio: bool,
-}
-
-/// Which commands of a direction carry a priority of their own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum CmdPrio {
-    /// None: every command the job's.
-    None,
-    /// `cmdprio_percentage` of the commands carry `ioprio`.
-    Share {
-        /// Percent of the commands.
-        percentage: u32,
-        /// Their ioprio value.
-        ioprio: u16,
-    },
-    /// `cmdprio_bssplit`: by block size, sorted by it.
-    BySize(Vec<BsPrio>),
-}
-
-/// One entry of `cmdprio_bssplit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BsPrio {
-    /// Block size, bytes.
-    pub bs: u32,
-    /// Percent of the commands of that size.
-    pub percentage: u32,
-    /// Their ioprio value.
-    pub ioprio: u16,
 }
 
 /// fio's `write_iolog`.
