@@ -30,6 +30,8 @@ mod sync;
 mod verify;
 mod zoned;
 
+use zoned::ZbdSubmit;
+
 pub(crate) use flow::{FlowGroup, FlowState};
 pub use prio::PrioLat;
 
@@ -342,13 +344,13 @@ impl Source {
         if self.extras && self.extra_instead(dev, tag) {
             return;
         }
-        let (mut cmd, append) = if self.zbd.is_some() {
+        let (mut cmd, how) = if self.zbd.is_some() {
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
                 None => return,
             }
         } else {
-            (self.gen.next_command(), false)
+            (self.gen.next_command(), ZbdSubmit::Plain)
         };
         // Warm the map entries of the commands that follow: the map
         // lines of the one 16 ahead, the reverse entries of the one 8
@@ -359,8 +361,12 @@ impl Source {
         if self.extras {
             self.log_issue(now, cmd);
         }
-        if append {
-            dev.submit_append(cmd, tag);
+        if how != ZbdSubmit::Plain {
+            match how {
+                ZbdSubmit::Append => dev.submit_append(cmd, tag).0,
+                ZbdSubmit::ZoneReset => dev.submit_zone_reset(cmd, tag),
+                _ => dev.complete_at_once(cmd, tag),
+            };
         } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
             dev.submit_placed(cmd, p.next(cmd.offset), tag);
         } else if self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {

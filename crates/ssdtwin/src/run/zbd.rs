@@ -41,6 +41,14 @@
 //!   part, and a read is cut at the write pointer (`read_beyond_wp` turns
 //!   all of this off). A mixed job's first command is a write when nothing
 //!   was written (`zbd_adjust_ddir`).
+//! - **Trims** are zone resets (`zbd_do_io_u_trim`): a trim's block size
+//!   must be the zone size (and fixed: no `bsrange` or `bssplit`;
+//!   `zbd_verify_bs`), a random trim aimed at an empty zone goes to the
+//!   nearest zone with data (none: the job ends), and the trim resets its
+//!   zone in place of a Dataset Management command, completing when the
+//!   reset does. A zone with nothing written is not reset
+//!   (`__zbd_reset_zone`): its trim completes at once with no command to
+//!   the drive. A trim of a conventional zone is a trim.
 //! - **Zone management**: resets and finishes are commands the job issues
 //!   itself and waits for (fio's synchronous `blkzoned_reset_wp` and
 //!   `blkzoned_finish_zone`), after its commands in flight have completed
@@ -50,7 +58,7 @@
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
 //! drive's own open and active limits hold across jobs all the same);
-//! verify; trims; `recover_zbd_write_error` (fio's recovery
+//! verify; `recover_zbd_write_error` (fio's recovery
 //! after failed writes needs `continue_on_error`, which the twin does not
 //! model: a zone error ends the job).
 
@@ -74,6 +82,16 @@ pub enum Next {
         cmd: Command,
         /// Zone management commands come first.
         manage: bool,
+    },
+    /// A trim fio turns into a reset of the zone `cmd` starts
+    /// (`zbd_do_io_u_trim`): the command the job's statistics count,
+    /// completed by a Zone Management Send Reset when `reset`, at once
+    /// with no command to the drive when the zone holds nothing.
+    ZoneReset {
+        /// The trim, at its zone's start.
+        cmd: Command,
+        /// The zone holds data and is reset.
+        reset: bool,
     },
     /// Nothing left to read or write: the job ends (after the zone
     /// management commands it has to send, if any).
@@ -150,6 +168,17 @@ impl ZbdJob {
         end = end / zone * zone;
         if end <= start {
             return Err((EINVAL, "io_size must be at least one zone".into()));
+        }
+        if matches!(spec.rw, RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            const T: usize = IoKind::Trim as usize;
+            let trim_sizes = spec.sizes.as_ref().map(|s| &s[T]);
+            if trim_sizes.is_some_and(|s| s.choices.len() > 1 || s.choices.first().is_some_and(|c| c.0 != spec.bs)) {
+                return Err((EINVAL, "bsrange and bssplit are not allowed for trim with zonemode=zbd".into()));
+            }
+            let bs = trim_sizes.and_then(|s| s.choices.first()).map_or(spec.bs, |c| c.0) as u64;
+            if bs != zone {
+                return Err((EINVAL, format!("trim block size {bs} is not the zone size {zone}")));
+            }
         }
         let device_open = m.max_open;
         let max_write_zones = match opts.max_open_zones {
@@ -228,7 +257,7 @@ impl ZbdJob {
         match kind {
             IoKind::Write => self.write(raw, zones, left),
             IoKind::Read => self.read(raw, zones),
-            IoKind::Trim => Next::Io { cmd: raw, manage: false },
+            IoKind::Trim => self.trim(raw, zones),
         }
     }
 
@@ -525,6 +554,39 @@ impl ZbdJob {
         let at = if self.opts.append { self.zone_start(z) } else { offset };
         let cmd = Command { kind: IoKind::Write, offset: at, len: len as u32 };
         Next::Io { cmd, manage: !self.ops.is_empty() }
+    }
+
+    /// A trim: the reset of its zone (`zbd_adjust_block`'s trim case and
+    /// `zbd_do_io_u_trim`).
+    #[cold]
+    fn trim(&mut self, raw: Command, zones: &Zones) -> Next {
+        let t = IoKind::Trim as usize;
+        let offset = if self.random {
+            raw.offset
+        } else {
+            let p = if self.pos[t] >= self.end { self.start } else { self.pos[t] };
+            self.pos[t] = p + raw.len as u64;
+            p
+        };
+        let mut z = self.zone_of(offset);
+        if z < self.conventional {
+            return Next::Io { cmd: Command { offset, ..raw }, manage: false };
+        }
+        if self.random && self.fio_wp(z, zones) == 0 {
+            // The nearest zone with data, or the end of the job.
+            let Some(f) = self.find_readable(z, 1, zones) else { return Next::Eof };
+            z = f;
+        }
+        let cmd = Command { kind: IoKind::Trim, offset: self.zone_start(z), len: raw.len };
+        let data = self.fio_wp(z, zones);
+        if data > 0 {
+            self.valid -= data.min(self.valid);
+            self.resets += 1;
+            self.finished[(z - self.min_zone) as usize] = false;
+        }
+        // zbd_reset_zone: the zone leaves the write zones.
+        self.write_zones.retain(|&x| x != z);
+        Next::ZoneReset { cmd, reset: data > 0 }
     }
 
     #[inline(always)]

@@ -379,6 +379,37 @@ impl Device {
         done
     }
 
+    /// A trim that the host carries out as the reset of the zone starting
+    /// at `cmd.offset` (fio's `zonemode=zbd` trims, `zbd_do_io_u_trim`):
+    /// a Zone Management Send Reset issued now, counted in the statistics
+    /// as the command `cmd`, which completes when the reset does (with the
+    /// reset's status). Returns its completion time.
+    pub fn submit_zone_reset(&mut self, cmd: Command, tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+            self.progress_ns = now;
+        }
+        let done = self.drive.zone_send(ZoneAction::Reset, Some(cmd.offset), now);
+        self.track(cmd, tag, now, done);
+        done
+    }
+
+    /// A command the host completes itself, now, without sending it to the
+    /// drive (fio's trim of an empty zone in `zonemode=zbd`, which has no
+    /// write pointer to reset): counted in the statistics with no latency.
+    /// Returns its completion time, now.
+    pub fn complete_at_once(&mut self, cmd: Command, tag: u32) -> u64 {
+        let now = self.now();
+        if self.outstanding == 0 {
+            self.busy_since = now;
+            self.progress_ns = now;
+        }
+        self.track(cmd, tag, now, now);
+        self.inflight[self.last_slot as usize].error = None;
+        now
+    }
+
     /// Keep a submitted command in flight until `done`.
     #[inline(always)]
     fn track(&mut self, cmd: Command, tag: u32, now: u64, done: u64) {

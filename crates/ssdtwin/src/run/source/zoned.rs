@@ -12,13 +12,37 @@ use crate::run::device::Device;
 use crate::run::driver::{Timer, TimerKind};
 use crate::run::zbd::Next;
 
+/// How a zbd job's command reaches the drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ZbdSubmit {
+    /// As it is (a read, a write, a trim of a conventional zone).
+    Plain,
+    /// A write as a Zone Append.
+    Append,
+    /// A trim as the reset of its zone.
+    ZoneReset,
+    /// A trim of a zone with nothing written: fio completes it without a
+    /// command to the drive.
+    AtOnce,
+}
+
+impl ZbdSubmit {
+    fn of(cmd: Command, append: bool) -> ZbdSubmit {
+        if append && cmd.kind == IoKind::Write {
+            ZbdSubmit::Append
+        } else {
+            ZbdSubmit::Plain
+        }
+    }
+}
+
 impl Source {
-    /// The next command of a zbd job and whether it is a Zone Append
+    /// The next command of a zbd job and how it is submitted
     /// (`None`: nothing submitted now — the job waits for its commands in
     /// flight or for its zone management commands (a timer set), or has
     /// nothing left and stops).
     #[cold]
-    pub(super) fn zbd_command(&mut self, dev: &mut Device, me: u32) -> Option<(Command, bool)> {
+    pub(super) fn zbd_command(&mut self, dev: &mut Device, me: u32) -> Option<(Command, ZbdSubmit)> {
         if self.zbd_quiesce {
             return None;
         }
@@ -31,7 +55,7 @@ impl Source {
         let z = self.zbd.as_mut().expect("a zbd job");
         let append = z.appends();
         if let Some(c) = self.zbd_ready.take() {
-            return Some((c, append && c.kind == IoKind::Write));
+            return Some((c, ZbdSubmit::of(c, append)));
         }
         let raw = self.gen.next_command();
         let left = self.byte_limit.saturating_sub(self.issued);
@@ -57,10 +81,11 @@ impl Source {
                     self.zbd_manage(dev, me);
                     let c = self.zbd_ready.filter(|_| dev.now() >= self.zbd_blocked_until)?;
                     self.zbd_ready = None;
-                    return Some((c, append && c.kind == IoKind::Write));
+                    return Some((c, ZbdSubmit::of(c, append)));
                 }
-                Some((cmd, append && cmd.kind == IoKind::Write))
+                Some((cmd, ZbdSubmit::of(cmd, append)))
             }
+            Next::ZoneReset { cmd, reset } => Some((cmd, if reset { ZbdSubmit::ZoneReset } else { ZbdSubmit::AtOnce })),
         }
     }
 

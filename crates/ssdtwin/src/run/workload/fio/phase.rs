@@ -604,7 +604,7 @@ impl PhaseBuilder {
             // zonesize names the drive's zone size under zbd (zbd.c).
             let size = self.zone[0].take().map_or(0, |z| z.0);
             let opts = std::mem::take(&mut self.zbd);
-            self.spec.zbd = opts.finish(self.zbd_at.take(), self.spec.rw, size)?;
+            self.spec.zbd = opts.finish(self.zbd_at.take(), size)?;
             if self.spec.zbd.as_ref().is_some_and(|z| z.write_zone_remainder) {
                 // init.c: write_zone_remainder needs (and sets) norandommap.
                 match entries.iter().rev().find(|e| e.0 == "norandommap") {
@@ -615,7 +615,7 @@ impl PhaseBuilder {
                 }
             }
         } else {
-            self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, self.spec.rw, 0)?;
+            self.spec.zbd = std::mem::take(&mut self.zbd).finish(None, 0)?;
         }
         self.spec.placement = std::mem::take(&mut self.placement).finish()?;
         self.spec.syncs = std::mem::take(&mut self.syncs).finish();

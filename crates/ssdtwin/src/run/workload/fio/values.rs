@@ -173,11 +173,12 @@ pub(super) fn per_direction(v: &str) -> [Option<&str>; 3] {
     }
 }
 
-/// One block size: a multiple of 512 between 512 B and 64 MiB.
+/// One block size: a multiple of 512 between 512 B and 2 GiB (fio takes
+/// any size; a command of the twin carries its length in 32 bits).
 pub(super) fn block_size(v: &str, kb_base: u64) -> Result<u32, String> {
     let bs = parse_size(v, kb_base, 0)?;
-    if bs == 0 || bs % 512 != 0 || bs > 64 << 20 {
-        return Err(format!("{bs} bytes is not a multiple of 512 between 512 B and 64 MiB"));
+    if bs == 0 || bs % 512 != 0 || bs > 2 << 30 {
+        return Err(format!("{bs} bytes is not a multiple of 512 between 512 B and 2 GiB"));
     }
     Ok(bs as u32)
 }

@@ -11,7 +11,7 @@
 use super::options::Entry;
 use super::values::invalid;
 use crate::error::JobError;
-use crate::run::workload::{RwPattern, Zbd};
+use crate::run::workload::Zbd;
 
 /// The options as read so far (later ones win), with where each was
 /// written.
@@ -93,7 +93,7 @@ impl ZbdOptions {
     /// The job's `zonemode=zbd` (`zbd_at`: where it was written; `None`
     /// without it), or the error fio gives for the combination.
     /// `zone_size`: `zonesize` as given (0: not given).
-    pub(super) fn finish(self, zbd_at: Option<String>, rw: RwPattern, zone_size: u64) -> Result<Option<Zbd>, JobError> {
+    pub(super) fn finish(self, zbd_at: Option<String>, zone_size: u64) -> Result<Option<Zbd>, JobError> {
         let Some(at) = zbd_at else {
             if let Some((_, a)) = self.zones.iter().flatten().next() {
                 return Err(invalid(a, "size", "a size in zones (Nz) needs zonemode=zbd"));
@@ -104,13 +104,6 @@ impl ZbdOptions {
             }
             return Ok(None);
         };
-        if matches!(rw, RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
-            return Err(invalid(
-                &at,
-                "zonemode",
-                "zonemode=zbd with trims (fio's zone resets in their place) is not modelled",
-            ));
-        }
         if let Some((_, jat)) = self.job_max_open.as_ref().filter(|(n, _)| self.max_open > 0 && *n > self.max_open) {
             return Err(invalid(jat, "job_max_open_zones", "is larger than max_open_zones"));
         }
