@@ -118,6 +118,18 @@ fn sequential_patterns_are_fios() {
         "[a]\nrw=write\nbs=4k\nzonemode=strided\nzonesize=64k\nzonerange=1m\nzoneskip=3m\nio_size=2m\n",
         "[a]\nrw=read\nbs=16k\nzonemode=strided\nzonesize=256k\nzoneskip=1m\nio_size=4m\n",
         "[a]\nrw=write\nbs=4k\nio_size=1m\n[b]\nrw=read\nbs=64k\nio_size=1m\n",
+        // Passes (backend.c keep_running, io_bytes_exceeded): an offset
+        // modifier's pass ends at the span's end, short of `size`, and
+        // ends the job unless loops or an io_size are left; io_size caps
+        // the bytes at io_size × loops, and passes go on after the loops
+        // while the bytes are short of io_size (at the drive's end, where
+        // fio's null file ends too).
+        "[a]\nrw=write:112k\nbs=16k\noffset=252m\nsize=4m\n",
+        "[a]\nrw=read:112k\nbs=16k\noffset=252m\nsize=4m\nloops=2\n",
+        "[a]\nrw=write:112k\nbs=16k\noffset=252m\nsize=4m\nio_size=1m\nloops=4\n",
+        "[a]\nrw=write:112k\nbs=16k\noffset=252m\nsize=4m\nio_size=3m\nloops=2\n",
+        "[a]\nrw=write\nbs=16k\noffset=252m\nsize=4m\nio_size=6m\nloops=2\n",
+        "[a]\nrw=rw\nbs=16k\noffset=252m\nsize=4m\nio_size=6m\nloops=2\n",
     ] {
         assert_same(job);
     }
@@ -143,6 +155,8 @@ fn random_patterns_are_fios() {
         "[a]\nrw=randtrim\nbs=64k\nio_size=8m\n",
         "[a]\nrw=randread\nbs=4k\nnumjobs=2\nio_size=1m\n",
         "[a]\nrw=randwrite\nbs=4k\nzonemode=strided\nzonesize=128k\nzonerange=512k\nzoneskip=1m\nio_size=2m\n",
+        "[a]\nrw=randwrite\nbs=16k\noffset=252m\nsize=4m\nio_size=6m\nloops=2\n",
+        "[a]\nrw=randread:3\nbs=16k\noffset=252m\nsize=4m\nio_size=5m\nloops=2\n",
         // Each loop's writes, then their read-back; verify_only: only the reads.
         "[a]\nrw=randwrite\nbs=4k\nsize=1m\nloops=2\nverify=md5\n",
         "[a]\nrw=write\nbs=16k\nsize=1m\nloops=2\nverify=crc32c\n",

@@ -156,6 +156,36 @@ pub(crate) struct Source {
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
 }
 
+/// The bytes a job that is not time-based issues in all, as fio's passes
+/// decide (`None`: passes as long as the span, which the plain byte limit
+/// covers): backend.c's `do_io` ends a pass when the files are done (the
+/// span's end, or a full random map) or the job's issued bytes reach
+/// `limit × loops` (`io_bytes_exceeded`), and `keep_running` starts
+/// another pass while loops are left, then while the bytes done are at
+/// least a block short of `limit` (`io_size` if `given`, else `size`) —
+/// not when the files are done and no `io_size` was given. Every pass
+/// issues what the first does (positions and map reset, seeds again).
+/// Passes are shorter than the span with an offset modifier
+/// (`rw=write:112k`).
+fn fio_passes(gen: &IoGenerator, limit: u64, given: bool, loops: u64, max_bs: u64) -> Option<u64> {
+    let cap = limit.saturating_mul(loops.max(1));
+    let pass = gen.pass_bytes(cap)?;
+    let mut total = pass.saturating_mul(loops.max(1));
+    if total >= cap {
+        return Some(cap);
+    }
+    if !given {
+        return Some(total);
+    }
+    while total < limit && limit - total >= max_bs {
+        total += pass;
+        if total >= cap {
+            return Some(cap);
+        }
+    }
+    Some(total)
+}
+
 impl Source {
     /// A source starting at `start` on a drive of `capacity` bytes;
     /// `own_stats` keeps the job's own statistics ([`JobStats`]), with
@@ -183,6 +213,26 @@ impl Source {
         };
         // fio's number_ios counts every loop (backend.c exceeds_number_ios).
         let gen = IoGenerator::new(&spec, capacity);
+        let byte_limit = match spec.io_size {
+            _ if spec.time_based || spec.verify.is_some() || spec.rw.is_trimwrite() => byte_limit,
+            Some(io_size) if spec.loops > 1 || spec.modifier.is_some() => fio_passes(
+                &gen,
+                io_size,
+                true,
+                spec.loops as u64,
+                (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64,
+            )
+            .unwrap_or(byte_limit),
+            None if spec.modifier.is_some() => fio_passes(
+                &gen,
+                span,
+                false,
+                spec.loops as u64,
+                (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64,
+            )
+            .unwrap_or(byte_limit),
+            _ => byte_limit,
+        };
         let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
         let most = (byte_limit / spec.min_bs().max(1) as u64).min(ios_limit);
         let ios_limit = gen.command_limit(most).unwrap_or(ios_limit);

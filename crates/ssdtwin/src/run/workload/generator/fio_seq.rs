@@ -274,6 +274,21 @@ impl FioSeq {
         Some(n)
     }
 
+    /// Bytes of the job's directions in one whole pass (until fio's files
+    /// are done), counted on a copy; `None` when the pass reaches `cap`
+    /// bytes first or has no command.
+    pub(crate) fn pass_bytes(&self, cap: u64) -> Option<u64> {
+        let mut copy = self.clone();
+        let mut bytes = 0u64;
+        while bytes < cap {
+            match copy.fill() {
+                Some(c) => bytes += c.len as u64,
+                None => return (bytes > 0).then_some(bytes),
+            }
+        }
+        None
+    }
+
     /// fio's `td_fill_rand_seeds` for the generators the sequence uses.
     fn seed(&mut self) {
         let block = self.seed_of(purpose::BLOCK);

@@ -269,6 +269,13 @@ impl IoGenerator {
         self.fio.as_ref().and_then(|f| f.command_limit(max))
     }
 
+    /// Bytes of one whole pass of fio's sequence, at most `cap` (see
+    /// [`FioSeq::pass_bytes`]); `None` for a job without fio's sequence,
+    /// or a pass of `cap` bytes or more.
+    pub fn pass_bytes(&self, cap: u64) -> Option<u64> {
+        self.fio.as_ref().and_then(|f| f.pass_bytes(cap))
+    }
+
     /// The next command. The sequence does not depend on how far ahead
     /// it is computed.
     #[inline]
