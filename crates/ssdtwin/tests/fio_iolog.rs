@@ -161,6 +161,14 @@ fn random_patterns_are_fios() {
         "[a]\nrw=randwrite\nbs=4k\nsize=1m\nloops=2\nverify=md5\n",
         "[a]\nrw=write\nbs=16k\nsize=1m\nloops=2\nverify=crc32c\n",
         "[a]\nrw=randwrite\nbs=8k\nsize=1m\nloops=3\nverify=md5\nverify_only\n",
+        // Verified passes: each pass's writes end at the span's end, and
+        // passes go on while writes and read-backs together are short of
+        // io_size (else size: an offset modifier's short pass does not
+        // end the job when it verifies).
+        "[a]\nrw=write:112k\nbs=16k\noffset=252m\nsize=4m\nverify=crc32c\nverify_backlog=1\n",
+        "[a]\nrw=write:112k\nbs=16k\noffset=252m\nsize=4m\nio_size=3m\nloops=2\nverify=crc32c\n",
+        "[a]\nrw=write\nbs=16k\noffset=252m\nsize=4m\nio_size=9m\nverify=crc32c\n",
+        "[a]\nrw=randwrite\nbs=16k\noffset=252m\nsize=4m\nio_size=8m\nverify=md5\n",
     ] {
         assert_same(job);
     }

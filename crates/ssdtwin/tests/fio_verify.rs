@@ -92,13 +92,14 @@ fn verify_is_only_for_writers_and_skipped_when_asked() {
     assert_eq!(rd[rd.len() - w.len()..], w[..], "the last reads are the writes', in order");
     let ns = r[0].stats.as_ref().unwrap().dir_ns.unwrap();
     assert_eq!(ns[0], r[0].result.end_ns - r[0].result.start_ns);
-    let e = parse_job_file(
-        "[v]\nrw=write\nsize=1m\nio_size=512k\nloops=2\nverify=crc32c\n",
-        "t.fio",
-        CAP,
-        &JobOptions::new(),
-    )
-    .unwrap_err();
+    // A write job's passes: io_size × loops caps the writes, so the first
+    // pass takes them all and the second has none (fio 3.33: 256 writes,
+    // 256 reads).
+    let (_, log, _, _) = run("[v]\nrw=write\nbs=4k\nsize=1m\nio_size=512k\nloops=2\nverify=crc32c\n");
+    assert_eq!((offsets(&log, IoKind::Write).len(), offsets(&log, IoKind::Read).len()), (256, 256));
+    let e =
+        parse_job_file("[v]\nrw=rw\nsize=1m\nio_size=512k\nloops=2\nverify=crc32c\n", "t.fio", CAP, &JobOptions::new())
+            .unwrap_err();
     assert!(e.to_string().contains("t.fio:6") && e.to_string().contains("loops"), "{e}");
     let e = parse_job_file("[v]\nrw=write\nsize=1m\nverify=sha7\n", "t.fio", CAP, &JobOptions::new()).unwrap_err();
     assert!(e.to_string().contains("sha7"), "{e}");

@@ -18,7 +18,7 @@ use crate::run::driver::{Timer, TimerKind};
 use crate::run::logs::JobLogs;
 use crate::run::stats::{DirStats, Samples, Stalls, TimeSeries};
 use crate::run::workload::generator::LOOKAHEAD;
-use crate::run::workload::{IoGenerator, IoSpec};
+use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::ZbdJob;
 
 mod events;
@@ -213,7 +213,24 @@ impl Source {
         };
         // fio's number_ios counts every loop (backend.c exceeds_number_ios).
         let gen = IoGenerator::new(&spec, capacity);
+        // A write job that verifies: each pass's writes, then their
+        // read-back (`VerifyPasses`).
+        let verify_passes = spec
+            .verify
+            .filter(|v| v.read_back && !v.only && !spec.time_based)
+            .filter(|_| matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite))
+            .map(|_| {
+                let limit = spec.io_size.unwrap_or(span);
+                let cap = limit.saturating_mul(spec.loops.max(1) as u64);
+                let max_bs = (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64;
+                // One plain pass of the span, verified, is the whole job: no
+                // need to count it (a pass costs a walk over the sequence).
+                let plain = spec.io_size.is_none() && spec.loops <= 1 && spec.modifier.is_none();
+                let pass = if plain { cap } else { gen.pass_bytes(cap).unwrap_or(cap) };
+                verify::VerifyPasses::new(pass, cap, limit, max_bs)
+            });
         let byte_limit = match spec.io_size {
+            _ if verify_passes.is_some() => verify_passes.as_ref().map_or(byte_limit, |p| p.next_pass()),
             _ if spec.time_based || spec.verify.is_some() || spec.rw.is_trimwrite() => byte_limit,
             Some(io_size) if spec.loops > 1 || spec.modifier.is_some() => fio_passes(
                 &gen,
@@ -275,7 +292,7 @@ impl Source {
             zbd_quiesce: false,
             placement: None,
             syncs: spec.syncs.map(|s| Box::new(sync::SyncState::new(s))),
-            verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec))),
+            verify: spec.verify.map(|v| Box::new(verify::VerifyState::new(v, &spec, verify_passes))),
             prio: prio::PrioState::of(&spec).map(Box::new),
             flow: None,
             extras: spec.syncs.is_some()

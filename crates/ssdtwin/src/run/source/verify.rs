@@ -20,7 +20,14 @@
 //! nothing, as fio skips `do_verify` after `td->terminate`.
 //!
 //! With `loops`, each loop writes, then verifies what it wrote, and the
-//! runtimes add up over the loops (backend.c `thread_main`). With
+//! runtimes add up over the loops (backend.c `thread_main`). A write
+//! job's loop is one pass ([`VerifyPasses`]): its writes end at the
+//! span's end (or a full random map), or when all the loops' writes
+//! reach `io_size` (else `size`) × `loops`; after the loops, passes go
+//! on while the bytes written and read back are a block or more short
+//! of `io_size` (else `size`: fio clears the files' done state before
+//! verifying, so a pass shorter than the span, an offset modifier's,
+//! does not end the job). With
 //! `verify_only`, a loop's writes are a dry run (fio's `do_dry_run`): the
 //! generator's commands are counted in the job's statistics, without
 //! latency and without I/O, in no time, and the verify phase reads them
@@ -62,10 +69,47 @@ pub(crate) struct VerifyState {
     runtime: [u64; 2],
     /// `verify_only`: this loop's dry run is done.
     dry_done: bool,
+    /// A write job's passes (`None`: a loop is the job's byte limit).
+    passes: Option<VerifyPasses>,
+}
+
+/// How much a verifying write job's passes write, as backend.c decides
+/// (`do_io` and `io_bytes_exceeded`, `keep_running`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VerifyPasses {
+    /// Bytes of a whole pass (at most `cap`).
+    pass: u64,
+    /// The writes of all passes together stop at this (`io_size` or
+    /// `size`, × `loops`).
+    cap: u64,
+    /// Passes after the loops go on while `done` is a block short of it.
+    limit: u64,
+    /// fio's `td_max_bs`.
+    max_bs: u64,
+    /// Bytes written so far.
+    written: u64,
+    /// Bytes written and read back so far (fio's `io_bytes`).
+    done: u64,
+}
+
+impl VerifyPasses {
+    pub(crate) fn new(pass: u64, cap: u64, limit: u64, max_bs: u64) -> VerifyPasses {
+        VerifyPasses { pass, cap, limit, max_bs, written: 0, done: 0 }
+    }
+
+    /// The next pass's byte limit.
+    pub(crate) fn next_pass(&self) -> u64 {
+        self.pass.min(self.cap - self.written.min(self.cap))
+    }
+
+    /// Whether `keep_running` starts another pass once the loops are done.
+    fn short(&self) -> bool {
+        self.done < self.limit && self.limit - self.done >= self.max_bs
+    }
 }
 
 impl VerifyState {
-    pub(crate) fn new(spec: Verify, io: &IoSpec) -> VerifyState {
+    pub(crate) fn new(spec: Verify, io: &IoSpec, passes: Option<VerifyPasses>) -> VerifyState {
         let random = matches!(io.rw, RwPattern::RandWrite | RwPattern::RandRw | RwPattern::RandRead);
         let random_map = random && !io.norandommap;
         VerifyState {
@@ -80,6 +124,7 @@ impl VerifyState {
             loop_start: None,
             runtime: [0; 2],
             dry_done: false,
+            passes,
         }
     }
 
@@ -90,6 +135,10 @@ impl VerifyState {
         }
         self.log.push_back((cmd.offset, cmd.len));
         self.writes += 1;
+        if let Some(p) = &mut self.passes {
+            p.written += cmd.len as u64;
+            p.done += cmd.len as u64;
+        }
         if self.spec.backlog != 0 && self.writes % self.spec.backlog == 0 {
             self.batch_left = if self.spec.batch == 0 { self.spec.backlog } else { self.spec.batch };
         }
@@ -134,6 +183,9 @@ impl Source {
         if !in_phase {
             v.batch_left -= 1;
         }
+        if let Some(p) = &mut v.passes {
+            p.done += len as u64;
+        }
         let now = dev.now();
         let cmd = Command { kind: IoKind::Read, offset, len };
         if let Some(l) = self.iolog.as_mut() {
@@ -163,12 +215,19 @@ impl Source {
             if let Some(st) = &mut self.stats {
                 st.dir_ns = Some([v.runtime[0], v.runtime[1], v.runtime[1]]);
             }
-            let (bytes, ios, deadline) = v.write_limits.expect("kept when the verify phase began");
-            if v.loops_left == 0 || stopped || deadline.is_some_and(|d| now >= d) {
+            let (mut bytes, ios, deadline) = v.write_limits.expect("kept when the verify phase began");
+            let another = match &v.passes {
+                Some(p) => (v.loops_left > 0 || p.short()) && p.next_pass() > 0,
+                None => v.loops_left > 0,
+            };
+            if !another || stopped || deadline.is_some_and(|d| now >= d) {
                 return false;
             }
             // The next loop: its writes, then their verification.
-            v.loops_left -= 1;
+            v.loops_left = v.loops_left.saturating_sub(1);
+            if let Some(p) = &v.passes {
+                bytes = p.next_pass();
+            }
             v.loop_start = Some(now);
             v.dry_done = false;
             self.byte_limit = bytes;
