@@ -86,6 +86,40 @@ fn weighted_round_robin_serves_saturated_queues_in_the_weights_ratio() {
     }
 }
 
+/// A write with Force Unit Access waits in its class's queue as any
+/// command of its class (fio's FUA writes carry the job's priority): a
+/// drive taking one command at a time, 20 high-class reads waiting, then
+/// a low-class FUA write; weights 4:2:1 serve it after the first round's
+/// four high ones, not at the next free slot. Its completion is a FUA
+/// write's: after its data is on the flash.
+#[test]
+fn a_fua_write_waits_in_its_class_queue() {
+    let mut set = vec!["host.max_queue_depth=1"];
+    set.extend_from_slice(WRR);
+    let mut dev = Device::new(small_drive(256, &set));
+    for i in 0..20u64 {
+        dev.submit_prio(read(i), QueueClass::High as u32, prio_of(QueueClass::High));
+    }
+    let write = Command { kind: IoKind::Write, offset: 1 << 20, len: 4096 };
+    assert_eq!(dev.submit_prio_fua(write, QueueClass::Low as u32, prio_of(QueueClass::Low)), None, "it waits");
+    let mut order = Vec::new();
+    let mut fua_latency = 0;
+    while let Some(Event::Completion(c)) = dev.next_event() {
+        if c.tag == QueueClass::Low as u32 {
+            fua_latency = c.latency_ns();
+        }
+        order.push(c.tag);
+    }
+    // The first read entered at once; then four high, then the low write.
+    assert_eq!(order.iter().position(|&t| t == QueueClass::Low as u32), Some(5), "{order:?}");
+    // A buffered write would complete in microseconds; a FUA write waits
+    // for its program (hundreds of microseconds on TLC).
+    let mut plain = Device::new(small_drive(256, &set));
+    plain.submit_prio(write, 0, prio_of(QueueClass::Low));
+    let Some(Event::Completion(b)) = plain.next_event() else { panic!("a completion") };
+    assert!(fua_latency > b.latency_ns() + 100_000, "FUA {fua_latency} ns, buffered {} ns", b.latency_ns());
+}
+
 fn run(text: &str, set: &[&str]) -> Vec<JobResult> {
     let file = parse_job_file(text, "t.fio", CAP, &JobOptions::new()).unwrap();
     let mut dev = Device::new(small_drive(256, set));

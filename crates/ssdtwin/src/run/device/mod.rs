@@ -115,6 +115,8 @@ struct Waiting {
     tag: u32,
     submitted_ns: u64,
     ioprio: u16,
+    /// A write with Force Unit Access.
+    fua: bool,
 }
 
 /// A drive with its clock, in-flight commands, idle policy and statistics.
@@ -253,6 +255,17 @@ impl Device {
     /// ([`QueueClass::of_ioprio`]) when the drive's queue is full or
     /// others wait; its completion time is then not yet known (`None`).
     pub fn submit_prio(&mut self, cmd: Command, tag: u32, ioprio: u16) -> Option<u64> {
+        self.submit_arbitrated(cmd, tag, ioprio, false)
+    }
+
+    /// [`Device::submit_prio`] for a write with Force Unit Access
+    /// ([`Device::submit_fua`]): it waits in its class's submission queue
+    /// as any command of that class, and enters the drive as a FUA write.
+    pub fn submit_prio_fua(&mut self, cmd: Command, tag: u32, ioprio: u16) -> Option<u64> {
+        self.submit_arbitrated(cmd, tag, ioprio, true)
+    }
+
+    fn submit_arbitrated(&mut self, cmd: Command, tag: u32, ioprio: u16, fua: bool) -> Option<u64> {
         let now = self.now();
         if self.outstanding == 0 {
             self.busy_since = now;
@@ -261,7 +274,7 @@ impl Device {
         if let Some(a) = self.arbiter.as_mut() {
             let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
             if free_at > now {
-                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio });
+                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio, fua });
                 self.activity = self.activity.wrapping_add(1);
                 self.outstanding += 1;
                 if !self.dispatch_pending {
@@ -271,7 +284,7 @@ impl Device {
                 return None;
             }
         }
-        let done = self.drive.submit(cmd, now);
+        let done = if fua { self.drive.submit_fua(cmd, now) } else { self.drive.submit(cmd, now) };
         self.track(cmd, tag, now, done);
         self.inflight_set_prio(ioprio);
         Some(done)
@@ -297,7 +310,7 @@ impl Device {
                 return;
             }
             let w = self.arbiter.as_mut().and_then(|a| a.pop()).expect("a command waits");
-            let done = self.drive.submit(w.cmd, now);
+            let done = if w.fua { self.drive.submit_fua(w.cmd, now) } else { self.drive.submit(w.cmd, now) };
             self.record_inflight(w.cmd, w.tag, w.submitted_ns, done);
             self.inflight_set_prio(w.ioprio);
         }

@@ -91,7 +91,15 @@ impl Source {
                 s.writes += 1;
                 s.due = s.spec.due_after(s.writes);
                 if fua {
-                    dev.submit_fua(cmd, me);
+                    match self.prio.as_mut() {
+                        Some(p) => {
+                            let ioprio = p.next(cmd);
+                            dev.submit_prio_fua(cmd, me, ioprio);
+                        }
+                        None => {
+                            dev.submit_fua(cmd, me);
+                        }
+                    }
                 } else {
                     self.submit_with_prio(dev, cmd, me);
                 }
