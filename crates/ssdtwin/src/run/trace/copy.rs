@@ -214,10 +214,11 @@ mod tests {
             ]
         );
         assert_eq!(got.len(), 12);
-        // Uneven: 10 clusters over 3 files gives the first one 4.
+        // Uneven: 10 clusters over 3 files gives the first one 4 (two full
+        // chunks), the others 3.
         let mut d = def("read");
         d.bytes = "40960B".into();
-        let mut c = FileCopy::new(&d, 1 << 20, 7).unwrap();
+        let mut c = FileCopy::new(&d, 1 << 20, 6).unwrap();
         let got = all(&mut c);
         assert_eq!(got.iter().map(|r| r.2).sum::<u64>(), 40960);
         assert_eq!(got[..3], [(Read, 0, 8192, true), (Read, 8192, 8192, false), (Read, 16384, 8192, true)]);
