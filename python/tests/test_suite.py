@@ -75,3 +75,14 @@ def test_pcmark_vantage_is_a_test_like_any_other(small):
     assert set(s["test"]) == {"pcmark-vantage-hdd"}
     assert list(s["label"])[0] == "HDD score" and list(s["unit"])[0] == "points"
     assert (s["unit"] == "MB/s").sum() == 8 and (s["value"] > 0).all()
+
+
+def test_pcmark10_data_drive_is_a_test_like_any_other(small):
+    # The synthetic PCMark 10 Data Drive benchmark, reached by `only`: its
+    # unscaled score, then bandwidth and access time overall and per trace.
+    r = ssdtwin.suite("vendor-2018", drives=[small], only=["pcmark10-data-drive"], scale=0.001)
+    s = r.scores
+    assert set(s["test"]) == {"pcmark10-data-drive"}
+    assert list(s["label"])[0] == "storage score (unscaled)"
+    assert (s["unit"] == "MB/s").sum() == 4 and (s["unit"] == "µs").sum() == 4
+    assert (s["value"] > 0).all()

@@ -170,6 +170,46 @@ fn pcmark8_charts_draw_the_score_the_bandwidth_and_every_trace() {
     assert!(rep.html.contains("not Futuremark&#x27;s traces") || rep.html.contains("not Futuremark's traces"));
 }
 
+/// The PCMark 10 Data Drive test as reviews draw it: the score, then the
+/// bandwidths (overall and per trace) and the access times on their own
+/// axes, labelled as synthetic and unscaled.
+#[test]
+fn pcmark10_charts_draw_the_score_bandwidths_and_access_times() {
+    let s = suite::load("vendor-2018").unwrap();
+    let small = |name: &str, extra: &str| {
+        let set = vec![
+            "geometry.blocks_per_plane=64".to_string(),
+            "ftl.user_capacity_bytes=999_997_440".into(),
+            extra.to_string(),
+        ];
+        let mut d = DriveUnderTest::load("generic-tlc-nvme", &set).unwrap();
+        d.name = name.into();
+        d
+    };
+    let drives = [small("fast", "controller.cores=3"), small("slow", "host.pcie_lanes=1")];
+    let opts = SuiteOptions {
+        scale: 0.01,
+        time_scale: 0.01,
+        trace_scale: 0.01,
+        only: vec!["pcmark10-data-drive".into()],
+        ..SuiteOptions::default()
+    };
+    let r = suite::run_suite(&s, &drives, &opts, None).unwrap();
+    let rep = ssdtwin_report::render_record(&suite::json::suite_record(&r)).unwrap();
+    let bars = |kind: &str| {
+        let (_, svg) = rep
+            .files
+            .iter()
+            .find(|(n, _)| n.ends_with(&format!("-pcmark10-data-drive-{kind}.svg")))
+            .unwrap_or_else(|| panic!("no {kind} chart"));
+        svg.matches("data-value=").count()
+    };
+    assert_eq!(bars("scores"), 2, "the score per drive");
+    assert_eq!(bars("scores-bandwidth"), 8, "overall and three traces' bandwidth per drive");
+    assert_eq!(bars("scores-latency"), 8, "overall and three traces' access time per drive");
+    assert!(rep.html.contains("UL's constant is not published") || rep.html.contains("UL&#x27;s constant"));
+}
+
 /// A suite of the data-placement interfaces: zones written with fio's
 /// `zonemode=zbd` on a zoned drive (open and full zones over time), and
 /// hot and cold data through two placement handles on an FDP drive (WAF

@@ -6,9 +6,12 @@
 //! computed by hand from the benchmarks' rules; the runs are
 //! deterministic; and a trace benchmark's score moves far less than the
 //! drive's speed (the scores compress the differences between drives).
+//! PCMark 10's Data Drive traces copy UL's published files and bytes, in
+//! the passes UL gives, each copy's side where it belongs, and their
+//! score is UL's rule computed by hand.
 
 use ssdtwin::run::trace::synth::{self, Generator};
-use ssdtwin::run::trace::TraceOp;
+use ssdtwin::run::trace::{GroupMark, TraceOp};
 use ssdtwin::study::suite::json::suite_json;
 use ssdtwin::study::suite::{self, DriveUnderTest, SuiteOptions, SuiteResult};
 
@@ -346,11 +349,15 @@ fn trace_scores_compress_the_differences_between_drives() {
     assert!(score > 1.0 && score - 1.0 < (bw - 1.0) / 10.0, "score {score} vs bandwidth {bw}");
 }
 
-/// Both tests fit every preset as the suites run them (the full run of
+/// The three tests fit every preset as the suites run them (the full run of
 /// each preset is in docs/suites.md): their test data, their steps.
 #[test]
 fn the_pcmark_tests_fit_every_preset() {
-    for (suite_name, test) in [("vendor-2018", "pcmark8-storage"), ("iometer-2008", "pcmark-vantage-hdd")] {
+    for (suite_name, test, steps) in [
+        ("vendor-2018", "pcmark8-storage", 40),
+        ("iometer-2008", "pcmark-vantage-hdd", 8),
+        ("vendor-2018", "pcmark10-data-drive", 9),
+    ] {
         let s = suite::load(suite_name).unwrap();
         let ti = s.tests.iter().position(|t| t.name == test).unwrap();
         let opts = SuiteOptions::default();
@@ -358,7 +365,140 @@ fn the_pcmark_tests_fit_every_preset() {
             let d = DriveUnderTest::load(preset, &[]).unwrap();
             let pass = &suite::run::passes_for(&s, &opts)[0];
             let setup = suite::run::setup(&s, ti, pass, &d, &opts).unwrap_or_else(|e| panic!("{preset}: {e}"));
-            assert_eq!(setup.steps.len(), if test == "pcmark8-storage" { 40 } else { 8 }, "{preset}");
+            assert_eq!(setup.steps.len(), steps, "{preset}");
         }
     }
+}
+
+/// UL's Data Drive traces: cps1 copies 339 JPEG files of 2.37 GB in all
+/// to the drive, cps2 copies them on it, cps3 copies them off it; 3
+/// passes; about 15 GB written (UL's overview of the storage benchmarks).
+#[test]
+fn pcmark10_traces_have_the_published_files_bytes_and_passes() {
+    const FILES: u64 = 339;
+    const BYTES: u64 = 2_370_000_000;
+    let mut written_per_pass = 0;
+    // The extents each trace reads and writes, by direction.
+    let mut extents: Vec<[Vec<(u64, u64)>; 2]> = Vec::new();
+    for (trace, sides) in [("cps1", [false, true]), ("cps2", [true, true]), ("cps3", [true, false])] {
+        let name = format!("pcmark10-{trace}-synthetic");
+        let p = synth::load(&name).unwrap().published;
+        assert_eq!(p.files, Some(FILES), "{name}");
+        let mut g = Generator::open(&name).unwrap();
+        let (mut files, mut ext): (u64, [Vec<(u64, u64)>; 2]) = (0, [Vec::new(), Vec::new()]);
+        let mut t = Tally::default();
+        let mut end: [Option<u64>; 2] = [None; 2];
+        while let Some(r) = g.next_request() {
+            let d = usize::from(r.op == TraceOp::Write);
+            files += u64::from(matches!(r.group, GroupMark::Starts { .. }));
+            t.ios[d] += 1;
+            t.bytes[d] += r.len;
+            // Every request continues the previous one of its direction.
+            assert!(end[d].is_none_or(|e| e == r.offset), "{name}: a jump at {}", r.offset);
+            end[d] = Some(r.offset + r.len);
+            ext[d].push((r.offset, r.len));
+        }
+        assert_eq!(files, FILES, "{name}: files");
+        assert_eq!(t.ios, [p.reads, p.writes], "{name}");
+        for d in 0..2 {
+            let want = if sides[d] { BYTES } else { 0 };
+            assert_eq!([p.read_bytes, p.write_bytes][d], want, "{name}");
+            // 2.37 GB in whole 4 KiB clusters: short by less than one.
+            assert!(t.bytes[d] <= want && want - t.bytes[d] < 4096, "{name}: {} bytes", t.bytes[d]);
+        }
+        written_per_pass += t.bytes[1];
+        extents.push(ext);
+    }
+    // cps2 and cps3 read exactly the files cps1 wrote; cps2's copy lies
+    // elsewhere.
+    assert_eq!(extents[1][0], extents[0][1]);
+    assert_eq!(extents[2][0], extents[0][1]);
+    let files_end = extents[0][1].last().map(|&(o, l)| o + l).unwrap();
+    assert_eq!(extents[1][1].first().unwrap().0, files_end);
+    // Three passes of the three traces, each pass in UL's order.
+    let s = suite::load("vendor-2018").unwrap();
+    let test = s.tests.iter().find(|t| t.name == "pcmark10-data-drive").unwrap();
+    let steps: Vec<&str> = test.steps.iter().map(|st| st.name.as_str()).collect();
+    let want: Vec<String> =
+        (1..=3).flat_map(|p| ["cps1", "cps2", "cps3"].map(|t| format!("p{p}-{t}"))).collect::<Vec<_>>();
+    assert_eq!(steps, want);
+    // About 15 GB written over the benchmark.
+    let gb = 3.0 * written_per_pass as f64 / 1e9;
+    assert!((14.0..=15.5).contains(&gb), "{gb} GB written");
+}
+
+/// UL's score on tiny traces of reads on a drive whose every read takes a
+/// fixed, known time: bandwidth = bytes over the time a read was
+/// outstanding, access time = the reads' mean latency, score =
+/// sqrt(MB/s / µs), overall and per trace over its passes.
+#[test]
+fn pcmark10_score_of_tiny_traces_is_the_hand_computed_one() {
+    let dir = scratch_dir("pcmark10");
+    let a = dir.path().join("a.mqsim");
+    let b = dir.path().join("b.mqsim");
+    std::fs::write(&a, "0 0 0 8 1\n1000000 0 64 16 1\n3000000 0 256 8 1\n").unwrap();
+    std::fs::write(&b, "0 0 1024 256 1\n2000000 0 2048 8 1\n").unwrap();
+    let d = fixed_latency_drive();
+    let lat = |len: u64| latency_ns(&d, len) as f64;
+    let (a_lats, b_lats) = ([lat(4096), lat(8192), lat(4096)], [lat(131072), lat(4096)]);
+    let (a_bytes, b_bytes) = (16384.0, 135168.0);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let mut text = String::from("name = \"tiny10\"\ntitle = \"t\"\n[[test]]\nname = \"t\"\ntitle = \"t\"\n");
+    for pass in ["p1", "p2"] {
+        for (t, f) in [("a", a), ("b", b)] {
+            text += &format!("[[test.step]]\nname = \"{pass}-{t}\"\ntrace = \"{f}\"\nreplay = \"think\"\n");
+        }
+    }
+    text += "[test.score]\nkind = \"pcmark10\"\ntraces = [\"a\", \"b\"]\nrounds = [\"p1\", \"p2\"]\n";
+    let r = run(&text, &d, &SuiteOptions::default());
+    let sum = |x: &[f64]| x.iter().sum::<f64>();
+    // Each request alone (the gaps are far longer than a read): busy time
+    // is the sum of the latencies, twice over (two passes).
+    let bw = (a_bytes + b_bytes) / 1e6 / ((sum(&a_lats) + sum(&b_lats)) / 1e9);
+    let at = (sum(&a_lats) + sum(&b_lats)) / 5.0 / 1e3;
+    let close = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want;
+    assert!(close(score(&r, "bandwidth"), bw), "{} vs {bw}", score(&r, "bandwidth"));
+    assert!(close(score(&r, "average access time"), at), "{} vs {at}", score(&r, "average access time"));
+    let want = (bw / at).sqrt();
+    assert!(close(score(&r, "storage score (unscaled)"), want), "{} vs {want}", score(&r, "storage score (unscaled)"));
+    let b_bw = b_bytes / 1e6 / (sum(&b_lats) / 1e9);
+    assert!(close(score(&r, "b bandwidth"), b_bw), "{} vs {b_bw}", score(&r, "b bandwidth"));
+    let a_at = sum(&a_lats) / 3.0 / 1e3;
+    assert!(close(score(&r, "a access time"), a_at), "{} vs {a_at}", score(&r, "a access time"));
+    assert_eq!(r.runs[0].tests[0].scores[0].steps, ["p1-a", "p2-a", "p1-b", "p2-b"]);
+
+    // UL's constant is not published: a scale or reference is refused.
+    for extra in ["scale = 2.0\n", "reference = { score = 1, results = { a = 1.0, b = 1.0 } }\n"] {
+        let e = suite::parse(&format!("{text}{extra}"), "s.toml").unwrap_err().to_string();
+        assert!(e.contains("s.toml") && e.contains("unscaled"), "{e}");
+    }
+}
+
+#[test]
+fn pcmark10_runs_are_deterministic() {
+    let s = suite::load("vendor-2018").unwrap();
+    let d = fixed_latency_drive();
+    let mut o = SuiteOptions { only: vec!["pcmark10-data-drive".into()], ..quick() };
+    o.trace_scale = 0.02;
+    let a = suite_json(&suite::run_suite(&s, std::slice::from_ref(&d), &o, None).unwrap());
+    o.threads = 1;
+    let r = suite::run_suite(&s, std::slice::from_ref(&d), &o, None).unwrap();
+    let b = suite_json(&r);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    // Little's law: four requests always outstanding while busy, so the
+    // mean access time is 4 × the mean request's bytes / the bandwidth and
+    // the unscaled score is the bandwidth / sqrt(4 × mean bytes) — the
+    // score orders drives by bandwidth alone (within the few percent the
+    // queue's filling and draining at each trace's ends take).
+    let steps = &r.runs[0].tests[0].steps;
+    let (bytes, ios): (u64, u64) =
+        steps.iter().flat_map(|st| &st.io.dirs).fold((0, 0), |(b, n), d| (b + d.bytes, n + d.ios));
+    let mean_mb = bytes as f64 / ios as f64 / 1e6;
+    let bw = score(&r, "bandwidth");
+    let at = score(&r, "average access time");
+    let little = 4.0 * mean_mb / bw * 1e6;
+    assert!((at / little - 1.0).abs() < 0.05, "access time {at} µs vs Little's law {little} µs");
+    let want = bw / (4.0 * mean_mb * 1e6).sqrt();
+    let got = score(&r, "storage score (unscaled)");
+    assert!((got / want - 1.0).abs() < 0.03, "score {got} vs {want}");
 }

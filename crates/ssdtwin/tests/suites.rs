@@ -193,7 +193,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn scores_are_computed_as_defined_from_step_data() {
-    let mut checked = [0; 9];
+    let mut checked = [0; 10];
     for (_, j) in results() {
         let suite = &j["suite"]["definition"];
         for run in j["runs"].as_array().unwrap() {
@@ -344,6 +344,45 @@ fn scores_are_computed_as_defined_from_step_data() {
                         let want = sc["scale"].as_f64().unwrap() * (ln / traces.len() as f64).exp();
                         assert!((scores[0]["value"].as_f64().unwrap() - want).abs() <= 1e-6 * want, "{}", t["name"]);
                         checked[8] += 1;
+                    }
+                    "pcmark10" => {
+                        // UL's rule over every scored step: bandwidth =
+                        // bytes over busy time, access time = the mean
+                        // latency of the reads and writes, score (unscaled)
+                        // = sqrt(MB/s / µs); per trace the same over its
+                        // passes.
+                        let sc = &def["score"];
+                        let step = |n: String| steps.iter().find(|s| s["step"] == n.as_str()).unwrap();
+                        let (mut all_mb, mut all_busy, mut all_lat, mut all_n) = (0.0, 0.0, 0.0, 0.0);
+                        let traces = sc["traces"].as_array().unwrap();
+                        for (k, tr) in traces.iter().enumerate() {
+                            let tr = tr.as_str().unwrap();
+                            let (mut mb, mut busy, mut lat, mut n) = (0.0, 0.0, 0.0, 0.0);
+                            for pass in sc["rounds"].as_array().unwrap() {
+                                let s = step(format!("{}-{tr}", pass.as_str().unwrap()));
+                                let res = &s["result"];
+                                for d in ["read", "write"] {
+                                    mb += res[d]["io_bytes"].as_f64().unwrap() / 1e6;
+                                    let ios = res[d]["total_ios"].as_f64().unwrap();
+                                    if ios > 0.0 {
+                                        lat += res[d]["clat_ns"]["mean"].as_f64().unwrap() * ios;
+                                    }
+                                    n += ios;
+                                }
+                                busy += res["busy_ns"].as_f64().unwrap() / 1e9;
+                            }
+                            let near = |got: &Value, want: f64| (got.as_f64().unwrap() - want).abs() <= 1e-6 * want;
+                            assert!(near(&scores[3 + 2 * k]["value"], mb / busy), "{tr}");
+                            assert!(near(&scores[4 + 2 * k]["value"], lat / n / 1e3), "{tr}");
+                            (all_mb, all_busy, all_lat, all_n) =
+                                (all_mb + mb, all_busy + busy, all_lat + lat, all_n + n);
+                        }
+                        let (bw, at) = (all_mb / all_busy, all_lat / all_n / 1e3);
+                        for (i, want) in [(0, (bw / at).sqrt()), (1, bw), (2, at)] {
+                            let got = scores[i]["value"].as_f64().unwrap();
+                            assert!((got - want).abs() <= 1e-6 * want, "{}: {got} vs {want}", t["name"]);
+                        }
+                        checked[9] += 1;
                     }
                     k => panic!("{k}"),
                 }

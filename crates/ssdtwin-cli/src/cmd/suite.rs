@@ -46,7 +46,7 @@ pub struct SuiteRunArgs {
     #[arg(long, value_name = "F")]
     pub time_scale: Option<f64>,
     /// Replay only this fraction of each trace test (the synthetic
-    /// Destroyer, Heavy and Light, PCMark 8 and Vantage): their first
+    /// Destroyer, Heavy and Light, PCMark 8, 10 and Vantage): their first
     /// requests, the same mix, shorter in requests and time. Default: the
     /// whole trace.
     #[arg(long, value_name = "F", default_value_t = 1.0)]

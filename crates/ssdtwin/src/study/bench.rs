@@ -190,24 +190,25 @@ fn timed_synthetic(model: &DriveModel, n: u64) -> BenchRow {
     phase_row(spec.name, &r, wall_s, r.counters.waf())
 }
 
-/// vendor-2018's `pcmark8-storage` test on a secure-erased drive as the
-/// suite runs it (16 GB of test data written, 5 minutes of idle, then a
-/// warm-up and three scored rounds of the ten synthetic PCMark 8 traces,
-/// their idle replayed whole): the wall time of the whole test, its I/Os
-/// and the simulated time of its steps (about an hour, as the benchmark
-/// takes on a real drive).
-fn timed_pcmark8(model: &DriveModel, name: &str) -> BenchRow {
+/// A trace test of vendor-2018 on a secure-erased drive as the suite runs
+/// it: the wall time of the whole test, its I/Os and the simulated time of
+/// its steps. `pcmark8-storage`: 16 GB of test data written, 5 minutes of
+/// idle, then a warm-up and three scored rounds of the ten synthetic
+/// PCMark 8 traces, their idle replayed whole (about an hour simulated,
+/// as the benchmark takes on a real drive); `pcmark10-data-drive`: 5
+/// minutes of idle, then three passes of the three file copies.
+fn timed_trace_test(model: &DriveModel, name: &str, test: &str) -> BenchRow {
     use crate::study::suite::{self, run_suite, DriveUnderTest, SuiteOptions};
     let suite = suite::load("vendor-2018").expect("vendor-2018 is built in");
     let dut = DriveUnderTest { name: name.into(), overrides: Vec::new(), model: model.clone() };
-    let opts = SuiteOptions { only: vec!["pcmark8-storage".into()], ..SuiteOptions::default() };
+    let opts = SuiteOptions { only: vec![test.into()], ..SuiteOptions::default() };
     let t = Instant::now();
-    let result = run_suite(&suite, std::slice::from_ref(&dut), &opts, None).expect("pcmark8-storage fits a preset");
+    let result = run_suite(&suite, std::slice::from_ref(&dut), &opts, None).expect("the trace tests fit a preset");
     let wall_s = t.elapsed().as_secs_f64();
     let steps: Vec<_> = result.runs.iter().flat_map(|r| &r.tests).flat_map(|t| &t.steps).map(|s| &s.io).collect();
     let waf = steps.last().map_or(0.0, |r| r.counters.waf());
     BenchRow {
-        name: "pcmark8-storage (vendor-2018)".into(),
+        name: format!("{test} (vendor-2018)"),
         drive: String::new(),
         ios: steps.iter().map(|r| r.dirs.iter().map(|d| d.ios).sum::<u64>()).sum(),
         bytes: steps.iter().map(|r| r.dirs.iter().map(|d| d.bytes).sum::<u64>()).sum(),
@@ -297,8 +298,9 @@ pub struct BenchDrives {
 /// 8. `atsb-destroyer-synthetic, dependent:25` on a secure-erased main
 ///    drive as the suite's test runs it (its whole 49.8 M requests at
 ///    scale 1);
-/// 9. `pcmark8-storage (vendor-2018)` on the main drive as the suite runs
-///    it (its wall time; at `scale` 1 only: the traces are not scaled);
+/// 9. `pcmark8-storage (vendor-2018)` and `pcmark10-data-drive
+///    (vendor-2018)` on the main drive as the suite runs them (their wall
+///    time; at `scale` 1 only: the traces are not scaled);
 /// 10. and 11., when the large drive caches its map (and `large_steady`):
 ///     `precondition steady, cached map` and `4k randwrite, cached map`
 ///     (a tenth of row 3's writes);
@@ -365,8 +367,10 @@ pub fn run(
     let row = timed_synthetic(&drives.main.1, n(49_810_000.0));
     push(row, main_name, &mut rows);
     if scale >= 1.0 {
-        let row = timed_pcmark8(main, main_name);
-        push(row, main_name, &mut rows);
+        for test in ["pcmark8-storage", "pcmark10-data-drive"] {
+            let row = timed_trace_test(main, main_name, test);
+            push(row, main_name, &mut rows);
+        }
     }
 
     if large_steady && large_cached.map_cache.is_some() {

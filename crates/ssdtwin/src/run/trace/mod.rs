@@ -50,6 +50,7 @@
 //! statistics; `dependent` uses them only to tell the groups).
 
 mod address;
+pub mod copy;
 mod formats;
 mod looped;
 pub mod options;

@@ -47,6 +47,10 @@
 //! (the generator is run once, untimed, when it is opened, to measure
 //! the unscaled length).
 //!
+//! A generator file may instead hold a `[copy]` table: a file copy
+//! ([`super::copy`]: files, bytes, chunk, and the side of the copy the
+//! drive is on), which then draws every request.
+//!
 //! Left out: trims and flushes (the published figures have none),
 //! file-system metadata patterns and read-after-write dependencies
 //! within a group (its requests are independent, issued at once).
@@ -57,6 +61,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
+use super::copy::{CopyDef, FileCopy};
 use super::{GroupMark, TraceOp};
 use crate::error::TraceError;
 use crate::run::workload::fio::{parse_size, parse_time};
@@ -90,6 +95,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "vantage-application-loading-synthetic",
         include_str!("../../../workloads/vantage-application-loading-synthetic.toml"),
     ),
+    ("pcmark10-cps1-synthetic", include_str!("../../../workloads/pcmark10-cps1-synthetic.toml")),
+    ("pcmark10-cps2-synthetic", include_str!("../../../workloads/pcmark10-cps2-synthetic.toml")),
+    ("pcmark10-cps3-synthetic", include_str!("../../../workloads/pcmark10-cps3-synthetic.toml")),
 ];
 
 /// Names of the built-in generators.
@@ -131,8 +139,11 @@ pub struct GeneratorFile {
     /// The figures the trace is meant to have (checked by the tests).
     pub published: Published,
     /// The application phases.
-    #[serde(rename = "phase")]
+    #[serde(rename = "phase", default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseDef>,
+    /// A file copy instead of phases ([`super::copy`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<CopyDef>,
 }
 
 /// The figures a generator aims at, and whether they are published or
@@ -172,6 +183,9 @@ pub struct Published {
     /// Recorded duration, s, when published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
+    /// Files, when the trace is a file copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
 }
 
 /// One application phase as written.
@@ -288,6 +302,8 @@ pub struct Generator {
     quotas: Option<Vec<u64>>,
     /// Multiplies every drawn time (`duration`; 1 otherwise).
     time_scale: f64,
+    /// A file copy's stream, which then draws every request.
+    copy: Option<Box<FileCopy>>,
 }
 
 /// Most requests in one group.
@@ -329,9 +345,21 @@ impl Generator {
         if def.requests == 0 {
             return Err(bad("field `requests`", "a trace needs at least one request".into()));
         }
-        if def.phases.is_empty() {
-            return Err(bad("[[phase]]", "a generator needs at least one phase".into()));
-        }
+        let copy = match &def.copy {
+            None if def.phases.is_empty() => {
+                return Err(bad("[[phase]]", "a generator needs at least one phase (or a [copy] table)".into()))
+            }
+            None => None,
+            Some(_) if !def.phases.is_empty() => {
+                return Err(bad("[copy]", "a generator has [[phase]] tables or a [copy] table, not both".into()))
+            }
+            Some(_) if def.exact || def.duration.is_some() => {
+                return Err(bad("[copy]", "`exact` and `duration` shape phases; a copy has neither".into()))
+            }
+            Some(c) => Some(Box::new(
+                FileCopy::new(c, span, def.requests).map_err(|(f, r)| bad(&format!("[copy], field `{f}`"), r))?,
+            )),
+        };
         let mut phases = Vec::new();
         let mut weights = Vec::new();
         for p in &def.phases {
@@ -439,6 +467,7 @@ impl Generator {
             group_first: false,
             quotas,
             time_scale: 1.0,
+            copy,
         };
         if let Some(d) = &def.duration {
             let want = parse_time(d, 1_000_000_000).map_err(|r| bad("field `duration`", r))?;
@@ -491,6 +520,9 @@ impl Generator {
     /// The next request, `None` after the last.
     #[inline]
     pub fn next_request(&mut self) -> Option<SynthRequest> {
+        if let Some(c) = self.copy.as_deref_mut() {
+            return c.next_request();
+        }
         if self.left == 0 {
             return None;
         }

@@ -259,13 +259,15 @@ pub struct ScoreDef {
     /// Label of the score in tables, e.g. `"QD1–4"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// `pcmark8`, `pcmark-vantage`: the traces, in the order reported;
-    /// `pcmark-vantage` names its steps, `pcmark8` the part of its step
-    /// names after the round (`r1-word`).
+    /// `pcmark8`, `pcmark-vantage`, `pcmark10`: the traces, in the order
+    /// reported; `pcmark-vantage` names its steps, `pcmark8` and
+    /// `pcmark10` the part of its step names after the round or pass
+    /// (`r1-word`, `p1-cps1`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<String>,
-    /// `pcmark8`: the scored rounds, the prefixes of the steps' names
-    /// (steps of other rounds, such as a warm-up, are not scored).
+    /// `pcmark8`, `pcmark10`: the scored rounds (passes), the prefixes of
+    /// the steps' names (steps of other rounds, such as a warm-up, are not
+    /// scored).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<String>,
     /// `pcmark8`: the published result the score is scaled by.

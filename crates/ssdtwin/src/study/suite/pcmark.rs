@@ -44,9 +44,29 @@
 //! tomshardware.com/reviews/a110-m.2-ssd,3594-7.html: "Vantage works by
 //! taking the geometric mean"); the factor is the suite's `scale`.
 //!
+//! **PCMark 10 storage benchmarks** (`kind = "pcmark10"`; the Data Drive
+//! benchmark). UL defines the score as "geometric mean (bandwidth, 1 /
+//! average access time)" (support.benchmarks.ul.com, "Data Drive
+//! Benchmark", the same for the Quick and Full System Drive benchmarks):
+//! an I/O's access time is its end time less its start time, the
+//! average access time the arithmetic mean over the reads and writes;
+//! the bandwidth the bytes over the busy time, the time with at least
+//! one read or write executing. Here over every scored pass of every
+//! trace together (the benchmark's overall figures), and per trace over
+//! its passes (the per-trace bandwidths reviews chart). An access time is
+//! a command's completion latency (submission to completion, its wait
+//! in the host for a queue slot included). UL's page gives the score's
+//! form without its scaling constant, and no source found gives it: the
+//! score is reported **unscaled**, `sqrt(bandwidth in MB/s / average
+//! access time in µs)`, proportional to UL's score by an unknown factor.
+//! A trace whose requests the drive failed (a zoned drive, which takes
+//! no conventional volume's writes) has no result: its failed requests
+//! would count as fast transfers of data that was never copied.
+//!
 //! Leaves out: PCMark 8's per-round results (the report gives the mean
-//! service time of each trace and the overall bandwidth), and PCMark 10's
-//! storage benchmarks (docs/suites.md says what is published of them).
+//! service time of each trace and the overall bandwidth), PCMark 10's
+//! per-pass results, and its System Drive benchmarks (docs/suites.md says
+//! what is published of them).
 
 use super::def::ScoreDef;
 use super::plan::{StepPlan, StepSource};
@@ -76,6 +96,15 @@ pub struct VantageRule {
     pub steps: Vec<usize>,
     /// Factor of the geometric mean of the traces' MB/s.
     pub scale: f64,
+}
+
+/// A validated `pcmark10` score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pcmark10Rule {
+    /// The traces, in the order reported.
+    pub traces: Vec<String>,
+    /// Per trace, the indices of its scored passes' steps.
+    pub steps: Vec<Vec<usize>>,
 }
 
 /// A rule's field and what is wrong with it.
@@ -139,6 +168,26 @@ pub fn build_pcmark8(s: &ScoreDef, steps: &[StepPlan]) -> Result<Pcmark8Rule, In
     })
 }
 
+/// Validate a `pcmark10` score against the test's steps.
+pub fn build_pcmark10(s: &ScoreDef, steps: &[StepPlan]) -> Result<Pcmark10Rule, Invalid> {
+    if s.traces.is_empty() {
+        return Err(("traces", "a pcmark10 score needs its traces".into()));
+    }
+    if s.rounds.is_empty() {
+        return Err(("rounds", "a pcmark10 score needs at least one scored pass (e.g. [\"p1\"])".into()));
+    }
+    if s.reference.is_some() || s.scale.is_some() {
+        let field = if s.scale.is_some() { "scale" } else { "reference" };
+        return Err((field, "UL's scaling constant is not published: a pcmark10 score is reported unscaled".into()));
+    }
+    let mut by_trace = Vec::new();
+    for t in &s.traces {
+        let passes = s.rounds.iter().map(|pass| trace_step(steps, &format!("{pass}-{t}")));
+        by_trace.push(passes.collect::<Result<Vec<usize>, _>>()?);
+    }
+    Ok(Pcmark10Rule { traces: s.traces.clone(), steps: by_trace })
+}
+
 /// Validate a `pcmark-vantage` score against the test's steps.
 pub fn build_vantage(s: &ScoreDef, steps: &[StepPlan]) -> Result<VantageRule, Invalid> {
     if s.traces.is_empty() {
@@ -158,6 +207,61 @@ fn service_s(r: &StepResult) -> Option<f64> {
 /// Bytes read and written by a step.
 fn bytes(r: &StepResult) -> u64 {
     r.io.dirs[IoKind::Read as usize].bytes + r.io.dirs[IoKind::Write as usize].bytes
+}
+
+/// Bytes, busy ns, access-time sum (ns) and reads and writes of steps.
+fn moved(idx: &[usize], results: &[&StepResult]) -> (u64, u64, u128, u64) {
+    let (mut b, mut busy, mut lat, mut ios) = (0, 0, 0, 0);
+    for &i in idx {
+        let r = &results[i].io;
+        b += bytes(results[i]);
+        busy += r.busy_ns;
+        for k in [IoKind::Read, IoKind::Write] {
+            lat += r.dirs[k as usize].lat_sum_ns;
+            ios += r.dirs[k as usize].ios;
+        }
+    }
+    (b, busy, lat, ios)
+}
+
+/// MB/s and mean access time, µs, of steps (`None` when undefined, or
+/// when the drive failed any of their requests).
+fn bandwidth_and_access(idx: &[usize], results: &[&StepResult]) -> (Option<f64>, Option<f64>) {
+    let failed = |i: usize| results[i].io.trace.as_ref().is_some_and(|t| t.replay.io_errors > 0);
+    if idx.iter().any(|&i| failed(i)) {
+        return (None, None);
+    }
+    let (b, busy, lat, ios) = moved(idx, results);
+    let bw = (busy > 0 && b > 0).then(|| b as f64 / 1e6 / (busy as f64 / 1e9));
+    let access = (ios > 0 && lat > 0).then(|| lat as f64 / ios as f64 / 1e3);
+    (bw, access)
+}
+
+/// The scores of a `pcmark10` test: the unscaled storage score, the
+/// bandwidth and average access time over every scored step, and each
+/// trace's bandwidth and access time over its passes.
+pub fn pcmark10(rule: &Pcmark10Rule, steps: &[StepPlan], results: &[&StepResult]) -> Vec<ScoreValue> {
+    let names = |idx: &[usize]| idx.iter().map(|&i| steps[i].name.clone()).collect::<Vec<_>>();
+    let all: Vec<usize> = rule.steps.iter().flatten().copied().collect();
+    let (bw, access) = bandwidth_and_access(&all, results);
+    let score = bw.zip(access).map(|(bw, at)| (bw / at).sqrt());
+    let value = |label: String, value: Option<f64>, unit: &str, idx: &[usize]| ScoreValue {
+        label,
+        value,
+        unit: unit.into(),
+        steps: names(idx),
+    };
+    let mut out = vec![
+        value("storage score (unscaled)".into(), score, "√(MB/s/µs)", &all),
+        value("bandwidth".into(), bw, "MB/s", &all),
+        value("average access time".into(), access, "µs", &all),
+    ];
+    for (t, idx) in rule.traces.iter().zip(&rule.steps) {
+        let (bw, access) = bandwidth_and_access(idx, results);
+        out.push(value(format!("{t} bandwidth"), bw, "MB/s", idx));
+        out.push(value(format!("{t} access time"), access, "µs", idx));
+    }
+    out
 }
 
 /// The scores of a `pcmark8` test: the Storage score, the bandwidth and

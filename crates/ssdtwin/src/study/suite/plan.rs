@@ -121,6 +121,8 @@ pub enum ScoreRule {
     Pcmark8(super::pcmark::Pcmark8Rule),
     /// PCMark Vantage's HDD suite score ([`super::pcmark`]).
     PcmarkVantage(super::pcmark::VantageRule),
+    /// PCMark 10's storage score, unscaled ([`super::pcmark`]).
+    Pcmark10(super::pcmark::Pcmark10Rule),
 }
 
 /// What a step runs.
@@ -625,8 +627,10 @@ fn build_score(s: &ScoreDef, steps: &[StepPlan], c: &Ctx) -> Result<ScoreRule, S
         "pcmark-vantage" => {
             super::pcmark::build_vantage(s, steps).map(ScoreRule::PcmarkVantage).map_err(|(f, r)| c.err(f, r))
         }
-        k => {
-            Err(c.err("kind", format!("`{k}` is not mean, steady-state, each, pick, fill, pcmark8 or pcmark-vantage")))
-        }
+        "pcmark10" => super::pcmark::build_pcmark10(s, steps).map(ScoreRule::Pcmark10).map_err(|(f, r)| c.err(f, r)),
+        k => Err(c.err(
+            "kind",
+            format!("`{k}` is not mean, steady-state, each, pick, fill, pcmark8, pcmark-vantage or pcmark10"),
+        )),
     }
 }

@@ -158,6 +158,7 @@ pub fn compute(rule: &ScoreRule, steps: &[StepPlan], results: &[&StepResult], ti
             .collect(),
         ScoreRule::Pcmark8(rule) => super::pcmark::pcmark8(rule, steps, results),
         ScoreRule::PcmarkVantage(rule) => super::pcmark::vantage(rule, steps, results),
+        ScoreRule::Pcmark10(rule) => super::pcmark::pcmark10(rule, steps, results),
     }
 }
 
