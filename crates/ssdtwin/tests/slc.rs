@@ -317,6 +317,54 @@ fn folding_policies_idle_off_idle_target_and_foreground_threshold() {
     );
 }
 
+/// Idle folding with a room target (`idle_fold_room_bytes`, issue 33):
+/// the drive folds in idle time only until its cache has that much free
+/// room. On the small 660p (1.2 GB cache while at most half full), a
+/// burst of a quarter of the cache leaves more room than the target and
+/// stays in SLC through two minutes of idle; a burst that fills the cache
+/// is folded until the target's room is free — within one SLC block per
+/// die, as every die folds whole blocks — and the rest stays in SLC.
+/// Without the target the same idle time folds both bursts entirely.
+#[test]
+fn idle_folding_with_a_room_target_folds_only_until_that_room_is_free() {
+    let target = 200_000_000u64;
+    let rest = |share: f64, room_target: Option<u64>| {
+        let set = match room_target {
+            Some(t) => format!("slc_cache.idle_fold_room_bytes={t}"),
+            None => "slc_cache.idle_fold_room_bytes=".to_string(),
+        };
+        let mut sim = Simulator::new(Drive::new(small_slc_model(&[&set])));
+        let cache = sim.drive().ftl().slc_cache_bytes();
+        let bytes = (cache as f64 * share) as u64 / (128 * 1024) * (128 * 1024);
+        sim.run_phase(&seq_write("burst", 0, bytes), 0, 2);
+        let before = sim.drive().ftl().fold_backlog_bytes();
+        sim.run_phase(&Phase::Idle { name: "rest".into(), duration_ns: 120_000_000_000, apst: None }, 1, 2);
+        let ftl = sim.drive().ftl();
+        ftl.check_consistency().unwrap();
+        let room = ftl.slc_cache_bytes() as i64 - ftl.slc_used_bytes() as i64;
+        (before, ftl.fold_backlog_bytes(), room)
+    };
+    let g = small_slc_model(&[]).geometry;
+    let slc_block = g.slots_in_mode(CellMode::Slc) as i64 * 4096;
+
+    let (before, after, room) = rest(0.25, Some(target));
+    assert!(before > 250_000_000 && room > target as i64, "burst {before} B, room {room} B");
+    assert_eq!(after, before, "room {room} B above the target {target} B: nothing folds in idle");
+    let (before, after, _) = rest(0.25, None);
+    assert!(after < before / 10, "without a room target idle folds the burst ({after} of {before} B left)");
+
+    let (before, after, room) = rest(1.0, Some(target));
+    assert!(before > 1_000_000_000, "the burst fills the cache ({before} B in SLC)");
+    assert!(
+        room >= target as i64 && room < target as i64 + g.dies as i64 * slc_block,
+        "idle folding left {room} B of room for a {target} B target ({} dies × {slc_block} B blocks)",
+        g.dies
+    );
+    assert!(after > before / 2, "most of the burst stays in SLC ({after} of {before} B)");
+    let (before, after, _) = rest(1.0, None);
+    assert!(after < before / 10, "without a room target idle folds the burst ({after} of {before} B left)");
+}
+
 /// Folding takes the SLC block that has held its data longest among
 /// equally valid ones, so after a sequential fill of the whole drive the
 /// data left in the (static) SLC cache is the most recently written: the

@@ -416,6 +416,7 @@ impl DriveSpec {
                     fold_threshold_blocks: (c.fold_threshold_bytes as f64 / slc_block_bytes).ceil() as u32,
                     idle_fold: c.idle_fold,
                     idle_fold_target_slots: c.idle_fold_target_bytes / SECTOR_BYTES as u64,
+                    idle_fold_room_blocks: c.idle_fold_room_bytes.map(|b| b as f64 / slc_block_bytes),
                     slots_per_slc_block,
                 })
             }

@@ -491,10 +491,7 @@ impl FtlCore {
 
     fn begin_background_work(&mut self, die: u32) -> Option<Paced> {
         if let Some(slc) = &self.slc {
-            if slc.idle_fold
-                && self.slc_valid_slots > slc.idle_fold_target_slots
-                && self.blocks.sealed_count(die, CellMode::Slc) > 0
-            {
+            if self.idle_fold_wanted(slc) && self.blocks.sealed_count(die, CellMode::Slc) > 0 {
                 if let Some(bg) = begin_stepwise(self, die, CellMode::Slc) {
                     return Some(bg);
                 }

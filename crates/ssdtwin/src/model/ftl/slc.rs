@@ -17,7 +17,10 @@
 //! SLC blocks first (the host waits: Intel 660p/600p), `native-when-full`
 //! opens a native block instead. Folding is otherwise lazy: data stays in
 //! SLC until the cache or native capacity needs the room, or until idle
-//! time lets the drive fold in the background down to a target.
+//! time lets the drive fold in the background down to a target — or,
+//! with a room target (`idle_fold_room_bytes`), only until the cache has
+//! that much free room, so that on a mostly empty drive the data stays
+//! in SLC.
 //!
 //! Fold victims are chosen by the GC policy among sealed SLC blocks, so
 //! data overwritten while still in SLC is never folded; among equally
@@ -34,7 +37,7 @@ use super::gc::collect_one;
 use super::pool::BlockPool;
 use super::FtlCore;
 use crate::model::nand::{CellMode, SECTOR_BYTES};
-use crate::model::params::SlcWritePolicy;
+use crate::model::params::{SlcModel, SlcWritePolicy};
 
 impl FtlCore {
     /// Fill fraction: mapped logical pages / user pages.
@@ -64,6 +67,19 @@ impl FtlCore {
     /// Bytes of valid data waiting in SLC to be folded.
     pub fn fold_backlog_bytes(&self) -> u64 {
         self.slc_valid_slots * SECTOR_BYTES as u64
+    }
+
+    /// Whether idle time should fold: the drive folds when idle, holds
+    /// more than its idle target in SLC, and (with `idle_fold_room_bytes`)
+    /// has less free room in the cache than that.
+    pub(super) fn idle_fold_wanted(&self, slc: &SlcModel) -> bool {
+        if !slc.idle_fold || self.slc_valid_slots <= slc.idle_fold_target_slots {
+            return false;
+        }
+        match slc.idle_fold_room_blocks {
+            None => true,
+            Some(room) => slc_limit_blocks(self) - (self.blocks.slc_in_use as f64) < room,
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 //! The parameters the hardware model runs from: the drive file's
 //! sections as read ([`sections`]: [`DriveSpec`] and its tables;
-//! [`media`], [`mapcache`], [`zns`], [`fdp`]), and what validation derives from them in the
-//! model's units ([`DriveModel`], [`SlcModel`], [`HybridModel`],
-//! [`WearLevelingModel`], [`MapCacheModel`]). Only types: reading a drive
-//! file, presets, overrides and the checks that make a [`DriveModel`] are
+//! [`media`], [`mapcache`], [`slc`], [`zns`], [`fdp`]), and what
+//! validation derives from them in the model's units ([`DriveModel`],
+//! [`SlcModel`], [`HybridModel`], [`WearLevelingModel`],
+//! [`MapCacheModel`]). Only types: reading a drive file, presets,
+//! overrides and the checks that make a [`DriveModel`] are
 //! `crate::spec`'s ([`DriveSpec::build`]), so that the model depends on
 //! no other room.
 
@@ -11,6 +12,7 @@ pub mod fdp;
 pub mod mapcache;
 pub mod media;
 pub mod sections;
+pub mod slc;
 pub mod zns;
 
 pub use fdp::{FdpIsolation, FdpModel, FdpSpec};
@@ -19,9 +21,10 @@ pub use media::{BadBlockSpec, EccSpec, RberSpec};
 pub use sections::{
     Arbitration, ArbitrationSpec, BufferRelease, CellTimingSpec, ControllerSpec, DriveSpec, DynamicWearLeveling,
     FtlSpec, GcMode, GcPolicy, GeometrySpec, HostSpec, HybridLayout, HybridSpec, Interface, LogAssociation,
-    MappingScheme, MergePolicy, NandSpec, OpOrder, PowerSpec, PowerStateSpec, SlcCacheSpec, SlcWritePolicy,
-    ThermalSpec, WearLevelingSpec, WriteCachePolicy,
+    MappingScheme, MergePolicy, NandSpec, OpOrder, PowerSpec, PowerStateSpec, ThermalSpec, WearLevelingSpec,
+    WriteCachePolicy,
 };
+pub use slc::{SlcCacheSpec, SlcModel, SlcWritePolicy};
 pub use zns::{ZnsModel, ZnsSpec};
 
 use crate::model::nand::{CellMode, CellTiming, Geometry, SECTOR_BYTES};
@@ -145,40 +148,4 @@ pub struct HybridModel {
     pub merge_parts: u32,
     /// Logical blocks per die.
     pub logical_blocks_per_die: u32,
-}
-
-/// The SLC cache in the FTL's units.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SlcModel {
-    /// Blocks per die reserved for SLC use.
-    pub static_blocks_per_die: u32,
-    /// Capacity curve: (fill fraction, SLC blocks in the whole drive).
-    pub curve: Vec<(f64, f64)>,
-    /// Where host writes go when the cache is full.
-    pub write_policy: SlcWritePolicy,
-    /// Fold in the foreground when free cache space is below this, blocks.
-    pub fold_threshold_blocks: u32,
-    /// Fold during idle.
-    pub idle_fold: bool,
-    /// Idle folding stops at this many slots of data in SLC.
-    pub idle_fold_target_slots: u64,
-    /// 4 KiB slots of one SLC block.
-    pub slots_per_slc_block: u32,
-}
-
-impl SlcModel {
-    /// Cache capacity in SLC blocks (whole drive) at a fill fraction.
-    pub fn curve_blocks(&self, fill: f64) -> f64 {
-        let c = &self.curve;
-        if fill <= c[0].0 {
-            return c[0].1;
-        }
-        for w in c.windows(2) {
-            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
-            if fill <= x1 {
-                return if x1 == x0 { y1 } else { y0 + (y1 - y0) * (fill - x0) / (x1 - x0) };
-            }
-        }
-        c[c.len() - 1].1
-    }
 }

@@ -1,13 +1,13 @@
 //! The drive file's sections as serde reads them: [`DriveSpec`] and every
 //! table in it (geometry, NAND timings, host interface, controller, FTL,
-//! SLC cache, power and thermal), with their defaults. What each field
-//! means is in `docs/drive-file.md`. Leaves out reading the file (TOML,
-//! `base` presets, `--set` overrides) and checking it: those are
-//! `crate::spec`'s.
+//! power and thermal; the SLC cache's is in [`super::slc`]), with their
+//! defaults. What each field means is in `docs/drive-file.md`. Leaves out
+//! reading the file (TOML, `base` presets, `--set` overrides) and
+//! checking it: those are `crate::spec`'s.
 
 use serde::{Deserialize, Serialize};
 
-use super::{BadBlockSpec, EccSpec, MapCacheSpec, RberSpec};
+use super::{BadBlockSpec, EccSpec, MapCacheSpec, RberSpec, SlcCacheSpec};
 
 /// A whole drive: geometry, NAND, host interface, controller and FTL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -219,47 +219,6 @@ pub struct PowerStateSpec {
     /// state, µs (default: `exit_latency_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_latency_us: Option<u64>,
-}
-
-/// SLC cache: host writes land in blocks programmed one bit per cell
-/// (pSLC) and are later folded into native blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlcCacheSpec {
-    /// SLC capacity of the static part: blocks reserved for SLC use only,
-    /// in bytes of SLC data (each block holds 1/bits_per_cell of its
-    /// native capacity).
-    pub static_bytes: u64,
-    /// Total cache capacity (static + dynamic) as a piecewise-linear
-    /// function of how full the drive is: `[fill fraction, bytes]` points,
-    /// fill fractions rising from 0 to 1. The dynamic part borrows free
-    /// native blocks, so the cache is also never larger than the free
-    /// blocks allow. `[[0, 12e9]]` alone means a static-only cache.
-    pub capacity_curve: Vec<[f64; 2]>,
-    /// `"always-slc"`: every host write goes through SLC, also when the
-    /// cache is full (the drive folds first; Intel 660p/600p).
-    /// `"native-when-full"`: host writes go straight to native blocks once
-    /// the cache is full.
-    pub write_policy: SlcWritePolicy,
-    /// Foreground folding starts when free cache space falls below this
-    /// many bytes (0: fold only when the cache is full — lazy folding).
-    #[serde(default)]
-    pub fold_threshold_bytes: u64,
-    /// Fold during host idle time (after `ftl.idle_threshold_ns`).
-    pub idle_fold: bool,
-    /// Idle folding stops when this many bytes of data remain in SLC.
-    #[serde(default)]
-    pub idle_fold_target_bytes: u64,
-}
-
-/// Where host writes go when the SLC cache is full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SlcWritePolicy {
-    /// Through SLC always; fold to make room first.
-    AlwaysSlc,
-    /// Directly to native blocks.
-    NativeWhenFull,
 }
 
 /// Physical organisation of the flash array.
