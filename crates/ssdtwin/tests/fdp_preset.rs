@@ -127,3 +127,42 @@ fn separated_hot_and_cold_on_the_pm9d3a_match_a_hand_computation() {
     );
     assert!(mixed.waf() > sep.waf() * 1.3, "WAF mixed {:.3}, separated {:.3}", mixed.waf(), sep.waf());
 }
+
+/// LMCache's nine workers as docs/fdp-study.md models them — rings of
+/// different periods over 89% of the drive, equal bytes each, objects of
+/// 4 to 128 pages — without placement identifiers, on the preset with
+/// 48-page blocks (256 per die): four drive writes after a full
+/// sequential fill. Live data drifts between the dies until one holds
+/// nothing GC can free; the host must then write elsewhere (before, the
+/// drive ran out of blocks for GC and panicked).
+#[test]
+fn rings_of_different_periods_never_leave_gc_without_a_block() {
+    let mut drive = scaled(48);
+    let n = drive.user_lpns() as u64;
+    // (object pages, footprint in 1/64 of the drive), as the example job file.
+    let workers = [(16, 6), (16, 6), (128, 12), (64, 6), (64, 6), (8, 6), (8, 6), (8, 6), (4, 3)];
+    let mut start = 0;
+    let mut rings: Vec<(u64, u64, u64, u64)> = Vec::new(); // (first, pages, object, position)
+    for (object, share) in workers {
+        let pages = n * share / 64 / object * object;
+        rings.push((start, pages, object, 0));
+        start += n * share / 64;
+    }
+    let mut written = [0u64; 9];
+    let mut w = drive.untimed();
+    for lpn in 0..n as u32 {
+        w.write(lpn);
+    }
+    while written.iter().sum::<u64>() < 4 * n {
+        let i = (0..9).min_by_key(|&i| written[i]).unwrap();
+        let (first, pages, object, pos) = &mut rings[i];
+        for k in 0..*object {
+            w.write((*first + *pos + k) as u32);
+        }
+        *pos = (*pos + *object) % *pages;
+        written[i] += *object;
+    }
+    drop(w);
+    drive.ftl().check_consistency().unwrap();
+    assert!(drive.waf() > 1.2, "the rings mix in every block: WAF {}", drive.waf());
+}
