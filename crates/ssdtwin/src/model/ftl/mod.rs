@@ -454,11 +454,11 @@ impl FtlCore {
     /// Hand out the next slot of a stream and map `lpn` to it.
     #[inline(always)]
     pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
-        let mut die = self.streams[id as usize].die;
-        if id == StreamId::Host && self.streams[id as usize].open[die as usize] == NONE {
-            die = self.host_die_with_room(die);
+        let die = self.streams[id as usize].die;
+        let mut block = self.streams[id as usize].open[die as usize];
+        if block == NONE {
+            block = self.open_for_append(id, die);
         }
-        let block = streams::open_block(self, id, die);
         let slot = self.map_next_slot(block, lpn);
         if self.blocks.mode[block as usize] == CellMode::Slc {
             self.slc_valid_slots += 1;

@@ -190,8 +190,18 @@ fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
     b
 }
 
-/// A die for the host's next block when `die` has none open.
+/// A new open block for a stream when it has none on its die.
 impl super::FtlCore {
+    /// The block `id`'s next slot goes to when the stream has no open
+    /// block on `die`: [`open_block`]'s, on the die
+    /// [`super::FtlCore::host_die_with_room`] picks for the host. Once per
+    /// block, so kept out of the per-slot path.
+    #[inline(never)]
+    pub(super) fn open_for_append(&mut self, id: StreamId, die: u32) -> u32 {
+        let die = if id == StreamId::Host { self.host_die_with_room(die) } else { die };
+        open_block(self, id, die)
+    }
+
     /// `die`, unless GC cannot restore its free-block reserve there: every
     /// block it could collect holds only valid data, because more of the
     /// live data sits on this die than on the others (the host goes round
@@ -202,7 +212,6 @@ impl super::FtlCore {
     /// until overwrites free some of it. Without this the host would take
     /// the reserve GC needs. Drives with an SLC cache keep their own
     /// placement (the cache decides where writes go).
-    #[inline(never)]
     pub(super) fn host_die_with_room(&mut self, die: u32) -> u32 {
         if self.slc_model().is_some() {
             return die;
