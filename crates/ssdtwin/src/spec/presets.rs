@@ -15,6 +15,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("intel-x25m-80gb", include_str!("../../presets/intel-x25m-80gb.toml")),
     ("ocz-core-64gb", include_str!("../../presets/ocz-core-64gb.toml")),
     ("ocz-slc-64gb", include_str!("../../presets/ocz-slc-64gb.toml")),
+    ("samsung-pm9d3a-3.84tb", include_str!("../../presets/samsung-pm9d3a-3.84tb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../presets/smi-sm2260-mlc-512gb.toml")),
     ("toshiba-rc100-480gb", include_str!("../../presets/toshiba-rc100-480gb.toml")),
     ("wd-zn540", include_str!("../../presets/wd-zn540.toml")),

@@ -58,6 +58,7 @@ pub const FIGURES: &[(&str, &str)] = &[
     ("intel-x25m-80gb", include_str!("../../figures/intel-x25m-80gb.toml")),
     ("ocz-core-64gb", include_str!("../../figures/ocz-core-64gb.toml")),
     ("ocz-slc-64gb", include_str!("../../figures/ocz-slc-64gb.toml")),
+    ("samsung-pm9d3a-3.84tb", include_str!("../../figures/samsung-pm9d3a-3.84tb.toml")),
     ("smi-sm2260-mlc-512gb", include_str!("../../figures/smi-sm2260-mlc-512gb.toml")),
     ("toshiba-rc100-480gb", include_str!("../../figures/toshiba-rc100-480gb.toml")),
     ("wd-zn540", include_str!("../../figures/wd-zn540.toml")),

@@ -37,6 +37,13 @@ impl UntimedWrites<'_> {
         self.drive.ftl.write(lpn);
     }
 
+    /// The next `pages` writes go through placement identifier `pid`
+    /// (see [`crate::model::ftl::Ftl::set_placement`]; nothing without
+    /// `[fdp]`).
+    pub fn set_placement(&mut self, pid: u32, pages: u32) {
+        self.drive.ftl.set_placement(pid, pages);
+    }
+
     /// A zoned namespace's check of a write of `n` pages at `first`,
     /// moving the zone's write pointer (see [`crate::model::ftl::Ftl::zone_write`]);
     /// the pages then go through [`UntimedWrites::write`].

@@ -455,7 +455,10 @@ impl FtlCore {
     #[inline(always)]
     pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
         let die = self.streams[id as usize].die;
-        let block = streams::open_block(self, id, die);
+        let mut block = self.streams[id as usize].open[die as usize];
+        if block == NONE {
+            block = self.open_for_append(id, die);
+        }
         let slot = self.map_next_slot(block, lpn);
         if self.blocks.mode[block as usize] == CellMode::Slc {
             self.slc_valid_slots += 1;

@@ -22,6 +22,14 @@
 //! as many slots. With every die in one mode the order is plain round
 //! robin (all dies are passed over alike).
 //!
+//! Equal shares of writes do not make equal shares of live data:
+//! overwrites invalidate data on whatever die it was written to. With few,
+//! large blocks per die (a reclaim unit of 16 GiB over 32 dies is a 512 MiB
+//! block) one die can end up holding only valid data, and GC has nothing
+//! to gain there. A drive without an SLC cache then skips that die for the
+//! host's next block ([`super::FtlCore::host_die_with_room`]) until
+//! overwrites free some of it.
+//!
 //! Which block a stream opens next is [`open_block`], one policy for the FTL
 //! and the statistical steady-state builder (see [`super::pool`]).
 
@@ -180,4 +188,52 @@ fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
     let b = b.expect("the free-block reserve guarantees a block for GC and folding");
     pool.set_open_block(stream, die, b);
     b
+}
+
+/// A new open block for a stream when it has none on its die.
+impl super::FtlCore {
+    /// The block `id`'s next slot goes to when the stream has no open
+    /// block on `die`: [`open_block`]'s, on the die
+    /// [`super::FtlCore::host_die_with_room`] picks for the host. Once per
+    /// block, so kept out of the per-slot path.
+    #[inline(never)]
+    pub(super) fn open_for_append(&mut self, id: StreamId, die: u32) -> u32 {
+        let die = if id == StreamId::Host { self.host_die_with_room(die) } else { die };
+        open_block(self, id, die)
+    }
+
+    /// `die`, unless GC cannot restore its free-block reserve there: every
+    /// block it could collect holds only valid data, because more of the
+    /// live data sits on this die than on the others (the host goes round
+    /// the dies evenly, overwrites invalidate where the old data lies, and
+    /// GC moves data within its die). A controller does not program a die
+    /// it cannot reclaim: the host's block goes to the next die of the
+    /// stream's round that has room, and the full die gets no new data
+    /// until overwrites free some of it. Without this the host would take
+    /// the reserve GC needs. Drives with an SLC cache keep their own
+    /// placement (the cache decides where writes go).
+    pub(super) fn host_die_with_room(&mut self, die: u32) -> u32 {
+        if self.slc_model().is_some() {
+            return die;
+        }
+        let low = self.low_watermark();
+        super::gc::reclaim_until_low(self, die);
+        if self.free_count(die) >= low {
+            return die;
+        }
+        let h = StreamId::Host as usize;
+        let (first, end) = self.streams[h].dies.unwrap_or((0, self.geo.dies));
+        for k in 1..end - first {
+            let d = first + (die - first + k) % (end - first);
+            if self.streams[h].open[d as usize] == NONE {
+                super::gc::reclaim_until_low(self, d);
+                if self.free_count(d) < low {
+                    continue;
+                }
+            }
+            self.streams[h].die = d;
+            return d;
+        }
+        die
+    }
 }
