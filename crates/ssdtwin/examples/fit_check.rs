@@ -24,7 +24,11 @@
 //! `--keep DIR`: write each drive's truth and fitted drive files, the
 //! fit's report and its scores, `DIR/drive-N-{truth,fitted}.toml`,
 //! `DIR/drive-N-fit.txt` and `DIR/drive-N-scores.csv`, to look at a miss
-//! with `ssdtwin suite --only`).
+//! with `ssdtwin suite --only`; `--only N`: fit and compare drive N alone,
+//! the drives before it drawn and measured only, so that it is the same
+//! drive with the same noise as in the full run; `--no-scores`: the fit
+//! alone, its report in `--keep DIR`, no comparison; `--verbose`: the
+//! fit's stages on stderr as they start).
 
 use std::path::Path;
 
@@ -184,7 +188,15 @@ fn main() {
     println!("drive  family   dies  fit s  replays  scores  median |err|  max |err|  worst score");
     let args: Vec<String> = std::env::args().collect();
     let only = args.iter().position(|a| a == "--family").and_then(|i| args.get(i + 1)).cloned();
+    let only_drive = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<usize>().unwrap_or_else(|_| panic!("--only takes a drive number, not {v:?}")));
     let keep = args.iter().position(|a| a == "--keep").and_then(|i| args.get(i + 1)).map(std::path::PathBuf::from);
+    let n = only_drive.map_or(n, |d| d + 1);
+    let no_scores = args.iter().any(|a| a == "--no-scores");
+    let verbose = args.iter().any(|a| a == "--verbose");
     if let Some(k) = &keep {
         std::fs::create_dir_all(k).expect("--keep DIR can be made");
     }
@@ -200,9 +212,34 @@ fn main() {
         let dir = std::env::temp_dir().join(format!("ssdtwin-fit-check-{}-{i}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         let json = measure_battery(&truth, &dir, time_scale, &mut rng);
+        if only_drive.is_some_and(|d| d != i) {
+            let _ = std::fs::remove_dir_all(&dir);
+            continue;
+        }
         let jobs = measure::read_file(&json).expect("results read");
-        let fitted = fit(&base, &jobs, &FitOptions::default()).expect("fit");
+        let mut opts = FitOptions::default();
+        if verbose {
+            let t0 = std::time::Instant::now();
+            opts.progress = Some(Box::new(move |l: &str| eprintln!("[{:6.1} s] {l}", t0.elapsed().as_secs_f64())));
+        }
+        let fitted = fit(&base, &jobs, &opts).expect("fit");
         let _ = std::fs::remove_dir_all(&dir);
+        if let Some(k) = &keep {
+            std::fs::write(k.join(format!("drive-{i}-truth.toml")), truth.to_toml()).expect("written");
+            std::fs::write(k.join(format!("drive-{i}-fitted.toml")), fitted.spec.to_toml()).expect("written");
+            std::fs::write(k.join(format!("drive-{i}-fit.txt")), ssdtwin::study::fit::report::text(&fitted))
+                .expect("written");
+        }
+        if no_scores {
+            println!(
+                "{i:>5}  {family:<7} {:>2}/{:<2} {:>6.0} {:>8}  (--no-scores)",
+                dies(&truth),
+                dies(&fitted.spec),
+                fitted.wall_s,
+                fitted.evaluations
+            );
+            continue;
+        }
         let a = suite_scores(&truth, "truth", time_scale);
         let b = suite_scores(&fitted.spec, "fitted", time_scale);
         let mut errs: Vec<(String, f64)> = a
@@ -212,10 +249,6 @@ fn main() {
         let (st, sf) = (steady_at_other_op(&truth), steady_at_other_op(&fitted.spec));
         errs.push(("steady 4k random write, 20% unused".into(), (sf / st - 1.0).abs()));
         if let Some(k) = &keep {
-            std::fs::write(k.join(format!("drive-{i}-truth.toml")), truth.to_toml()).expect("written");
-            std::fs::write(k.join(format!("drive-{i}-fitted.toml")), fitted.spec.to_toml()).expect("written");
-            std::fs::write(k.join(format!("drive-{i}-fit.txt")), ssdtwin::study::fit::report::text(&fitted))
-                .expect("written");
             let mut csv = String::from("score,truth,fitted,abs_error\n");
             for (k, v) in &a {
                 if let Some((_, w)) = b.iter().find(|(k2, _)| k2 == k) {
@@ -241,6 +274,9 @@ fn main() {
             worst.1 * 100.0
         );
         all.extend(e);
+    }
+    if all.is_empty() {
+        return;
     }
     all.sort_by(f64::total_cmp);
     let q = |p: f64| all[((all.len() - 1) as f64 * p).round() as usize] * 100.0;

@@ -43,6 +43,8 @@ pub mod params;
 pub mod refine;
 pub mod replay;
 pub mod report;
+mod reserve;
+mod root;
 pub mod search;
 
 use std::collections::BTreeSet;

@@ -12,13 +12,12 @@
 //!    cache (a fill cut at half the measured cache), the largest cache by
 //!    fixed-point steps on the knee's position, the native program time
 //!    from the rate after the knee (Brent's root finding, argmin).
-//! 3. Idle and spare, in parallel: the static cache by fixed-point steps
-//!    on what the write after the long idle wrote before its knee (on a
-//!    base with a static pool: [`identify::has_static_pool`]); the blocks
-//!    per plane (raw capacity, so the spare area) by root finding on the
-//!    random writes' late rate, which write amplification sets. The
-//!    static pool is reserved blocks, not spare: when the idle stage
-//!    changes it, the blocks per plane move by as many blocks per die.
+//! 3. Spare, then the static pool ([`super::reserve`]): the blocks per
+//!    plane (raw capacity, so the spare area) by root finding on the
+//!    random writes' late rate, which write amplification sets; then the
+//!    static pool by root finding on what the write after the long idle
+//!    wrote before its knee, the spare and the cache's size held (on a
+//!    base with a static pool: [`identify::has_static_pool`]).
 //! 4. Command overhead (the QD1 writes at the end of unit `ReadLow`,
 //!    after its pause), once the cache and the
 //!    reserve are fitted (before, a candidate's QD1 writes could meet
@@ -30,20 +29,18 @@
 //! Each evaluation replays its plans on both cores ([`super::replay::run_all`]);
 //! the stages that search one parameter run side by side instead.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
-use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
-use argmin::solver::brent::BrentRoot;
+use argmin::core::{CostFunction, Error as ArgminError};
 
 use super::battery::{self, Unit};
 use super::identify::{self, measured};
 use super::measure::{JobRecord, Quantity};
 use super::params::{dies, set_dies, shrink, Param};
 use super::replay::Plan;
-use super::search::{best_die_count, flatten, log_error, make_valid, simplex_ln, Ctx, MISSING};
+use super::root::match_one;
+use super::search::{best_die_count, flatten, log_error, make_valid, simplex_ln, Ctx};
 use super::{report, Fit, FitError, FitOptions, Measurement};
 use crate::spec::DriveSpec;
 
@@ -117,38 +114,8 @@ fn battery_stages(
         ctx.say("fill: pSLC program time, cache size, native program time");
         fitted.extend(fill(ctx, spec, notes)?);
     }
-    ctx.say("idle folding and spare area (in parallel)");
-    let mut idle_notes = Vec::new();
-    let (idle_spec, spare_spec) = std::thread::scope(|s| {
-        let a = s.spawn(|| idle(ctx, spec.clone(), &mut idle_notes));
-        let b = s.spawn(|| spare(ctx, spec.clone()));
-        (a.join().expect("idle stage ran"), b.join().expect("spare stage ran"))
-    });
-    notes.extend(idle_notes);
-    if let Some(s) = idle_spec? {
-        Param::CacheStatic.set(spec, Param::CacheStatic.get(&s).unwrap_or(0.0));
-        Param::CacheMax.set(spec, Param::CacheMax.get(&s).unwrap_or(0.0));
-        fitted.push(Param::CacheStatic);
-    }
-    // The random writes measure the spare beyond the user data and the
-    // reserve, and the static pool is part of the reserve (GC never gets
-    // its blocks): the spare stage ran with the fill's static pool, so a
-    // pool the idle stage changed moves the blocks per plane by as many
-    // blocks per die, the spare kept.
-    let keep_spare = |s: &DriveSpec, now: &DriveSpec| {
-        s.geometry.blocks_per_plane + static_blocks_per_die(now) - static_blocks_per_die(s)
-    };
-    match spare_spec? {
-        Some((s, None)) => {
-            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
-            fitted.push(Param::BlocksPerPlane);
-        }
-        Some((s, Some(note))) => {
-            spec.geometry.blocks_per_plane = keep_spare(&s, spec);
-            notes.push(note);
-        }
-        None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
-    }
+    ctx.say("spare area, then the static SLC pool with the spare held");
+    fitted.extend(super::reserve::stages(ctx, spec, notes)?);
     if let Some(n) = dies_note {
         notes.push(n);
     }
@@ -346,154 +313,6 @@ fn overhead(ctx: &Ctx, full: &mut DriveSpec, plan: Plan, iters: u64) -> Result<(
     Ok((note, true))
 }
 
-/// A monotone function of one parameter whose root argmin's Brent finds:
-/// ln(twin / measured) of one measurement as the parameter's ln varies;
-/// evaluations are remembered (Brent asks again for the bracket's ends).
-struct Root<'c, 'a> {
-    ctx: &'c Ctx<'a>,
-    spec: DriveSpec,
-    param: Param,
-    plan: Plan<'a>,
-    job: &'static str,
-    quantity: Quantity,
-    target: f64,
-    /// Value when the candidate cannot be built (beyond the low end).
-    invalid: f64,
-    memo: Mutex<HashMap<u64, f64>>,
-}
-
-impl Root<'_, '_> {
-    fn eval_many(&self, xs: &[f64]) -> Vec<f64> {
-        let todo: Vec<f64> =
-            xs.iter().copied().filter(|x| !self.memo.lock().expect("memo").contains_key(&x.to_bits())).collect();
-        let tasks: Vec<(DriveSpec, Plan)> = todo
-            .iter()
-            .map(|&x| {
-                let mut s = self.spec.clone();
-                self.param.set(&mut s, x.exp());
-                (s, self.plan.clone())
-            })
-            .collect();
-        for (x, r) in todo.iter().zip(self.ctx.run(&tasks)) {
-            let v = match r {
-                Ok(obs) => log_error(&obs, self.job, self.quantity, self.target).unwrap_or(-MISSING),
-                Err(_) => self.invalid,
-            };
-            self.memo.lock().expect("memo").insert(x.to_bits(), v);
-        }
-        xs.iter().map(|x| self.memo.lock().expect("memo")[&x.to_bits()]).collect()
-    }
-
-    /// The root within ln bounds `[lo, hi]`, both ends evaluated in
-    /// parallel first. When they have the same sign: `Reach::Bound` with
-    /// the end nearer zero if the measurement moves across the bracket,
-    /// else `Reach::Flat` (something else limits it).
-    fn solve(self, lo: f64, hi: f64) -> Result<(f64, Reach), FitError> {
-        let ends = self.eval_many(&[lo, hi]);
-        if ends[0].signum() == ends[1].signum() {
-            if (ends[0] - ends[1]).abs() < 0.05 {
-                return Ok(((lo + hi) / 2.0, Reach::Flat));
-            }
-            return Ok((if ends[0].abs() < ends[1].abs() { lo } else { hi }, Reach::Bound));
-        }
-        let solver = BrentRoot::new(lo, hi, 0.01);
-        let res = Executor::new(self, solver)
-            .configure(|s| s.max_iters(12))
-            .run()
-            .map_err(|e| FitError::Replay(e.to_string()))?;
-        Ok((res.state().get_best_param().copied().unwrap_or((lo + hi) / 2.0), Reach::Root))
-    }
-}
-
-impl CostFunction for Root<'_, '_> {
-    type Param = f64;
-    type Output = f64;
-
-    fn cost(&self, x: &f64) -> Result<f64, ArgminError> {
-        Ok(self.eval_many(&[*x])[0])
-    }
-}
-
-/// How a root search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reach {
-    /// The measurement was matched.
-    Root,
-    /// Not within the range searched: the nearer end was taken.
-    Bound,
-    /// The measurement does not move with the parameter (something else
-    /// limits it): the parameter is kept.
-    Flat,
-}
-
-/// Find `param` so that the twin's (`job`, `quantity`) is `target`,
-/// searching ln value ± `span` around a first step that
-/// assumes the measurement moves as `1 / value` (`slope` −1) or as
-/// `value` (`slope` 1), or within `bracket` (ln steps from the value). A note says when it was not reached.
-#[allow(clippy::too_many_arguments)]
-fn match_one(
-    ctx: &Ctx,
-    spec: &mut DriveSpec,
-    param: Param,
-    plan: Plan,
-    job: &'static str,
-    quantity: Quantity,
-    target: f64,
-    slope: f64,
-    span: f64,
-    bracket: Option<(f64, f64)>,
-) -> Result<Option<String>, FitError> {
-    let Some(v0) = param.get(spec) else { return Ok(None) };
-    let root = Root {
-        ctx,
-        spec: spec.clone(),
-        param,
-        plan,
-        job,
-        quantity,
-        target,
-        invalid: -MISSING * slope.signum(),
-        memo: Mutex::new(HashMap::new()),
-    };
-    let x0 = v0.ln();
-    let (lo, hi) = match bracket {
-        Some((lo, hi)) => (x0 + lo, x0 + hi),
-        None => {
-            let first = root.eval_many(&[x0])[0];
-            let centre = x0 - first / slope;
-            let (lo_b, hi_b) = param.bounds(v0);
-            ((centre - span).max(lo_b.ln()), (centre + span).min(hi_b.ln()))
-        }
-    };
-    let (field, _) = param.field();
-    let (label, unit) = quantity.label();
-    let valid_at = |x: f64| {
-        let mut s = spec.clone();
-        param.set(&mut s, x.exp());
-        s.build(&s.name).is_ok().then_some(s)
-    };
-    Ok(match root.solve(lo, hi)? {
-        (x, Reach::Root) if valid_at(x).is_some() => {
-            *spec = valid_at(x).expect("valid");
-            None
-        }
-        (x, Reach::Bound) if valid_at(x).is_some() => {
-            *spec = valid_at(x).expect("valid");
-            Some(format!(
-                "{field}: {job} {label} ({target:.4} {unit}) not reached within the range searched; \
-                 the nearer end taken"
-            ))
-        }
-        (_, Reach::Root | Reach::Bound) => {
-            Some(format!("{field}: the value matching {job} {label} is not a valid drive: the base's value kept"))
-        }
-        (_, Reach::Flat) => Some(format!(
-            "{field}: {job} {label} does not move with it (another part limits it): not determined, \
-             the base's value kept"
-        )),
-    })
-}
-
 /// The fill stage; the parameters it set.
 fn fill(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<Vec<Param>, FitError> {
     let mut set = Vec::new();
@@ -545,77 +364,4 @@ fn fill(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<Vec<
         correct_cache(spec)?;
     }
     Ok(set)
-}
-
-/// The idle stage: the static cache from the write after the long idle;
-/// `None` when not measured, the drive has no cache, or its cache has no
-/// static pool (a note then says the knee is left to the spare).
-fn idle(ctx: &Ctx, mut spec: DriveSpec, notes: &mut Vec<String>) -> Result<Option<DriveSpec>, FitError> {
-    let (Some(target), Some(plan)) =
-        (measured(&ctx.measured, "idle-long-write", Quantity::CacheGb), ctx.plan(Unit::Idle, None, None))
-    else {
-        return Ok(None);
-    };
-    if spec.slc_cache.is_none() {
-        return Ok(None);
-    }
-    if !identify::has_static_pool(&spec) {
-        notes.push(format!(
-            "static cache: the base's cache is dynamic only (no static pool), so the {target:.2} GB the write \
-             after the long idle wrote before its knee is the dynamic cache a full drive keeps on its free \
-             blocks, set by the spare area: a check of the spare stage, not fitted (a base with a static pool \
-             would read it as one)"
-        ));
-        return Ok(None);
-    }
-    for _ in 0..4 {
-        let obs = flatten(ctx.run(&[(spec.clone(), plan.clone())]))?;
-        let Some(e) = log_error(&obs, "idle-long-write", Quantity::CacheGb, target) else { break };
-        if e.abs() < 0.03 {
-            break;
-        }
-        let now = Param::CacheStatic.get(&spec).unwrap_or(0.0).max(1e6);
-        let max = Param::CacheMax.get(&spec).unwrap_or(now);
-        let mut next = spec.clone();
-        Param::CacheStatic.set(&mut next, (now * (-e.clamp(-1.4, 1.4)).exp()).min(max));
-        if next.build(&next.name).is_err() {
-            break;
-        }
-        spec = next;
-    }
-    Ok(Some(spec))
-}
-
-/// Blocks per die of `spec`'s static pSLC pool, as the validation counts
-/// them (whole pSLC blocks, the same number on every die).
-fn static_blocks_per_die(spec: &DriveSpec) -> u32 {
-    let Some(c) = &spec.slc_cache else { return 0 };
-    let g = &spec.geometry;
-    let slc_block_bytes = (g.pages_per_block * g.gang * g.planes_per_die * g.page_bytes / g.bits_per_cell) as f64;
-    let blocks = (c.static_bytes as f64 / slc_block_bytes).ceil() as u64;
-    blocks.div_ceil((dies(spec) / g.gang).max(1) as u64) as u32
-}
-
-/// The spare stage: blocks per plane from the random writes' late rate
-/// (and a note when not reached); `None` when not measured.
-fn spare(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<(DriveSpec, Option<String>)>, FitError> {
-    let Some(plan) = ctx.plan(Unit::RandomWrite, Some(&["randwrite"][..]), None) else { return Ok(None) };
-    let Some(target) = measured(&ctx.measured, "randwrite", Quantity::LateWriteIops) else { return Ok(None) };
-    // More spare, less write amplification, a higher rate. The spare is
-    // a few percent of the blocks, so the search is narrow: from 8% fewer
-    // blocks (below the valid drives, if the others reserve that much:
-    // an invalid drive counts as far too slow) to 30% more.
-    let note = match_one(
-        ctx,
-        &mut spec,
-        Param::BlocksPerPlane,
-        plan,
-        "randwrite",
-        Quantity::LateWriteIops,
-        target,
-        8.0,
-        0.0,
-        Some((-0.08, 0.26)),
-    )?;
-    Ok(Some((spec, note)))
 }

@@ -107,7 +107,14 @@ impl<'a> JobsTarget<'a> {
         for j in jobs.iter().filter(|j| measured.iter().any(|m| m.job == j.name)) {
             match plans.last_mut() {
                 Some(p) if p.jobs[0].file() == j.file() => p.jobs.push(j),
-                _ => plans.push(Plan { unit: Unit::Given, state, jobs: vec![j], runtime_cap_ns: None, size_cap: None }),
+                _ => plans.push(Plan {
+                    unit: Unit::Given,
+                    state,
+                    prepare: Vec::new(),
+                    jobs: vec![j],
+                    runtime_cap_ns: None,
+                    size_cap: None,
+                }),
             }
         }
         for p in &mut plans {

@@ -12,9 +12,12 @@
 //! ([`Plan::size_cap`]: the rate into the SLC cache needs only part of the
 //! cache); log files go to a private directory, read back as the real
 //! logs are; a replay from a full drive starts with one 4 KiB read, so
-//! that the drive's idle clock runs as it did after the real fill. The replay leaves out what happened on the real drive between
-//! the jobs of other units (a read does not change the drive's state, and
-//! the writes before the reads touched 4% of it).
+//! that the drive's idle clock runs as it did after the real fill. A unit
+//! whose numbers depend on the state earlier writes left (the random
+//! writes: how many pages GC finds invalid) replays those writes and
+//! pauses first ([`Plan::prepare`]); the others leave out what happened on
+//! the real drive between the jobs of other units (a read does not change
+//! the drive's state).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,6 +41,10 @@ pub struct Plan<'a> {
     pub unit: Unit,
     /// The state the replay starts from.
     pub state: DriveState,
+    /// Measured jobs that ran on the real drive before `jobs` and changed
+    /// its state (writes, idle pauses), replayed first and not reported
+    /// ([`super::battery::prepared_by`]).
+    pub prepare: Vec<&'a JobRecord>,
     /// The measured jobs to replay.
     pub jobs: Vec<&'a JobRecord>,
     /// Longest `runtime` of a replayed job, ns (`None`: as measured; units
@@ -77,6 +84,24 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
         // (a fast-path state has no last command), so that an idle pause
         // at the start folds and collects as it did there.
         text.push_str(&format!("[{START_JOB}]\nrw=read\nbs=4k\nsize=4k\n"));
+    }
+    for job in &plan.prepare {
+        // Only what it did to the drive matters: its pause, its writes
+        // (all of them), its reads cut to the runtime cap; no log.
+        text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
+        for (k, v) in &job.options {
+            if k == "runtime" || log_keys.contains(&k.as_str()) || k.starts_with("log_") {
+                continue;
+            }
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        if let Some(r) = job.option("runtime") {
+            let ns = parse_time(r, 1_000_000_000).unwrap_or(u64::MAX);
+            match plan.runtime_cap_ns.filter(|&c| c < ns && !job.rw().contains("write") && job.rw() != "randrw") {
+                Some(cap) => text.push_str(&format!("runtime={}us\n", (cap / 1000).max(1))),
+                None => text.push_str(&format!("runtime={r}\n")),
+            }
+        }
     }
     for job in &plan.jobs {
         text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
@@ -176,6 +201,7 @@ fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observati
         let records = from_json(&report.to_json(false), &origin, Some(&dir))?;
         Ok(records
             .iter()
+            .filter(|r| !plan.prepare.iter().any(|p| p.name == r.name))
             .flat_map(|r| {
                 let numbers = if plan.unit == Unit::Given { given_metrics(r) } else { metrics(r) };
                 numbers.into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })

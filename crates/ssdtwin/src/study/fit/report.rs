@@ -170,9 +170,16 @@ pub(super) fn param_table(
 /// drive has no such part.
 pub(super) fn stepped(spec: &DriveSpec, p: Param) -> Option<(DriveSpec, f64)> {
     let v = p.get(spec)?;
-    [STEP, -STEP].into_iter().find_map(|h| {
+    // The static pool steps with the spare and the cache's size held, as
+    // its stage searched it, and down first (a pool as large as the cache
+    // cannot grow without the cache).
+    let order = if p == Param::CacheStatic { [-STEP, STEP] } else { [STEP, -STEP] };
+    order.into_iter().find_map(|h| {
         let mut s = spec.clone();
         p.set(&mut s, v * h.exp());
+        if p == Param::CacheStatic {
+            super::reserve::hold_cache_and_spare(spec, &mut s);
+        }
         s.build(&s.name).is_ok().then_some((s, h))
     })
 }

@@ -20,6 +20,21 @@ use crate::spec::DriveSpec;
 /// Log error given to a measurement the candidate gave no value for.
 pub(super) const MISSING: f64 = 3.0;
 
+/// The signed log error a root search gives a number the twin did not
+/// give: a post-cache rate is missing when the twin's write had no knee
+/// (its rate over the last third stayed above 70% of the cache's rate,
+/// [`super::measure::knee`]), so it lies above any knee's post-cache rate
+/// (+[`MISSING`]): a native program time short enough to hide the knee is
+/// too short, not too long. Any other missing number (a log too short to
+/// measure) counts as far too low.
+pub(super) fn missing_log_error(quantity: Quantity) -> f64 {
+    if quantity == Quantity::PostCacheMbps {
+        MISSING
+    } else {
+        -MISSING
+    }
+}
+
 /// What every stage needs: the measurements, the jobs to replay, the
 /// options, and the count of replays.
 pub(super) struct Ctx<'a> {
@@ -38,9 +53,14 @@ impl<'a> Ctx<'a> {
             .filter(|b| b.unit == Some(unit) && only.is_none_or(|o| o.contains(&b.name)))
             .filter_map(|b| self.jobs.iter().find(|j| j.name == b.name))
             .collect();
+        let prepare: Vec<&JobRecord> = battery::prepared_by(unit)
+            .into_iter()
+            .filter_map(|name| self.jobs.iter().find(|j| j.name == name))
+            .collect();
         (!jobs.is_empty()).then_some(Plan {
             unit,
             state: unit.state(),
+            prepare,
             jobs,
             runtime_cap_ns: Some(self.opts.runtime_cap_ns),
             size_cap,

@@ -1,0 +1,216 @@
+//! The blocks a full drive holds back from its user data, fitted jointly:
+//! the **spare area** (blocks per plane, so the raw capacity) and the
+//! **static pSLC pool** (`slc_cache.static_bytes`), which the SLC model
+//! (`model/ftl/slc.rs`) tells apart from the dynamic cache: static blocks
+//! are reserved for SLC use and never given to GC, while the dynamic cache
+//! borrows free native blocks, only those above GC's background target on
+//! a full drive.
+//!
+//! Two measurements, two parameters:
+//! - the random writes' late rate (`randwrite`), which write amplification
+//!   sets from the blocks GC can use: the spare beyond the user data, the
+//!   reserves and the static pool;
+//! - what the write after the long idle (`idle-long-write`) wrote before
+//!   its knee: the cache a full, folded drive keeps, `min(curve at full,
+//!   static + free blocks above GC's target)`.
+//!
+//! The spare stage runs first, with the identified pool; then the pool by
+//! root finding on the long idle write's knee **with the spare held** (the
+//! blocks per plane move by as many blocks per die as the pool, so GC's
+//! blocks stay) and the cache's size held (the fill fitted it). Held so,
+//! the knee grows one for one with the pool until it reaches the curve's
+//! full-drive point. When the free blocks above GC's target already hold
+//! the whole cache a full drive may have, the knee does not move with the
+//! pool at all: no measurement of the battery tells static from dynamic
+//! there (drive 1 of the prediction check: every battery number within
+//! 0.7% from no pool to all of the cache), and the pool is reported not
+//! determined, the identification's value kept (all of what the full drive
+//! keeps). The spare and the pool were once fitted side by side from the
+//! fill's drive and combined; the pool then read the dynamic part as
+//! static whenever the fill's spare differed from the truth's.
+//!
+//! A base without a static pool (the SM2260's dynamic-only cache) keeps
+//! none ([`super::identify::has_static_pool`]): what its full drive keeps
+//! after the long idle is its dynamic cache, a check of the spare.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::battery::Unit;
+use super::identify::{self, measured};
+use super::measure::Quantity;
+use super::params::{dies, Param};
+use super::root::{match_one, Reach, Root};
+use super::search::{Ctx, MISSING};
+use super::FitError;
+use crate::spec::DriveSpec;
+
+/// The spare and the static pool, in that order, on `spec` (the fill's
+/// drive); the parameters fitted and notes.
+pub(super) fn stages(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<Vec<Param>, FitError> {
+    let mut fitted = Vec::new();
+    match spare(ctx, spec.clone())? {
+        Some((s, note)) => {
+            spec.geometry.blocks_per_plane = s.geometry.blocks_per_plane;
+            match note {
+                None => fitted.push(Param::BlocksPerPlane),
+                Some(n) => notes.push(n),
+            }
+        }
+        None => notes.push("spare area: no random-write log measured; the base's blocks per plane kept".into()),
+    }
+    if static_pool(ctx, spec, notes)? {
+        fitted.push(Param::CacheStatic);
+    }
+    Ok(fitted)
+}
+
+/// Blocks per die of `spec`'s static pSLC pool, as the validation counts
+/// them (whole pSLC blocks, the same number on every die).
+fn static_blocks_per_die(spec: &DriveSpec) -> u32 {
+    let Some(c) = &spec.slc_cache else { return 0 };
+    let g = &spec.geometry;
+    let slc_block_bytes = (g.pages_per_block * g.gang * g.planes_per_die * g.page_bytes / g.bits_per_cell) as f64;
+    let blocks = (c.static_bytes as f64 / slc_block_bytes).ceil() as u64;
+    blocks.div_ceil((dies(spec) / g.gang).max(1) as u64) as u32
+}
+
+/// What the static pool's search holds while the pool moves from `from`'s:
+/// the cache's largest size (the fill's knee fitted it; setting the pool
+/// moves the curve's points at the old pool with it) and the spare GC
+/// gets (the blocks per plane move by the pool's blocks per die).
+pub(super) fn hold_cache_and_spare(from: &DriveSpec, s: &mut DriveSpec) {
+    if let Some(max) = Param::CacheMax.get(from) {
+        Param::CacheMax.set(s, max);
+    }
+    let bpp = from.geometry.blocks_per_plane + static_blocks_per_die(s);
+    s.geometry.blocks_per_plane = bpp.saturating_sub(static_blocks_per_die(from)).max(1);
+}
+
+/// The spare stage: blocks per plane from the random writes' late rate
+/// (and a note when not reached); `None` when not measured.
+fn spare(ctx: &Ctx, mut spec: DriveSpec) -> Result<Option<(DriveSpec, Option<String>)>, FitError> {
+    let Some(plan) = ctx.plan(Unit::RandomWrite, Some(&["randwrite"][..]), None) else { return Ok(None) };
+    let Some(target) = measured(&ctx.measured, "randwrite", Quantity::LateWriteIops) else { return Ok(None) };
+    // More spare, less write amplification, a higher rate. The spare is
+    // a few percent of the blocks, so the search is narrow: from 8% fewer
+    // blocks (below the valid drives, if the others reserve that much:
+    // an invalid drive counts as far too slow) to 30% more.
+    let note = match_one(
+        ctx,
+        &mut spec,
+        Param::BlocksPerPlane,
+        plan,
+        "randwrite",
+        Quantity::LateWriteIops,
+        target,
+        8.0,
+        0.0,
+        Some((-0.08, 0.26)),
+    )?;
+    Ok(Some((spec, note)))
+}
+
+/// The static pool: root finding on what the write after the long idle
+/// wrote before its knee, from 2% of the cache's size to all of it, the
+/// spare and the cache's size held ([`hold_cache_and_spare`]). Whether it
+/// was fitted; notes say when it was not determined or not reached.
+fn static_pool(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<bool, FitError> {
+    const JOB: &str = "idle-long-write";
+    let (Some(target), Some(plan)) = (
+        measured(&ctx.measured, JOB, Quantity::PostCacheMbps).and(measured(&ctx.measured, JOB, Quantity::CacheGb)),
+        ctx.plan(Unit::Idle, None, None),
+    ) else {
+        return Ok(false);
+    };
+    let Some(max) = Param::CacheMax.get(spec) else { return Ok(false) };
+    if !identify::has_static_pool(spec) {
+        notes.push(format!(
+            "static cache: the base's cache is dynamic only (no static pool), so the {target:.2} GB the write \
+             after the long idle wrote before its knee is the dynamic cache a full drive keeps on its free \
+             blocks, set by the spare area: a check of the spare stage, not fitted (a base with a static pool \
+             would read it as one)"
+        ));
+        return Ok(false);
+    }
+    let root = Root {
+        ctx,
+        spec: spec.clone(),
+        param: Param::CacheStatic,
+        plan,
+        job: JOB,
+        quantity: Quantity::CacheGb,
+        target,
+        // A pool the raw capacity cannot hold is beyond the high end.
+        invalid: MISSING,
+        hold: Some(hold_cache_and_spare),
+        // From 2% of the cache static to all of it, a knee the pool sets
+        // moves far more than 10%; less is the knee's noise (drive 1 of
+        // the prediction check, whose knee does not depend on the pool:
+        // a "root" at 11% of the cache, the truth's pool being half of it).
+        flat_below: 0.1,
+        memo: Mutex::new(HashMap::new()),
+    };
+    let start = spec.clone();
+    let candidate = |x: f64| {
+        let mut s = start.clone();
+        Param::CacheStatic.set(&mut s, x.exp());
+        hold_cache_and_spare(&start, &mut s);
+        Some(s).filter(|s| s.build(&s.name).is_ok())
+    };
+    // The range: from 2% of the cache to all of it, each end moved in
+    // (by factors of 2) to the nearest pool whose drive is valid with the
+    // spare held (a smaller pool gives back blocks the cache's floor may
+    // need): an invalid end would read as a knee beyond the measured one
+    // and send the search to the other end.
+    let (mut lo, mut hi) = ((max * 0.02).ln(), max.ln());
+    while lo < hi && candidate(lo).is_none() {
+        lo += std::f64::consts::LN_2;
+    }
+    while hi > lo && candidate(hi).is_none() {
+        hi -= std::f64::consts::LN_2;
+    }
+    if hi <= lo {
+        return Ok(false);
+    }
+    let (field, _) = Param::CacheStatic.field();
+    // The identified pool as well as the ends (side by side): where the
+    // ends do not bracket the knee (an end whose replay fails counts as
+    // beyond it), the identified pool is kept if it matches better than
+    // either end.
+    let x0 = Param::CacheStatic.get(spec).unwrap_or(max).max(max * 0.02).min(max).ln();
+    let e = root.eval_many(&[lo, hi, x0]);
+    let flat = (e[0] - e[1]).abs() < root.flat_below;
+    if !flat && e[0].signum() == e[1].signum() && e[2].abs() < e[0].abs().min(e[1].abs()) {
+        if e[2].abs() >= 0.05 {
+            notes.push(format!(
+                "{field}: {JOB} written before the knee ({target:.4} GB) not bracketed between 2% of the cache \
+                 and all of it; the identified pool kept, the nearest match"
+            ));
+        }
+        return Ok(e[2].abs() < 0.05);
+    }
+    let (x, reach) = root.solve(lo, hi)?;
+    if reach == Reach::Flat {
+        notes.push(format!(
+            "{field}: not determined: what {JOB} writes before its knee (measured {target:.3} GB) moves by \
+             less than 10% on the twin from 2% of the cache static to all of it, the spare held: the full \
+             drive's free blocks above GC's target hold the whole dynamic part, so no battery measurement \
+             tells a static pool from dynamic blocks on this drive; the identification's pool kept (all of \
+             what the full drive keeps, up to the cache's size)"
+        ));
+        return Ok(false);
+    }
+    let Some(s) = candidate(x) else {
+        notes.push(format!("{field}: the pool matching {JOB}'s knee is not a valid drive: the identified pool kept"));
+        return Ok(false);
+    };
+    if reach == Reach::Bound {
+        notes.push(format!(
+            "{field}: {JOB} written before the knee ({target:.4} GB) not reached between 2% of the cache and \
+             all of it; the nearer end taken"
+        ));
+    }
+    *spec = s;
+    Ok(true)
+}
