@@ -131,11 +131,11 @@ fn shorten(file: &mut JobFile) {
     }
 }
 
-#[test]
-fn fios_example_job_files_run() {
-    // The environment variables the examples' comments give (sprandom.fio,
-    // xnvme-compare.fio), as fio expands them in job files. Only this test
-    // parses job files that name them.
+/// fio's example job files, sorted, with the environment variables the
+/// examples' comments give (sprandom.fio, xnvme-compare.fio) set, as fio
+/// expands them in job files. Only this file's tests parse job files that
+/// name them.
+fn example_files() -> Vec<std::path::PathBuf> {
     for (var, value) in [("FIO_BS", "4096"), ("FIO_RW", "randread"), ("FIO_IODEPTH", "16")] {
         std::env::set_var(var, value);
     }
@@ -143,6 +143,12 @@ fn fios_example_job_files_run() {
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     names.retain(|p| p.extension().is_some_and(|e| e == "fio"));
     names.sort();
+    names
+}
+
+#[test]
+fn fios_example_job_files_run() {
+    let names = example_files();
     let model = DriveSpec::load(PRESET, &[]).unwrap().build(PRESET).unwrap();
     let capacity = Drive::new(model.clone()).user_bytes();
     let (mut ran, mut skipped, mut failed) = (Vec::new(), Vec::new(), Vec::new());
@@ -262,13 +268,7 @@ fn zoned_examples_model() -> ssdtwin::DriveModel {
 /// a zone written at each job's offset.
 #[test]
 fn fios_zoned_example_job_files_run_on_a_zoned_drive() {
-    for (var, value) in [("FIO_BS", "4096"), ("FIO_RW", "randread"), ("FIO_IODEPTH", "16")] {
-        std::env::set_var(var, value);
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples");
-    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    names.retain(|p| p.extension().is_some_and(|e| e == "fio"));
-    names.sort();
+    let names = example_files();
     let model = zoned_examples_model();
     let capacity = Drive::new(model.clone()).user_bytes();
     let (mut ran, mut failed) = (Vec::new(), Vec::new());

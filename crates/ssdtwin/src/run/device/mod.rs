@@ -238,11 +238,7 @@ impl Device {
     /// in its completion). Returns its completion time.
     #[inline(always)]
     pub fn submit(&mut self, cmd: Command, tag: u32) -> u64 {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-            self.progress_ns = now;
-        }
+        let now = self.begin_submission();
         let done = self.drive.submit(cmd, now);
         self.track(cmd, tag, now, done);
         done
@@ -266,11 +262,7 @@ impl Device {
     }
 
     fn submit_arbitrated(&mut self, cmd: Command, tag: u32, ioprio: u16, fua: bool) -> Option<u64> {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-            self.progress_ns = now;
-        }
+        let now = self.begin_submission();
         if let Some(a) = self.arbiter.as_mut() {
             let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
             if free_at > now {
@@ -321,11 +313,7 @@ impl Device {
     /// the ranges' total length at the last range's offset (fio's io_u).
     /// Returns its completion time.
     pub fn submit_trims(&mut self, ranges: &[Command], tag: u32) -> u64 {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-            self.progress_ns = now;
-        }
+        let now = self.begin_submission();
         let done = self.drive.submit_trims(ranges, now);
         let len = ranges.iter().map(|r| r.len).sum();
         let last = ranges.last().map_or(0, |r| r.offset);
@@ -349,11 +337,7 @@ impl Device {
     /// Submit a write with Force Unit Access (see [`Drive::submit_fua`]).
     /// Returns its completion time.
     pub fn submit_fua(&mut self, cmd: Command, tag: u32) -> u64 {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-            self.progress_ns = now;
-        }
+        let now = self.begin_submission();
         let done = self.drive.submit_fua(cmd, now);
         self.track(cmd, tag, now, done);
         done
@@ -398,11 +382,7 @@ impl Device {
     /// as the command `cmd`, which completes when the reset does (with the
     /// reset's status). Returns its completion time.
     pub fn submit_zone_reset(&mut self, cmd: Command, tag: u32) -> u64 {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-            self.progress_ns = now;
-        }
+        let now = self.begin_submission();
         let done = self.drive.zone_send(ZoneAction::Reset, Some(cmd.offset), now);
         self.track(cmd, tag, now, done);
         done
@@ -413,13 +393,22 @@ impl Device {
     /// write pointer to reset): counted in the statistics with no latency.
     /// Returns its completion time, now.
     pub fn complete_at_once(&mut self, cmd: Command, tag: u32) -> u64 {
+        let now = self.begin_submission();
+        self.track(cmd, tag, now, now);
+        self.inflight[self.last_slot as usize].error = None;
+        now
+    }
+
+    /// The current time, at which a command is submitted: a submission to
+    /// an idle host starts a busy interval and a stretch without
+    /// completions.
+    #[inline(always)]
+    fn begin_submission(&mut self) -> u64 {
         let now = self.now();
         if self.outstanding == 0 {
             self.busy_since = now;
             self.progress_ns = now;
         }
-        self.track(cmd, tag, now, now);
-        self.inflight[self.last_slot as usize].error = None;
         now
     }
 
