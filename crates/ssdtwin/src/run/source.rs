@@ -163,14 +163,33 @@ pub(crate) struct Source {
 /// `limit × loops` (`io_bytes_exceeded`), and `keep_running` starts
 /// another pass while loops are left, then while the bytes done are at
 /// least a block short of `limit` (`io_size` if `given`, else `size`) —
-/// not when the files are done and no `io_size` was given. Every pass
-/// issues what the first does (positions and map reset, seeds again).
-/// Passes are shorter than the span with an offset modifier
-/// (`rw=write:112k`).
-fn fio_passes(gen: &IoGenerator, limit: u64, given: bool, loops: u64, max_bs: u64) -> Option<u64> {
-    let cap = limit.saturating_mul(loops.max(1));
-    let pass = gen.pass_bytes(cap)?;
-    let mut total = pass.saturating_mul(loops.max(1));
+/// not when the files are done and no `io_size` was given. Passes are
+/// shorter than the span with an offset modifier (`rw=write:112k`), and
+/// each is counted as it will run ([`PassWalk`](crate::run::workload::generator::PassWalk): an `rw=…:N` run's count
+/// carries over into the next pass) up to [`WALKED_PASSES`], then the
+/// last one counted repeats. A `trimwrite` job's cap is twice
+/// `limit × loops` (each block is trimmed and then written), while
+/// `keep_running` still compares trims and writes together with `limit`.
+fn fio_passes(gen: &IoGenerator, limit: u64, given: bool, loops: u64, max_bs: u64, trimwrite: bool) -> Option<u64> {
+    let cap = limit.saturating_mul(loops.max(1)).saturating_mul(if trimwrite { 2 } else { 1 });
+    let (mut walk, repeat) = gen.pass_walk()?;
+    let first = walk.next_pass(cap)?;
+    let (mut last, mut walked) = (first, 1);
+    // The next pass's bytes (`cap` when it reaches the cap).
+    let mut next_pass = || {
+        if !repeat && walked < WALKED_PASSES {
+            walked += 1;
+            last = walk.next_pass(cap).unwrap_or(cap);
+        }
+        last
+    };
+    let mut total = first;
+    for _ in 1..loops.max(1) {
+        total = total.saturating_add(next_pass());
+        if total >= cap {
+            return Some(cap);
+        }
+    }
     if total >= cap {
         return Some(cap);
     }
@@ -178,13 +197,17 @@ fn fio_passes(gen: &IoGenerator, limit: u64, given: bool, loops: u64, max_bs: u6
         return Some(total);
     }
     while total < limit && limit - total >= max_bs {
-        total += pass;
+        total = total.saturating_add(next_pass());
         if total >= cap {
             return Some(cap);
         }
     }
     Some(total)
 }
+
+/// How many passes [`fio_passes`] counts one by one before it takes the
+/// last one counted to repeat (each costs a walk over the sequence).
+const WALKED_PASSES: u32 = 64;
 
 impl Source {
     /// A source starting at `start` on a drive of `capacity` bytes;
@@ -213,6 +236,7 @@ impl Source {
         };
         // fio's number_ios counts every loop (backend.c exceeds_number_ios).
         let gen = IoGenerator::new(&spec, capacity);
+        let max_bs = (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64;
         // A write job that verifies: each pass's writes, then their
         // read-back (`VerifyPasses`).
         let verify_passes = spec
@@ -222,32 +246,24 @@ impl Source {
             .map(|_| {
                 let limit = spec.io_size.unwrap_or(span);
                 let cap = limit.saturating_mul(spec.loops.max(1) as u64);
-                let max_bs = (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64;
                 // One plain pass of the span, verified, is the whole job: no
                 // need to count it (a pass costs a walk over the sequence).
                 let plain = spec.io_size.is_none() && spec.loops <= 1 && spec.modifier.is_none();
                 let pass = if plain { cap } else { gen.pass_bytes(cap).unwrap_or(cap) };
                 verify::VerifyPasses::new(pass, cap, limit, max_bs)
             });
+        let trimwrite = spec.rw.is_trimwrite();
         let byte_limit = match spec.io_size {
             _ if verify_passes.is_some() => verify_passes.as_ref().map_or(byte_limit, |p| p.next_pass()),
-            _ if spec.time_based || spec.verify.is_some() || spec.rw.is_trimwrite() => byte_limit,
-            Some(io_size) if spec.loops > 1 || spec.modifier.is_some() => fio_passes(
-                &gen,
-                io_size,
-                true,
-                spec.loops as u64,
-                (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64,
-            )
-            .unwrap_or(byte_limit),
-            None if spec.modifier.is_some() => fio_passes(
-                &gen,
-                span,
-                false,
-                spec.loops as u64,
-                (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64,
-            )
-            .unwrap_or(byte_limit),
+            _ if spec.time_based || spec.verify.is_some() => byte_limit,
+            Some(io_size) if spec.loops > 1 || spec.modifier.is_some() || trimwrite => {
+                fio_passes(&gen, io_size, true, spec.loops as u64, max_bs, trimwrite).unwrap_or(byte_limit)
+            }
+            // A trimwrite whose trims and writes differ in size: its pass
+            // ends when the larger writes reach the span's end.
+            None if spec.modifier.is_some() || (trimwrite && spec.sizes.as_ref().is_some_and(|s| s[1] != s[2])) => {
+                fio_passes(&gen, span, false, spec.loops as u64, max_bs, trimwrite).unwrap_or(byte_limit)
+            }
             _ => byte_limit,
         };
         let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));

@@ -25,7 +25,8 @@
 //!   generator);
 //! - lengths (`get_next_buflen`): with `bsrange`, `min + max · r` of the
 //!   direction's own generator (`FIO_RAND_BS_OFF` + direction, the
-//!   writes' seed the reads' under `verify`), aligned down to the
+//!   writes' seed the reads' under `verify`, the trims' the writes'
+//!   for `trimwrite`, so that each write repeats its trim), aligned down to the
 //!   smallest size and capped at the largest; with `bssplit`, the first
 //!   size, in fio's order of ascending shares, whose cumulative share
 //!   `p` has `r / p ≤ max / 100`; either drawn again until the command
@@ -47,7 +48,7 @@
 //!
 //! Used for jobs read from fio job files whose options all have this
 //! path ([`FioSeq::covers`]); others (`bs_unaligned`, skewed
-//! distributions, `trimwrite`, `zonemode=zbd`) keep the
+//! distributions, `zonemode=zbd`) keep the
 //! twin's own generator, which draws from the same distributions. A
 //! rate limit's direction switch (fio's `rate_ddir`) steers the mix
 //! from outside ([`FioSeq::steer`]).
@@ -57,6 +58,33 @@ use super::random_map::RandomMap;
 use super::sprandom::Sprandom;
 use crate::model::drive::{Command, IoKind};
 use crate::run::workload::{Distribution, FioRandom, IoSpec, RandomGenerator, RwPattern, Sequencer};
+
+/// A job's successive passes, counted on a copy of its sequence: each
+/// starts over as the job's own does ([`FioSeq::next`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PassWalk {
+    seq: FioSeq,
+    started: bool,
+}
+
+impl PassWalk {
+    /// Bytes of the job's directions in the next whole pass (until fio's
+    /// files are done); `None` when the pass reaches `cap` bytes first
+    /// or has no command.
+    pub(crate) fn next_pass(&mut self, cap: u64) -> Option<u64> {
+        if std::mem::replace(&mut self.started, true) {
+            self.seq.restart();
+        }
+        let mut bytes = 0u64;
+        while bytes < cap {
+            match self.seq.fill() {
+                Some(c) => bytes += c.len as u64,
+                None => return (bytes > 0).then_some(bytes),
+            }
+        }
+        None
+    }
+}
 
 /// fio's I/O sequence for one job.
 #[derive(Debug, Clone)]
@@ -116,8 +144,11 @@ pub(crate) struct FioSeq {
     sequence: [Option<Distribution>; 3],
     /// The generators were seeded once.
     seeded: bool,
-    /// `randtrimwrite`: each trim is followed by a write of its blocks.
+    /// `trimwrite` and `randtrimwrite`: each trim is followed by a write
+    /// (fio's `td_trimwrite`); the trims draw sizes from the writes' seed.
     trimwrite: bool,
+    /// `randtrimwrite`: the write is of the trim's own blocks.
+    randtrimwrite: bool,
     /// A steered mix: the direction the next command takes.
     chosen: Option<usize>,
 }
@@ -130,7 +161,6 @@ impl FioSeq {
             && fios(&spec.distribution)
             && spec.distributions.as_ref().is_none_or(|d| d.iter().all(fios))
             && spec.random_center.is_none()
-            && spec.rw != RwPattern::TrimWrite
             && spec.zbd.is_none()
     }
 
@@ -145,7 +175,8 @@ impl FioSeq {
             _ => 2,
         };
         let mixed = matches!(spec.rw, RwPattern::ReadWrite | RwPattern::RandRw);
-        let trimwrite = spec.rw == RwPattern::RandTrimWrite;
+        let trimwrite = spec.rw.is_trimwrite();
+        let randtrimwrite = spec.rw == RwPattern::RandTrimWrite;
         let bs: [u64; 3] = std::array::from_fn(|k| spec.bs_of(k) as u64);
         let choices = |k: usize| -> Vec<(u64, u64)> {
             match &spec.sizes {
@@ -186,6 +217,7 @@ impl FioSeq {
             random,
             mixed,
             trimwrite,
+            randtrimwrite,
             ddir,
             bs,
             min_bs,
@@ -274,19 +306,18 @@ impl FioSeq {
         Some(n)
     }
 
-    /// Bytes of the job's directions in one whole pass (until fio's files
-    /// are done), counted on a copy; `None` when the pass reaches `cap`
-    /// bytes first or has no command.
-    pub(crate) fn pass_bytes(&self, cap: u64) -> Option<u64> {
-        let mut copy = self.clone();
-        let mut bytes = 0u64;
-        while bytes < cap {
-            match copy.fill() {
-                Some(c) => bytes += c.len as u64,
-                None => return (bytes > 0).then_some(bytes),
-            }
-        }
-        None
+    /// The job's passes as it will run them, counted on a copy
+    /// ([`PassWalk`]).
+    pub(crate) fn pass_walk(&self) -> PassWalk {
+        PassWalk { seq: self.clone(), started: false }
+    }
+
+    /// Whether every pass issues what the first does: fio's
+    /// `clear_io_state` resets positions, map and seeds, but not the
+    /// count of an `rw=…:N` run (`ddir_seq_nr`) nor a mix's issue counts,
+    /// so a pass of a job with either may differ from the one before.
+    pub(crate) fn passes_repeat(&self) -> bool {
+        self.seq_nr_opt == 1 && !self.mixed
     }
 
     /// fio's `td_fill_rand_seeds` for the generators the sequence uses.
@@ -301,7 +332,9 @@ impl FioSeq {
         // fio's td_fill_rand_seeds_internal: the block-size generators.
         let read = self.seed_of(purpose::BS);
         let write = if self.verify_seeds { read } else { self.seed_of(purpose::BS + 1) };
-        self.bs_rng = [rng(read), rng(write), rng(self.seed_of(purpose::BS + 2))];
+        // A trim-then-write job draws its writes' sizes as its trims'.
+        let trim = if self.trimwrite { write } else { self.seed_of(purpose::BS + 2) };
+        self.bs_rng = [rng(read), rng(write), rng(trim)];
         self.mix = Taus88::new(self.seed_of(purpose::MIX));
         self.seq_rand = [Taus88::new(self.seed_of(purpose::SEQ_RAND_READ)); 3];
         let spr = self.seed_of(purpose::SPRANDOM);
@@ -390,9 +423,14 @@ impl FioSeq {
     /// fio's `fill_io_u`: `None` when the pass has no command left.
     fn fill(&mut self) -> Option<Command> {
         let d = self.direction();
-        if self.trimwrite && d == 1 {
+        if self.randtrimwrite && d == 1 {
             // `randtrimwrite`'s write: the last trim's blocks, outside
             // the random map (io_u.c: get_next_offset, get_next_buflen).
+            // It counts off `rw=randtrimwrite:N`'s run as any command does.
+            self.seq_nr -= 1;
+            if self.seq_nr == 0 {
+                self.seq_nr = self.seq_nr_opt;
+            }
             let (offset, len) = (self.last_start[2], self.last_pos[2] - self.last_start[2]);
             self.last_start[1] = offset;
             self.last_pos[1] = offset + len;
@@ -423,7 +461,7 @@ impl FioSeq {
         if offset >= self.real_size {
             return None;
         }
-        if self.trimwrite && self.last_start[2] == offset {
+        if self.randtrimwrite && self.last_start[2] == offset {
             // A trim drawn where the last one was: fio moves the last
             // write's start so that this trim's write still follows.
             self.last_start[1] = self.last_start[1].wrapping_sub(1);

@@ -44,6 +44,7 @@ mod sprandom;
 
 use distribution::Draw;
 use fio_seq::FioSeq;
+pub(crate) use fio_seq::PassWalk;
 use random_map::RandomMap;
 use sizes::Sizes;
 
@@ -269,11 +270,18 @@ impl IoGenerator {
         self.fio.as_ref().and_then(|f| f.command_limit(max))
     }
 
-    /// Bytes of one whole pass of fio's sequence, at most `cap` (see
-    /// [`FioSeq::pass_bytes`]); `None` for a job without fio's sequence,
-    /// or a pass of `cap` bytes or more.
+    /// Bytes of the first whole pass of fio's sequence, at most `cap`
+    /// (see [`PassWalk::next_pass`]); `None` for a job without fio's
+    /// sequence, or a pass of `cap` bytes or more.
     pub fn pass_bytes(&self, cap: u64) -> Option<u64> {
-        self.fio.as_ref().and_then(|f| f.pass_bytes(cap))
+        self.fio.as_ref().and_then(|f| f.pass_walk().next_pass(cap))
+    }
+
+    /// fio's passes one after another, counted on a copy, and whether
+    /// each repeats the first ([`FioSeq::passes_repeat`]); `None` for a
+    /// job without fio's sequence.
+    pub(crate) fn pass_walk(&self) -> Option<(PassWalk, bool)> {
+        self.fio.as_ref().map(|f| (f.pass_walk(), f.passes_repeat()))
     }
 
     /// The next command. The sequence does not depend on how far ahead
