@@ -331,17 +331,58 @@ fn passes_of_runs_are_fios() {
 /// fio 3.33 with `ioengine=psync` on a 16 MiB loop device
 /// (`losetup -f --show FILE`, `fio --filename=/dev/loopN --write_iolog=`):
 /// the number of commands, the sums of their offsets and lengths, and
-/// a digest of their order (`w = (31·w + offset/4096) mod 1e9+7`).
+/// a digest of their order (`w = (31·w + offset/4096 + 7 if a read)
+/// mod 1e9+7`). With `verify`, a mixed pattern's passes are verified one
+/// by one as a write job's are, and a backlog batch (`verify_backlog`)
+/// carries over an empty log and is read before a pass that ends with
+/// its sequence ends.
 #[test]
 fn passes_on_a_block_device_are_fios() {
-    let recorded: [(&str, u64, u64, u64, u64); 7] = [
-        ("[a]\nrw=randread:4\nbs=4k\nsize=1m\nloops=3\n", 356, 202199040, 1458176, 733749801),
+    let recorded: [(&str, u64, u64, u64, u64); 14] = [
+        ("[a]\nrw=randread:4\nbs=4k\nsize=1m\nloops=3\n", 356, 202199040, 1458176, 928422061),
         ("[a]\nrw=randtrimwrite:4\nbs=4k\nsize=1m\nloops=2\n", 718, 371081216, 2940928, 570056586),
         ("[a]\nrw=randtrimwrite:3\nbs=4k\nsize=1m\nloops=3\n", 542, 305373184, 2220032, 979790810),
-        ("[a]\nrw=randrw:3\nbs=4k\nsize=1m\nloops=2\n", 166, 96215040, 679936, 483586945),
-        ("[a]\nrw=randread:7\nbsrange=4k-16k\nsize=1m\nloops=4\n", 427, 245915648, 4194304, 664207076),
+        ("[a]\nrw=randrw:3\nbs=4k\nsize=1m\nloops=2\n", 166, 96215040, 679936, 193881780),
+        ("[a]\nrw=randread:7\nbsrange=4k-16k\nsize=1m\nloops=4\n", 427, 245915648, 4194304, 83771587),
         ("[a]\nrw=randwrite:5\nbs=4k\nsize=1m\nio_size=5m\n", 1280, 729808896, 5242880, 274390081),
         ("[a]\nrw=randtrimwrite:4\nbs=4k\nsize=1m\n", 206, 103694336, 843776, 786572600),
+        ("[a]\nrw=randrw\nbs=4k\nsize=1m\nverify=md5\nio_size=3m\n", 1140, 586899456, 4669440, 230180652),
+        ("[a]\nrw=rw\nbs=4k\nsize=1m\nverify=md5\nio_size=2m\nloops=2\n", 1488, 754286592, 6094848, 558224237),
+        (
+            "[a]\nrw=randrw\nbs=4k\nsize=1m\nverify=md5\nverify_backlog=8\nio_size=2m\n",
+            760,
+            391266304,
+            3112960,
+            371988643,
+        ),
+        (
+            "[a]\nrw=write\nbs=4k\nsize=1m\nverify=md5\nverify_backlog=6\nverify_backlog_batch=2\nio_size=3m\n",
+            1024,
+            534773760,
+            4194304,
+            760354899,
+        ),
+        (
+            "[a]\nrw=randwrite\nbs=8k\nsize=1m\nverify=md5\nverify_backlog=32\nverify_backlog_batch=64\nloops=2\n",
+            512,
+            266338304,
+            4194304,
+            226724200,
+        ),
+        (
+            "[a]\nrw=randwrite\nbs=4k\nsize=1m\nverify=md5\nverify_backlog=4\nverify_backlog_batch=9\n",
+            512,
+            267386880,
+            2097152,
+            980824079,
+        ),
+        (
+            "[a]\nrw=randrw\nbs=4k\nsize=1m\nverify=md5\nverify_backlog=3\nverify_backlog_batch=7\nio_size=2m\n",
+            760,
+            391266304,
+            3112960,
+            896250923,
+        ),
     ];
     let dir = scratch_dir("iolog-dev");
     for (job, n, offsets, lens, digest) in recorded {
@@ -352,7 +393,8 @@ fn passes_on_a_block_device_are_fios() {
             let (off, len): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
             o += off;
             l += len;
-            w = (w * 31 + off / 4096) % 1_000_000_007;
+            let read = if f[1] == "read" { 7 } else { 0 };
+            w = (w * 31 + off / 4096 + read) % 1_000_000_007;
         }
         assert_eq!((lines.len() as u64, o, l, w), (n, offsets, lens, digest), "job\n{job}");
     }

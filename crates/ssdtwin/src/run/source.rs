@@ -242,7 +242,9 @@ impl Source {
         let verify_passes = spec
             .verify
             .filter(|v| v.read_back && !v.only && !spec.time_based)
-            .filter(|_| matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite))
+            .filter(|_| {
+                matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite | RwPattern::ReadWrite | RwPattern::RandRw)
+            })
             .map(|_| {
                 let limit = spec.io_size.unwrap_or(span);
                 let cap = limit.saturating_mul(spec.loops.max(1) as u64);
@@ -415,7 +417,7 @@ impl Source {
     pub(crate) fn can_issue(&self, now: u64) -> bool {
         self.error == 0
             && !self.stop
-            && self.issued < self.byte_limit
+            && (self.issued < self.byte_limit || self.verify.is_some() && self.backlog_at_pass_end())
             && self.issued_ios < self.ios_limit
             && self.deadline.is_none_or(|d| now < d)
             && self.seg_issued < self.burst_bytes

@@ -83,6 +83,9 @@ impl Source {
     pub(super) fn submit_extra(&mut self, dev: &mut Device, cmd: Command, me: u32) {
         if cmd.kind != crate::model::drive::IoKind::Write {
             self.submit_with_prio(dev, cmd, me);
+            if let Some(v) = self.verify.as_mut() {
+                v.issued_other(cmd);
+            }
             return;
         }
         match self.syncs.as_mut() {

@@ -12,7 +12,8 @@
 //! as in fio's JSON (backend.c `update_runtime`): the writes' is the
 //! write phase, the reads' the verify phase, plus the write phase for a
 //! job that reads there too (a mixed pattern, or `verify_backlog`). With
-//! `verify_backlog=N`, after every N writes the next
+//! `verify_backlog=N`, whenever a write leaves a multiple of N blocks
+//! written and not yet read back, the next
 //! `verify_backlog_batch` (default N) commands read back the oldest
 //! blocks not yet verified; they do not count toward the job's size, and
 //! the verify phase reads the rest. A job that ended with an error or was
@@ -52,8 +53,6 @@ pub(crate) struct VerifyState {
     log: VecDeque<(u64, u32)>,
     /// Read back sorted by offset (no random map).
     sorted: bool,
-    /// Writes issued.
-    writes: u64,
     /// Backlog reads still to issue now.
     batch_left: u64,
     /// When the verify phase began, and the write phase's runtime.
@@ -86,7 +85,8 @@ pub(crate) struct VerifyPasses {
     limit: u64,
     /// fio's `td_max_bs`.
     max_bs: u64,
-    /// Bytes written so far.
+    /// Bytes the passes issued so far (writes, and a mixed pattern's
+    /// own reads).
     written: u64,
     /// Bytes written and read back so far (fio's `io_bytes`).
     done: u64,
@@ -100,6 +100,12 @@ impl VerifyPasses {
     /// The next pass's byte limit.
     pub(crate) fn next_pass(&self) -> u64 {
         self.pass.min(self.cap - self.written.min(self.cap))
+    }
+
+    /// Whether the pass just issued ended because the sequence did (the
+    /// span's end, a full map) rather than at the bytes' cap.
+    fn ended_naturally(&self) -> bool {
+        self.written < self.cap
     }
 
     /// Whether `keep_running` starts another pass once the loops are done.
@@ -116,7 +122,6 @@ impl VerifyState {
             spec,
             log: VecDeque::new(),
             sorted: !random_map,
-            writes: 0,
             batch_left: 0,
             phase: None,
             loops_left: io.loops.saturating_sub(1),
@@ -134,18 +139,44 @@ impl VerifyState {
             return;
         }
         self.log.push_back((cmd.offset, cmd.len));
-        self.writes += 1;
         if let Some(p) = &mut self.passes {
             p.written += cmd.len as u64;
             p.done += cmd.len as u64;
         }
-        if self.spec.backlog != 0 && self.writes % self.spec.backlog == 0 {
+        // fio's check_get_verify: a batch starts when the writes logged
+        // and not yet read back (`io_hist_len`) are a multiple of N.
+        // A batch left over (the log ran dry first) goes on instead.
+        if self.spec.backlog != 0 && self.batch_left == 0 && self.log.len() as u64 % self.spec.backlog == 0 {
             self.batch_left = if self.spec.batch == 0 { self.spec.backlog } else { self.spec.batch };
+        }
+    }
+
+    /// A mixed pattern's own read (or trim) was issued: it counts toward
+    /// the pass as the writes do.
+    pub(super) fn issued_other(&mut self, cmd: Command) {
+        if let Some(p) = &mut self.passes {
+            p.written += cmd.len as u64;
+            p.done += cmd.len as u64;
         }
     }
 }
 
 impl Source {
+    /// The write phase's bytes are issued, but a backlog batch is still
+    /// due and the pass ended with the sequence: fio's `get_io_u` checks
+    /// for verify reads before it finds the files done, so the batch is
+    /// read before the pass ends (at the bytes' cap, `do_io` stops first).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn backlog_at_pass_end(&self) -> bool {
+        self.verify.as_ref().is_some_and(|v| {
+            v.phase.is_none()
+                && v.batch_left > 0
+                && !v.log.is_empty()
+                && v.passes.as_ref().is_some_and(|p| p.ended_naturally())
+        })
+    }
+
     /// Before a submission: a verify read is due (the verify phase, or a
     /// backlog batch): issue it instead (`true`).
     pub(super) fn verify_instead(&mut self, dev: &mut Device, me: u32) -> bool {
@@ -176,8 +207,9 @@ impl Source {
         if !in_phase && v.batch_left == 0 {
             return false;
         }
+        // An empty log leaves a backlog batch for the writes to come
+        // (fio's `verify_batch` is spent only by reads).
         let Some((offset, len)) = v.log.pop_front() else {
-            v.batch_left = 0;
             return false;
         };
         if !in_phase {
@@ -239,8 +271,17 @@ impl Source {
             self.fill(dev, me);
             return self.outstanding + self.pending > 0;
         }
-        if stopped || !self.start_verify(now) {
+        if stopped {
             return false;
+        }
+        if !self.start_verify(now) {
+            // A backlog read everything back already: an empty verify
+            // phase, then the next pass as after any other.
+            let v = self.verify.as_mut().expect("a job with verify");
+            let write_ns = now.saturating_sub(v.loop_start.unwrap_or(self.ramp_end));
+            v.phase = Some((now, write_ns));
+            v.write_limits.get_or_insert((self.byte_limit, self.ios_limit, self.deadline));
+            return self.verify_at_end(dev, me, now);
         }
         self.fill(dev, me);
         self.outstanding + self.pending > 0

@@ -9,8 +9,8 @@
 //! A mixed pattern (`rw`, `randrw`, `trimwrite`) verifies its writes the
 //! same way (its own reads are plain reads, as fio's). With `loops`, each
 //! loop's writes are verified before the next loop (backend.c
-//! `thread_main`); a write job's loops are fio's passes, which an
-//! `io_size` or an offset modifier shapes. `verify_only` skips the writes (fio's `do_dry_run`
+//! `thread_main`); a write or read/write job's loops are fio's passes,
+//! which an `io_size` or an offset modifier shapes. `verify_only` skips the writes (fio's `do_dry_run`
 //! counts them without I/O) and reads back what they would have written.
 
 use super::options::Entry;
@@ -113,12 +113,13 @@ impl VerifyOptions {
         // bytes are used up (backend.c `do_io`, `keep_running`): a loop is
         // one pass of the span, verified after it, only when io_size is
         // the span and the pass has an end.
-        // A write-only job's passes follow fio's (the source's
-        // `VerifyPasses`); a mixed one's loops are whole passes of the span.
+        // Write and read/write jobs' passes follow fio's (the source's
+        // `VerifyPasses`); a trimwrite's loops are whole passes of the span.
         let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset));
-        let writes_only = matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite);
+        let passes =
+            matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite | RwPattern::ReadWrite | RwPattern::RandRw);
         let one_pass = !spec.time_based
-            && (writes_only || spec.io_size.is_none_or(|b| b == span))
+            && (passes || spec.io_size.is_none_or(|b| b == span))
             && !(spec.rw.is_random() && spec.norandommap);
         if spec.loops > 1 && !one_pass {
             let at = self.on.unwrap_or_default();
@@ -126,7 +127,7 @@ impl VerifyOptions {
                 &at,
                 "verify",
                 "verify with loops above 1 is modelled when each loop is one pass of the span \
-                 (no time_based, no norandommap, and for a mixed pattern no io_size other than size)",
+                 (no time_based, no norandommap, and for trimwrite no io_size other than size)",
             ));
         }
         Ok(Some(self.verify))
