@@ -71,6 +71,10 @@ fn a_closed_pipe_ends_every_command_quietly() {
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--output-format=json"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--json", "-", "-q"],
+        // A suite's score table, then its report rendered again from the
+        // JSON the suite wrote.
+        vec!["suite", "client-2018", "-d", &drive, "--only", "burst-random-read", "--scale", "0.005", "--out", "."],
+        vec!["report", "client-2018.json", "--out", "again"],
     ];
     for args in commands {
         let o = ssdtwin().args(&args).current_dir(dir.path()).stdout(closed_pipe()).output().unwrap();
