@@ -4,6 +4,7 @@
 # 4 KiB random reads and writes at QD32 over loopback, time scale 0; then the
 # same through TLS (--tls=require, an ECDSA P-256 certificate; fio's libnbd
 # finds the CA in $HOME/.pki/libnbd).
+# ROUNDS=N: repeat the plaintext and TLS measurements N times, alternating.
 # RT=1: run the servers and fio at real-time priority (chrt -f 10; needs root
 # or CAP_SYS_NICE), so that other processes on a shared machine do not set
 # the rates; the pair then has the cores to itself (the kernel keeps 5 % of
@@ -21,7 +22,15 @@ x=j[k]; rt=j['job_runtime']/1e3;
 print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'], x['iops'], (j['usr_cpu']+j['sys_cpu'])/100*rt/x['total_ios']*1e6))"
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+T=$(mktemp -d)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout $T/ca-key.pem -out $T/ca-cert.pem -subj "/CN=bench CA" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $T/server-key.pem -out $T/server.csr -subj /CN=localhost 2>/dev/null
+printf "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n" > $T/ext.cnf
+openssl x509 -req -days 2 -in $T/server.csr -CA $T/ca-cert.pem -CAkey $T/ca-key.pem -CAcreateserial -out $T/server-cert.pem -extfile $T/ext.cnf 2>/dev/null
+mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
+for round in $(seq ${ROUNDS:-1}); do
+[ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
 "${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
 wait_for nbd://127.0.0.1:10940/ssdtwin
 for rw in randwrite randread; do
@@ -30,12 +39,6 @@ for rw in randwrite randread; do
 done
 kill -TERM $P; wait $P
 python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"
-T=$(mktemp -d)
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout $T/ca-key.pem -out $T/ca-cert.pem -subj "/CN=bench CA" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $T/server-key.pem -out $T/server.csr -subj /CN=localhost 2>/dev/null
-printf "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n" > $T/ext.cnf
-openssl x509 -req -days 2 -in $T/server.csr -CA $T/ca-cert.pem -CAkey $T/ca-key.pem -CAcreateserial -out $T/server-cert.pem -extfile $T/ext.cnf 2>/dev/null
-mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
 "${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T -q & P=$!
 wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
 echo "TLS:"
@@ -44,6 +47,7 @@ for rw in randwrite randread; do
   echo "  ssdtwin serve --tls require cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req"
 done
 kill -TERM $P; wait $P
+done
 rm -rf $T
 command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
 "${PRIO[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage: scripts/power-campaign.sh [CUTS_PER_DRIVE]   (default 34: 102 cuts in all, twice)
-# The power-cut campaigns of docs/nbd.md, each across random power cuts on a
+# The power-cut campaigns of docs/nbd-power.md, each across random power cuts on a
 # page-mapped, an SLC-cached and a hybrid drive, each cut followed by a
 # restart through a saved image:
 #  - real fio with verify (crates/ssdtwin-nbd/tests/power.rs; CI runs 4

@@ -55,7 +55,13 @@ fn a_closed_pipe_ends_every_command_quietly() {
     std::fs::write(&trace, "0 1 0 8 1\n1000 1 8 8 0\n").unwrap();
     let trace = trace.display().to_string();
     let commands: Vec<Vec<&str>> = vec![
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["--version"],
         vec!["presets"],
+        vec!["fio-options"],
+        vec!["suite", "client-2018", "--show"],
+        vec!["trace", "convert", &trace, "-", "--to", "fio-v3"],
         vec!["suite", "--list"],
         vec!["suite", "client-2018", "--list"],
         vec!["show", "intel-660p-1tb"],
@@ -65,6 +71,10 @@ fn a_closed_pipe_ends_every_command_quietly() {
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--output-format=json"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--json", "-", "-q"],
+        // A suite's score table, then its report rendered again from the
+        // JSON the suite wrote.
+        vec!["suite", "client-2018", "-d", &drive, "--only", "burst-random-read", "--scale", "0.005", "--out", "."],
+        vec!["report", "client-2018.json", "--out", "again"],
     ];
     for args in commands {
         let o = ssdtwin().args(&args).current_dir(dir.path()).stdout(closed_pipe()).output().unwrap();
@@ -74,15 +84,36 @@ fn a_closed_pipe_ends_every_command_quietly() {
     }
 }
 
-/// The files in `dir` other than the inputs, by name.
+/// The files in `dir` and its subdirectories other than the inputs, by
+/// path relative to `dir`.
 fn outputs(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !matches!(n.as_str(), "j.fio" | "small.toml"))
-        .collect();
+    fn walk(root: &Path, dir: &Path, names: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, names);
+            } else {
+                names.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut names = Vec::new();
+    walk(dir, dir, &mut names);
+    names.retain(|n| !matches!(n.as_str(), "j.fio" | "small.toml"));
     names.sort();
     names
+}
+
+/// Remove every output in `dir` (the inputs stay).
+fn clean(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else if !matches!(path.file_name().and_then(|n| n.to_str()), Some("j.fio" | "small.toml")) {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
 }
 
 /// A seeded xorshift: random delays that differ from run to run of the
@@ -108,13 +139,19 @@ fn runs_killed_at_random_moments_leave_no_temporary_and_no_half_written_result()
          write_iops_log=w\n[r]\nstonewall\nrw=randread\nbs=4k\niodepth=8\nsize=256m\nio_size=512m\nwrite_bw_log=r\n",
     )
     .unwrap();
-    // Two kinds of run: fio logs, JSON and the normal output to a file;
-    // a recorded trace with JSON (the sequential runner).
-    let kinds: [&[&str]; 2] =
-        [&["--json", "out.json", "--output", "out.txt"], &["--record-trace", "rec.iolog.zst", "--json", "out.json"]];
-    let run = |extra: &[&str]| {
+    // Three kinds of run: fio logs, JSON and the normal output to a file;
+    // a recorded trace with JSON (the sequential runner); a suite with its
+    // JSON, CSV tables, charts and HTML report.
+    let job = ["run", "--drive", &drive, "--job-file", "j.fio", "-q"];
+    let suite = ["suite", "client-2018", "-d", &drive, "--only", "sustained-random-read", "--scale", "0.005"];
+    let kinds: [&[&str]; 3] = [
+        &[&job[..], &["--json", "out.json", "--output", "out.txt"]].concat(),
+        &[&job[..], &["--record-trace", "rec.iolog.zst", "--json", "out.json"]].concat(),
+        &[&suite[..], &["--out", ".", "-q", "-j", "1"]].concat(),
+    ];
+    let run = |args: &[&str]| {
         let mut c = ssdtwin();
-        c.args(["run", "--drive", &drive, "--job-file", "j.fio", "-q"]).args(extra).current_dir(dir.path());
+        c.args(args).current_dir(dir.path());
         c.stdout(Stdio::null()).stderr(Stdio::piped());
         c
     };
@@ -122,16 +159,11 @@ fn runs_killed_at_random_moments_leave_no_temporary_and_no_half_written_result()
     println!("seed {seed}");
     let mut rng = Rng(seed);
     let mut killed = 0;
-    for extra in kinds {
+    for args in kinds {
         // The reference: an uninterrupted run's outputs.
-        let clean = |dir: &Path| {
-            for n in outputs(dir) {
-                std::fs::remove_file(dir.join(n)).unwrap();
-            }
-        };
         clean(dir.path());
         let t = Instant::now();
-        let o = run(extra).output().unwrap();
+        let o = run(args).output().unwrap();
         let took = t.elapsed();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let names = outputs(dir.path());
@@ -143,14 +175,14 @@ fn runs_killed_at_random_moments_leave_no_temporary_and_no_half_written_result()
             let signo = if i % 2 == 0 { libc::SIGTERM } else { libc::SIGINT };
             // From 20 ms (the handler is installed by then) to the run's length.
             let delay = Duration::from_micros(20_000 + rng.below(took.as_micros() as u64));
-            let mut child = run(extra).spawn().unwrap();
+            let mut child = run(args).spawn().unwrap();
             std::thread::sleep(delay);
             // SAFETY: signalling our own child, which has not been waited for.
             unsafe { libc::kill(child.id() as libc::pid_t, signo) };
             let status = child.wait().unwrap();
             let mut err = String::new();
             child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            let what = format!("{extra:?}, signal {signo} after {delay:?}: {status:?} {err}");
+            let what = format!("{args:?}, signal {signo} after {delay:?}: {status:?} {err}");
             match status.code() {
                 Some(0) => {}
                 Some(c) if c == 128 + signo => killed += 1,
@@ -169,5 +201,5 @@ fn runs_killed_at_random_moments_leave_no_temporary_and_no_half_written_result()
             }
         }
     }
-    assert!(killed >= 4, "most runs are killed while running ({killed} of 12)");
+    assert!(killed >= 6, "most runs are killed while running ({killed} of 18)");
 }

@@ -117,7 +117,12 @@ fn absurd_request_sizes_are_refused_in_every_format() {
     for n in [1u64 << 55, 1 << 60, 1_000_000_000_000_000] {
         for (format, text, field, line) in absurd_traces(n) {
             let file = write(&dir, &format!("{format}-{n}.trace"), &text);
-            for cmd in [vec!["trace", "stats", &file], vec!["trace", "convert", &file, "/dev/null", "--to", "fio-v3"]] {
+            let mut replay = vec!["run", "--drive"];
+            replay.extend(SMALL_DRIVE);
+            replay.extend(["--trace", &file, "-q"]);
+            for cmd in
+                [vec!["trace", "stats", &file], vec!["trace", "convert", &file, "/dev/null", "--to", "fio-v3"], replay]
+            {
                 let r = limited(&cmd);
                 assert_refused(&r, &[&format!("{file}:{line}: field `{field}`"), "4 GiB"]);
                 slowest = slowest.max(r.took);

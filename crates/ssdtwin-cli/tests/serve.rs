@@ -213,3 +213,63 @@ fn sigterm_stops_gracefully_and_writes_the_json() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("serve:"), "summary printed");
     check_json(&json, 0);
 }
+
+/// Send `signal` to the server process.
+fn signal(server: &Server, signal: &str) {
+    let ok = Command::new("kill").arg(format!("-{signal}")).arg(server.id().to_string()).status().unwrap();
+    assert!(ok.success(), "kill -{signal}");
+}
+
+/// Issue 36's campaign from the command line: a cut at a simulated time
+/// (real time here, no client: the wall clock brings it), a cut by
+/// SIGUSR1, then SIGINT, with standard output a pipe nobody reads: the
+/// server stops quietly, and the JSON (two cuts) and the saved drive are
+/// written whole, no temporary left; the saved drive loads again.
+#[test]
+fn cuts_by_time_and_by_sigusr1_then_sigint_with_a_closed_pipe_save_everything() {
+    let dir = temp_dir();
+    let sock = dir.path().join("cut.sock");
+    let (json, save) = (dir.path().join("cut.json"), dir.path().join("cut.img"));
+    let mut args = vec!["serve"];
+    args.extend_from_slice(SMALL);
+    let (s, j, d) = (sock.to_str().unwrap(), json.to_str().unwrap(), save.to_str().unwrap());
+    args.extend_from_slice(&["--unix", s, "--time-scale", "1", "--power-loss-at", "150ms", "--power-loss-signal"]);
+    args.extend_from_slice(&["--json", j, "--save", d]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssdtwin"));
+    cmd.args(&args).env_remove("RUST_BACKTRACE").stderr(Stdio::piped());
+    // The summary's reader is gone before the server starts.
+    cmd.stdout(Stdio::piped());
+    let mut child = cmd.spawn().expect("serve starts");
+    drop(child.stdout.take());
+    let server = Server(Some(child));
+    wait_for(&sock);
+    std::thread::sleep(Duration::from_millis(400));
+    signal(&server, "USR1");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&server, "INT");
+    let out = server.into_child().wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+    assert!(err.contains("power cut (at its simulated time)") && err.contains("power cut (asked for)"), "{err}");
+    check_json(&json, 0);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["serve"]["power_cuts"], 2, "{v}");
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("tmp")), "no temporary left: {names:?}");
+    // The saved drive is whole: it loads and serves again.
+    let sock2 = dir.path().join("again.sock");
+    let s2 = sock2.to_str().unwrap();
+    let again = Server(Some(
+        Command::new(env!("CARGO_BIN_EXE_ssdtwin"))
+            .args(["serve", "--load", d, "--unix", s2, "-q"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("serve --load starts"),
+    ));
+    wait_for(&sock2);
+    signal(&again, "TERM");
+    let out = again.into_child().wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

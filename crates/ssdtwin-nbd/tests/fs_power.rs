@@ -36,7 +36,7 @@
 //! its durability is flushes alone, and the test prints how many.
 //!
 //! `SSDTWIN_FS_POWER_CUTS` sets the cuts per drive (2 by default, for CI;
-//! the documented campaign runs 34 per drive: docs/nbd.md,
+//! the documented campaign runs 34 per drive: docs/nbd-power.md,
 //! `scripts/power-campaign.sh`). Needs root (mount and loop devices),
 //! `/dev/fuse`, `nbdfuse` (Debian: libnbd-bin, or nbdfuse from trixie on)
 //! and e2fsprogs; without them the test is skipped with a printed reason.

@@ -26,7 +26,7 @@
 //! ones a cut may take. The report
 //! counts cuts, pages lost and the worst cut. `SSDTWIN_POWER_CUTS` sets
 //! the cuts per drive (4 by default, for CI; the documented campaign
-//! runs 34 per drive, 102 in all: docs/nbd.md).
+//! runs 34 per drive, 102 in all: docs/nbd-power.md).
 //!
 //! fio comes from Debian's `fio` (with its nbd engine); without it the
 //! test is skipped with a printed reason.

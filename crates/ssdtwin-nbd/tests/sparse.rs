@@ -138,6 +138,14 @@ fn nbdinfo_and_qemu_img_map_see_the_holes() {
             .collect(),
     );
     assert_eq!(qemu_data, data, "qemu-img map's data extents: {out}");
+    // Everything else is a hole that reads as zeros, and the map covers
+    // the export.
+    let extents = v.as_array().unwrap();
+    assert!(
+        extents.iter().filter(|e| e["data"].as_bool() == Some(false)).all(|e| e["zero"].as_bool() == Some(true)),
+        "qemu-img map's holes read as zeros: {out}"
+    );
+    assert_eq!(extents.iter().map(|e| e["length"].as_u64().unwrap()).sum::<u64>(), size, "{out}");
     s.stop();
 }
 

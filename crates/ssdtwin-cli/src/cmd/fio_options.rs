@@ -26,7 +26,7 @@ pub struct FioOptionsArgs {
 /// Run the command.
 pub fn run(args: FioOptionsArgs) -> Result<ExitCode> {
     if args.markdown {
-        print!("{}", table::markdown());
+        out!("{}", table::markdown());
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(c) = &args.class {
@@ -56,9 +56,9 @@ pub fn run(args: FioOptionsArgs) -> Result<ExitCode> {
             name = format!("{name} ({})", d.aliases.join(", "));
         }
         let default = if d.default.is_empty() { String::new() } else { format!(" [default {}]", d.default) };
-        println!("{name:<34} {:<8} {:<10} {}{default}", d.class_label(), d.kind.label(), d.help);
+        outln!("{name:<34} {:<8} {:<10} {}{default}", d.class_label(), d.kind.label(), d.help);
         if let Class::Refused(why) = d.class {
-            println!("{:<54} refused: {why}", "");
+            outln!("{:<54} refused: {why}", "");
         }
     }
     Ok(ExitCode::SUCCESS)

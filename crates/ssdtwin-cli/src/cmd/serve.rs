@@ -289,16 +289,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     let mut outcome = outcome;
     let report = ServeReport::of(&mut outcome, args.time_scale);
     let to_stdout = args.json.as_deref() == Some("-");
-    if !args.quiet && !to_stdout {
-        out!("{}", report.summary(&spec, &state_name, args.seed));
-    }
-    if let Some(out) = &args.json {
-        let text = serde_json::to_string_pretty(&report.to_json(&spec, &state_name, args.seed))? + "\n";
-        if to_stdout {
-            out!("{text}");
-        } else {
-            write_atomically(Path::new(out), text.as_bytes())?;
-        }
+    // Files first, standard output last: a reader of the summary that has
+    // gone away ends the process quietly (output.rs), and must not cost
+    // the saved drive or the JSON.
+    let json = serde_json::to_string_pretty(&report.to_json(&spec, &state_name, args.seed))? + "\n";
+    if let Some(out) = args.json.as_deref().filter(|_| !to_stdout) {
+        write_atomically(Path::new(out), json.as_bytes())?;
     }
     if let Some(path) = &args.save {
         let bar = spinner(terminal, &format!("saving {}", path.display()));
@@ -311,6 +307,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
                 path.display()
             );
         }
+    }
+    if to_stdout {
+        out!("{json}");
+    } else if !args.quiet {
+        out!("{}", report.summary(&spec, &state_name, args.seed));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -116,7 +116,10 @@ struct Shared {
 impl Shared {
     fn log(&self, msg: std::fmt::Arguments) {
         if self.opts.log {
-            eprintln!("ssdtwin serve: {msg}");
+            // Not `eprintln!`, which panics when standard error is a pipe
+            // whose reader has gone: the log is lost, serving goes on.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "ssdtwin serve: {msg}");
         }
     }
 

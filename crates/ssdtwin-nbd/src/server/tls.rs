@@ -13,7 +13,7 @@
 //! the bytes to rustls and to take plaintext out; the writer takes it to
 //! encrypt and send.
 //!
-//! Copies on the way in (measured with callgrind, docs/nbd.md): the
+//! Copies on the way in (measured with callgrind, docs/nbd-tls.md): the
 //! ciphertext goes from the reader's socket buffer into rustls (which
 //! decrypts in place and keeps the plaintext), and from rustls straight
 //! into the request's header or payload: no buffer of our own holds
@@ -241,7 +241,7 @@ impl TlsStream {
     /// flushed while the client's next requests were already in the socket
     /// went out one record each (0.81 records a request for fio's 4 KiB
     /// writes at QD32), and the client spent more on them than on its
-    /// writes' encryption (docs/nbd.md, Speed). A client waiting for a
+    /// writes' encryption (docs/nbd-tls.md, Speed). A client waiting for a
     /// reply has sent nothing more, so the look finds nothing and the
     /// reply goes at once (the look costs one `recv` that returns at
     /// once).

@@ -1,6 +1,6 @@
 //! TLS with pre-shared keys, as nbdkit's `--tls-psk FILE` and qemu's
 //! `tls-creds-psk` (feature `tls-psk`): OpenSSL does the TLS, since rustls
-//! has no external pre-shared keys (rustls/rustls#174; docs/nbd.md).
+//! has no external pre-shared keys (rustls/rustls#174; docs/nbd-tls.md).
 //!
 //! The key file is GnuTLS's `psktool` format, one `username:hexkey` a
 //! line, which is what nbdkit, qemu and libnbd's `tls-psk-file` read. A

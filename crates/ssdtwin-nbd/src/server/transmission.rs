@@ -8,7 +8,7 @@
 //! wake-up, which varies from reply to reply, to a latency the
 //! transport's delay estimate cannot know in advance (fio's QD1 read mean
 //! over TCP on a 77.6 µs drive: 78.0–79.4 µs handed over, 77.6–78.4 µs
-//! held by the reader; docs/nbd.md). Leaves out the handshake (`handshake.rs`) and the listener and
+//! held by the reader; docs/nbd-latency.md). Leaves out the handshake (`handshake.rs`) and the listener and
 //! threads (`mod.rs`).
 
 use std::cmp::Reverse;
