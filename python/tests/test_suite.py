@@ -86,3 +86,14 @@ def test_pcmark10_data_drive_is_a_test_like_any_other(small):
     assert list(s["label"])[0] == "storage score (unscaled)"
     assert (s["unit"] == "MB/s").sum() == 4 and (s["unit"] == "µs").sum() == 4
     assert (s["value"] > 0).all()
+
+
+def test_pcmark8_storage_is_a_test_like_any_other(small):
+    # The synthetic PCMark 8 Storage benchmark, reached by `only`: its
+    # score, its bandwidth and the ten traces' times.
+    r = ssdtwin.suite("vendor-2018", drives=[small], only=["pcmark8-storage"], scale=0.001)
+    s = r.scores
+    assert set(s["test"]) == {"pcmark8-storage"}
+    assert list(s["label"])[:2] == ["storage score", "bandwidth"]
+    assert list(s["unit"])[:2] == ["points", "MB/s"]
+    assert (s["unit"] == "s").sum() == 10 and (s["value"] > 0).all()

@@ -595,6 +595,41 @@ fn fio_command_lines_paste_as_they_are() {
     assert_fails_with(&o, &["--client", "client/server"]);
 }
 
+/// fio's `xnvme-fdp.fio` runs as its comment says (`--section=default`;
+/// its `[override]` section, whose options come from unset environment
+/// variables, is not read): 2 MiB of random writes through placement
+/// identifiers 4 and 5 in turn, on a drive with eight reclaim unit handles.
+#[test]
+fn section_runs_only_the_named_sections_of_a_job_file() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ssdtwin/tests/data/fio-examples/xnvme-fdp.fio");
+    let f = file.to_str().unwrap();
+    let fdp = ["--set", "fdp.reclaim_unit_handles=8", "--set", "fdp.isolation=initially"];
+    let mut args = vec!["run", "--drive", "generic-tlc-nvme"];
+    args.extend(fdp);
+    args.extend(["--job-file", f, "--output-format=json", "--section=default"]);
+    let o = ssdtwin(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let jobs = json["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0]["jobname"], "default");
+    assert_eq!(jobs[0]["write"]["io_bytes"], 2 << 20);
+    let host: Vec<u64> = jobs[0]["ssdtwin"]["placement"]["handles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(host, [0, 0, 0, 0, 1 << 20, 1 << 20, 0, 0]);
+    // Without it the [override] section is read, and its empty variable
+    // named.
+    let o = ssdtwin(&args[..args.len() - 1]);
+    assert_fails_with(&o, &["xnvme-fdp.fio", "FIO_RW"]);
+    let o = ssdtwin(&["run", "--drive", "generic-tlc-nvme", "--rw=write", "--size=1m", "--section=default"]);
+    assert_fails_with(&o, &["--section", "--job-file"]);
+}
+
 /// An option of fio's table the twin cannot model is refused with the
 /// reason, file and line, unless it has fio's default value; `ssdtwin
 /// fio-options` shows the table's entries.

@@ -24,6 +24,7 @@ mod fit;
 mod gc;
 mod hybrid;
 mod integrity;
+mod io_errors;
 mod layout;
 mod lifetime;
 mod mapcache;

@@ -30,6 +30,29 @@ pub enum Program {
     Ignored,
     /// A mode of fio the twin does not have: an error with this reason.
     Refused(&'static str),
+    /// `--section=NAME`: run only the job file's sections so named
+    /// ([`only_sections`]).
+    Section,
+}
+
+/// A job file's text with only `[global]` and the sections `names` left
+/// (fio's `--section`, init.c `skip_this_section`: the other sections'
+/// options are not even read). Their lines become empty, so that errors
+/// still name the file's own line numbers.
+pub fn only_sections(text: &str, names: &[String]) -> String {
+    let mut keep = true;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.split_once(']')).map(|(n, _)| n.trim()) {
+            keep = name == "global" || names.iter().any(|n| n == name);
+        }
+        if keep {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// fio's program options: name, whether it takes a value (`None`:
@@ -57,7 +80,7 @@ const PROGRAM: &[(&str, Option<bool>, Program)] = &[
     ("trigger-remote", Some(true), Program::Refused("fio's triggers run host commands")),
     ("showcmd", Some(false), Program::Refused("fio's job-file-to-command-line mode is not modelled")),
     ("parse-only", Some(false), Program::Refused("fio's parse-only mode is not modelled")),
-    ("section", Some(true), Program::Refused("running only some sections of a job file is not modelled")),
+    ("section", Some(true), Program::Section),
     ("inflate-log", Some(true), Program::Refused("a fio helper, not a workload")),
     ("profile", Some(true), Program::Refused("fio's built-in profiles are not modelled")),
     ("cmdhelp", None, Program::Refused("`ssdtwin fio-options` lists fio's options and what the twin makes of them")),

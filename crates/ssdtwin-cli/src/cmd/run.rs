@@ -113,11 +113,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let tspec = args.trace.spec(&name)?.expect("--trace given");
         JobFile::of_phase(Phase::Trace(tspec))
     } else {
-        let mut file = job_file(&args, pairs, capacity, &defaults)?;
+        let sections: Vec<String> =
+            args.fio_program.iter().filter_map(|kv| kv.strip_prefix("section=")).map(str::to_string).collect();
+        let mut file = job_file(&args, pairs, capacity, &defaults, &sections)?;
         for kv in &args.fio_program {
             let name = kv.split_once('=').map_or(kv.as_str(), |(n, _)| n);
             match crate::cmd::fio_flags::program_option(name) {
                 Some(crate::cmd::fio_flags::Program::Refused(why)) => bail!("fio's --{name}: {why}"),
+                Some(crate::cmd::fio_flags::Program::Section) => {}
                 _ => file.ignored.push(format!("--{name}")),
             }
         }
@@ -189,7 +192,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// The job file of the command line's fio options or of `--job-file`.
-fn job_file(args: &RunArgs, mut pairs: Vec<(String, String)>, capacity: u64, defaults: &JobOptions) -> Result<JobFile> {
+/// `sections`: fio's `--section` (empty: every section).
+fn job_file(
+    args: &RunArgs,
+    mut pairs: Vec<(String, String)>,
+    capacity: u64,
+    defaults: &JobOptions,
+    sections: &[String],
+) -> Result<JobFile> {
     Ok(match &args.job_file {
         Some(path) => {
             if !pairs.is_empty() {
@@ -198,10 +208,17 @@ fn job_file(args: &RunArgs, mut pairs: Vec<(String, String)>, capacity: u64, def
                     pairs[0].0
                 );
             }
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
+            let mut text =
+                std::fs::read_to_string(path).with_context(|| format!("reading job file {}", path.display()))?;
+            if !sections.is_empty() {
+                text = crate::cmd::fio_flags::only_sections(&text, sections);
+            }
             parse_job_file(&text, &path.display().to_string(), capacity, defaults)?
         }
         None => {
+            if !sections.is_empty() {
+                bail!("fio's --section picks sections of a job file: give --job-file");
+            }
             if !pairs.iter().any(|(k, _)| k == "rw" || k == "readwrite" || k == "idle" || k == "secure_erase") {
                 bail!("give a workload: --rw PATTERN (with --bs, --iodepth, ...), --idle TIME, --trace FILE or --job-file FILE");
             }

@@ -318,7 +318,7 @@ impl<H: FnMut(&mut Device, &mut [Source], Hooked) -> Action> Workload for Jobs<'
     #[inline]
     fn on_completion(&mut self, dev: &mut Device, c: &Completion) -> Result<(), Infallible> {
         let now = dev.now();
-        if self.single && self.running == 1 && self.hook_timers == 0 && self.sources[0].plain {
+        if self.single && self.running == 1 && self.hook_timers == 0 && self.sources[0].plain && c.error.is_none() {
             // The common case (one job with nothing but its depth and
             // limits): the same steps as below without the branches it
             // cannot take.

@@ -69,6 +69,9 @@ pub struct JobResult {
     pub error: i32,
     /// fio's message for the error, naming the job (`None` without one).
     pub error_reason: Option<String>,
+    /// The errors the job went on after, with `continue_on_error` (fio's
+    /// `total_err` and `first_error`; `None` without the option).
+    pub errors: Option<crate::run::source::ErrorCount>,
     /// The section's options as written.
     pub options: Vec<(String, String)>,
     /// Whether the job asked for `group_reporting`.
@@ -132,12 +135,13 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
         .enumerate()
         .map(|(i, j)| {
             let result = results[i].take().unwrap_or_else(|| panic!("job {} never ran", j.phase.name()));
-            let (stats, error, error_reason, latency_depth, steadystate) = match src_of[i] {
-                usize::MAX => (None, 0, None, 1, None),
+            let (stats, error, error_reason, latency_depth, steadystate, errors) = match src_of[i] {
+                usize::MAX => (None, 0, None, 1, None, None),
                 s => {
                     let src = &mut sources[s];
                     let depth = src.lat.as_ref().map_or(src.spec.outstanding(), |l| l.depth());
-                    (src.stats.take().map(|b| *b), src.error, src.error_reason.take(), depth, src.ss.take())
+                    let errors = src.spec.on_error.any().then_some(src.errors);
+                    (src.stats.take().map(|b| *b), src.error, src.error_reason.take(), depth, src.ss.take(), errors)
                 }
             };
             let latency_target = match &j.phase {
@@ -151,6 +155,7 @@ pub fn try_run_jobs(dev: &mut Device, file: &JobFile) -> Result<Vec<JobResult>, 
                 stats,
                 error,
                 error_reason,
+                errors,
                 options: j.options.clone(),
                 group_reporting: j.group_reporting,
                 latency_depth,
@@ -462,6 +467,15 @@ impl Scheduler<'_> {
 }
 
 impl JobResult {
+    /// fio's `error` of the job: its own, or with `continue_on_error`
+    /// the first error it went on after (stat.c `sum_thread_stats`).
+    pub fn fio_error(&self) -> i32 {
+        match self.errors {
+            Some(c) if self.error == 0 => c.first,
+            _ => self.error,
+        }
+    }
+
     /// IOPS of one direction over the job's measured time.
     pub fn iops(&self, kind: IoKind) -> f64 {
         self.result.iops(kind)

@@ -13,6 +13,8 @@
 //! - [`control`]: fio's latency-target depth search and steady-state
 //!   detection inside a job;
 //! - [`logs`]: fio's log files (bandwidth, IOPS, latency, histograms);
+//! - [`io_errors`]: the error numbers of the drive's statuses and fio's
+//!   `continue_on_error`;
 //! - [`iolog`]: fio's `write_iolog`, the commands a job issued;
 //! - [`jobs`]: concurrent fio jobs (sources interleaving on one device) in
 //!   fio's order (`stonewall`, `wait_for`, `startdelay`);
@@ -29,6 +31,7 @@ pub mod driver;
 pub mod engine;
 pub mod entry;
 pub mod fdp_log;
+pub mod io_errors;
 pub mod iolog;
 pub mod jobs;
 pub mod lifetime;

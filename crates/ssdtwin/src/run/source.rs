@@ -11,7 +11,7 @@
 //! flow's counters). Left out: anything else shared between jobs (the
 //! drive, the clock, the reporting groups).
 
-use crate::model::drive::{Command, Drive, IoError, IoKind};
+use crate::model::drive::{Command, Drive, IoKind};
 use crate::run::control::{LatSearch, MinRateCheck, SsTracker};
 use crate::run::device::{Completion, Device};
 use crate::run::driver::{Timer, TimerKind};
@@ -22,6 +22,7 @@ use crate::run::workload::{IoGenerator, IoSpec, RwPattern};
 use crate::run::zbd::ZbdJob;
 
 mod events;
+mod failed;
 mod flow;
 mod prio;
 mod ranges;
@@ -30,6 +31,7 @@ mod sync;
 mod verify;
 mod zoned;
 
+pub use failed::ErrorCount;
 use zoned::ZbdSubmit;
 
 pub(crate) use flow::{FlowGroup, FlowState};
@@ -126,6 +128,11 @@ pub(crate) struct Source {
     min_rate: Option<MinRateCheck>,
     /// fio's message for `error`, naming the job.
     pub(crate) error_reason: Option<String>,
+    /// The errors it went on after (`continue_on_error`).
+    pub(crate) errors: ErrorCount,
+    /// A failed zbd write whose zone's write pointer is to be recovered
+    /// (`recover_zbd_write_error`).
+    zbd_retry: Option<Command>,
     /// fio's log files, when the job writes any.
     pub(crate) logs: Option<JobLogs>,
     /// `zonemode=zbd` on a zoned drive (set up when the job starts).
@@ -303,6 +310,8 @@ impl Source {
             ss_holder: false,
             min_rate: None,
             error_reason: None,
+            errors: ErrorCount::default(),
+            zbd_retry: None,
             logs: None,
             zbd: None,
             zbd_ready: None,
@@ -535,19 +544,10 @@ impl Source {
     /// brought the source's tracker to steady state.
     #[inline]
     pub(crate) fn record(&mut self, c: &Completion, drive: &Drive) -> bool {
-        if let Some(IoError::Zone(s)) = c.error {
-            // fio ends a job at its first I/O error (EIO).
-            let dir = ["read", "write", "trim"][c.cmd.kind as usize];
-            self.fail(
-                EIO,
-                format!(
-                    "{} (NVMe status {:#05x}) on {dir} of {} bytes at offset {}",
-                    s.name(),
-                    s.code(),
-                    c.cmd.len,
-                    c.cmd.offset
-                ),
-            );
+        if let Some(e) = c.error {
+            // Not counted; it ends the job unless fio goes on after it.
+            self.on_failed(c, e);
+            return false;
         }
         let k = c.cmd.kind as usize;
         let bytes = c.cmd.len as u64;

@@ -58,9 +58,8 @@
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
 //! drive's own open and active limits hold across jobs all the same);
-//! verify; `recover_zbd_write_error` (fio's recovery
-//! after failed writes needs `continue_on_error`, which the twin does not
-//! model: a zone error ends the job).
+//! verify. A failed write and `recover_zbd_write_error` are
+//! [`crate::run::source`]'s (module `failed`).
 
 use crate::model::drive::{Command, Drive, IoKind};
 use crate::model::ftl::zones::{ZoneAction, ZoneState, Zones};
@@ -96,6 +95,17 @@ pub enum Next {
     /// Nothing left to read or write: the job ends (after the zone
     /// management commands it has to send, if any).
     Eof,
+}
+
+/// A zone as Zone Management Receive reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct ZoneReport {
+    /// Its first byte.
+    pub start: u64,
+    /// Its write pointer, in bytes.
+    pub wp: u64,
+    /// Its state.
+    pub state: ZoneState,
 }
 
 /// One job's `zonemode=zbd` state.
@@ -180,6 +190,9 @@ impl ZbdJob {
                 return Err((EINVAL, format!("trim block size {bs} is not the zone size {zone}")));
             }
         }
+        if opts.recover_write_error && writes && !spec.on_error.any() {
+            return Err((EINVAL, "recover_zbd_write_error works only when continue_on_error is set".into()));
+        }
         let device_open = m.max_open;
         let max_write_zones = match opts.max_open_zones {
             0 => device_open,
@@ -259,6 +272,26 @@ impl ZbdJob {
             IoKind::Read => self.read(raw, zones),
             IoKind::Trim => self.trim(raw, zones),
         }
+    }
+
+    /// Whether a failed write is followed by fio's write-pointer
+    /// recovery (`recover_zbd_write_error`).
+    pub fn recovers_write_errors(&self) -> bool {
+        self.opts.recover_write_error
+    }
+
+    /// The zone holding byte `offset` on `drive` as Zone Management
+    /// Receive reports it (`None`: a conventional zone, which has no
+    /// write pointer).
+    pub fn zone_with_wp(&self, offset: u64, drive: &Drive) -> Option<ZoneReport> {
+        let zones = zones_of(drive)?;
+        let z = (offset / self.zone) as u32;
+        if z < self.conventional {
+            return None;
+        }
+        let start = self.zone_start(z);
+        let wp = start + written_bytes(zones, z, crate::model::nand::SECTOR_BYTES as u64);
+        Some(ZoneReport { start, wp, state: zones.state(z) })
     }
 
     /// Whether the job's writes are Zone Appends.

@@ -81,6 +81,8 @@ pub(crate) struct Entry {
     pub(crate) latency_depth: u32,
     pub(crate) latency_target: Option<LatencyTarget>,
     pub(crate) steadystate: Option<SsTracker>,
+    /// `continue_on_error`'s count (fio's `total_err`, `first_error`).
+    pub(crate) errors: Option<crate::run::source::ErrorCount>,
 }
 
 impl FioReport<'_> {
@@ -126,7 +128,12 @@ impl FioReport<'_> {
                     }
                     e.elapsed_ns = e.elapsed_ns.max(r.end_ns - r.start_ns);
                     e.run_sum_ns += r.measured_ns;
-                    e.error = e.error.max(j.error);
+                    e.error = e.error.max(j.fio_error());
+                    if let (Some(a), Some(b)) = (&mut e.errors, j.errors) {
+                        // stat.c: counts add up, the last job's first error.
+                        a.total += b.total;
+                        a.first = b.first;
+                    }
                     e.jobs += 1;
                     // fio keeps a group's steady-state data in its last job.
                     if j.steadystate.is_some() {
@@ -138,7 +145,8 @@ impl FioReport<'_> {
             out.push(Entry {
                 name: j.name.clone(),
                 groupid: j.groupid,
-                error: j.error,
+                error: j.fio_error(),
+                errors: j.errors,
                 options: j.options.clone(),
                 dirs: st.dirs.clone(),
                 sync: st.sync.clone().unwrap_or_default(),
@@ -515,6 +523,10 @@ fn entry_json(e: &Entry, plus: bool, group_bw: &[f64; 3], long: &mut Deferred) -
             "time_series": long.defer(LongArray::Seconds(r.series.seconds.clone())),
         },
     });
+    if let Some(c) = e.errors {
+        job["total_err"] = json!(c.total);
+        job["first_error"] = json!(c.first);
+    }
     job["ssdtwin"]["stalls"] = json!(crate::study::report::stall_records(r));
     if let Some(p) = &r.placement {
         job["ssdtwin"]["placement"] = json!(p);
@@ -708,6 +720,10 @@ fn entry_text(e: &Entry) -> String {
             "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0\n",
             e.dirs[0].ios, e.dirs[1].ios, e.dirs[2].ios, e.sync.ios
         ));
+    }
+    if let Some(c) = e.errors {
+        let text = crate::run::io_errors::strerror(c.first);
+        out.push_str(&format!("     errors    : total={}, first_error={}/<{text}>\n", c.total, c.first));
     }
     out.push('\n');
     out

@@ -48,6 +48,9 @@ impl FioReport<'_> {
             for x in us.iter().chain(&ms) {
                 out.push_str(&format!(";{x:3.2}%"));
             }
+            if let Some(c) = e.errors {
+                out.push_str(&format!(";{};{}", c.total, c.first));
+            }
             out.push('\n');
         }
         out

@@ -376,6 +376,16 @@ impl Device {
         done
     }
 
+    /// A write the host issues now outside any job's statistics (fio's
+    /// `zbd_move_zone_wp`, the write `recover_zbd_write_error` moves a
+    /// zone's write pointer with). Returns when it completes (its status
+    /// is [`Drive::last_error`]).
+    pub fn write_outside_jobs(&mut self, cmd: Command) -> u64 {
+        let done = self.drive.submit(cmd, self.now());
+        self.activity = self.activity.wrapping_add(1);
+        done
+    }
+
     /// A trim that the host carries out as the reset of the zone starting
     /// at `cmd.offset` (fio's `zonemode=zbd` trims, `zbd_do_io_u_trim`):
     /// a Zone Management Send Reset issued now, counted in the statistics
@@ -638,7 +648,8 @@ impl Device {
             if now >= r.record_from_ns {
                 r.stalls.record(gap);
             }
-            if f.submitted_ns >= r.record_from_ns {
+            // A failed command is not counted (fio's `io_completed`).
+            if f.submitted_ns >= r.record_from_ns && f.error.is_none() {
                 if self.drive.thermal().is_some() && now - r.series.start_ns >= r.series.next_point_ns() {
                     // A point opens: its temperature is sampled now.
                     self.drive.thermal_advance(now);

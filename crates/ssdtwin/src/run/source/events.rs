@@ -78,6 +78,9 @@ impl Source {
     /// nothing is left outstanding or pending.
     #[inline]
     pub(crate) fn after_completion(&mut self, dev: &mut Device, c: &Completion, me: u32, now: u64) -> bool {
+        if let Some(failed) = self.zbd_retry.take() {
+            self.zbd_recover(dev, failed);
+        }
         if let Some(max) = self.spec.max_latency_ns.filter(|&m| c.latency_ns() > m) {
             self.lat_fatal(c, max);
         }

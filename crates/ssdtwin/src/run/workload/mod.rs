@@ -208,6 +208,10 @@ pub struct Zbd {
     /// minimum block is written (one shorter write) instead of finished.
     #[serde(default)]
     pub write_zone_remainder: bool,
+    /// `recover_zbd_write_error`: after a failed write the zone's write
+    /// pointer is moved to the write's end (needs `continue_on_error`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recover_write_error: bool,
     /// `zonesize` as given (0: not given; it must be the drive's).
     pub zone_size: u64,
     /// `offset`, `size` and `io_size` given in zones (`Nz`), resolved on
@@ -468,6 +472,9 @@ pub struct IoSpec {
     /// `fsync_on_close`, `sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs: Option<Syncs>,
+    /// fio's `continue_on_error` and `ignore_error`.
+    #[serde(default, skip_serializing_if = "crate::run::io_errors::OnError::is_default")]
+    pub on_error: crate::run::io_errors::OnError,
     /// fio's verify phase (`verify`, `do_verify`, `verify_backlog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
@@ -621,6 +628,7 @@ impl IoSpec {
             zbd: None,
             placement: None,
             syncs: None,
+            on_error: Default::default(),
             verify: None,
             sprandom: None,
             rate: None,

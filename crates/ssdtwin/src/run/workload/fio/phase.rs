@@ -173,7 +173,16 @@ impl PhaseBuilder {
         // or secure-erase phase.
         if !matches!(
             key,
-            "name" | "idle" | "kb_base" | "randseed" | "randrepeat" | "secure_erase" | "apst" | "retention"
+            "name"
+                | "idle"
+                | "kb_base"
+                | "randseed"
+                | "randrepeat"
+                | "secure_erase"
+                | "apst"
+                | "retention"
+                | "continue_on_error"
+                | "ignore_error"
         ) {
             self.other_io_option.get_or_insert_with(|| key.to_string());
         }
@@ -186,6 +195,7 @@ impl PhaseBuilder {
             Reader::Zoned => self.zbd.apply(entry),
             Reader::Placement => self.placement.apply(entry),
             Reader::Sync => self.syncs.apply(entry),
+            Reader::Errors => self.error_option(entry),
             Reader::Verify => self.verify.apply(entry, self.kb_base),
             Reader::Prio => self.prio.apply(entry),
             Reader::Flow => self.flow.apply(entry),
@@ -193,6 +203,19 @@ impl PhaseBuilder {
             Reader::Io => self.io_option(entry),
             Reader::Schedule => Ok(()),
             Reader::Trace => Err(invalid(&entry.2, key, "only a trace section (with trace=FILE) takes it")),
+        }
+    }
+
+    /// `continue_on_error` and `ignore_error`, in the order written
+    /// ([`crate::run::io_errors`]).
+    fn error_option(&mut self, (key, v, at): &Entry) -> Result<(), JobError> {
+        let e = &mut self.spec.on_error;
+        if key == "continue_on_error" {
+            e.set_classes(v).ok_or_else(|| {
+                invalid(at, key, format!("`{v}` is not one of none, read, write, io, verify, all, 0, 1"))
+            })
+        } else {
+            e.set_ignored(v).map_err(|why| invalid(at, key, why))
         }
     }
 

@@ -4,7 +4,8 @@
 //! `zonecapacity` (ignored, as fio ignores it on a zoned block device: the
 //! capacity is the drive's), `write_zone_remainder` (which sets
 //! `norandommap`, as fio's init.c does; `norandommap=0` with it is fio's
-//! error) and `write_mode` (`write`, or `zone_append`, which fio's
+//! error), `recover_zbd_write_error` (which needs `continue_on_error`;
+//! [`crate::run::source`]'s module `failed`) and `write_mode` (`write`, or `zone_append`, which fio's
 //! io_uring_cmd engine allows with `zonemode=zbd` only). What they do is
 //! [`crate::run::zbd`].
 
@@ -24,6 +25,7 @@ pub(super) struct ZbdOptions {
     frequency: f64,
     read_beyond_wp: bool,
     write_zone_remainder: bool,
+    recover_write_error: bool,
     append: Option<String>,
     /// `offset`, `size`, `io_size` given in zones (`Nz`), and where.
     zones: [Option<(u64, String)>; 3],
@@ -66,6 +68,7 @@ impl ZbdOptions {
             "zone_reset_frequency" => self.frequency = fraction(v, at, key)?,
             "read_beyond_wp" => self.read_beyond_wp = flag(v, at, key)?,
             "write_zone_remainder" => self.write_zone_remainder = flag(v, at, key)?,
+            "recover_zbd_write_error" => self.recover_write_error = flag(v, at, key)?,
             // fio takes the capacity from a zoned block device and ignores
             // the option (HOWTO, zonecapacity).
             "zonecapacity" => {}
@@ -116,6 +119,7 @@ impl ZbdOptions {
             read_beyond_wp: self.read_beyond_wp,
             append: self.append.is_some(),
             write_zone_remainder: self.write_zone_remainder,
+            recover_write_error: self.recover_write_error,
             zone_size,
             in_zones: self.zones.map(|z| z.map(|(n, _)| n)),
             at,

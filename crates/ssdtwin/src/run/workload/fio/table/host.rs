@@ -119,8 +119,6 @@ pub(super) const HOST: &[OptionDef] = &[
     host("gtod_cpu", &[], Kind::Int, "", "Set up dedicated gettimeofday() thread on this CPU"),
     host("job_start_clock_id", &[], Kind::Int, "", "The clock_id passed to the call to clock_gettime used to record job_start in the json output format. Default is 0, or CLOCK_REALTIME"),
     host("unified_rw_reporting", &[], Kind::Text, "none", "Unify reporting across data direction"),
-    host("continue_on_error", &[], Kind::Text, "none", "Continue on non-fatal errors during IO"),
-    host("ignore_error", &[], Kind::Text, "", "Set a specific list of errors to ignore"),
     host("error_dump", &[], Kind::Bool, "0", "Dump info on each error"),
     host("cgroup", &[], Kind::Text, "", "Add job to cgroup of this name"),
     host("cgroup_nodelete", &[], Kind::Bool, "0", "Do not delete cgroups after job completion"),

@@ -54,6 +54,9 @@ pub enum Reader {
     Zoned,
     /// Data placement (FDP) options ([`super::placement`]).
     Placement,
+    /// What a job does after an I/O error (`continue_on_error`,
+    /// `ignore_error`: [`crate::run::io_errors`]).
+    Errors,
     /// Flushes and FUA writes (`fsync`, `sync`, ...: [`super::sync`]).
     Sync,
     /// Verification of written data (`verify`, ...: [`super::verify`]).

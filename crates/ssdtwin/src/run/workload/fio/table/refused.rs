@@ -27,7 +27,6 @@ pub(super) const REFUSED: &[OptionDef] = &[
     refused("merge_blktrace_file", &[], Kind::Text, "", "Merged blktrace output filename", "merging blktrace files is not modelled; replay each with trace=FILE"),
     refused("merge_blktrace_scalars", &[], Kind::Float, "", "Percentage to scale each trace", "merging blktrace files is not modelled; replay each with trace=FILE"),
     refused("merge_blktrace_iters", &[], Kind::Float, "", "Number of iterations to run per trace", "merging blktrace files is not modelled; replay each with trace=FILE"),
-    refused("recover_zbd_write_error", &[], Kind::Bool, "", "Continue writes for sequential write required zones after recovering write errors with care for partial write pointer move", "needs continue_on_error, which the twin does not model (a zone error ends the job); its zbd writes are never partial, the failures fio's recovery moves write pointers after"),
     refused("thinkcycles", &[], Kind::Int, "0", "Spin for a constant amount of cycles between requests", "the twin's host has no CPU clock to spin cycles on (use thinktime)"),
     refused("thinktime_blocks_type", &[], Kind::Text, "complete", "How thinktime_blocks takes effect", "only fio's default (thinktime after thinktime_blocks completions) is modelled"),
     refused("thinktime_iotime", &[], Kind::Int, "0", "IO time interval between 'thinktime'", "think time after an I/O time interval is not modelled"),
