@@ -6,8 +6,8 @@
 //! page FTL's host stream: consecutive program units of the address space
 //! go to consecutive dies, so a logical block's pages are every `dies`-th
 //! unit and all of them live on one die; a write of several units touches
-//! as many logical blocks (`stripe_bytes` widens the run of consecutive
-//! addresses a die takes from one unit to several). With `layout =
+//! a logical block on each die it reaches (`stripe_bytes` widens the run
+//! of consecutive addresses a die takes from one unit to several). With `layout =
 //! "contiguous"` a logical block is a contiguous range of logical pages,
 //! as in the BAST (Kim et al. 2002), FAST (Lee et al. 2007) and superblock
 //! (Kang et al. 2006) papers, and consecutive logical blocks go to
