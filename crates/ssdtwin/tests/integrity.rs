@@ -46,11 +46,13 @@ fn check_slc(write_policy: &str, ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 fn check_hybrid(association: &str, layout: &str, ops: &[Op]) -> Result<(), TestCaseError> {
-    let layout = format!("ftl.hybrid.layout={layout}");
-    let drive = ssdtwin::Drive::new(small_hybrid_model(
-        association,
-        &["ftl.version_stamps=true", "ftl.hybrid.merge_policy=fifo", layout.as_str()],
-    ));
+    check_hybrid_with(association, &[&format!("ftl.hybrid.layout={layout}")], ops)
+}
+
+fn check_hybrid_with(association: &str, set: &[&str], ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut all_set = vec!["ftl.version_stamps=true", "ftl.hybrid.merge_policy=fifo"];
+    all_set.extend_from_slice(set);
+    let drive = ssdtwin::Drive::new(small_hybrid_model(association, &all_set));
     // After the fill: writes that start logical blocks of dies 0 and 1 in
     // order (so that some log block holds an in-order prefix when it is
     // merged: a partial merge), then the random operations.
@@ -176,6 +178,12 @@ proptest! {
     #[test]
     fn hybrid_contiguous_logical_blocks_keep_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
         check_hybrid("full", "contiguous", &ops)?;
+    }
+
+    #[test]
+    fn hybrid_wide_stripes_keep_every_last_write(ops in prop::collection::vec(op(7_168, 1_000), 2000..4000)) {
+        // Stripes of 2 program units (16 KiB) over the 4 dies.
+        check_hybrid_with("block", &["ftl.hybrid.layout=striped", "ftl.hybrid.stripe_bytes=16384"], &ops)?;
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod fio_verify;
 mod fit;
 mod gc;
 mod hybrid;
+mod hybrid_schemes;
 mod integrity;
 mod io_errors;
 mod layout;

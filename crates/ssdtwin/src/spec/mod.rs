@@ -15,6 +15,7 @@
 //! from in comments beside it.
 
 mod fdp;
+mod hybrid;
 pub mod mapcache;
 mod media;
 mod overrides;

@@ -2,10 +2,10 @@
 //! that can exist and derive the quantities the simulator uses.
 
 use super::mapcache;
-use super::{DriveSpec, Interface, LogAssociation, MappingScheme, WriteCachePolicy};
+use super::{DriveSpec, Interface, MappingScheme, WriteCachePolicy};
 use crate::error::SpecError;
 use crate::model::nand::{fs_per_byte, CellTiming, Geometry, SECTOR_BYTES};
-use crate::model::params::{DriveModel, HybridModel, SlcModel, WearLevelingModel};
+use crate::model::params::{DriveModel, SlcModel, WearLevelingModel};
 use crate::model::power::PowerModel;
 use crate::model::thermal::ThermalModel;
 
@@ -137,7 +137,11 @@ impl DriveSpec {
             Some(_) => f.user_capacity_bytes / SECTOR_BYTES as u64,
             None => self.user_slots(bad, reserved_blocks_per_die, dies, slots_per_block, total_slots)?,
         };
-        let hybrid = self.hybrid_model(bad, dies, slots_per_block, user_slots)?;
+        let hybrid = super::hybrid::resolve(
+            self,
+            origin,
+            &super::hybrid::Flash { dies, slots_per_block, unit_slots: n.program_pages * slots_per_row, user_slots },
+        )?;
         let power = self.power_model(bad)?;
         let thermal = self.thermal_model(bad)?;
         let t = &n.native;
@@ -515,92 +519,6 @@ impl DriveSpec {
             ));
         }
         Ok(user_slots)
-    }
-
-    /// `[ftl.hybrid]` in the FTL's units (`None`: page mapping).
-    fn hybrid_model(
-        &self,
-        bad: Bad,
-        dies: u32,
-        slots_per_block: u32,
-        user_slots: u64,
-    ) -> Result<Option<HybridModel>, SpecError> {
-        let (g, f) = (&self.geometry, &self.ftl);
-        Ok(match (f.mapping, &f.hybrid) {
-            (MappingScheme::Page, None) => None,
-            (MappingScheme::Page, Some(_)) => {
-                return Err(bad.at("ftl.hybrid", "only for mapping = \"hybrid\"".into()));
-            }
-            (MappingScheme::Hybrid, None) => {
-                return Err(bad.at("ftl.hybrid", "mapping = \"hybrid\" needs an [ftl.hybrid] table".into()));
-            }
-            (MappingScheme::Hybrid, Some(hs)) => {
-                if self.slc_cache.is_some() {
-                    return Err(bad.at("slc_cache", "is not supported with mapping = \"hybrid\"".into()));
-                }
-                if hs.log_blocks == 0 || hs.log_blocks % dies != 0 {
-                    return Err(bad.at(
-                        "ftl.hybrid.log_blocks",
-                        format!("{} is not a positive multiple of the die count ({dies})", hs.log_blocks),
-                    ));
-                }
-                let per_die = hs.log_blocks / dies;
-                if hs.association == LogAssociation::Full && per_die < 2 {
-                    return Err(bad.at(
-                        "ftl.hybrid.log_blocks",
-                        format!(
-                            "full association needs at least 2 log blocks per die (one sequential, one random); \
-                     {} over {dies} dies gives {per_die}",
-                            hs.log_blocks
-                        ),
-                    ));
-                }
-                if hs.merge_batch == 0 {
-                    return Err(bad.at("ftl.hybrid.merge_batch", "must be at least 1".into()));
-                }
-                // A die merges at most the log blocks it has.
-                let batch_limit = match hs.association {
-                    LogAssociation::Block => per_die,
-                    LogAssociation::Full => per_die - 1,
-                };
-                let merge_batch = hs.merge_batch.min(batch_limit);
-                let unit_bytes = g.page_bytes as u64 * g.planes_per_die as u64;
-                let merge_parts = match hs.merge_page_bytes {
-            0 => 1,
-            b if b >= 512 && unit_bytes % b as u64 == 0 => (unit_bytes / b as u64) as u32,
-            b => {
-                return Err(bad.at(
-                    "ftl.hybrid.merge_page_bytes",
-                    format!("{b} is not 0 or at least 512 and a divisor of the {unit_bytes}-byte row (page_bytes × planes_per_die)"),
-                ))
-            }
-        };
-                let lbs_per_die = user_slots.div_ceil(dies as u64 * slots_per_block as u64) as u32;
-                // Data blocks, log blocks and one block to merge into.
-                let needed = lbs_per_die as u64 + per_die as u64 + 1;
-                if needed > g.blocks_per_plane as u64 {
-                    return Err(bad.at(
-                        "ftl.hybrid.log_blocks",
-                        format!(
-                            "{} log blocks per die, {lbs_per_die} data blocks per die and one merge block \
-                     exceed the {} blocks of a die",
-                            per_die, g.blocks_per_plane
-                        ),
-                    ));
-                }
-                Some(HybridModel {
-                    log_blocks_per_die: per_die,
-                    association: hs.association,
-                    merge_policy: hs.merge_policy,
-                    merge_holds_core: hs.merge_holds_core,
-                    whole_block_merge: hs.whole_block_merge,
-                    merge_batch,
-                    merge_parts,
-                    layout: hs.layout,
-                    logical_blocks_per_die: lbs_per_die,
-                })
-            }
-        })
     }
 
     /// `[power]` and its states (`None`: energy is not modelled).

@@ -6,13 +6,15 @@
 //! page FTL's host stream: consecutive program units of the address space
 //! go to consecutive dies, so a logical block's pages are every `dies`-th
 //! unit and all of them live on one die; a write of several units touches
-//! as many logical blocks. With `layout = "contiguous"` a logical block is
-//! a contiguous range of logical pages, as in the BAST (Kim et al. 2002),
-//! FAST (Lee et al. 2007) and superblock (Kang et al. 2006) papers, and
-//! consecutive logical blocks go to consecutive dies: a write within one
-//! block's worth of addresses touches one logical block. Each logical block has at most one **data
-//! block**, which holds every page at its fixed offset. Host writes never go
-//! to data blocks: they go to **log blocks**, mapped per page:
+//! a logical block on each die it reaches (`stripe_bytes` widens the run
+//! of consecutive addresses a die takes from one unit to several). With `layout =
+//! "contiguous"` a logical block is a contiguous range of logical pages,
+//! as in the BAST (Kim et al. 2002), FAST (Lee et al. 2007) and superblock
+//! (Kang et al. 2006) papers, and consecutive logical blocks go to
+//! consecutive dies: a write within one block's worth of addresses touches
+//! one logical block. Each logical block has at most one **data block**,
+//! which holds every page at its fixed offset. Host writes never go to
+//! data blocks: they go to **log blocks**, mapped per page:
 //! - `association = "block"` (BAST): a log block belongs to one logical
 //!   block; when a die needs a log block and has none left, the victim's
 //!   logical block is merged; a log block that fills up is merged at once;
@@ -56,7 +58,7 @@ use std::collections::VecDeque;
 use super::mapping::{MappingScheme, OpTiming, SchemeTiming};
 use super::{FtlCore, NandOp, Purpose};
 use crate::model::nand::{CellMode, Geometry, Slot, NONE};
-use crate::model::params::{HybridLayout, HybridModel, LogAssociation, MergePolicy};
+use crate::model::params::{HybridModel, LogAssociation, MergePolicy};
 
 /// State of the hybrid FTL.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -126,35 +128,39 @@ impl Hybrid {
 }
 
 impl Hybrid {
-    /// Logical block and offset of a logical page.
+    /// Logical block and offset of a logical page: the address space is
+    /// cut into stripes of `stripe_slots` consecutive pages that go to
+    /// consecutive dies, and a die's logical block is its next
+    /// `slots_per_block / stripe_slots` stripes (the contiguous layout:
+    /// one stripe of a whole block).
     #[inline]
     pub fn locate(&self, lpn: u32) -> (u32, u32) {
-        if self.model.layout == HybridLayout::Contiguous {
-            let spb = self.geo.slots_per_block;
+        let spb = self.geo.slots_per_block;
+        let s = self.model.stripe_slots;
+        if s == spb {
             return (lpn / spb, lpn % spb);
         }
-        let u = self.geo.unit_slots(CellMode::Native);
         let d = self.geo.dies;
-        let units = self.geo.slots_per_block / u;
-        let stripe = lpn / u;
+        let stripes = spb / s;
+        let stripe = lpn / s;
         let die = stripe % d;
         let k = stripe / d;
-        ((k / units) * d + die, (k % units) * u + lpn % u)
+        ((k / stripes) * d + die, (k % stripes) * s + lpn % s)
     }
 
     /// Logical page at `off` of logical block `lb` (may be past the user
     /// capacity in the last logical blocks).
     #[inline]
     pub fn lpn_at(&self, lb: u32, off: u32) -> u64 {
-        if self.model.layout == HybridLayout::Contiguous {
-            return lb as u64 * self.geo.slots_per_block as u64 + off as u64;
-        }
-        let u = self.geo.unit_slots(CellMode::Native) as u64;
-        let d = self.geo.dies as u64;
-        let units = (self.geo.slots_per_block as u64) / u;
+        let spb = self.geo.slots_per_block as u64;
+        let s = self.model.stripe_slots as u64;
         let (lb, off) = (lb as u64, off as u64);
-        let k = (lb / d) * units + off / u;
-        (k * d + lb % d) * u + off % u
+        if s == spb {
+            return lb * spb + off;
+        }
+        let d = self.geo.dies as u64;
+        let k = (lb / d) * (spb / s) + off / s;
+        (k * d + lb % d) * s + off % s
     }
 
     /// Die of a logical block.

@@ -143,6 +143,10 @@ pub struct HybridModel {
     pub merge_batch: u32,
     /// Which logical pages a logical block holds.
     pub layout: HybridLayout,
+    /// 4 KiB slots of consecutive addresses a logical block takes before
+    /// the next die's logical block continues (the striped layout's stripe
+    /// unit; the whole block with the contiguous layout).
+    pub stripe_slots: u32,
     /// Single-plane operations per program unit in a merge's reads and
     /// programs (1: the whole unit at once).
     pub merge_parts: u32,

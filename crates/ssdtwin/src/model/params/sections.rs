@@ -673,6 +673,12 @@ pub struct HybridSpec {
     /// consecutive logical blocks go to consecutive dies).
     #[serde(default, skip_serializing_if = "HybridLayout::is_striped")]
     pub layout: HybridLayout,
+    /// With the striped layout, bytes of consecutive addresses a logical
+    /// block takes before the next die's logical block continues (the
+    /// stripe unit of the log over the dies): a whole number of program
+    /// units that divides the block. Default: one program unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_bytes: Option<u64>,
 }
 
 fn one() -> u32 {
