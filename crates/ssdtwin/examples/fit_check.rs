@@ -14,10 +14,13 @@
 //! ```
 //!
 //! Not drawn (the fit keeps the base's, so a draw would only measure
-//! that): the link, DRAM or HMB size, the cache curve's shape, pSLC tR,
-//! planes and cores. Drives are scaled to `--gb` GB (pages per block and
-//! blocks per plane reduced, cache and DRAM sizes scaled alike) and the
-//! battery's times by `--time-scale`, so that the check runs in minutes.
+//! that): the link, the cache curve's shape, pSLC tR, planes and cores.
+//! Not drawn either, but fitted: the DRAM or HMB size (the QLC truths,
+//! scaled from the 1 TB, hold a quarter of their map in DRAM where the
+//! base, scaled from the 512 GB, holds half). Drives are scaled to `--gb`
+//! GB (pages per block and blocks per plane reduced, cache sizes, idle
+//! folding's room and DRAM scaled alike) and the battery's times by
+//! `--time-scale`, so that the check runs in minutes.
 //!
 //! `cargo run --release -p ssdtwin --example fit_check -- [--drives 10] [--gb 16] [--seed 1] [--family MLC]`
 //! (`--family`: only the drives of that family, e.g. `"TLC HMB"`;

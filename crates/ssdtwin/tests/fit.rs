@@ -112,6 +112,37 @@ fn battery_is_one_fio_file_of_stonewalled_jobs_the_twin_runs() {
     assert_eq!(battery::resolve("log_avg_msec={M:1000}", 0.01), "log_avg_msec=10");
 }
 
+/// `shrink` scales every size of the SLC cache with the drive, the room
+/// idle folding makes included (the 660p's is its static part: it stays
+/// so, and the static pool's parameter carries it along); the map cache's
+/// memory parameter is the memory the map is cached in (DRAM, else the
+/// host memory buffer) and carries the map journal that lives there.
+#[test]
+fn small_twins_keep_their_cache_sizes_and_the_map_memory_carries_its_journal() {
+    let qlc = small("intel-660p-1tb");
+    let c = qlc.slc_cache.as_ref().unwrap();
+    assert!(c.static_bytes < 200_000_000, "{}", c.static_bytes);
+    assert_eq!(c.idle_fold_room_bytes, Some(c.static_bytes), "the room is the static part, scaled alike");
+    let mut t = qlc.clone();
+    Param::CacheStatic.set(&mut t, 0.1e9);
+    assert_eq!(t.slc_cache.as_ref().unwrap().idle_fold_room_bytes, Some(100_000_000));
+    let journal = |s: &DriveSpec| s.ftl.map_cache.as_ref().unwrap().journal_entries.unwrap();
+    let dram = qlc.controller.dram_bytes.unwrap();
+    assert_eq!(Param::MapMemory.get(&qlc), Some(dram as f64));
+    let mut half = qlc.clone();
+    Param::MapMemory.set(&mut half, dram as f64 / 2.0);
+    assert_eq!(half.controller.dram_bytes, Some((dram as f64 / 2.0).round() as u64));
+    assert!((journal(&half) as f64 / journal(&qlc) as f64 - 0.5).abs() < 1e-3, "{} {}", journal(&half), journal(&qlc));
+    // Valid with the memory halved (the small 1 TB needs a few more
+    // blocks per plane to hold its reserves, as the fit's draws give it).
+    let bpp = Param::BlocksPerPlane.get(&half).unwrap();
+    Param::BlocksPerPlane.set(&mut half, bpp * 1.05);
+    half.build("half").unwrap();
+    let hmb = small("toshiba-rc100-480gb");
+    assert_eq!(Param::MapMemory.get(&hmb), Some(hmb.host.hmb_bytes.unwrap() as f64), "DRAM-less: the HMB");
+    assert_eq!(Param::MapMemory.get(&small("intel-600p-512gb")), None, "the whole map in DRAM: nothing to fit");
+}
+
 /// The fit recovers a known drive's parameters from the base (the same
 /// family with other timings and cache sizes) and predicts workloads the
 /// battery did not run.

@@ -161,7 +161,7 @@ pub fn fit_figures(spec: &DriveSpec, set: &FigureSet, iterations: u64, quick: bo
     let evals = AtomicUsize::new(0);
     let target = FiguresTarget { figures: set.figures.clone(), quick, evals: &evals };
     let before = target.predict(std::slice::from_ref(spec)).pop().expect("one drive")?;
-    let opts = RefineOptions { params: Param::ALL.to_vec(), dies: false, iterations, prior: Vec::new() };
+    let opts = RefineOptions { params: free_params(), dies: false, iterations, prior: Vec::new() };
     let r = refine(&target, spec, &opts)?;
     let mut notes = r.notes.clone();
     for p in &r.undetermined {
@@ -187,6 +187,14 @@ pub fn fit_figures(spec: &DriveSpec, set: &FigureSet, iterations: u64, quick: bo
     })
 }
 
+/// The parameters a preset's figures refit: all of the fit's but the map
+/// cache's memory, which a preset takes from its datasheet or a teardown
+/// (the 660p's 256 MB of DRAM, the RC100's 38 MB host memory buffer), as
+/// it does the die count.
+fn free_params() -> Vec<Param> {
+    Param::ALL.into_iter().filter(|&p| p != Param::MapMemory).collect()
+}
+
 /// One figure's leave-one-out result.
 #[derive(Debug, Clone)]
 pub struct CvRow {
@@ -208,7 +216,7 @@ pub fn cross_validate(
     spec.build(&spec.name).map_err(|e| FitError::Base(e.to_string()))?;
     let evals = AtomicUsize::new(0);
     let target = FiguresTarget { figures: set.figures.clone(), quick, evals: &evals };
-    let params: Vec<Param> = Param::ALL.iter().copied().filter(|p| p.get(spec).is_some()).collect();
+    let params: Vec<Param> = free_params().into_iter().filter(|p| p.get(spec).is_some()).collect();
     let (at, jac) = sensitivity_at(&target, spec, &params)?;
     let n = set.figures.len();
     let k = params.len();

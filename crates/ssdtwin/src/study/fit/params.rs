@@ -11,9 +11,11 @@
 //! are booked per die; more planes act as a longer program unit, which the
 //! program time absorbs), the controller's cores (their count and the
 //! command overhead trade off exactly at saturation), ECC and buffer
-//! times (they add to the command overhead at QD1), erase time, the map
-//! cache, power and thermal models, and the SLC cache's shape (the fills
-//! at which it shrinks: one fill sees one point of it).
+//! times (they add to the command overhead at QD1), erase time, how the
+//! map cache's memory is shared out (`ftl.map_cache.dram_share`: only the
+//! memory's product with it shows, and [`Param::MapMemory`] is fitted),
+//! power and thermal models, and the SLC cache's shape (the fills at
+//! which it shrinks: one fill sees one point of it).
 
 use crate::spec::DriveSpec;
 
@@ -36,13 +38,21 @@ pub enum Param {
     BlocksPerPlane,
     /// Largest SLC cache, bytes (the `slc_cache.capacity_curve` scaled).
     CacheMax,
-    /// `slc_cache.static_bytes` (with the curve's floor).
+    /// `slc_cache.static_bytes` (with the curve's floor, and the idle
+    /// folding's room target where the base ties it to the static part).
     CacheStatic,
+    /// The memory that caches the map (`controller.dram_bytes`, or on a
+    /// DRAM-less drive `host.hmb_bytes`, else `controller.sram_bytes`),
+    /// bytes, with the map journal that lives in it scaled alike (as
+    /// [`shrink`] scales both): how much of the map the cache holds, so
+    /// how far the drive reads without map misses. Only drives with
+    /// `[ftl.map_cache]` have it.
+    MapMemory,
 }
 
 impl Param {
     /// Every parameter, in the order they are reported.
-    pub const ALL: [Param; 8] = [
+    pub const ALL: [Param; 9] = [
         Param::NativeTr,
         Param::CmdOverhead,
         Param::ChannelMts,
@@ -51,6 +61,7 @@ impl Param {
         Param::BlocksPerPlane,
         Param::CacheMax,
         Param::CacheStatic,
+        Param::MapMemory,
     ];
 
     /// The drive file's field, and the unit of [`Param::get`].
@@ -64,6 +75,7 @@ impl Param {
             Param::BlocksPerPlane => ("geometry.blocks_per_plane", "blocks"),
             Param::CacheMax => ("slc_cache.capacity_curve (max)", "GB"),
             Param::CacheStatic => ("slc_cache.static_bytes", "GB"),
+            Param::MapMemory => ("map cache memory (DRAM, else HMB)", "MB"),
         }
     }
 
@@ -72,6 +84,7 @@ impl Param {
         match self {
             Param::NativeTr | Param::CmdOverhead | Param::SlcTprog | Param::NativeTprog => v / 1e3,
             Param::CacheMax | Param::CacheStatic => v / 1e9,
+            Param::MapMemory => v / 1e6,
             Param::ChannelMts | Param::BlocksPerPlane => v,
         }
     }
@@ -89,6 +102,11 @@ impl Param {
             Param::BlocksPerPlane => spec.geometry.blocks_per_plane as f64,
             Param::CacheMax => spec.slc_cache.as_ref()?.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max),
             Param::CacheStatic => spec.slc_cache.as_ref()?.static_bytes as f64,
+            Param::MapMemory => {
+                spec.ftl.map_cache.as_ref()?;
+                let c = &spec.controller;
+                [c.dram_bytes, spec.host.hmb_bytes, c.sram_bytes].into_iter().flatten().find(|&b| b > 0)? as f64
+            }
         })
     }
 
@@ -120,11 +138,29 @@ impl Param {
                     }
                 }
             }
+            Param::MapMemory => {
+                if spec.ftl.map_cache.is_none() {
+                    return;
+                }
+                let Some(m) = map_memory(spec) else { return };
+                let old = *m as f64;
+                *m = v.round().max(1.0) as u64;
+                let f = *m as f64 / old.max(1.0);
+                if let Some(j) = spec.ftl.map_cache.as_mut().and_then(|c| c.journal_entries.as_mut()) {
+                    *j = ((*j as f64 * f).round() as u32).max(1);
+                }
+            }
             Param::CacheStatic => {
                 if let Some(c) = spec.slc_cache.as_mut() {
                     let old = c.static_bytes as f64;
                     let new = v.round().max(0.0);
                     c.static_bytes = new as u64;
+                    // A room target the base ties to the static part (the
+                    // 660p: "a small static part ... is always available")
+                    // follows it.
+                    if c.idle_fold_room_bytes == Some(old as u64) {
+                        c.idle_fold_room_bytes = Some(new as u64);
+                    }
                     // The curve's floor (its points at the old static size)
                     // follows; no point may lie below the static part.
                     for p in &mut c.capacity_curve {
@@ -135,6 +171,16 @@ impl Param {
                     }
                 }
             }
+        }
+    }
+
+    /// `v` of this parameter on a drive of `from` bytes of user capacity,
+    /// as it is on a drive of `to` bytes that [`shrink`] relates to it:
+    /// the map cache's memory scales with the capacity, the rest stays.
+    pub fn rescaled(self, v: f64, from: f64, to: f64) -> f64 {
+        match self {
+            Param::MapMemory => v * to / from,
+            _ => v,
         }
     }
 
@@ -163,6 +209,19 @@ pub fn at_log_offsets(spec: &DriveSpec, start: &[(Param, f64)], x: &[f64]) -> Op
     Some(s)
 }
 
+/// The memory the map cache lives in: `controller.dram_bytes` when
+/// non-zero, else `host.hmb_bytes` when non-zero, else
+/// `controller.sram_bytes` (the model's order, `spec/mapcache.rs`).
+fn map_memory(spec: &mut DriveSpec) -> Option<&mut u64> {
+    if spec.controller.dram_bytes.is_some_and(|d| d > 0) {
+        return spec.controller.dram_bytes.as_mut();
+    }
+    if spec.host.hmb_bytes.is_some_and(|h| h > 0) {
+        return spec.host.hmb_bytes.as_mut();
+    }
+    spec.controller.sram_bytes.as_mut().filter(|s| **s > 0)
+}
+
 /// The die count of `spec`.
 pub fn dies(spec: &DriveSpec) -> u32 {
     spec.geometry.dies.unwrap_or(spec.geometry.channels * spec.geometry.dies_per_channel)
@@ -182,7 +241,7 @@ pub fn set_dies(spec: &mut DriveSpec, n: u32) {
 /// battery and the fit on a small twin of a preset: fewer pages per block
 /// (whole wordlines, at least 128 pages) and blocks per plane in
 /// proportion, so that the raw / user ratio (the spare area) stays; the
-/// SLC cache's sizes, the DRAM, the host memory buffer and the map
+/// SLC cache's sizes (with idle folding's room), the DRAM, the host memory buffer and the map
 /// journal scaled by the same factor, so that the cache and the cached map
 /// cover the same share of the drive. Dies, planes and every timing stay.
 pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
@@ -198,10 +257,19 @@ pub fn shrink(spec: &mut DriveSpec, bytes: f64) {
     g.blocks_per_plane = ((g.blocks_per_plane as f64 * k as f64 * f).round() as u32).max(8);
     spec.ftl.user_capacity_bytes = (bytes / 4096.0).round() as u64 * 4096;
     if let Some(c) = spec.slc_cache.as_mut() {
-        c.static_bytes = (c.static_bytes as f64 * f) as u64;
+        let scaled = |b: u64| (b as f64 * f) as u64;
+        c.static_bytes = scaled(c.static_bytes);
         for p in &mut c.capacity_curve {
             p[1] = (p[1] * f).round().max(c.static_bytes as f64);
         }
+        // The cache's other sizes likewise: the room idle folding makes
+        // (the 660p's is its static part, and stays equal to it), the
+        // fold threshold and the idle target. Unscaled, a 16 GB twin of
+        // the 660p 1 TB kept a 12 GB room, more than its whole cache, and
+        // folded all of it in every idle as before issue 33.
+        c.idle_fold_room_bytes = c.idle_fold_room_bytes.map(scaled);
+        c.fold_threshold_bytes = scaled(c.fold_threshold_bytes);
+        c.idle_fold_target_bytes = scaled(c.idle_fold_target_bytes);
     }
     if let Some(d) = spec.controller.dram_bytes.as_mut() {
         *d = (*d as f64 * f) as u64;

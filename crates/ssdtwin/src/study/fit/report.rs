@@ -63,7 +63,9 @@ const STEP: f64 = 0.05;
 /// zero, which saves the slowest replays).
 fn units_of(p: Param) -> &'static [Unit] {
     match p {
-        Param::NativeTr | Param::CmdOverhead | Param::ChannelMts => &[Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite],
+        Param::NativeTr | Param::CmdOverhead | Param::ChannelMts | Param::MapMemory => {
+            &[Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite]
+        }
         Param::SlcTprog | Param::NativeTprog => &[Unit::Fill, Unit::Idle, Unit::RandomWrite],
         Param::BlocksPerPlane => &[Unit::RandomWrite],
         Param::CacheMax => &[Unit::Fill],
