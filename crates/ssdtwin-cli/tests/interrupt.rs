@@ -68,6 +68,7 @@ fn a_closed_pipe_ends_every_command_quietly() {
         vec!["trace", "generate", "--list"],
         vec!["trace", "stats", &trace],
         vec!["trace", "stats", &trace, "--json", "-"],
+        vec!["trace", "stats", &trace, "--json", "stats.json"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--output-format=json"],
         vec!["run", "--drive", &drive, "--rw", "randread", "--io_size", "1m", "--json", "-", "-q"],
@@ -82,6 +83,9 @@ fn a_closed_pipe_ends_every_command_quietly() {
         assert_eq!(o.status.code(), Some(0), "ssdtwin {args:?}: {err}");
         assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "ssdtwin {args:?}: {err}");
     }
+    // Files asked for are written before the reader's absence ends the command.
+    let stats = std::fs::read_to_string(dir.path().join("stats.json")).expect("trace stats wrote its JSON");
+    assert!(stats.contains("\"format\""), "{stats}");
 }
 
 /// The files in `dir` and its subdirectories other than the inputs, by

@@ -230,17 +230,17 @@ pub fn run(args: TraceCmdArgs) -> Result<ExitCode> {
             let mut json = stats.to_json();
             json["file"] = a.file.clone().into();
             json["format"] = format.name().into();
-            if a.json.as_deref() != Some("-") {
+            let text = serde_json::to_string_pretty(&json)? + "\n";
+            // The file first: a reader gone from standard output ends the
+            // command at its next line.
+            if let Some(out) = a.json.as_deref().filter(|o| *o != "-") {
+                write_atomically(Path::new(out), text.as_bytes())?;
+            }
+            if a.json.as_deref() == Some("-") {
+                out!("{text}");
+            } else {
                 outln!("{} ({})", a.file, format.name());
                 out!("{}", stats.summary());
-            }
-            if let Some(out) = &a.json {
-                let text = serde_json::to_string_pretty(&json)? + "\n";
-                if out == "-" {
-                    out!("{text}");
-                } else {
-                    write_atomically(Path::new(out), text.as_bytes())?;
-                }
             }
         }
         TraceCommand::Convert(a) => {
