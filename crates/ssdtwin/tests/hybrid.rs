@@ -410,12 +410,13 @@ fn x25m_maximum_latency_is_its_map_checkpoint() {
 }
 
 /// QD1 random writes of `bytes` at aligned offsets over the whole small
-/// hybrid drive, after it was written sequentially: (merges per write,
+/// hybrid drive (block-associated, one core, with `set`), after it was
+/// written sequentially: (merges per write,
 /// mean latency in ns) over the last `n` of `2 n` writes.
-fn merges_and_latency_by_size(layout: &str, bytes: u64, n: usize) -> (f64, f64) {
-    let layout = format!("ftl.hybrid.layout={layout}");
-    let model = small_hybrid_model("block", &[layout.as_str(), "controller.cores=1"]);
-    let mut drive = Drive::new(model);
+pub(crate) fn merges_and_latency_by_size(set: &[&str], bytes: u64, n: usize) -> (f64, f64) {
+    let mut all = vec!["controller.cores=1"];
+    all.extend_from_slice(set);
+    let mut drive = Drive::new(small_hybrid_model("block", &all));
     let mut fill = IoSpec::new("prepare", RwPattern::Write);
     fill.bs = 128 * 1024;
     fill.iodepth = 32;
@@ -449,9 +450,9 @@ fn a_random_write_costs_the_merges_of_the_logical_blocks_it_touches() {
     // pools are used up; contiguous (BAST's layout), it lies in one
     // logical block: 1 merge, as a 4 KiB write.
     let n = 400;
-    let (m4, l4) = merges_and_latency_by_size("contiguous", 4096, n);
-    let (m64, l64) = merges_and_latency_by_size("contiguous", 65536, n);
-    let (s64, ls64) = merges_and_latency_by_size("striped", 65536, n);
+    let (m4, l4) = merges_and_latency_by_size(&["ftl.hybrid.layout=contiguous"], 4096, n);
+    let (m64, l64) = merges_and_latency_by_size(&["ftl.hybrid.layout=contiguous"], 65536, n);
+    let (s64, ls64) = merges_and_latency_by_size(&["ftl.hybrid.layout=striped"], 65536, n);
     for (m, want) in [(m4, 1.0), (m64, 1.0), (s64, 4.0)] {
         assert!((m - want).abs() < 0.1 * want, "merges per write {m:.2}, expected {want}");
     }

@@ -76,31 +76,12 @@ fn merging_a_fast_random_log_fully_merges_every_logical_block_in_it() {
     assert_eq!(d.nand_erases_native, 33);
 }
 
-/// QD1 random writes of `bytes` at aligned offsets over the small drive
-/// (striped, with `set`), after it was written sequentially: merges per
-/// write over the last `n` of `2 n` writes.
+/// Merges per QD1 random write of `bytes` on the small striped hybrid
+/// drive with `set` ([`crate::hybrid::merges_and_latency_by_size`]).
 fn merges_per_write(set: &[&str], bytes: u64, n: usize) -> f64 {
-    let mut all = vec!["ftl.hybrid.layout=striped", "controller.cores=1"];
+    let mut all = vec!["ftl.hybrid.layout=striped"];
     all.extend_from_slice(set);
-    let mut drive = Drive::new(small_hybrid_model("block", &all));
-    let mut fill = IoSpec::new("prepare", RwPattern::Write);
-    fill.bs = 128 * 1024;
-    fill.iodepth = 32;
-    ssdtwin::run::state::write_fast(&mut drive, &fill);
-    drive.reset_time();
-    let slots = drive.user_bytes() / bytes;
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let (mut t, mut merges) = (0u64, 0u64);
-    for i in 0..2 * n {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let before = Counters::of(&drive);
-        write(&mut drive, &mut t, ((x >> 33) % slots) * bytes, bytes as u32);
-        let d = Counters::of(&drive).since(&before);
-        if i >= n {
-            merges += d.full_merges + d.partial_merges + d.switch_merges;
-        }
-    }
-    merges as f64 / n as f64
+    crate::hybrid::merges_and_latency_by_size(&all, bytes, n).0
 }
 
 #[test]

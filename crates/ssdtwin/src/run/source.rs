@@ -197,9 +197,6 @@ fn fio_passes(gen: &IoGenerator, limit: u64, given: bool, loops: u64, max_bs: u6
             return Some(cap);
         }
     }
-    if total >= cap {
-        return Some(cap);
-    }
     if !given {
         return Some(total);
     }
