@@ -119,7 +119,13 @@ impl Timer {
     /// token; it is packed and unpacked here only.)
     #[inline]
     pub fn set(self, dev: &mut Device, at: u64) {
-        dev.set_timer(at, self.source * 8 + self.kind as u32);
+        dev.set_timer(at, self.token());
+    }
+
+    /// The token the device carries for it.
+    #[inline]
+    pub fn token(self) -> u32 {
+        self.source * 8 + self.kind as u32
     }
 
     #[inline]
@@ -172,6 +178,9 @@ pub(crate) fn drive_sources<H: FnMut(&mut Device, &mut [Source], Hooked) -> Acti
     hook: &mut H,
 ) {
     let next_progress = dev.now() + 1_000_000_000;
+    if dev.arbitrated() {
+        sources.iter_mut().for_each(Source::arbitrate);
+    }
     let flows = sources.iter().any(|s| s.spec.flow.is_some());
     let mut jobs = Jobs {
         single: sources.len() == 1,

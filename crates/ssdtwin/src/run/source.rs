@@ -156,8 +156,8 @@ pub(crate) struct Source {
     prio: Option<Box<prio::PrioState>>,
     /// fio's flow control (`flow`: [`flow`]), once the job joined its flow.
     pub(crate) flow: Option<Box<FlowState>>,
-    /// It has `syncs`, `verify`, `iolog`, priorities or a flow:
-    /// submissions go through them.
+    /// It has `syncs`, `verify`, `iolog`, priorities or a flow, or the
+    /// host's queues are arbitrated: submissions go through them.
     extras: bool,
     /// fio's `write_iolog`, when the job writes one.
     pub(crate) iolog: Option<Box<crate::run::iolog::IoLog>>,
@@ -239,7 +239,7 @@ impl Source {
             (false, None) => span.saturating_mul(loops),
         };
         // fio's number_ios counts every loop (backend.c exceeds_number_ios).
-        let gen = IoGenerator::new(&spec, capacity);
+        let mut gen = IoGenerator::new(&spec, capacity);
         let max_bs = (0..3).map(|k| spec.bs_of(k)).max().unwrap_or(spec.bs) as u64;
         // A write job that verifies: each pass's writes, then their
         // read-back (`VerifyPasses`).
@@ -275,6 +275,10 @@ impl Source {
         let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
         let most = (byte_limit / spec.min_bs().max(1) as u64).min(ios_limit);
         let ios_limit = gen.command_limit(most).unwrap_or(ios_limit);
+        if spec.prio.is_some() {
+            // Its priorities re-seed with each of fio's passes.
+            gen.track_passes();
+        }
         Source {
             gen,
             start,
@@ -402,6 +406,12 @@ impl Source {
     /// Nothing but a depth and limits (decided when the source starts): no
     /// latency target, steady-state detection, minimum rate, latency
     /// limit, think time, rate, bursts, logs or statistics of its own.
+    /// The host's submission queues are arbitrated: every command goes
+    /// through them, a job without a priority in the medium class.
+    pub(crate) fn arbitrate(&mut self) {
+        self.extras = true;
+    }
+
     /// Such a source never sets a timer; it keeps `depth` commands
     /// outstanding until its limits, answering each completion with the
     /// next command ([`crate::run::driver`]'s fast loop).
@@ -451,6 +461,11 @@ impl Source {
         let now = dev.now();
         if self.extras {
             self.log_issue(now, cmd);
+            if let Some(p) = self.prio.as_mut().filter(|_| how == ZbdSubmit::Plain) {
+                if self.gen.pass_began() {
+                    p.reseed();
+                }
+            }
         }
         if how != ZbdSubmit::Plain {
             match how {

@@ -115,8 +115,20 @@ struct Waiting {
     tag: u32,
     submitted_ns: u64,
     ioprio: u16,
+    /// What it is.
+    what: Held,
+}
+
+/// What a command waiting in the arbitrated submission queues is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// A read, write or trim.
+    Io,
     /// A write with Force Unit Access.
-    fua: bool,
+    Fua,
+    /// A FLUSH; its `tag` is the timer token its completion is delivered
+    /// as ([`Device::flush_prio`]).
+    Flush,
 }
 
 /// A drive with its clock, in-flight commands, idle policy and statistics.
@@ -251,22 +263,63 @@ impl Device {
     /// ([`QueueClass::of_ioprio`]) when the drive's queue is full or
     /// others wait; its completion time is then not yet known (`None`).
     pub fn submit_prio(&mut self, cmd: Command, tag: u32, ioprio: u16) -> Option<u64> {
-        self.submit_arbitrated(cmd, tag, ioprio, false)
+        self.submit_arbitrated(cmd, tag, ioprio, Held::Io)
+    }
+
+    /// Whether the host's submission queues are arbitrated (the drive's
+    /// `[host.arbitration]` is weighted round robin): every command of a
+    /// host that wants its priority honoured then goes through
+    /// [`Device::submit_prio`] (ioprio 0 for none: the medium class) and
+    /// [`Device::flush_prio`].
+    #[inline]
+    pub fn arbitrated(&self) -> bool {
+        self.arbiter.is_some()
+    }
+
+    /// A FLUSH at the current time with Linux I/O priority `ioprio`
+    /// (fio's job priority: a flush carries its task's, never a
+    /// `cmdprio` draw): under weighted round robin it waits in its
+    /// class's submission queue as any command of that class (NVMe's
+    /// Flush is an I/O command of the queue it was submitted to). Its
+    /// completion is delivered as [`Event::Timer`]`(token)`; returns its
+    /// completion time when the drive took it at once, `None` when it
+    /// waits. Like [`Device::flush`], it is not counted as outstanding.
+    pub fn flush_prio(&mut self, ioprio: u16, token: u32) -> Option<u64> {
+        let now = self.now();
+        if let Some(a) = self.arbiter.as_mut() {
+            let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
+            if free_at > now {
+                let cmd = Command { kind: IoKind::Write, offset: 0, len: 0 };
+                a.push(
+                    QueueClass::of_ioprio(ioprio),
+                    Waiting { cmd, tag: token, submitted_ns: now, ioprio, what: Held::Flush },
+                );
+                self.activity = self.activity.wrapping_add(1);
+                if !self.dispatch_pending {
+                    self.dispatch_pending = true;
+                    self.events.schedule(free_at, EventKind::Dispatch);
+                }
+                return None;
+            }
+        }
+        let done = self.flush();
+        self.events.schedule(done, EventKind::Timer(token));
+        Some(done)
     }
 
     /// [`Device::submit_prio`] for a write with Force Unit Access
     /// ([`Device::submit_fua`]): it waits in its class's submission queue
     /// as any command of that class, and enters the drive as a FUA write.
     pub fn submit_prio_fua(&mut self, cmd: Command, tag: u32, ioprio: u16) -> Option<u64> {
-        self.submit_arbitrated(cmd, tag, ioprio, true)
+        self.submit_arbitrated(cmd, tag, ioprio, Held::Fua)
     }
 
-    fn submit_arbitrated(&mut self, cmd: Command, tag: u32, ioprio: u16, fua: bool) -> Option<u64> {
+    fn submit_arbitrated(&mut self, cmd: Command, tag: u32, ioprio: u16, what: Held) -> Option<u64> {
         let now = self.begin_submission();
         if let Some(a) = self.arbiter.as_mut() {
             let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
             if free_at > now {
-                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio, fua });
+                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio, what });
                 self.activity = self.activity.wrapping_add(1);
                 self.outstanding += 1;
                 if !self.dispatch_pending {
@@ -276,7 +329,7 @@ impl Device {
                 return None;
             }
         }
-        let done = if fua { self.drive.submit_fua(cmd, now) } else { self.drive.submit(cmd, now) };
+        let done = if what == Held::Fua { self.drive.submit_fua(cmd, now) } else { self.drive.submit(cmd, now) };
         self.track(cmd, tag, now, done);
         self.inflight_set_prio(ioprio);
         Some(done)
@@ -302,7 +355,13 @@ impl Device {
                 return;
             }
             let w = self.arbiter.as_mut().and_then(|a| a.pop()).expect("a command waits");
-            let done = if w.fua { self.drive.submit_fua(w.cmd, now) } else { self.drive.submit(w.cmd, now) };
+            if w.what == Held::Flush {
+                let done = self.flush();
+                self.events.schedule(done, EventKind::Timer(w.tag));
+                continue;
+            }
+            let done =
+                if w.what == Held::Fua { self.drive.submit_fua(w.cmd, now) } else { self.drive.submit(w.cmd, now) };
             self.record_inflight(w.cmd, w.tag, w.submitted_ns, done);
             self.inflight_set_prio(w.ioprio);
         }

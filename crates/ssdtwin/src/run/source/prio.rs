@@ -20,51 +20,88 @@ const PRIO_CMDS: u64 = 19;
 pub(crate) struct PrioState {
     spec: JobPrio,
     rng: Taus88,
+    seed: u64,
+    /// fio's `randrepeat`: passes re-seed.
+    repeat: bool,
+    /// The ioprio of the last command issued: what fio's io_u still
+    /// carries when a verify read reuses it.
+    last: u16,
 }
 
 impl PrioState {
     /// The job's priority state (`None`: it sets no priority).
     pub(crate) fn of(spec: &IoSpec) -> Option<PrioState> {
         let p = spec.prio.clone()?;
-        let seed = match &spec.fio {
-            Some(f) => seed_of(f.randseed, f.randrepeat, f.thread_number, PRIO_CMDS),
-            None => seed_of(spec.randseed, false, 1, PRIO_CMDS),
+        let (seed, repeat) = match &spec.fio {
+            Some(f) => (seed_of(f.randseed, f.randrepeat, f.thread_number, PRIO_CMDS), f.randrepeat),
+            None => (seed_of(spec.randseed, false, 1, PRIO_CMDS), false),
         };
-        Some(PrioState { spec: p, rng: Taus88::new(seed) })
+        Some(PrioState { last: p.ioprio, spec: p, rng: Taus88::new(seed), seed, repeat })
+    }
+
+    /// fio's `clear_io_state` re-seeds `prio_state` with the others (with
+    /// `randrepeat`, the default) before each pass after the first and
+    /// before the verify phase: a pass's priorities repeat the first's.
+    pub(crate) fn reseed(&mut self) {
+        if self.repeat {
+            self.rng = Taus88::new(self.seed);
+        }
+    }
+
+    /// The ioprio of a verify read of `cmd`'s blocks. fio's verify reads
+    /// skip `get_io_u`'s reset to the job's priority (backend.c
+    /// `do_verify`, io_u.c `check_get_verify`), so each keeps the one its
+    /// io_u carried, and the engine's draw (`fio_cmdprio_set_ioprio`)
+    /// changes it only on a hit, only for a job that reads. The twin
+    /// takes the last command's priority for the io_u's (fio's with
+    /// `iodepth=1`; deeper, fio reuses whichever io_u completed last).
+    pub(crate) fn verify_read(&mut self, cmd: Command) -> u16 {
+        if let Some(v) = self.draw(cmd) {
+            self.last = v;
+        }
+        self.last
+    }
+
+    /// The job's own ioprio value (`prioclass`/`prio`), which its FLUSHes
+    /// carry.
+    pub(crate) fn job(&self) -> u16 {
+        self.spec.ioprio
     }
 
     /// The ioprio value of `cmd`, the job's next command.
     pub(crate) fn next(&mut self, cmd: Command) -> u16 {
-        let job = self.spec.ioprio;
+        let v = self.draw(cmd).unwrap_or(self.spec.ioprio);
+        self.last = v;
+        v
+    }
+
+    /// The engine's draw for `cmd` (fio's `fio_cmdprio_set_ioprio`): its
+    /// `cmdprio` value on a hit, `None` on a miss or with no `cmdprio`
+    /// for its direction (no draw then).
+    fn draw(&mut self, cmd: Command) -> Option<u16> {
         let d = match cmd.kind {
             IoKind::Read => 0,
             IoKind::Write => 1,
-            IoKind::Trim => return job,
+            IoKind::Trim => return None,
         };
         match &self.spec.cmd[d] {
-            CmdPrio::None => job,
-            CmdPrio::Share { percentage, ioprio } => {
-                if self.rng.between(0, 99) < *percentage {
-                    *ioprio
-                } else {
-                    job
-                }
-            }
+            CmdPrio::None => None,
+            CmdPrio::Share { percentage, ioprio } => (self.rng.between(0, 99) < *percentage).then_some(*ioprio),
             CmdPrio::BySize(entries) => {
                 let of_size = || entries.iter().filter(|e| e.bs == cmd.len);
                 let total: u32 = of_size().map(|e| e.percentage).sum();
                 if total == 0 {
-                    return job;
+                    return None;
                 }
                 let r = self.rng.between(0, 99);
                 let mut acc = 0;
                 for e in of_size() {
                     acc += e.percentage;
                     if r < acc {
-                        return e.ioprio;
+                        return Some(e.ioprio);
                     }
                 }
-                job
+                None
             }
         }
     }

@@ -99,6 +99,9 @@ impl Source {
                             let ioprio = p.next(cmd);
                             dev.submit_prio_fua(cmd, me, ioprio);
                         }
+                        None if dev.arbitrated() => {
+                            dev.submit_prio_fua(cmd, me, 0);
+                        }
                         None => {
                             dev.submit_fua(cmd, me);
                         }
@@ -114,12 +117,17 @@ impl Source {
         }
     }
 
-    /// Submit `cmd` with its priority, when the job sets any.
-    fn submit_with_prio(&mut self, dev: &mut Device, cmd: Command, me: u32) {
+    /// Submit `cmd` with its priority, when the job sets any or the
+    /// host's queues are arbitrated (a job without one waits in the
+    /// medium class).
+    pub(super) fn submit_with_prio(&mut self, dev: &mut Device, cmd: Command, me: u32) {
         match self.prio.as_mut() {
             Some(p) => {
                 let ioprio = p.next(cmd);
                 dev.submit_prio(cmd, me, ioprio);
+            }
+            None if dev.arbitrated() => {
+                dev.submit_prio(cmd, me, 0);
             }
             None => {
                 dev.submit(cmd, me);
@@ -143,10 +151,20 @@ impl Source {
         if let Some(l) = self.iolog.as_mut() {
             l.sync(now - self.start);
         }
-        let done = dev.flush();
+        let timer = Timer { source: me, kind: TimerKind::Flush };
+        // Under arbitration the FLUSH waits in the job's class (its own
+        // ioprio: fio's cmdprio draws are for reads and writes), and
+        // completes when the arbiter has let it in (`u64::MAX` until then).
+        let done = if dev.arbitrated() {
+            let ioprio = self.prio.as_ref().map_or(0, |p| p.job());
+            dev.flush_prio(ioprio, timer.token()).unwrap_or(u64::MAX)
+        } else {
+            let done = dev.flush();
+            timer.set(dev, done);
+            done
+        };
         let s = self.syncs.as_mut().expect("a job with syncs");
         s.in_flight.push((now, done, end));
-        Timer { source: me, kind: TimerKind::Flush }.set(dev, done);
         if self.outstanding == 0 {
             self.busy_since = now;
             self.progress_ns = now;
@@ -174,7 +192,16 @@ impl Source {
         self.outstanding -= 1;
         self.progress_ns = now;
         let s = self.syncs.as_mut().expect("a job with syncs");
-        let i = s.in_flight.iter().position(|f| f.1 == now).expect("a FLUSH completes when its timer expires");
+        // One that completes now, else the earliest issued of those the
+        // arbiter held (a class's queue is served in arrival order).
+        let i = s
+            .in_flight
+            .iter()
+            .position(|f| f.1 == now)
+            .or_else(|| {
+                (0..s.in_flight.len()).filter(|&k| s.in_flight[k].1 == u64::MAX).min_by_key(|&k| s.in_flight[k].0)
+            })
+            .expect("a FLUSH completes when its timer expires");
         let (issued, _, end) = s.in_flight.swap_remove(i);
         if let Some(sync) = self.stats.as_mut().and_then(|st| st.sync.as_mut()) {
             if !end && issued >= self.ramp_end {

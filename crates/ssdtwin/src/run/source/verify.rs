@@ -223,7 +223,20 @@ impl Source {
         if let Some(l) = self.iolog.as_mut() {
             l.io(now - self.start, cmd);
         }
-        dev.submit(cmd, me);
+        // A verify read keeps the priority its io_u carried, changed only
+        // by a hit of the engine's draw (`PrioState::verify_read`).
+        match self.prio.as_mut() {
+            Some(p) => {
+                let ioprio = p.verify_read(cmd);
+                dev.submit_prio(cmd, me, ioprio);
+            }
+            None if dev.arbitrated() => {
+                dev.submit_prio(cmd, me, 0);
+            }
+            None => {
+                dev.submit(cmd, me);
+            }
+        }
         if in_phase {
             // The verify phase's limits are its reads.
             self.issued += len as u64;
@@ -306,6 +319,10 @@ impl Source {
                 }
             }
             v.log = kept.into();
+        }
+        // fio's clear_io_state before do_verify re-seeds the priorities.
+        if let Some(p) = self.prio.as_mut() {
+            p.reseed();
         }
         let write_ns = if v.spec.only { 0 } else { now.saturating_sub(v.loop_start.unwrap_or(self.ramp_end)) };
         v.phase = Some((now, write_ns));

@@ -647,7 +647,7 @@ impl PhaseBuilder {
             let at = entries.iter().rev().find(|e| e.0 == "num_range").map_or(origin.as_str(), |e| e.2.as_str());
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
         }
-        self.spec.prio = std::mem::take(&mut self.prio).finish(self.kb_base)?;
+        self.spec.prio = std::mem::take(&mut self.prio).finish(self.kb_base, self.spec.rw)?;
         // zbd's writes land where the zones' write pointers are (and
         // resets discard them): their read-back is not modelled.
         let verify = std::mem::take(&mut self.verify).finish(&self.spec, capacity)?;

@@ -16,7 +16,7 @@ use super::options::Entry;
 use super::values::{block_size, invalid};
 use crate::error::JobError;
 use crate::model::arbitration::ioprio;
-use crate::run::workload::{BsPrio, CmdPrio, JobPrio};
+use crate::run::workload::{BsPrio, CmdPrio, JobPrio, RwPattern};
 
 /// The options as read so far (later ones win).
 #[derive(Debug, Default)]
@@ -81,7 +81,7 @@ impl PrioOptions {
 
     /// The job's priorities (`None`: none given, every command at ioprio
     /// 0 as a job without them).
-    pub(super) fn finish(self, kb_base: u64) -> Result<Option<JobPrio>, JobError> {
+    pub(super) fn finish(self, kb_base: u64, rw: RwPattern) -> Result<Option<JobPrio>, JobError> {
         let job = if self.prio.is_some() || self.prioclass.is_some() {
             let class = self.prioclass.filter(|&c| c != 0).unwrap_or(ioprio::CLASS_BE);
             ioprio::value(class, self.prio.unwrap_or(0), 0)
@@ -116,6 +116,16 @@ impl PrioOptions {
                 if self.percentage[d] > 0 {
                     *slot = CmdPrio::Share { percentage: self.percentage[d], ioprio: cmd(d) };
                 }
+            }
+        }
+        // cmdprio.c `fio_cmdprio_gen_perc` and its bssplit twin: a
+        // direction the job does not do (`td_read`, `td_write`) gets no
+        // cmdprio, so its verify reads draw nothing.
+        let reads = matches!(rw, RwPattern::Read | RwPattern::RandRead | RwPattern::ReadWrite | RwPattern::RandRw);
+        let writes = !matches!(rw, RwPattern::Read | RwPattern::RandRead | RwPattern::Trim | RwPattern::RandTrim);
+        for (d, on) in [reads, writes].into_iter().enumerate() {
+            if !on {
+                per_dir[d] = CmdPrio::None;
             }
         }
         let used = job != 0 || per_dir.iter().any(|c| *c != CmdPrio::None) || self.log_prio;

@@ -144,6 +144,11 @@ pub(crate) struct FioSeq {
     sequence: [Option<Distribution>; 3],
     /// The generators were seeded once.
     seeded: bool,
+    /// Commands generated so far.
+    generated: u64,
+    /// Where passes after the first began (the index of their first
+    /// command), kept once [`FioSeq::track_passes`] asks.
+    pass_starts: Option<std::collections::VecDeque<u64>>,
     /// `trimwrite` and `randtrimwrite`: each trim is followed by a write
     /// (fio's `td_trimwrite`); the trims draw sizes from the writes' seed.
     trimwrite: bool,
@@ -252,6 +257,8 @@ impl FioSeq {
             spr: None,
             spr_seeds: spec.sprandom.is_some(),
             seeded: false,
+            generated: 0,
+            pass_starts: None,
             chosen: None,
             sequence: std::array::from_fn(|k| {
                 Some(spec.distribution_of(k).clone()).filter(|d| matches!(d, Distribution::Sequence { .. }))
@@ -356,8 +363,35 @@ impl FioSeq {
         }
     }
 
+    /// Keep where each pass begins, for [`FioSeq::pass_began`].
+    pub(crate) fn track_passes(&mut self) {
+        self.pass_starts.get_or_insert_with(Default::default);
+    }
+
+    /// Whether a pass began after command `index` - 1 and at or before
+    /// command `index` (each start is reported once).
+    pub(crate) fn pass_began(&mut self, index: u64) -> bool {
+        let Some(q) = self.pass_starts.as_mut() else { return false };
+        let mut began = false;
+        while q.front().is_some_and(|&s| s <= index) {
+            q.pop_front();
+            began = true;
+        }
+        began
+    }
+
+    /// Commands generated so far.
+    pub(crate) fn generated(&self) -> u64 {
+        self.generated
+    }
+
     /// fio's `clear_io_state` between passes.
     fn restart(&mut self) {
+        if let Some(q) = self.pass_starts.as_mut() {
+            // The command being generated (`generated` counts it) is the
+            // new pass's first.
+            q.push_back(self.generated.saturating_sub(1));
+        }
         self.zone_bytes = 0;
         self.rwmix_issues = 0;
         self.file_offset = self.start;
@@ -371,6 +405,7 @@ impl FioSeq {
     pub(crate) fn next(&mut self) -> Command {
         // A pass that fails at once (a span smaller than a block) would
         // fail again: issue its first block anyway rather than loop.
+        self.generated += 1;
         for _ in 0..2 {
             if let Some(c) = self.fill() {
                 return c;

@@ -284,6 +284,27 @@ impl IoGenerator {
         self.fio.as_ref().map(|f| (f.pass_walk(), f.passes_repeat()))
     }
 
+    /// Keep where fio's passes begin ([`IoGenerator::pass_began`]; only
+    /// fio's own sequence has passes of its own).
+    pub(crate) fn track_passes(&mut self) {
+        if let Some(f) = &mut self.fio {
+            f.track_passes();
+        }
+    }
+
+    /// Whether the command [`IoGenerator::next_command`] returned last is
+    /// the first of a new pass (fio's `clear_io_state` ran before it).
+    pub(crate) fn pass_began(&mut self) -> bool {
+        let ahead = if self.primed { LOOKAHEAD as u64 } else { 0 };
+        match &mut self.fio {
+            Some(f) => {
+                let index = f.generated().saturating_sub(ahead + 1);
+                f.pass_began(index)
+            }
+            None => false,
+        }
+    }
+
     /// The next command. The sequence does not depend on how far ahead
     /// it is computed.
     #[inline]
