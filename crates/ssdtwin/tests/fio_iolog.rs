@@ -335,10 +335,13 @@ fn passes_of_runs_are_fios() {
 /// mod 1e9+7`). With `verify`, a mixed pattern's passes are verified one
 /// by one as a write job's are, and a backlog batch (`verify_backlog`)
 /// carries over an empty log and is read before a pass that ends with
-/// its sequence ends.
+/// its sequence ends. Without a random map a write replaces the logged
+/// ones it overlaps and reads come back by offset (fio's rb-tree), and
+/// `number_ios` × `loops` bounds every pass's commands together, verify
+/// reads included.
 #[test]
 fn passes_on_a_block_device_are_fios() {
-    let recorded: [(&str, u64, u64, u64, u64); 14] = [
+    let recorded: [(&str, u64, u64, u64, u64); 20] = [
         ("[a]\nrw=randread:4\nbs=4k\nsize=1m\nloops=3\n", 356, 202199040, 1458176, 928422061),
         ("[a]\nrw=randtrimwrite:4\nbs=4k\nsize=1m\nloops=2\n", 718, 371081216, 2940928, 570056586),
         ("[a]\nrw=randtrimwrite:3\nbs=4k\nsize=1m\nloops=3\n", 542, 305373184, 2220032, 979790810),
@@ -383,6 +386,44 @@ fn passes_on_a_block_device_are_fios() {
             3112960,
             896250923,
         ),
+        // Without a random map (and with number_ios, which counts every
+        // pass's commands, verify reads too): fio's rb-tree of writes.
+        (
+            "[a]\nrw=randwrite\nbs=4k\nsize=256k\nnorandommap\nverify=crc32c\nloops=2\n",
+            187,
+            23601152,
+            765952,
+            639384081,
+        ),
+        (
+            "[a]\nrw=randwrite\nbs=4k\nsize=256k\nnorandommap\nverify=crc32c\nverify_backlog=8\nloops=2\n",
+            252,
+            31019008,
+            1032192,
+            876793045,
+        ),
+        (
+            "[a]\nrw=randwrite\nbsrange=4k-16k\nsize=256k\nnorandommap\nverify=crc32c\nloops=2\n",
+            72,
+            9437184,
+            679936,
+            458684010,
+        ),
+        (
+            "[a]\nrw=randwrite\nbs=4k\nsize=256k\nnorandommap\nverify=crc32c\nnumber_ios=40\nloops=3\n",
+            176,
+            22114304,
+            720896,
+            865843171,
+        ),
+        (
+            "[a]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\nnumber_ios=40\nverify_backlog=8\n",
+            48,
+            6414336,
+            196608,
+            865771441,
+        ),
+        ("[a]\nrw=write\nbs=4k\nsize=256k\nverify=crc32c\nnumber_ios=40\nloops=2\n", 128, 16515072, 524288, 876373543),
     ];
     let dir = scratch_dir("iolog-dev");
     for (job, n, offsets, lens, digest) in recorded {

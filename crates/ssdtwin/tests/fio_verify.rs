@@ -163,7 +163,7 @@ fn verify_loops_and_verify_only_are_fios() {
     assert_eq!((st.dirs[0].ios, st.dirs[0].bytes, st.dirs[1].ios, st.dirs[1].bytes), (24, 98304, 24, 98304));
     assert_eq!(st.dir_ns.unwrap()[1], 0, "the dry run takes no time");
     let e = parse_job_file(
-        "[v]\nrw=randwrite\nnorandommap\nsize=1m\nloops=2\nverify=crc32c\n",
+        "[v]\nrw=randwrite\nsize=1m\nloops=2\nverify=crc32c\ntime_based\nruntime=1\n",
         "t.fio",
         CAP,
         &JobOptions::new(),

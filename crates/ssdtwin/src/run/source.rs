@@ -29,6 +29,7 @@ mod ranges;
 mod rate;
 mod sync;
 mod verify;
+mod verify_log;
 mod zoned;
 
 pub use failed::ErrorCount;
@@ -272,7 +273,10 @@ impl Source {
             }
             _ => byte_limit,
         };
-        let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
+        // A verifying job's number_ios counts over all its loops
+        // (`VerifyState`'s budget), each loop's limit what is left of it.
+        let ios_loops = if spec.verify.is_some_and(|v| v.read_back) { loops * spec.loops as u64 } else { loops };
+        let ios_limit = spec.number_ios.map_or(u64::MAX, |n| n.saturating_mul(ios_loops));
         let most = (byte_limit / spec.min_bs().max(1) as u64).min(ios_limit);
         let ios_limit = gen.command_limit(most).unwrap_or(ios_limit);
         if spec.prio.is_some() {

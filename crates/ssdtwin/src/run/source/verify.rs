@@ -6,8 +6,8 @@
 //! writes (and its end FLUSH) are done, each logged block is read back
 //! once, at the job's `iodepth` — in the order written when the job has
 //! fio's random map (a random pattern without `norandommap`, which writes
-//! each block once per pass), otherwise sorted by offset with a block
-//! written twice read once (fio keeps those in an rb-tree). The reads
+//! each block once per pass), otherwise by offset, a write replacing
+//! the logged ones it overlaps (fio's rb-tree: [`super::verify_log`]). The reads
 //! are the job's read statistics, and each direction has its own runtime
 //! as in fio's JSON (backend.c `update_runtime`): the writes' is the
 //! write phase, the reads' the verify phase, plus the write phase for a
@@ -38,8 +38,7 @@
 //! and counted. Left out: the log grows by one entry per write (16
 //! bytes) until verified, as fio's io pieces do.
 
-use std::collections::VecDeque;
-
+use super::verify_log::WriteLog;
 use super::Source;
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::Device;
@@ -49,10 +48,8 @@ use crate::run::workload::{IoSpec, RwPattern, Verify};
 #[derive(Debug, Clone)]
 pub(crate) struct VerifyState {
     spec: Verify,
-    /// Written and not yet read back: (offset, length).
-    log: VecDeque<(u64, u32)>,
-    /// Read back sorted by offset (no random map).
-    sorted: bool,
+    /// Written and not yet read back.
+    log: WriteLog,
     /// Backlog reads still to issue now.
     batch_left: u64,
     /// When the verify phase began, and the write phase's runtime.
@@ -70,6 +67,12 @@ pub(crate) struct VerifyState {
     dry_done: bool,
     /// A write job's passes (`None`: a loop is the job's byte limit).
     passes: Option<VerifyPasses>,
+    /// `number_ios` × `loops`: the commands of every pass, verify reads
+    /// included, that end the writes (fio's `exceeds_number_ios` counts
+    /// `io_blocks`, which no pass resets).
+    ios_budget: Option<u64>,
+    /// Commands issued so far, in every pass and phase.
+    ios_total: u64,
 }
 
 /// How much a verifying write job's passes write, as backend.c decides
@@ -120,11 +123,12 @@ impl VerifyState {
         let random_map = random && !io.norandommap;
         VerifyState {
             spec,
-            log: VecDeque::new(),
-            sorted: !random_map,
+            log: WriteLog::new(!random_map),
             batch_left: 0,
             phase: None,
             loops_left: io.loops.saturating_sub(1),
+            ios_budget: io.number_ios.map(|n| n.saturating_mul(io.loops as u64)).filter(|_| spec.read_back),
+            ios_total: 0,
             write_limits: None,
             loop_start: None,
             runtime: [0; 2],
@@ -138,7 +142,8 @@ impl VerifyState {
         if !self.spec.read_back {
             return;
         }
-        self.log.push_back((cmd.offset, cmd.len));
+        self.ios_total += 1;
+        self.log.push(cmd.offset, cmd.len);
         if let Some(p) = &mut self.passes {
             p.written += cmd.len as u64;
             p.done += cmd.len as u64;
@@ -154,6 +159,7 @@ impl VerifyState {
     /// A mixed pattern's own read (or trim) was issued: it counts toward
     /// the pass as the writes do.
     pub(super) fn issued_other(&mut self, cmd: Command) {
+        self.ios_total += 1;
         if let Some(p) = &mut self.passes {
             p.written += cmd.len as u64;
             p.done += cmd.len as u64;
@@ -209,12 +215,14 @@ impl Source {
         }
         // An empty log leaves a backlog batch for the writes to come
         // (fio's `verify_batch` is spent only by reads).
-        let Some((offset, len)) = v.log.pop_front() else {
+        let Some((offset, len)) = v.log.pop() else {
             return false;
         };
         if !in_phase {
             v.batch_left -= 1;
         }
+        v.ios_total += 1;
+        let backlog_counts = !in_phase && v.ios_budget.is_some();
         if let Some(p) = &mut v.passes {
             p.done += len as u64;
         }
@@ -236,6 +244,10 @@ impl Source {
             None => {
                 dev.submit(cmd, me);
             }
+        }
+        if backlog_counts {
+            // fio's number_ios counts the backlog's reads with the writes.
+            self.ios_limit = self.ios_limit.saturating_sub(1);
         }
         if in_phase {
             // The verify phase's limits are its reads.
@@ -261,8 +273,9 @@ impl Source {
                 st.dir_ns = Some([v.runtime[0], v.runtime[1], v.runtime[1]]);
             }
             let (mut bytes, ios, deadline) = v.write_limits.expect("kept when the verify phase began");
+            let within = v.ios_budget.is_none_or(|b| v.ios_total < b);
             let another = match &v.passes {
-                Some(p) => (v.loops_left > 0 || p.short()) && p.next_pass() > 0,
+                Some(p) => (v.loops_left > 0 || p.short() && within) && p.next_pass() > 0,
                 None => v.loops_left > 0,
             };
             if !another || stopped || deadline.is_some_and(|d| now >= d) {
@@ -276,7 +289,7 @@ impl Source {
             v.loop_start = Some(now);
             v.dry_done = false;
             self.byte_limit = bytes;
-            self.ios_limit = ios;
+            self.ios_limit = v.ios_budget.map_or(ios, |b| b.saturating_sub(v.ios_total));
             self.deadline = deadline;
             self.issued = 0;
             self.issued_ios = 0;
@@ -307,19 +320,6 @@ impl Source {
         if v.log.is_empty() {
             return false;
         }
-        if v.sorted {
-            // fio's rb-tree: by offset, the last write of a block kept.
-            let log = v.log.make_contiguous();
-            log.sort_by_key(|e| e.0);
-            let mut kept: Vec<(u64, u32)> = Vec::with_capacity(log.len());
-            for &e in log.iter() {
-                match kept.last_mut() {
-                    Some(last) if last.0 == e.0 => *last = e,
-                    _ => kept.push(e),
-                }
-            }
-            v.log = kept.into();
-        }
         // fio's clear_io_state before do_verify re-seeds the priorities.
         if let Some(p) = self.prio.as_mut() {
             p.reseed();
@@ -332,7 +332,7 @@ impl Source {
             l.file(now - self.start, "close");
             l.file(now - self.start, "open");
         }
-        self.byte_limit = v.log.iter().map(|e| e.1 as u64).sum();
+        self.byte_limit = v.log.bytes();
         self.ios_limit = v.log.len() as u64;
         self.issued = 0;
         self.issued_ios = 0;

@@ -118,16 +118,14 @@ impl VerifyOptions {
         let span = spec.size.unwrap_or(capacity.saturating_sub(spec.offset));
         let passes =
             matches!(spec.rw, RwPattern::Write | RwPattern::RandWrite | RwPattern::ReadWrite | RwPattern::RandRw);
-        let one_pass = !spec.time_based
-            && (passes || spec.io_size.is_none_or(|b| b == span))
-            && !(spec.rw.is_random() && spec.norandommap);
+        let one_pass = !spec.time_based && (passes || spec.io_size.is_none_or(|b| b == span));
         if spec.loops > 1 && !one_pass {
             let at = self.on.unwrap_or_default();
             return Err(invalid(
                 &at,
                 "verify",
                 "verify with loops above 1 is modelled when each loop is one pass of the span \
-                 (no time_based, no norandommap, and for trimwrite no io_size other than size)",
+                 (no time_based, and for trimwrite no io_size other than size)",
             ));
         }
         Ok(Some(self.verify))
