@@ -439,7 +439,7 @@ fn start_tls(sh: &Shared, sock: Stream, early: &[u8]) -> io::Result<Stream> {
         return Ok(Stream::Psk(tls_psk::PskStream::accept(sock, early, ctx)?));
     }
     let config = sh.opts.tls_config.clone().ok_or_else(|| io::Error::other("TLS offered without credentials"))?;
-    Ok(Stream::Tls(TlsStream::accept(sock, early, config)?))
+    Ok(Stream::Tls(TlsStream::accept(sock, early, config, sh.counters.clone())?))
 }
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
