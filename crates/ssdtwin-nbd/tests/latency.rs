@@ -279,12 +279,14 @@ fn qd1_through_serve(slow_reads: bool) {
     type Of = fn(&Lat) -> f64;
     let check = |what: &str, of: Of, read_tol: f64, write_tol: f64| {
         let (ok, ratios) = rounds_within(n, |i| of(&reads[i].0), |_| of(&twin_read), read_tol);
+        eprintln!("reads' {what}: rounds at {ratios:.3?} of the twin's");
         assert!(ok, "reads' {what}: rounds at {ratios:.3?} of the twin's {twin_read:?}");
         // The round's floor: the mean of the floor rounds just before and
         // just after it (a machine whose pace drifts during the run moves
         // both sides alike).
         let target = |i: usize| ((of(&floor_writes[i].0) + of(&floor_writes[i + 1].0)) / 2.0).max(of(&twin_write));
         let (ok, ratios) = rounds_within(n, |i| of(&writes[i].0), target, write_tol);
+        eprintln!("buffered writes' {what}: rounds at {ratios:.3?} of their floor's or the twin's");
         assert!(
             ok,
             "buffered writes' {what}: rounds at {ratios:.3?} of the larger of their floor's and the twin's {twin_write:?}"
