@@ -129,7 +129,8 @@ pub struct ServerCounters {
     /// bytes), ns.
     pub twin_ns: AtomicU64,
     /// Wall time TLS readers spent polling their sockets for input before
-    /// sleeping (`tls.rs`), ns: CPU spent waiting, not serving.
+    /// sleeping (`Stream::read_polled`), with the reads that ended the
+    /// polls, ns: CPU spent waiting, not serving.
     pub tls_poll_ns: AtomicU64,
     /// Power cuts simulated.
     pub power_cuts: AtomicU64,

@@ -27,9 +27,7 @@
 
 use std::io::{self, Read, Write};
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -116,34 +114,6 @@ fn take_in(conn: &mut ServerConnection, mut data: &[u8]) -> io::Result<usize> {
         }
     }
     Ok(len - data.len())
-}
-
-/// How long a reader out of ciphertext polls its socket before it
-/// sleeps in `recv`. A TLS reader is the faster side of a fio client at a
-/// deep queue (its replies batched, [`TlsStream::has_input`]), so it ran
-/// out of input and slept about once every 4–13 requests, and the client
-/// paid for waking it in each `sendmsg` that found it asleep (about 3 µs,
-/// 16–17 % of fio's CPU per 4 KiB write); polling through the gaps
-/// between a client's sends, which are a few microseconds at a deep
-/// queue, keeps it awake (4 KiB TLS writes at QD32: 74–94 K IOPS polled
-/// against 61–75 K asleep, docs/nbd-tls.md). A reader that waits longer
-/// (a client at queue depth 1 waiting for its reply, an idle session)
-/// spends this much CPU per wait and then sleeps.
-const POLL_BEFORE_SLEEP: Duration = Duration::from_micros(10);
-
-/// Poll `sock` for what it holds (without waiting) for up to
-/// [`POLL_BEFORE_SLEEP`]: `Some(bytes read)` (0 at the socket's end), or
-/// `None` when nothing came (or an error, which the blocking read that
-/// follows meets again and reports).
-fn poll_socket(sock: &mut Stream, buf: &mut [u8]) -> Option<usize> {
-    let until = Instant::now() + POLL_BEFORE_SLEEP;
-    loop {
-        match sock.read_now(buf) {
-            Ok(n) => return Some(n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < until => std::hint::spin_loop(),
-            Err(_) => return None,
-        }
-    }
 }
 
 /// The reader's side: the socket and the ciphertext read from it that
@@ -255,13 +225,7 @@ impl TlsStream {
             }
             // Wait for ciphertext without holding the session (the
             // writer sends meanwhile): polled for a moment, then asleep.
-            let polled = Instant::now();
-            let got = poll_socket(&mut rx.sock, &mut rx.buf);
-            self.counters.tls_poll_ns.fetch_add(polled.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            let n = match got {
-                Some(n) => n,
-                None => rx.sock.read(&mut rx.buf)?,
-            };
+            let n = rx.sock.read_polled(&mut rx.buf, &self.counters.tls_poll_ns)?;
             if n == 0 {
                 return Ok(0);
             }
