@@ -9,16 +9,25 @@
 # or CAP_SYS_NICE), so that other processes on a shared machine do not set
 # the rates; the pair then has the cores to itself (the kernel keeps 5 % of
 # each second for everything else).
+# PIN=1: the server on CPU 0 and fio on CPU 1 (taskset), so that neither
+# takes the other's core: the rate is then the slower one's, and the
+# server's CPU per request is its own cost, not a share of a core it
+# trades with fio. (Needs 2 CPUs.)
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
 PRIO=()
 [ -n "${RT:-}" ] && PRIO=(chrt -f 10)
+SRV=("${PRIO[@]}") CLI=("${PRIO[@]}")
+[ -n "${PIN:-}" ] && SRV=(taskset -c 0 "${PRIO[@]}") CLI=(taskset -c 1 "${PRIO[@]}")
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
+# The server's CPU per request between two readings of cpu, and its share
+# of the run's wall time (busy: 100 % would be a server that never waits).
+busy() { python3 -c "c=($2-$1)/100; rt=float(open('$T/rt').read()); print('%.2f us/req, busy %.0f %% of the run' % (c/$N*1e6, 100*c/rt))"; }
 run_fio() { # uri rw
-  "${PRIO[@]}" fio --name=s --ioengine=nbd --uri=$1 --rw=$2 --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json 2>/dev/null \
+  "${CLI[@]}" fio --name=s --ioengine=nbd --uri=$1 --rw=$2 --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json 2>/dev/null \
    | python3 -c "
 import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index('{'):]); j=d['jobs'][0]; k='$2'.replace('rand','')
-x=j[k]; rt=j['job_runtime']/1e3;
+x=j[k]; rt=j['job_runtime']/1e3; open('$T/rt','w').write(str(rt))
 print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'], x['iops'], (j['usr_cpu']+j['sys_cpu'])/100*rt/x['total_ios']*1e6))"
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -31,30 +40,31 @@ mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
 for round in $(seq ${ROUNDS:-1}); do
 [ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
-"${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
+"${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
 wait_for nbd://127.0.0.1:10940/ssdtwin
 for rw in randwrite randread; do
   c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
-  echo "  ssdtwin serve cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req (clock ticks of 10 ms)"
+  echo "  ssdtwin serve cpu: $(busy $c0 $c1) (clock ticks of 10 ms)"
 done
 kill -TERM $P; wait $P
 python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"
-"${PRIO[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T -q & P=$!
+"${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T --json /tmp/nbdspeed-tls.json -q & P=$!
 wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
 echo "TLS:"
 for rw in randwrite randread; do
   c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
-  echo "  ssdtwin serve --tls require cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req"
+  echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
 done
 kill -TERM $P; wait $P
+python3 -c "import json; d=json.load(open('/tmp/nbdspeed-tls.json'))['serve']; print('  of its cpu, polling for input before sleeping: %.2f us/req (both runs)' % (d['tls_poll_wall_ns_total']/1e3/d['requests']))"
 done
-rm -rf $T
+rm -rf $T /tmp/nbdspeed.json /tmp/nbdspeed-tls.json
 command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
-"${PRIO[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
+"${SRV[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
 sleep 1
 for rw in randwrite randread; do
   c0=$(cpu $K); run_fio nbd://127.0.0.1:10941/ $rw; c1=$(cpu $K)
-  echo "  nbdkit memory cpu: $(python3 -c "print('%.2f' % (($c1-$c0)/100/$N*1e6))") us/req"
+  echo "  nbdkit memory cpu: $(busy $c0 $c1)"
 done
 kill $K
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -14,7 +14,7 @@ R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
 mode=${1:?plain or tls}; rw=${2:?randwrite or randread}
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "${KEEP:-}" ] && cp $T/perf.data "$KEEP"; rm -rf "$T"' EXIT
 args=(serve --drive generic-tlc-nvme --listen 127.0.0.1:10954 --time-scale 0 -q)
 URI=nbd://127.0.0.1:10954/ssdtwin
 if [ "$mode" = tls ]; then
@@ -25,12 +25,38 @@ if [ "$mode" = tls ]; then
   args+=(--tls require --tls-certificates $T); URI=nbds://127.0.0.1:10954/ssdtwin
 fi
 mkdir -p $T/home/.pki/libnbd; [ "$mode" = tls ] && cp $T/ca-cert.pem $T/home/.pki/libnbd/
-perf record -F 4999 -e cpu-clock -g -o $T/perf.data -- chrt -f 10 "$R" "${args[@]}" 2>/dev/null & PP=$!
+# PIN=1: the server on CPU 0, fio on CPU 1 (taskset).
+SRV=(chrt -f 10) CLI=(chrt -f 10)
+[ -n "${PIN:-}" ] && SRV=(taskset -c 0 chrt -f 10) CLI=(taskset -c 1 chrt -f 10)
+if [ -n "${COUNT:-}" ]; then
+  # COUNT=1: count instead of sampling: the server's system calls by
+  # name, its context switches and CPU time, per request (perf stat
+  # follows every thread the server starts).
+  perf stat -x, -e 'syscalls:sys_enter_*',task-clock,context-switches -o $T/stat.txt -- "${SRV[@]}" "$R" "${args[@]}" 2>/dev/null & PP=$!
+else
+  perf record -F 4999 -e cpu-clock -g -o $T/perf.data -- "${SRV[@]}" "$R" "${args[@]}" 2>/dev/null & PP=$!
+fi
 for _ in $(seq 100); do HOME=$T/home nbdinfo --size $URI >/dev/null 2>&1 && break; sleep 0.2; done
 export HOME=$T/home
-[ "$rw" = randread ] && chrt -f 10 fio --name=fill --ioengine=nbd --uri=$URI --rw=write --bs=1m --iodepth=4 --size=1g >/dev/null 2>&1
-chrt -f 10 fio --name=s --ioengine=nbd --uri=$URI --rw=$rw --bs=4k --iodepth=32 --size=1g --number_ios=$N >/dev/null 2>&1
+[ "$rw" = randread ] && "${CLI[@]}" fio --name=fill --ioengine=nbd --uri=$URI --rw=write --bs=1m --iodepth=4 --size=1g >/dev/null 2>&1
+"${CLI[@]}" fio --name=s --ioengine=nbd --uri=$URI --rw=$rw --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json > $T/fio.json 2>/dev/null
 kill -TERM $(pgrep -P $PP); wait $PP || true
+python3 -c "
+import json; t=open('$T/fio.json').read(); j=json.loads(t[t.index('{'):])['jobs'][0]; x=j['$rw'.replace('rand','')]
+print('$mode $rw: %.1f K IOPS, fio CPU %.2f us a request' % (x['iops']/1e3, (j['usr_cpu']+j['sys_cpu'])/100*j['job_runtime']/1e3/x['total_ios']*1e6))"
+if [ -n "${COUNT:-}" ]; then
+  # Everything the server did (its start and the fill included, for
+  # reads: subtract a plaintext/TLS pair's difference, not absolutes).
+  python3 -c "
+rows=[l.split(',') for l in open('$T/stat.txt') if l.count(',')>=3 and not l.startswith('#')]
+for r in rows:
+    try: v=float(r[0])
+    except ValueError: continue
+    if v<=0: continue
+    if r[2]=='task-clock': print('  %10.3f us of CPU a request' % (v/$N*1e3))
+    else: print('  %10.3f a request  %s' % (v/$N, r[2].replace('syscalls:sys_enter_','')))"
+  exit 0
+fi
 perf script -i $T/perf.data -F tid,ip,sym,dso 2>/dev/null | python3 -c "
 import sys, collections
 samples, cur = [], None

@@ -49,6 +49,7 @@ impl ServeReport {
             "most_pages_lost_by_one_cut": c.worst_cut_lost_pages.load(Ordering::Relaxed),
             "twin_wall_ns_total": twin_ns,
             "twin_wall_ns_per_request": if requests > 0 { twin_ns as f64 / requests as f64 } else { 0.0 },
+            "tls_poll_wall_ns_total": c.tls_poll_ns.load(Ordering::Relaxed),
             "transport_delay_ns": delays,
             "stored_pages": outcome.twin.store().live_pages(),
             "store_pool_bytes": outcome.twin.store().pool_bytes(),

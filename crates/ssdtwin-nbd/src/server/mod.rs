@@ -436,10 +436,10 @@ fn connection(sh: &Arc<Shared>, id: u64, stream: Stream) {
 fn start_tls(sh: &Shared, sock: Stream, early: &[u8]) -> io::Result<Stream> {
     #[cfg(feature = "tls-psk")]
     if let Some(ctx) = &sh.opts.tls_psk {
-        return Ok(Stream::Psk(tls_psk::PskStream::accept(sock, early, ctx)?));
+        return Ok(Stream::Psk(tls_psk::PskStream::accept(sock, early, ctx, sh.counters.clone())?));
     }
     let config = sh.opts.tls_config.clone().ok_or_else(|| io::Error::other("TLS offered without credentials"))?;
-    Ok(Stream::Tls(TlsStream::accept(sock, early, config)?))
+    Ok(Stream::Tls(TlsStream::accept(sock, early, config, sh.counters.clone())?))
 }
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);

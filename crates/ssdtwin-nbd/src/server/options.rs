@@ -128,6 +128,10 @@ pub struct ServerCounters {
     /// Wall time spent holding the twin's lock (simulating and moving
     /// bytes), ns.
     pub twin_ns: AtomicU64,
+    /// Wall time TLS readers spent polling their sockets for input before
+    /// sleeping (`Stream::read_polled`), with the reads that ended the
+    /// polls, ns: CPU spent waiting, not serving.
+    pub tls_poll_ns: AtomicU64,
     /// Power cuts simulated.
     pub power_cuts: AtomicU64,
     /// Pages whose unflushed data a power cut lost.

@@ -33,7 +33,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{CipherSuite, ServerConfig, ServerConnection};
 
-use super::Stream;
+use super::{ServerCounters, Stream};
 
 /// Whether the server offers TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,12 +135,19 @@ pub(super) struct TlsStream {
     rx: Mutex<Incoming>,
     /// The socket ciphertext is sent on (under the session's lock).
     tx: Mutex<Stream>,
+    /// Where the time spent polling for input is counted.
+    counters: Arc<ServerCounters>,
 }
 
 impl TlsStream {
     /// Run the TLS handshake on `sock`, `early` being bytes the client
     /// has already sent (buffered while reading its last option).
-    pub(super) fn accept(sock: Stream, early: &[u8], config: Arc<ServerConfig>) -> io::Result<Arc<TlsStream>> {
+    pub(super) fn accept(
+        sock: Stream,
+        early: &[u8],
+        config: Arc<ServerConfig>,
+        counters: Arc<ServerCounters>,
+    ) -> io::Result<Arc<TlsStream>> {
         let mut conn = ServerConnection::new(config).map_err(io::Error::other)?;
         let mut rx = sock.try_clone()?;
         let mut tx = sock;
@@ -165,7 +172,7 @@ impl TlsStream {
             conn.write_tls(&mut tx)?;
         }
         let rx = Mutex::new(Incoming { sock: rx, buf: vec![0u8; READ_CHUNK], start: 0, end: 0 });
-        Ok(Arc::new(TlsStream { session: Mutex::new(conn), rx, tx: Mutex::new(tx) }))
+        Ok(Arc::new(TlsStream { session: Mutex::new(conn), rx, tx: Mutex::new(tx), counters }))
     }
 
     fn session(&self) -> MutexGuard<'_, ServerConnection> {
@@ -217,8 +224,8 @@ impl TlsStream {
                 }
             }
             // Wait for ciphertext without holding the session (the
-            // writer sends meanwhile).
-            let n = rx.sock.read(&mut rx.buf)?;
+            // writer sends meanwhile): polled for a moment, then asleep.
+            let n = rx.sock.read_polled(&mut rx.buf, &self.counters.tls_poll_ns)?;
             if n == 0 {
                 return Ok(0);
             }

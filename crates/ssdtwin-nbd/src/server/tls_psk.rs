@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslMethod, SslStream, SslVersion};
 
-use super::Stream;
+use super::{ServerCounters, Stream};
 
 /// Longest key line accepted (a 64-byte key is 128 hex digits).
 const MAX_LINE: usize = 4096;
@@ -148,6 +148,8 @@ pub(super) struct PskStream {
     rx: Mutex<(Stream, Vec<u8>)>,
     /// The socket ciphertext is sent on (under the session's lock).
     tx: Mutex<Stream>,
+    /// Where the time spent polling for input is counted.
+    counters: Arc<ServerCounters>,
 }
 
 fn other(e: impl std::fmt::Display) -> io::Error {
@@ -157,7 +159,12 @@ fn other(e: impl std::fmt::Display) -> io::Error {
 impl PskStream {
     /// Run the TLS handshake on `sock`, `early` being bytes the client has
     /// already sent.
-    pub(super) fn accept(sock: Stream, early: &[u8], ctx: &SslContext) -> io::Result<Arc<PskStream>> {
+    pub(super) fn accept(
+        sock: Stream,
+        early: &[u8],
+        ctx: &SslContext,
+        counters: Arc<ServerCounters>,
+    ) -> io::Result<Arc<PskStream>> {
         let ssl = Ssl::new(ctx).map_err(other)?;
         let mut s = SslStream::new(ssl, Wire::default()).map_err(other)?;
         let mut rx = sock.try_clone()?;
@@ -179,7 +186,7 @@ impl PskStream {
                 Err(e) => return Err(other(e)),
             }
         }
-        Ok(Arc::new(PskStream { session: Mutex::new(s), rx: Mutex::new((rx, buf)), tx: Mutex::new(tx) }))
+        Ok(Arc::new(PskStream { session: Mutex::new(s), rx: Mutex::new((rx, buf)), tx: Mutex::new(tx), counters }))
     }
 
     fn session(&self) -> MutexGuard<'_, SslStream<Wire>> {
@@ -226,8 +233,9 @@ impl PskStream {
                     Err(e) => return Err(other(e)),
                 }
             }
-            // Wait for ciphertext without holding the session.
-            let n = sock.read(chunk)?;
+            // Wait for ciphertext without holding the session: polled for
+            // a moment, then asleep (as `TlsStream::read`).
+            let n = sock.read_polled(chunk, &self.counters.tls_poll_ns)?;
             if n == 0 {
                 return Ok(0);
             }
