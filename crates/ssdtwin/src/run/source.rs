@@ -435,18 +435,22 @@ impl Source {
         if self.extras && self.extra_instead(dev, tag) {
             return;
         }
-        let (mut cmd, how) = if self.zbd.is_some() {
+        // Warm the map entries of the commands that follow: the map
+        // lines of the one 16 ahead (where a zbd job will send it), the
+        // reverse entries of the one 8 ahead (whose map line is warm by
+        // now).
+        let (mut cmd, how) = if let Some(z) = &self.zbd {
+            let ahead = z.ahead_hint(self.gen.ahead(LOOKAHEAD), dev.drive());
+            dev.drive().prefetch_map(ahead);
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
                 None => return,
             }
         } else {
-            (self.gen.next_command(), ZbdSubmit::Plain)
+            let cmd = self.gen.next_command();
+            dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
+            (cmd, ZbdSubmit::Plain)
         };
-        // Warm the map entries of the commands that follow: the map
-        // lines of the one 16 ahead, the reverse entries of the one 8
-        // ahead (whose map line is warm by now).
-        dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
         dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
         let now = dev.now();
         if self.extras {
@@ -454,7 +458,14 @@ impl Source {
         }
         if how != ZbdSubmit::Plain {
             match how {
-                ZbdSubmit::Append => dev.submit_append(cmd, tag).0,
+                ZbdSubmit::Append => {
+                    let (done, at) = dev.submit_append(cmd, tag);
+                    if let Some(v) = self.verify.as_mut() {
+                        // Read back where the drive wrote it.
+                        v.written(Command { offset: at, ..cmd });
+                    }
+                    done
+                }
                 ZbdSubmit::ZoneReset => dev.submit_zone_reset(cmd, tag),
                 _ => dev.complete_at_once(cmd, tag),
             };

@@ -151,6 +151,11 @@ impl VerifyState {
         }
     }
 
+    /// Whether writes wait to be read back.
+    pub(super) fn has_logged(&self) -> bool {
+        !self.log.is_empty()
+    }
+
     /// A mixed pattern's own read (or trim) was issued: it counts toward
     /// the pass as the writes do.
     pub(super) fn issued_other(&mut self, cmd: Command) {
@@ -209,12 +214,22 @@ impl Source {
         }
         // An empty log leaves a backlog batch for the writes to come
         // (fio's `verify_batch` is spent only by reads).
-        let Some((offset, len)) = v.log.pop_front() else {
+        if v.log.is_empty() {
             return false;
-        };
+        }
         if !in_phase {
             v.batch_left -= 1;
         }
+        self.read_back_now(dev, me)
+    }
+
+    /// Read back the oldest write not yet verified now (`false`: none).
+    pub(super) fn read_back_now(&mut self, dev: &mut Device, me: u32) -> bool {
+        let v = self.verify.as_mut().expect("a job with verify");
+        let in_phase = v.phase.is_some();
+        let Some((offset, len)) = v.log.pop_front() else {
+            return false;
+        };
         if let Some(p) = &mut v.passes {
             p.done += len as u64;
         }
@@ -262,6 +277,9 @@ impl Source {
             }
             v.loop_start = Some(now);
             v.dry_done = false;
+            if let Some(z) = self.zbd.as_mut() {
+                z.new_loop(dev.drive());
+            }
             self.byte_limit = bytes;
             self.ios_limit = ios;
             self.deadline = deadline;

@@ -57,9 +57,22 @@ impl Source {
         if let Some(c) = self.zbd_ready.take() {
             return Some((c, ZbdSubmit::of(c, append)));
         }
+        if z.setup_due() {
+            // A verifying job's zones are reset before it writes.
+            if self.outstanding > 0 {
+                self.zbd_quiesce = true;
+                return None;
+            }
+            self.zbd_manage(dev, me);
+            if self.error != 0 || dev.now() < self.zbd_blocked_until {
+                return None;
+            }
+        }
+        let z = self.zbd.as_mut().expect("a zbd job");
         let raw = self.gen.next_command();
         let left = self.byte_limit.saturating_sub(self.issued);
-        match z.next(raw, dev.drive(), left) {
+        let logged = self.verify.as_ref().is_some_and(|v| v.has_logged());
+        match z.next(raw, dev.drive(), left, logged) {
             Next::Eof => {
                 // A zone finished on the way to the end is finished all
                 // the same.
@@ -68,7 +81,21 @@ impl Source {
                         self.fail(EIO, why);
                     }
                 }
-                self.stop = true;
+                if self.verify.is_some() {
+                    // The files are done (not the job stopped): the
+                    // writes end here and their read-back follows.
+                    self.byte_limit = self.issued;
+                } else {
+                    self.stop = true;
+                }
+                None
+            }
+            Next::VerifyFirst => {
+                // The offset drawn is spent (fio marks it in its random
+                // map before zbd_adjust_block turns the write into a
+                // read-back).
+                self.issued += raw.len as u64;
+                self.read_back_now(dev, me);
                 None
             }
             Next::Io { cmd, manage } => {
