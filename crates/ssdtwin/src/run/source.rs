@@ -435,22 +435,19 @@ impl Source {
         if self.extras && self.extra_instead(dev, tag) {
             return;
         }
-        // Warm the map entries of the commands that follow: the map
-        // lines of the one 16 ahead (where a zbd job will send it), the
-        // reverse entries of the one 8 ahead (whose map line is warm by
-        // now).
-        let (mut cmd, how) = if let Some(z) = &self.zbd {
-            let ahead = z.ahead_hint(self.gen.ahead(LOOKAHEAD), dev.drive());
-            dev.drive().prefetch_map(ahead);
+        let (mut cmd, how) = if self.zbd.is_some() {
             match self.zbd_command(dev, tag) {
                 Some(c) => c,
                 None => return,
             }
         } else {
-            let cmd = self.gen.next_command();
-            dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
-            (cmd, ZbdSubmit::Plain)
+            (self.gen.next_command(), ZbdSubmit::Plain)
         };
+        // Warm the map entries of the commands that follow: the map
+        // lines of the one 16 ahead, the reverse entries of the one 8
+        // ahead (whose map line is warm by now; a zbd job's reads also
+        // warm where the zbd fold sends them: `Source::zbd_command`).
+        dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
         dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
         let now = dev.now();
         if self.extras {
@@ -458,14 +455,7 @@ impl Source {
         }
         if how != ZbdSubmit::Plain {
             match how {
-                ZbdSubmit::Append => {
-                    let (done, at) = dev.submit_append(cmd, tag);
-                    if let Some(v) = self.verify.as_mut() {
-                        // Read back where the drive wrote it.
-                        v.written(Command { offset: at, ..cmd });
-                    }
-                    done
-                }
+                ZbdSubmit::Append => self.submit_append(dev, cmd, tag),
                 ZbdSubmit::ZoneReset => dev.submit_zone_reset(cmd, tag),
                 _ => dev.complete_at_once(cmd, tag),
             };

@@ -352,7 +352,10 @@ impl ZbdJob {
     }
 
     fn zone_of(&self, offset: u64) -> u32 {
-        ((offset / self.zone) as u32).clamp(self.min_zone, self.max_zone - 1)
+        // Zone sizes are powers of two on every zoned drive the twin
+        // knows (a shift, not a division, on the reads' path).
+        let z = if self.zone.is_power_of_two() { offset >> self.zone.trailing_zeros() } else { offset / self.zone };
+        (z as u32).clamp(self.min_zone, self.max_zone - 1)
     }
 
     /// Whether zone `z` is being finished by the commands waiting to be
@@ -676,7 +679,7 @@ impl ZbdJob {
         }
         let min_bs = self.min_bs[IoKind::Read as usize];
         Command {
-            offset: self.zone_start(z) + (raw.offset - self.zone_start(z)) % (range - len) / min_bs * min_bs,
+            offset: self.zone_start(z) + align_down((raw.offset - self.zone_start(z)) % (range - len), min_bs),
             ..raw
         }
     }
@@ -714,10 +717,10 @@ impl ZbdJob {
         if range <= len {
             offset = self.zone_start(z);
         } else if self.random {
-            offset = self.zone_start(z) + (raw.offset - self.zone_start(orig)) % (range - len) / min_bs * min_bs;
+            offset = self.zone_start(z) + align_down((raw.offset - self.zone_start(orig)) % (range - len), min_bs);
         }
         let end = self.zone_start(z) + range;
-        let len = len.min(end - offset) / min_bs * min_bs;
+        let len = align_down(len.min(end - offset), min_bs);
         if len == 0 {
             return Next::Eof;
         }
@@ -755,6 +758,17 @@ impl ZbdJob {
             }
         }
         None
+    }
+}
+
+/// `x` rounded down to a multiple of `a` (a mask when `a` is a power of
+/// two, as block sizes are: no division on the reads' path).
+#[inline(always)]
+fn align_down(x: u64, a: u64) -> u64 {
+    if a.is_power_of_two() {
+        x & !(a - 1)
+    } else {
+        x / a * a
     }
 }
 

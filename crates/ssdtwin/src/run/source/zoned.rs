@@ -10,6 +10,7 @@ use super::{Source, EIO};
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::Device;
 use crate::run::driver::{Timer, TimerKind};
+use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::zbd::Next;
 
 /// How a zbd job's command reaches the drive.
@@ -70,6 +71,14 @@ impl Source {
         }
         let z = self.zbd.as_mut().expect("a zbd job");
         let raw = self.gen.next_command();
+        // The submission warms the map line of the generator's command 16
+        // ahead; a read the zbd fold will move elsewhere warms that line
+        // too.
+        let ahead = self.gen.ahead(LOOKAHEAD);
+        let moved = z.ahead_hint(ahead, dev.drive());
+        if moved.offset != ahead.offset {
+            dev.drive().prefetch_map(moved);
+        }
         let left = self.byte_limit.saturating_sub(self.issued);
         let logged = self.verify.as_ref().is_some_and(|v| v.has_logged());
         match z.next(raw, dev.drive(), left, logged) {
@@ -114,6 +123,18 @@ impl Source {
             }
             Next::ZoneReset { cmd, reset } => Some((cmd, if reset { ZbdSubmit::ZoneReset } else { ZbdSubmit::AtOnce })),
         }
+    }
+
+    /// Submit the Zone Append `cmd` now; a verifying job logs it where
+    /// the drive wrote it. Returns when it completes.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn submit_append(&mut self, dev: &mut Device, cmd: Command, tag: u32) -> u64 {
+        let (done, at) = dev.submit_append(cmd, tag);
+        if let Some(v) = self.verify.as_mut() {
+            v.written(Command { offset: at, ..cmd });
+        }
+        done
     }
 
     /// Send the zone management commands now and wait for them (a timer
