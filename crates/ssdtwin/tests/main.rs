@@ -48,4 +48,5 @@ mod waf;
 mod wear;
 mod zbd;
 mod zbd_remainder;
+mod zbd_verify;
 mod zns;

@@ -212,13 +212,14 @@ fn fios_zoned_example_options_run() {
          write_mode=zone_append\nsize=1z\nbs=8K\nverify=crc32c\nstonewall=1\n\
          [a]\niodepth=1\nrw=randwrite\n[b]\niodepth=4\nrw=write\nregisterfiles=1\nsqthread_poll=1\n");
     assert!(append.iter().all(|j| j.error == 0), "{:?}", append.iter().map(|j| &j.error_reason).collect::<Vec<_>>());
-    // A random writer writes its size (one zone: 8 MiB) into the zone's
-    // 6 MiB capacity, resetting it once it is full; a sequential one
-    // writes from the write pointer (2 MiB) to the capacity, jumps to the
-    // zone's end, which ends its range and (with no io_size) the job: 4
-    // MiB (fio 3.42 on a file with these zones: 8192 KiB, 1 zone reset;
-    // 4096 KiB, 0 zone resets).
-    assert_eq!((written(&append[0]), written(&append[1])), (ZONE, CAP - (2 << 20)));
+    // With verify, nothing written is reset before it is read back: the
+    // random writer fills its zone's 6 MiB capacity and ends there (its
+    // size is 8 MiB); the sequential one resets the full zone before it
+    // writes and fills it again. Each reads its 6 MiB back (fio 3.42 on a
+    // file with these zones, psync: 6144 KiB written and read, 0 zone
+    // resets; the same, 1 zone reset; tests/zbd_verify.rs).
+    assert_eq!((written(&append[0]), written(&append[1])), (CAP, CAP));
+    assert!(append.iter().all(|j| j.result.dirs[IoKind::Read as usize].bytes == CAP));
     let gc = run("[global]\nrw=randwrite\nzonemode=zbd\nbs=1M\ndirect=1\ntime_based\nruntime=2\n\
          [dev1]\nfilename=/dev/sdb\nsize=8z\noffset=16z\nioengine=psync\n\
          zone_reset_threshold=0.7\nzone_reset_frequency=0.125\n");

@@ -459,7 +459,8 @@ impl Source {
         };
         // Warm the map entries of the commands that follow: the map
         // lines of the one 16 ahead, the reverse entries of the one 8
-        // ahead (whose map line is warm by now).
+        // ahead (whose map line is warm by now; a zbd job's reads also
+        // warm where the zbd fold sends them: `Source::zbd_command`).
         dev.drive().prefetch_map(self.gen.ahead(LOOKAHEAD));
         dev.drive().prefetch_update(self.gen.ahead(LOOKAHEAD / 2));
         let now = dev.now();
@@ -473,7 +474,7 @@ impl Source {
         }
         if how != ZbdSubmit::Plain {
             match how {
-                ZbdSubmit::Append => dev.submit_append(cmd, tag).0,
+                ZbdSubmit::Append => self.submit_append(dev, cmd, tag),
                 ZbdSubmit::ZoneReset => dev.submit_zone_reset(cmd, tag),
                 _ => dev.complete_at_once(cmd, tag),
             };

@@ -55,16 +55,20 @@
 //!   (`io_u_quiesce`): [`ZbdJob::manage`] sends them, the job's source
 //!   waits.
 //!
+//! - **Verify** changes the rules so that nothing the job will read back
+//!   is reset ([`verify`]).
+//!
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
-//! drive's own open and active limits hold across jobs all the same);
-//! verify. A failed write and `recover_zbd_write_error` are
+//! drive's own open and active limits hold across jobs all the same). A failed write and `recover_zbd_write_error` are
 //! [`crate::run::source`]'s (module `failed`).
 
 use crate::model::drive::{Command, Drive, IoKind};
 use crate::model::ftl::zones::{ZoneAction, ZoneState, Zones};
 use crate::run::device::Device;
 use crate::run::workload::{IoSpec, RwPattern, Zbd};
+
+mod verify;
 
 /// fio's error number for a job it cannot set up (EINVAL).
 pub const EINVAL: i32 = 22;
@@ -95,6 +99,10 @@ pub enum Next {
     /// Nothing left to read or write: the job ends (after the zone
     /// management commands it has to send, if any).
     Eof,
+    /// A verifying job's write would reset a zone: a read-back of what
+    /// it wrote goes first instead (fio's `get_next_verify` in
+    /// `zbd_adjust_block`); the generator's command is spent.
+    VerifyFirst,
 }
 
 /// A zone as Zone Management Receive reports it.
@@ -149,6 +157,12 @@ pub struct ZbdJob {
     pub resets: u64,
     /// Zones the job finished.
     pub finishes: u64,
+    /// The job verifies (fio's `verify` is not `none`): nothing it wrote
+    /// is reset or finished before it is read back ([`verify`]).
+    verify: bool,
+    /// A verifying job's zones whose reset waits for the read-back (fio's
+    /// `reset_zone`), by zone index minus `min_zone`.
+    reset_due: Vec<bool>,
 }
 
 /// The zone state of a zoned drive (`None`: a conventional one).
@@ -236,7 +250,14 @@ impl ZbdJob {
             finished: vec![false; (max_zone - min_zone) as usize],
             resets: 0,
             finishes: 0,
+            verify: spec.verify.is_some(),
+            reset_due: Vec::new(),
         };
+        if job.verify {
+            // The job's loops are the source's: each writes, then reads back.
+            job.loops_left = 0;
+            job.reset_due = vec![false; (max_zone - min_zone) as usize];
+        }
         job.reset_write_cnt();
         // Zones already open, and closed ones on a drive with an active
         // limit (every zoned drive of the twin has one), join the write
@@ -251,14 +272,18 @@ impl ZbdJob {
                     return Err((EINVAL, "Number of open zones exceeds max_open_zones limit".into()));
                 }
             }
+            if job.verify {
+                job.reset_range(zones);
+            }
         }
         Ok(job)
     }
 
     /// Where the generator's next command `raw` goes on `drive`, with
-    /// `left` bytes left to the job's limit.
+    /// `left` bytes left to the job's limit; `logged`: a verifying job
+    /// has writes not yet read back.
     #[inline]
-    pub fn next(&mut self, raw: Command, drive: &Drive, left: u64) -> Next {
+    pub fn next(&mut self, raw: Command, drive: &Drive, left: u64, logged: bool) -> Next {
         let zones = zones_of(drive).expect("a zbd job runs on a zoned drive");
         if raw.kind == IoKind::Read && !self.mixed {
             return self.read(raw, zones);
@@ -268,7 +293,7 @@ impl ZbdJob {
             kind = IoKind::Write;
         }
         match kind {
-            IoKind::Write => self.write(raw, zones, left),
+            IoKind::Write => self.write(raw, zones, left, logged),
             IoKind::Read => self.read(raw, zones),
             IoKind::Trim => self.trim(raw, zones),
         }
@@ -327,7 +352,10 @@ impl ZbdJob {
     }
 
     fn zone_of(&self, offset: u64) -> u32 {
-        ((offset / self.zone) as u32).clamp(self.min_zone, self.max_zone - 1)
+        // Zone sizes are powers of two on every zoned drive the twin
+        // knows (a shift, not a division, on the reads' path).
+        let z = if self.zone.is_power_of_two() { offset >> self.zone.trailing_zeros() } else { offset / self.zone };
+        (z as u32).clamp(self.min_zone, self.max_zone - 1)
     }
 
     /// Whether zone `z` is being finished by the commands waiting to be
@@ -407,6 +435,9 @@ impl ZbdJob {
         if matches!(zones.state(z), ZoneState::Offline | ZoneState::ReadOnly) {
             return false;
         }
+        if self.verify && self.verify_keeps(z, zones) {
+            return false;
+        }
         if self.write_zones.contains(&z) {
             return self.remainder(z, zones) > 0;
         }
@@ -483,7 +514,7 @@ impl ZbdJob {
             *offset = self.zone_start(w);
             return Some(w);
         }
-        if self.random && !fill && !self.write_zones.is_empty() {
+        if self.random && !fill && !self.verify && !self.write_zones.is_empty() {
             // Every write zone has less than a block left: finish one
             // (it is then reset and written).
             let w = self.picked(*offset);
@@ -495,7 +526,7 @@ impl ZbdJob {
     }
 
     #[inline(never)]
-    fn write(&mut self, raw: Command, zones: &Zones, left: u64) -> Next {
+    fn write(&mut self, raw: Command, zones: &Zones, left: u64, logged: bool) -> Next {
         let min_bs = self.min_bs[W];
         let fill = self.opts.write_zone_remainder;
         let mut offset = if self.random {
@@ -543,7 +574,7 @@ impl ZbdJob {
             }
             zb = z;
         };
-        let mut reset = false;
+        let mut reset = self.verify && self.reset_due[(z - self.min_zone) as usize];
         if self.opts.reset_frequency > 0.0
             && self.valid as f64 >= (self.end - self.start) as f64 * self.opts.reset_threshold
         {
@@ -557,6 +588,12 @@ impl ZbdJob {
         let mut wp = written_bytes(zones, z, page);
         let remainder = self.remainder(z, zones);
         let full = if fill { remainder == 0 } else { remainder < min_bs };
+        if (reset || full) && self.verify {
+            self.reset_due[(z - self.min_zone) as usize] = logged;
+            if logged {
+                return Next::VerifyFirst;
+            }
+        }
         if reset || full {
             // __zbd_reset_zone: an empty zone needs no reset.
             let data = self.fio_wp(z, zones);
@@ -622,6 +659,31 @@ impl ZbdJob {
         Next::ZoneReset { cmd, reset: data > 0 }
     }
 
+    /// Where the generator's command `raw`, drawn ahead of its turn, is
+    /// likely to go: a random read of a read-only job folded into its
+    /// zone's written part as [`ZbdJob::read`] would fold it now (exact
+    /// while the zones do not change, which reads do not do), any other
+    /// command as it is. A hint for warming the map entry it will look up;
+    /// changes nothing.
+    #[inline]
+    pub fn ahead_hint(&self, raw: Command, drive: &Drive) -> Command {
+        if raw.kind != IoKind::Read || !self.random || self.mixed || self.opts.read_beyond_wp {
+            return raw;
+        }
+        let Some(zones) = zones_of(drive) else { return raw };
+        let z = self.zone_of(raw.offset);
+        let range = self.readable(z, zones);
+        let len = raw.len as u64;
+        if range <= len {
+            return Command { offset: self.zone_start(z), ..raw };
+        }
+        let min_bs = self.min_bs[IoKind::Read as usize];
+        Command {
+            offset: self.zone_start(z) + align_down((raw.offset - self.zone_start(z)) % (range - len), min_bs),
+            ..raw
+        }
+    }
+
     #[inline(always)]
     fn read(&mut self, raw: Command, zones: &Zones) -> Next {
         let r = IoKind::Read as usize;
@@ -655,10 +717,10 @@ impl ZbdJob {
         if range <= len {
             offset = self.zone_start(z);
         } else if self.random {
-            offset = self.zone_start(z) + (raw.offset - self.zone_start(orig)) % (range - len) / min_bs * min_bs;
+            offset = self.zone_start(z) + align_down((raw.offset - self.zone_start(orig)) % (range - len), min_bs);
         }
         let end = self.zone_start(z) + range;
-        let len = len.min(end - offset) / min_bs * min_bs;
+        let len = align_down(len.min(end - offset), min_bs);
         if len == 0 {
             return Next::Eof;
         }
@@ -696,6 +758,17 @@ impl ZbdJob {
             }
         }
         None
+    }
+}
+
+/// `x` rounded down to a multiple of `a` (a mask when `a` is a power of
+/// two, as block sizes are: no division on the reads' path).
+#[inline(always)]
+fn align_down(x: u64, a: u64) -> u64 {
+    if a.is_power_of_two() {
+        x & !(a - 1)
+    } else {
+        x / a * a
     }
 }
 

@@ -156,6 +156,11 @@ impl VerifyState {
         }
     }
 
+    /// Whether writes wait to be read back.
+    pub(super) fn has_logged(&self) -> bool {
+        !self.log.is_empty()
+    }
+
     /// A mixed pattern's own read (or trim) was issued: it counts toward
     /// the pass as the writes do.
     pub(super) fn issued_other(&mut self, cmd: Command) {
@@ -215,12 +220,22 @@ impl Source {
         }
         // An empty log leaves a backlog batch for the writes to come
         // (fio's `verify_batch` is spent only by reads).
-        let Some((offset, len)) = v.log.pop() else {
+        if v.log.is_empty() {
             return false;
-        };
+        }
         if !in_phase {
             v.batch_left -= 1;
         }
+        self.read_back_now(dev, me)
+    }
+
+    /// Read back the oldest write not yet verified now (`false`: none).
+    pub(super) fn read_back_now(&mut self, dev: &mut Device, me: u32) -> bool {
+        let v = self.verify.as_mut().expect("a job with verify");
+        let in_phase = v.phase.is_some();
+        let Some((offset, len)) = v.log.pop() else {
+            return false;
+        };
         v.ios_total += 1;
         let backlog_counts = !in_phase && v.ios_budget.is_some();
         if let Some(p) = &mut v.passes {
@@ -288,6 +303,9 @@ impl Source {
             }
             v.loop_start = Some(now);
             v.dry_done = false;
+            if let Some(z) = self.zbd.as_mut() {
+                z.new_loop(dev.drive());
+            }
             self.byte_limit = bytes;
             self.ios_limit = v.ios_budget.map_or(ios, |b| b.saturating_sub(v.ios_total));
             self.deadline = deadline;

@@ -10,6 +10,7 @@ use super::{Source, EIO};
 use crate::model::drive::{Command, IoKind};
 use crate::run::device::Device;
 use crate::run::driver::{Timer, TimerKind};
+use crate::run::workload::generator::LOOKAHEAD;
 use crate::run::zbd::Next;
 
 /// How a zbd job's command reaches the drive.
@@ -57,9 +58,30 @@ impl Source {
         if let Some(c) = self.zbd_ready.take() {
             return Some((c, ZbdSubmit::of(c, append)));
         }
+        if z.setup_due() {
+            // A verifying job's zones are reset before it writes.
+            if self.outstanding > 0 {
+                self.zbd_quiesce = true;
+                return None;
+            }
+            self.zbd_manage(dev, me);
+            if self.error != 0 || dev.now() < self.zbd_blocked_until {
+                return None;
+            }
+        }
+        let z = self.zbd.as_mut().expect("a zbd job");
         let raw = self.gen.next_command();
+        // The submission warms the map line of the generator's command 16
+        // ahead; a read the zbd fold will move elsewhere warms that line
+        // too.
+        let ahead = self.gen.ahead(LOOKAHEAD);
+        let moved = z.ahead_hint(ahead, dev.drive());
+        if moved.offset != ahead.offset {
+            dev.drive().prefetch_map(moved);
+        }
         let left = self.byte_limit.saturating_sub(self.issued);
-        match z.next(raw, dev.drive(), left) {
+        let logged = self.verify.as_ref().is_some_and(|v| v.has_logged());
+        match z.next(raw, dev.drive(), left, logged) {
             Next::Eof => {
                 // A zone finished on the way to the end is finished all
                 // the same.
@@ -68,7 +90,21 @@ impl Source {
                         self.fail(EIO, why);
                     }
                 }
-                self.stop = true;
+                if self.verify.is_some() {
+                    // The files are done (not the job stopped): the
+                    // writes end here and their read-back follows.
+                    self.byte_limit = self.issued;
+                } else {
+                    self.stop = true;
+                }
+                None
+            }
+            Next::VerifyFirst => {
+                // The offset drawn is spent (fio marks it in its random
+                // map before zbd_adjust_block turns the write into a
+                // read-back).
+                self.issued += raw.len as u64;
+                self.read_back_now(dev, me);
                 None
             }
             Next::Io { cmd, manage } => {
@@ -87,6 +123,18 @@ impl Source {
             }
             Next::ZoneReset { cmd, reset } => Some((cmd, if reset { ZbdSubmit::ZoneReset } else { ZbdSubmit::AtOnce })),
         }
+    }
+
+    /// Submit the Zone Append `cmd` now; a verifying job logs it where
+    /// the drive wrote it. Returns when it completes.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn submit_append(&mut self, dev: &mut Device, cmd: Command, tag: u32) -> u64 {
+        let (done, at) = dev.submit_append(cmd, tag);
+        if let Some(v) = self.verify.as_mut() {
+            v.written(Command { offset: at, ..cmd });
+        }
+        done
     }
 
     /// Send the zone management commands now and wait for them (a timer

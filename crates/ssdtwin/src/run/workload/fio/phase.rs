@@ -648,10 +648,7 @@ impl PhaseBuilder {
             return Err(invalid(at, "num_range", "fio: trimwrite cannot be used with multiple ranges."));
         }
         self.spec.prio = std::mem::take(&mut self.prio).finish(self.kb_base, self.spec.rw)?;
-        // zbd's writes land where the zones' write pointers are (and
-        // resets discard them): their read-back is not modelled.
-        let verify = std::mem::take(&mut self.verify).finish(&self.spec, capacity)?;
-        self.spec.verify = verify.filter(|_| self.spec.zbd.is_none());
+        self.spec.verify = std::mem::take(&mut self.verify).finish(&self.spec, capacity)?;
         self.spec.strided = strided(&self.zonemode, &self.zone, self.spec.bs)?;
         match (self.burst_size, self.duty) {
             (Some((bytes, at)), d) => {
