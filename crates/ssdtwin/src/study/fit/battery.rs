@@ -22,7 +22,7 @@
 
 /// The part of the battery a job belongs to: which state a candidate
 /// twin starts the job's replay from, and with which other jobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Unit {
     /// Secure-erased drive: the fill (it starts from the trim).
     Fill,
