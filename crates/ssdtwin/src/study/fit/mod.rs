@@ -45,6 +45,7 @@ pub mod remote;
 pub mod replay;
 pub mod report;
 mod reserve;
+mod room;
 mod root;
 pub mod search;
 

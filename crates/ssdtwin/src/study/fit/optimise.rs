@@ -122,8 +122,15 @@ fn battery_stages(
         ctx.say("fill: pSLC program time, cache size, native program time");
         fitted.extend(fill(ctx, spec, notes)?);
     }
+    let room = ctx.plan(Unit::FillIdle, None, None).is_some() && {
+        ctx.say("idle folding's room from the write after the pause in the fill");
+        super::room::stage(ctx, spec, notes)?
+    };
+    if room {
+        fitted.push(Param::IdleFoldRoom);
+    }
     ctx.say("spare area, then the static SLC pool with the spare held");
-    fitted.extend(super::reserve::stages(ctx, spec, notes)?);
+    fitted.extend(super::reserve::stages(ctx, spec, room, notes)?);
     if let Some(n) = dies_note {
         notes.push(n);
     }

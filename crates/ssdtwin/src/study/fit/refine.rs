@@ -499,7 +499,9 @@ pub(super) fn given_stage(
     let mut excluded = host_limited(ctx.jobs, given);
     let prior: Vec<(Param, f64, f64)> = battery.iter().filter_map(|p| Some((p.param, p.fitted, p.sigma?))).collect();
     let ropts = RefineOptions {
-        params: Param::ALL.to_vec(),
+        // Idle folding's room shows only after a pause part-way through
+        // a fill (the battery's); other results leave it as it is.
+        params: Param::ALL.into_iter().filter(|&p| p != Param::IdleFoldRoom).collect(),
         dies: !battery.iter().any(|p| p.param == Param::NativeTr && p.sigma.is_some()),
         iterations: ctx.opts.refine_iterations,
         prior,
