@@ -396,6 +396,9 @@ def fit(
     state: str = "fresh",
     set: Sequence[str] = (),
     refine_iterations: int = 40,
+    backend: str = "native",
+    address: Optional[str] = None,
+    max_workers: Optional[int] = None,
 ):
     """A twin of a real drive, as ``ssdtwin fit`` makes it: fio's JSON
     result(s) of the battery (``ssdtwin fit --jobs DIR`` writes it; the
@@ -411,22 +414,40 @@ def fit(
     ``sigma``, the measurement that constrains it most), ``notes`` (what
     the results left undetermined), ``report`` (the text ``ssdtwin fit``
     prints), ``evaluations`` and ``wall_s``.
+
+    ``backend``: where the candidates are replayed (every evaluation of the
+    fit): ``"native"`` (default) on every core of this machine, in the
+    library's threads; or one of :func:`sweep`'s backends, each replay a
+    task handed to it (``"ray"``: one Ray task per replay on
+    ``ray.init(address=address)``, a local Ray when ``address`` is None;
+    ``"local"``: processes here; ``"serial"``: this process), with
+    ``max_workers`` as there. Every backend gives the same fit, bit for bit.
     """
     if isinstance(results, (str, os.PathLike)):
         results = [results]
     b = as_drive(base)
-    doc = json.loads(
-        _native.fit(
-            b.source,
-            b.is_text,
-            list(b.set) + [str(x) for x in set],
-            [os.fspath(r) for r in results],
-            str(replay_time),
-            int(read_iterations),
-            str(state),
-            int(refine_iterations),
+    executor = None
+    if backend != "native":
+        from ._sweep import ReplayExecutor
+
+        executor = ReplayExecutor(backend, address, max_workers)
+    try:
+        doc = json.loads(
+            _native.fit(
+                b.source,
+                b.is_text,
+                list(b.set) + [str(x) for x in set],
+                [os.fspath(r) for r in results],
+                str(replay_time),
+                int(read_iterations),
+                str(state),
+                int(refine_iterations),
+                executor,
+            )
         )
-    )
+    finally:
+        if executor is not None:
+            executor.close()
     drive = Drive.from_toml(doc["toml"])
     rows = pd.DataFrame(doc["rows"], columns=["job", "measurement", "unit", "measured", "twin", "error"])
     rows.attrs["params"] = pd.DataFrame(

@@ -272,6 +272,64 @@ def _iter_ray(todo: List[_Point], address: Optional[str], max_workers: Optional[
         raise
 
 
+def _fit_replay(task: str) -> str:
+    """One replay of a fit (a task ``ssdtwin.fit`` hands its backend: JSON
+    text) and its answer. Runs in a worker process or a Ray task."""
+    from . import _ssdtwin as native
+
+    return native.fit_replay(task)
+
+
+class ReplayExecutor:
+    """``ssdtwin.fit``'s replays on one of the sweep's backends: called with a
+    batch of replay tasks (JSON text; each a candidate drive and the jobs
+    to replay on it), returns their answers in order. ``serial`` runs them
+    in this process (the same path as a worker's: for checking),
+    ``local`` in processes on this machine (``max_workers``, default every
+    core; spawned), ``ray`` as one Ray task each on
+    ``ray.init(address=address)`` (a local Ray when ``address`` is None;
+    an already initialised Ray is used as it is; ``max_workers`` caps the
+    tasks in flight). The simulator is deterministic, so every backend
+    gives the fit of the default backend (Rust threads), bit for bit."""
+
+    def __init__(self, backend: str, address: Optional[str] = None, max_workers: Optional[int] = None):
+        if backend not in ("serial", "local", "ray"):
+            raise ValueError("backend must be 'native', 'serial', 'local' or 'ray', not %r" % (backend,))
+        self.backend = backend
+        self.max_workers = max_workers
+        self._pool = None
+        self._task = None
+        if backend == "local":
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=ctx)
+        elif backend == "ray":
+            try:
+                import ray
+            except ImportError as e:  # pragma: no cover - depends on the environment
+                raise ImportError("backend='ray' needs Ray: pip install 'ssdtwin[ray]' (or pip install ray)") from e
+            if not ray.is_initialized():
+                ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            self._task = ray.remote(num_cpus=1, max_retries=0)(_fit_replay)
+
+    def __call__(self, tasks: List[str]) -> List[str]:
+        if self.backend == "serial":
+            return [_fit_replay(t) for t in tasks]
+        if self.backend == "local":
+            return list(self._pool.map(_fit_replay, tasks))
+        import ray
+
+        out: List[str] = []
+        step = self.max_workers or len(tasks) or 1
+        for i in range(0, len(tasks), step):
+            out.extend(ray.get([self._task.remote(t) for t in tasks[i : i + step]]))
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
 def sweep(
     grid: Grid,
     backend: str = "local",

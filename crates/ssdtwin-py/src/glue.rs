@@ -265,8 +265,14 @@ pub struct FitHow {
 /// Fit a twin to fio results (`ssdtwin fit`: the battery's, any jobs'
 /// the twin can replay, or both), starting from the drive `base`: JSON of
 /// `{"toml", "report", "rows", "params", "notes", "evaluations",
-/// "wall_s"}`.
-pub fn fit(base: &DriveSource, results: &[String], how: &FitHow) -> Result<String> {
+/// "wall_s"}`. `executor`: where the replays run (`None`: this
+/// machine's cores; see `ssdtwin::study::fit::remote`).
+pub fn fit(
+    base: &DriveSource,
+    results: &[String],
+    how: &FitHow,
+    executor: Option<ssdtwin::study::fit::remote::Executor>,
+) -> Result<String> {
     use ssdtwin::study::fit::{self, measure, report, FitOptions};
     let spec = base.load()?.model.spec;
     let replay_time = &how.replay_time;
@@ -282,6 +288,7 @@ pub fn fit(base: &DriveSource, results: &[String], how: &FitHow) -> Result<Strin
         read_iterations: how.read_iterations,
         state,
         refine_iterations: how.refine_iterations,
+        executor,
         ..FitOptions::default()
     };
     let f = fit::fit(&spec, &jobs, &opts)?;

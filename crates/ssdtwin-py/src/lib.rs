@@ -140,10 +140,14 @@ fn fit_battery(time_scale: f64) -> PyResult<String> {
 }
 
 /// Fit a twin to fio results of the battery: JSON text (see
-/// `glue::fit`).
+/// `glue::fit`). `executor`: `None` replays every candidate on this
+/// machine's cores; else a callable given a list of replay tasks (JSON
+/// text) that returns the answers of `fit_replay` for them, in order (the
+/// Python package's Ray backend). An exception it raises ends the fit and
+/// is raised again here.
 #[pyfunction]
 #[pyo3(signature = (source, is_text, set, results, replay_time="2s".to_string(), read_iterations=60,
-                    state="fresh".to_string(), refine_iterations=40))]
+                    state="fresh".to_string(), refine_iterations=40, executor=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
@@ -155,10 +159,36 @@ fn fit(
     read_iterations: u64,
     state: String,
     refine_iterations: u64,
+    executor: Option<PyObject>,
 ) -> PyResult<String> {
     let d = drive(source, is_text, set);
+    let raised: std::sync::Arc<std::sync::Mutex<Option<PyErr>>> = Default::default();
+    let exec = executor.map(|callable| {
+        let raised = raised.clone();
+        Box::new(move |tasks: Vec<String>| {
+            Python::with_gil(|py| {
+                callable.call1(py, (tasks,)).and_then(|r| r.extract::<Vec<String>>(py)).map_err(|e| {
+                    let why = e.to_string();
+                    raised.lock().expect("not poisoned").get_or_insert(e);
+                    why
+                })
+            })
+        }) as ssdtwin::study::fit::remote::Executor
+    });
     let how = glue::FitHow { replay_time, read_iterations, state, refine_iterations };
-    py.allow_threads(|| glue::fit(&d, &results, &how)).map_err(err)
+    let out = py.allow_threads(|| glue::fit(&d, &results, &how, exec));
+    if let Some(e) = raised.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    out.map_err(err)
+}
+
+/// Run one replay task of a fit (JSON text, as `fit`'s executor is given
+/// it) and return its answer (JSON text): what a Ray task of
+/// `ssdtwin.fit(..., backend="ray")` runs.
+#[pyfunction]
+fn fit_replay(py: Python<'_>, task: String) -> String {
+    py.allow_threads(|| ssdtwin::study::fit::remote::run_task_json(&task))
 }
 
 fn value_err(e: String) -> PyErr {
@@ -326,6 +356,7 @@ fn _ssdtwin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_battery, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_replay, m)?)?;
     m.add_class::<PyStepper>()?;
     m.add("OPS", stepper::OPS.to_vec())?;
     m.add("STATUSES", stepper::STATUSES.to_vec())?;

@@ -10,7 +10,7 @@
 //! QLC     intel-660p-1tb ─► intel-660p-512gb   dies ×½/×1/×2, native and pSLC tR/tPROG ×0.75–1.35,
 //! TLC HMB toshiba-rc100  ─► toshiba-rc100      command overhead ×0.6–1.6, channel rate ×0.75–1.3,
 //! TLC     intel-600p     ─► intel-600p         blocks per plane ×0.97–1.08 (spare), cache max and
-//! MLC     smi-sm2260     ─► smi-sm2260         static ×0.6–1.5
+//! MLC     smi-sm2260     ─► smi-sm2260         static ×0.6–1.5, idle folding's room ×0.5–2 (QLC)
 //! ```
 //!
 //! Not drawn (the fit keeps the base's, so a draw would only measure
@@ -88,6 +88,9 @@ fn draw_once(spec: &DriveSpec, rng: &mut Pcg64) -> DriveSpec {
         (Param::BlocksPerPlane, 0.97, 1.08),
         (Param::CacheMax, 0.6, 1.5),
         (Param::CacheStatic, 0.6, 1.5),
+        // Drawn apart from the static part, which the presets tie it to
+        // (drawing the static part moved it along).
+        (Param::IdleFoldRoom, 0.5, 2.0),
     ] {
         if let Some(v) = p.get(&s) {
             p.set(&mut s, v * u(lo, hi));

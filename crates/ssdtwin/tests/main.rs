@@ -21,6 +21,7 @@ mod fio_rate;
 mod fio_sync;
 mod fio_verify;
 mod fit;
+mod fit_remote;
 mod gc;
 mod hybrid;
 mod hybrid_schemes;

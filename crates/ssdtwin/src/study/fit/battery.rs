@@ -11,8 +11,11 @@
 //! channel rate; QD1 random writes into the write buffer the command
 //! overhead alone (a buffered write costs the overhead and its transfer,
 //! no flash time, where a read's latency is mostly tR); a sequential fill with a bandwidth log the SLC cache's
-//! size (where the rate drops) and the post-cache program rate; two idle
-//! pauses each followed by a write the cache that idle folding wins back;
+//! size (where the rate drops) and the post-cache program rate; a pause
+//! half-way through the fill, then a write, the room idle folding makes
+//! in a cache larger than that room (`slc_cache.idle_fold_room_bytes`);
+//! two idle pauses on the full drive, each followed by a write, the cache
+//! that idle folding wins back there;
 //! random writes long enough for garbage collection to start the spare
 //! area (over-provisioning); a mix checks reads and writes together.
 //!
@@ -22,10 +25,13 @@
 
 /// The part of the battery a job belongs to: which state a candidate
 /// twin starts the job's replay from, and with which other jobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Unit {
     /// Secure-erased drive: the fill (it starts from the trim).
     Fill,
+    /// Half-filled drive: the write after the pause half-way through the
+    /// fill, replayed after the fill's first half from secure-erased.
+    FillIdle,
     /// Full drive (sequentially written): the writes after idle pauses.
     Idle,
     /// Full drive: the reads of the first half (low queue depths), then
@@ -43,14 +49,15 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, in the order of the battery.
-    pub const ALL: [Unit; 5] = [Unit::Fill, Unit::Idle, Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite];
+    pub const ALL: [Unit; 6] =
+        [Unit::Fill, Unit::FillIdle, Unit::Idle, Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite];
 
     /// The state a battery unit's replay starts from: secure-erased for
     /// the fill, full for the others (the given jobs' state is the
     /// user's: [`super::replay::Plan::state`]).
     pub fn state(self) -> crate::run::state::DriveState {
         use crate::run::state::DriveState;
-        if self == Unit::Fill {
+        if matches!(self, Unit::Fill | Unit::FillIdle) {
             DriveState::Fresh
         } else {
             DriveState::Filled(100.0)
@@ -61,7 +68,7 @@ impl Unit {
     /// numbers depend on how long they ran), else it may be shortened
     /// (their rate is stationary).
     pub fn keeps_runtime(self) -> bool {
-        matches!(self, Unit::Fill | Unit::Idle | Unit::RandomWrite)
+        matches!(self, Unit::Fill | Unit::FillIdle | Unit::Idle | Unit::RandomWrite)
     }
 }
 
@@ -99,11 +106,14 @@ pub const JOBS: &[BatteryJob] = &[
     },
     BatteryJob {
         name: "fill",
-        measures: "sequential write of the whole drive from empty with a 1 s bandwidth log: \
-                   the rate into the SLC cache, the cache's size (bytes written before the rate \
-                   drops), the post-cache rate as the drive fills, and the capacity (bytes written)",
-        takes: "the one sequential fill: 3.4 h on the 660p 1 TB twin (140 GB into the cache at 1.8 GB/s, \
-                then ≈ 80 MB/s); 15–25 min on a TLC drive that writes ≈ 1 GB/s after its cache",
+        measures: "sequential write of the first half of the drive from empty with a 1 s bandwidth \
+                   log (the fill's first part: fill-rest writes the rest): the rate into the SLC \
+                   cache, the cache's size (bytes written before the rate drops; every cache the \
+                   presets know is at its largest below half full), the post-cache rate, and with \
+                   the other parts the capacity (bytes written)",
+        takes: "about half of the one sequential fill (3.4 h in all on the 660p 1 TB twin: 140 GB into \
+                the cache at 1.8 GB/s, then ≈ 80 MB/s; 15–25 min in all on a TLC drive that writes \
+                ≈ 1 GB/s after its cache)",
         unit: Some(Unit::Fill),
         bs: 128 << 10,
         options: &[
@@ -111,10 +121,42 @@ pub const JOBS: &[BatteryJob] = &[
             "rw=write",
             "bs=128k",
             "iodepth=32",
-            "size=100%",
+            "size=50%",
             "write_bw_log=fill",
             "log_avg_msec={M:1000}",
         ],
+    },
+    BatteryJob {
+        name: "idle-fill-write",
+        measures: "half-way through the fill, where the cache is full and still at its largest, a \
+                   pause, then the fill goes on (4% of the drive) with a bandwidth log: what it writes \
+                   before the rate drops is the room idle folding made in the pause — all of the \
+                   cache a long enough pause can fold, or less where the drive stops folding once \
+                   the cache has a set room (slc_cache.idle_fold_room_bytes: the 660p's static part); \
+                   on a full drive (the idle writes below) that room and the static pool look alike",
+        takes: "180 s idle, then 4% of the fill (40 GB of a 1 TB drive: the room at the cache's rate, \
+                the rest at the rate after it)",
+        unit: Some(Unit::FillIdle),
+        bs: 128 << 10,
+        options: &[
+            "startdelay={T:180}",
+            "rw=write",
+            "bs=128k",
+            "iodepth=32",
+            "offset=50%",
+            "size=4%",
+            "write_bw_log=idle-fill",
+            "log_avg_msec={M:1000}",
+        ],
+    },
+    BatteryJob {
+        name: "fill-rest",
+        measures: "the rest of the sequential fill (the last 46% of the drive), so that the jobs \
+                   below find it full; its bytes count towards the capacity",
+        takes: "the rest of the one sequential fill",
+        unit: None,
+        bs: 128 << 10,
+        options: &["rw=write", "bs=128k", "iodepth=32", "offset=54%", "size=46%"],
     },
     BatteryJob {
         name: "idle-short-write",
@@ -280,7 +322,8 @@ pub fn read_jobs(unit: Unit) -> Vec<&'static str> {
 }
 
 /// The battery jobs replayed before `unit`'s own, in battery order,
-/// because they changed the state its numbers depend on: for the random
+/// because they changed the state its numbers depend on: for the write
+/// after the pause in the fill, the fill's first half; for the random
 /// writes (whose rate depends on how many pages GC finds invalid), every
 /// earlier job after the fill that writes or pauses (`startdelay`: the
 /// drive folds and collects meanwhile) — the writes after the idle
@@ -291,12 +334,16 @@ pub fn read_jobs(unit: Unit) -> Vec<&'static str> {
 /// 2,704 in the battery itself. The other units' numbers do not depend on
 /// the earlier writes (a replay from the full drive stands for them).
 pub fn prepared_by(unit: Unit) -> Vec<&'static str> {
+    if unit == Unit::FillIdle {
+        // The fill's first half: the cache full, the drive half full.
+        return vec!["fill"];
+    }
     if unit != Unit::RandomWrite {
         return Vec::new();
     }
     JOBS.iter()
         .take_while(|j| j.unit != Some(unit))
-        .filter(|j| j.unit.is_some_and(|u| u != Unit::Fill))
+        .filter(|j| j.unit.is_some_and(|u| !matches!(u, Unit::Fill | Unit::FillIdle)))
         .filter(|j| {
             j.options.iter().any(|o| o.starts_with("startdelay") || (o.starts_with("rw=") && o.contains("write")))
         })
@@ -347,7 +394,7 @@ pub fn text(time_scale: f64) -> String {
          ;\n\
          ; The jobs run one after another (stonewall): each leaves the drive in the state the next\n\
          ; one expects (empty, then full). Sizes are shares of the device, so the file suits any\n\
-         ; capacity; the times below are for a 1 TB drive. Without the fill, about 30 minutes.\n",
+         ; capacity; the times below are for a 1 TB drive. Without the fill, about 32 minutes.\n",
     );
     if time_scale != 1.0 {
         out.push_str(&format!(

@@ -192,7 +192,7 @@ pub fn fit_figures(spec: &DriveSpec, set: &FigureSet, iterations: u64, quick: bo
 /// (the 660p's 256 MB of DRAM, the RC100's 38 MB host memory buffer), as
 /// it does the die count.
 fn free_params() -> Vec<Param> {
-    Param::ALL.into_iter().filter(|&p| p != Param::MapMemory).collect()
+    Param::ALL.into_iter().filter(|&p| p != Param::MapMemory && p != Param::IdleFoldRoom).collect()
 }
 
 /// One figure's leave-one-out result.

@@ -21,6 +21,10 @@ pub fn measured(ms: &[Measurement], job: &str, quantity: Quantity) -> Option<f64
 /// blocks instead (see [`capacity`]).
 const MIN_BLOCKS_PER_PLANE: f64 = 64.0;
 
+/// The battery's jobs after `fill` that write the rest of the drive in
+/// the same sequential pass (its pause half-way, then the rest).
+const FILL_PARTS: [&str; 2] = ["idle-fill-write", "fill-rest"];
+
 /// Set the user capacity from the fill (`size=100%` writes the whole
 /// device to within its last block, partial or rounded up): unless the
 /// base's capacity is within one block of what was written, either side
@@ -32,10 +36,27 @@ pub fn capacity(spec: &mut DriveSpec, jobs: &[JobRecord], notes: &mut Vec<String
         notes.push("capacity: no fill in the results; the base's (or --set's) user capacity is kept".into());
         return;
     };
-    let written = fill.dirs[1].bytes;
+    // A fill in parts (the battery's: its first half, the write after
+    // the pause, the rest) wrote the drive once across them.
+    let parts = [fill].into_iter().chain(FILL_PARTS.iter().filter_map(|p| jobs.iter().find(|j| j.name == *p)));
+    let whole = fill.option("size").is_none_or(|s| s == "100%");
+    if !whole && parts.clone().count() < 1 + FILL_PARTS.len() {
+        notes.push(format!(
+            "capacity: the fill ran in parts ({} and {}) and not every part is in the results; the base's (or \
+             --set's) user capacity is kept",
+            "fill",
+            FILL_PARTS.join(", ")
+        ));
+        return;
+    }
+    let written: u64 = if whole { fill.dirs[1].bytes } else { parts.map(|j| j.dirs[1].bytes).sum() };
     let bs = 128 * 1024;
+    // Each part's start and size are shares of the drive rounded to whole
+    // blocks, so the parts may overlap by up to a block each (a 16 GB drive:
+    // 221,184 bytes more than its capacity in all).
+    let tolerance = if whole { bs } else { bs * (1 + FILL_PARTS.len() as u64) };
     let cap = spec.ftl.user_capacity_bytes;
-    if written == 0 || cap.abs_diff(written) < bs {
+    if written == 0 || cap.abs_diff(written) < tolerance {
         return;
     }
     let new = written / 4096 * 4096;

@@ -94,7 +94,7 @@ impl JobRecord {
 }
 
 /// What a metric measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Quantity {
     /// Reads per second.
     ReadIops,

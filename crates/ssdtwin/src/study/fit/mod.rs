@@ -41,9 +41,11 @@ pub mod measure;
 pub mod optimise;
 pub mod params;
 pub mod refine;
+pub mod remote;
 pub mod replay;
 pub mod report;
 mod reserve;
+mod room;
 mod root;
 pub mod search;
 
@@ -101,6 +103,10 @@ pub struct FitOptions {
     pub state: DriveState,
     /// Most Nelder–Mead iterations of the refinement stage.
     pub refine_iterations: u64,
+    /// Where the replays run: `None` on this machine's cores; else each
+    /// replay is handed to this executor as a task ([`remote`]: the
+    /// Python package's Ray backend).
+    pub executor: Option<remote::Executor>,
 }
 
 impl Default for FitOptions {
@@ -112,6 +118,7 @@ impl Default for FitOptions {
             progress: None,
             state: DriveState::Fresh,
             refine_iterations: 40,
+            executor: None,
         }
     }
 }

@@ -38,6 +38,7 @@ use super::battery::{self, Unit};
 use super::identify::{self, measured};
 use super::measure::{JobRecord, Quantity};
 use super::params::{dies, set_dies, shrink, Param};
+use super::remote::Dispatch;
 use super::replay::Plan;
 use super::root::match_one;
 use super::search::{best_die_count, flatten, log_error, make_valid, simplex_ln, Ctx};
@@ -53,7 +54,8 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
     let jobs = &super::uniquely_named(jobs)[..];
     let (all, mut notes) = super::measurements(jobs, base.ftl.user_capacity_bytes)?;
     let (given, measured): (Vec<Measurement>, Vec<Measurement>) = all.into_iter().partition(|m| m.unit == Unit::Given);
-    let ctx = Ctx { jobs, measured, opts, evals: AtomicUsize::new(0) };
+    let dispatch = Dispatch::new(opts.executor.as_ref(), opts.seed);
+    let ctx = Ctx { jobs, measured, opts, evals: AtomicUsize::new(0), dispatch };
     let mut spec = base.clone();
     let (mut rows, mut params) = (Vec::new(), Vec::new());
     if !ctx.measured.is_empty() {
@@ -75,6 +77,9 @@ pub fn fit(base: &DriveSpec, jobs: &[JobRecord], opts: &FitOptions) -> Result<Fi
             params = if battery { super::refine::combine(params, &refined.params) } else { refined.params };
         }
         rows.extend(given_rows);
+    }
+    if let Some(e) = ctx.dispatch.failure() {
+        return Err(e);
     }
     Ok(Fit {
         spec,
@@ -117,8 +122,15 @@ fn battery_stages(
         ctx.say("fill: pSLC program time, cache size, native program time");
         fitted.extend(fill(ctx, spec, notes)?);
     }
+    let room = ctx.plan(Unit::FillIdle, None, None).is_some() && {
+        ctx.say("idle folding's room from the write after the pause in the fill");
+        super::room::stage(ctx, spec, notes)?
+    };
+    if room {
+        fitted.push(Param::IdleFoldRoom);
+    }
     ctx.say("spare area, then the static SLC pool with the spare held");
-    fitted.extend(super::reserve::stages(ctx, spec, notes)?);
+    fitted.extend(super::reserve::stages(ctx, spec, room, notes)?);
     if let Some(n) = dies_note {
         notes.push(n);
     }

@@ -41,6 +41,9 @@ pub enum Param {
     /// `slc_cache.static_bytes` (with the curve's floor, and the idle
     /// folding's room target where the base ties it to the static part).
     CacheStatic,
+    /// `slc_cache.idle_fold_room_bytes`: idle folding stops once the
+    /// cache has this much room (`None` on a drive that folds everything).
+    IdleFoldRoom,
     /// The memory that caches the map (`controller.dram_bytes`, or on a
     /// DRAM-less drive `host.hmb_bytes`, else `controller.sram_bytes`),
     /// bytes, with the map journal that lives in it scaled alike (as
@@ -52,7 +55,7 @@ pub enum Param {
 
 impl Param {
     /// Every parameter, in the order they are reported.
-    pub const ALL: [Param; 9] = [
+    pub const ALL: [Param; 10] = [
         Param::NativeTr,
         Param::CmdOverhead,
         Param::ChannelMts,
@@ -61,6 +64,7 @@ impl Param {
         Param::BlocksPerPlane,
         Param::CacheMax,
         Param::CacheStatic,
+        Param::IdleFoldRoom,
         Param::MapMemory,
     ];
 
@@ -75,6 +79,7 @@ impl Param {
             Param::BlocksPerPlane => ("geometry.blocks_per_plane", "blocks"),
             Param::CacheMax => ("slc_cache.capacity_curve (max)", "GB"),
             Param::CacheStatic => ("slc_cache.static_bytes", "GB"),
+            Param::IdleFoldRoom => ("slc_cache.idle_fold_room_bytes", "GB"),
             Param::MapMemory => ("map cache memory (DRAM, else HMB)", "MB"),
         }
     }
@@ -83,7 +88,7 @@ impl Param {
     pub fn display(self, v: f64) -> f64 {
         match self {
             Param::NativeTr | Param::CmdOverhead | Param::SlcTprog | Param::NativeTprog => v / 1e3,
-            Param::CacheMax | Param::CacheStatic => v / 1e9,
+            Param::CacheMax | Param::CacheStatic | Param::IdleFoldRoom => v / 1e9,
             Param::MapMemory => v / 1e6,
             Param::ChannelMts | Param::BlocksPerPlane => v,
         }
@@ -102,6 +107,7 @@ impl Param {
             Param::BlocksPerPlane => spec.geometry.blocks_per_plane as f64,
             Param::CacheMax => spec.slc_cache.as_ref()?.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max),
             Param::CacheStatic => spec.slc_cache.as_ref()?.static_bytes as f64,
+            Param::IdleFoldRoom => spec.slc_cache.as_ref()?.idle_fold_room_bytes? as f64,
             Param::MapMemory => {
                 spec.ftl.map_cache.as_ref()?;
                 let c = &spec.controller;
@@ -129,6 +135,11 @@ impl Param {
             }
             Param::NativeTprog => scale(&mut spec.nand.native.tprog_ns, v),
             Param::BlocksPerPlane => spec.geometry.blocks_per_plane = v.round().max(1.0) as u32,
+            Param::IdleFoldRoom => {
+                if let Some(c) = spec.slc_cache.as_mut() {
+                    c.idle_fold_room_bytes = Some(v.round().max(1.0) as u64);
+                }
+            }
             Param::CacheMax => {
                 if let Some(c) = spec.slc_cache.as_mut() {
                     let max = c.capacity_curve.iter().map(|p| p[1]).fold(0.0, f64::max);
@@ -188,7 +199,7 @@ impl Param {
     pub fn bounds(self, v: f64) -> (f64, f64) {
         match self {
             Param::BlocksPerPlane => (v * 0.8, v * 1.5),
-            Param::CacheMax | Param::CacheStatic => (v * 0.05, v * 20.0),
+            Param::CacheMax | Param::CacheStatic | Param::IdleFoldRoom => (v * 0.05, v * 20.0),
             _ => (v / 8.0, v * 8.0),
         }
     }

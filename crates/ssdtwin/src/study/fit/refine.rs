@@ -44,7 +44,8 @@ use argmin::core::{CostFunction, Error as ArgminError};
 use super::battery::Unit;
 use super::measure::JobRecord;
 use super::params::{dies, Param};
-use super::replay::{self, Plan};
+use super::remote::Dispatch;
+use super::replay::Plan;
 use super::report::{measurement_sigma, param_table, sensitivities, stepped, ParamFit, Residual};
 use super::search::{best_die_count, Ctx};
 use super::{FitError, Measurement};
@@ -84,8 +85,8 @@ pub struct JobsTarget<'a> {
     pub plans: Vec<Plan<'a>>,
     /// The numbers.
     pub measured: Vec<Measurement>,
-    /// Seed of the replays' starting states.
-    pub seed: u64,
+    /// Where the replays run (and their starting states' seed).
+    pub dispatch: &'a Dispatch<'a>,
     /// Replays run.
     pub evals: &'a AtomicUsize,
 }
@@ -99,7 +100,7 @@ impl<'a> JobsTarget<'a> {
         measured: &[Measurement],
         state: DriveState,
         runtime_cap_ns: u64,
-        seed: u64,
+        dispatch: &'a Dispatch<'a>,
         evals: &'a AtomicUsize,
     ) -> JobsTarget<'a> {
         let measured: Vec<Measurement> = measured.iter().filter(|m| m.unit == Unit::Given).cloned().collect();
@@ -121,7 +122,7 @@ impl<'a> JobsTarget<'a> {
             let reads_only = p.jobs.iter().all(|j| matches!(j.rw(), "read" | "randread"));
             p.runtime_cap_ns = reads_only.then_some(runtime_cap_ns);
         }
-        JobsTarget { plans, measured, seed, evals }
+        JobsTarget { plans, measured, dispatch, evals }
     }
 }
 
@@ -147,7 +148,7 @@ impl Target for JobsTarget<'_> {
         let tasks: Vec<(DriveSpec, Plan)> =
             specs.iter().flat_map(|s| self.plans.iter().map(move |p| (s.clone(), p.clone()))).collect();
         self.evals.fetch_add(tasks.len(), Ordering::Relaxed);
-        let mut results = replay::run_all(&tasks, self.seed).into_iter();
+        let mut results = self.dispatch.run(&tasks).into_iter();
         specs
             .iter()
             .map(|_| {
@@ -498,7 +499,9 @@ pub(super) fn given_stage(
     let mut excluded = host_limited(ctx.jobs, given);
     let prior: Vec<(Param, f64, f64)> = battery.iter().filter_map(|p| Some((p.param, p.fitted, p.sigma?))).collect();
     let ropts = RefineOptions {
-        params: Param::ALL.to_vec(),
+        // Idle folding's room shows only after a pause part-way through
+        // a fill (the battery's); other results leave it as it is.
+        params: Param::ALL.into_iter().filter(|&p| p != Param::IdleFoldRoom).collect(),
         dies: !battery.iter().any(|p| p.param == Param::NativeTr && p.sigma.is_some()),
         iterations: ctx.opts.refine_iterations,
         prior,
@@ -513,7 +516,7 @@ pub(super) fn given_stage(
             });
         }
         let target =
-            JobsTarget::new(ctx.jobs, &kept, ctx.opts.state, ctx.opts.runtime_cap_ns, ctx.opts.seed, &ctx.evals);
+            JobsTarget::new(ctx.jobs, &kept, ctx.opts.state, ctx.opts.runtime_cap_ns, &ctx.dispatch, &ctx.evals);
         let r = refine(&target, spec, &ropts)?;
         Ok((target, r))
     };

@@ -55,7 +55,7 @@ pub struct Plan<'a> {
 }
 
 /// A number the twin gave for a job.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Observation {
     /// Job name.
     pub job: String,
@@ -146,32 +146,56 @@ static SCRATCH: AtomicUsize = AtomicUsize::new(0);
 /// names with the candidate's structure) is an error of that candidate,
 /// not of the fit: the optimisers treat it as an invalid drive.
 pub fn run_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observation>, FitError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replay_plan(spec, plan, seed))).unwrap_or_else(|p| {
-        let why = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let g = &spec.geometry;
-        Err(FitError::Candidate(format!(
-            "the simulator stopped ({why}) on a candidate with {} dies, {} blocks per plane, SLC cache {:?} GB \
-             (static {:?} GB), replaying unit {:?} from {}",
-            super::params::dies(spec),
-            g.blocks_per_plane,
-            super::params::Param::CacheMax.get(spec).map(|v| v / 1e9),
-            super::params::Param::CacheStatic.get(spec).map(|v| v / 1e9),
-            plan.unit,
-            plan.state
-        )))
-    })
+    let prepare: Vec<String> = plan.prepare.iter().map(|j| j.name.clone()).collect();
+    run_text(spec, plan.unit, plan.state, |dir| job_text(plan, dir), &prepare, seed)
 }
 
-fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observation>, FitError> {
+/// Replay a plan given as its job file (`text` writes it with its logs
+/// under the directory given), from `state`, on a drive built from
+/// `spec`: the numbers of each job but those named in `prepare`
+/// ([`run_plan`], and [`super::remote::run_task`] on another machine).
+pub fn run_text(
+    spec: &DriveSpec,
+    unit: Unit,
+    state: DriveState,
+    text: impl FnOnce(&std::path::Path) -> String,
+    prepare: &[String],
+    seed: u64,
+) -> Result<Vec<Observation>, FitError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replay_text(spec, unit, state, text, prepare, seed)))
+        .unwrap_or_else(|p| {
+            let why = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let g = &spec.geometry;
+            Err(FitError::Candidate(format!(
+                "the simulator stopped ({why}) on a candidate with {} dies, {} blocks per plane, SLC cache {:?} GB \
+                 (static {:?} GB), replaying unit {:?} from {}",
+                super::params::dies(spec),
+                g.blocks_per_plane,
+                super::params::Param::CacheMax.get(spec).map(|v| v / 1e9),
+                super::params::Param::CacheStatic.get(spec).map(|v| v / 1e9),
+                unit,
+                state
+            )))
+        })
+}
+
+fn replay_text(
+    spec: &DriveSpec,
+    unit: Unit,
+    state: DriveState,
+    text: impl FnOnce(&std::path::Path) -> String,
+    prepare: &[String],
+    seed: u64,
+) -> Result<Vec<Observation>, FitError> {
     let model = spec.build(&spec.name).map_err(|e| FitError::Candidate(e.to_string()))?;
     let capacity = model.user_lpns as u64 * 4096;
     let mut drive = Drive::new(model);
-    if plan.state != DriveState::Fresh {
-        plan.state.apply_fast(&mut drive, seed);
+    if state != DriveState::Fresh {
+        state.apply_fast(&mut drive, seed);
     }
     let dir: PathBuf = std::env::temp_dir().join(format!(
         "ssdtwin-fit-{}-{}",
@@ -181,8 +205,8 @@ fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observati
     std::fs::create_dir_all(&dir)
         .map_err(|e| FitError::Input { origin: dir.display().to_string(), reason: e.to_string() })?;
     let result = (|| {
-        let text = job_text(plan, &dir);
-        let origin = format!("replay of unit {:?}", plan.unit);
+        let text = text(&dir);
+        let origin = format!("replay of unit {unit:?}");
         let mut file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
             .map_err(|e| FitError::Replay(e.to_string()))?;
         file.use_twin_generator();
@@ -192,7 +216,7 @@ fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observati
         };
         let report = FioReport {
             drive: spec,
-            state: plan.state.to_string(),
+            state: state.to_string(),
             seed,
             global: &file.global,
             jobs,
@@ -201,9 +225,9 @@ fn replay_plan(spec: &DriveSpec, plan: &Plan, seed: u64) -> Result<Vec<Observati
         let records = from_json(&report.to_json(false), &origin, Some(&dir))?;
         Ok(records
             .iter()
-            .filter(|r| !plan.prepare.iter().any(|p| p.name == r.name))
+            .filter(|r| !prepare.contains(&r.name))
             .flat_map(|r| {
-                let numbers = if plan.unit == Unit::Given { given_metrics(r) } else { metrics(r) };
+                let numbers = if unit == Unit::Given { given_metrics(r) } else { metrics(r) };
                 numbers.into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })
             })
             .collect())

@@ -66,9 +66,10 @@ fn units_of(p: Param) -> &'static [Unit] {
         Param::NativeTr | Param::CmdOverhead | Param::ChannelMts | Param::MapMemory => {
             &[Unit::ReadLow, Unit::ReadHigh, Unit::RandomWrite]
         }
-        Param::SlcTprog | Param::NativeTprog => &[Unit::Fill, Unit::Idle, Unit::RandomWrite],
+        Param::SlcTprog | Param::NativeTprog => &[Unit::Fill, Unit::FillIdle, Unit::Idle, Unit::RandomWrite],
         Param::BlocksPerPlane => &[Unit::RandomWrite],
-        Param::CacheMax => &[Unit::Fill],
+        Param::CacheMax => &[Unit::Fill, Unit::FillIdle],
+        Param::IdleFoldRoom => &[Unit::FillIdle, Unit::Idle],
         Param::CacheStatic => &[Unit::Fill, Unit::Idle],
     }
 }

@@ -13,6 +13,7 @@ use argmin::solver::neldermead::NelderMead;
 use super::battery::{self, Unit};
 use super::measure::{JobRecord, Quantity};
 use super::params::{dies, set_dies, Param};
+use super::remote::Dispatch;
 use super::replay::{self, Observation, Plan};
 use super::{FitError, FitOptions, Measurement};
 use crate::spec::DriveSpec;
@@ -42,6 +43,8 @@ pub(super) struct Ctx<'a> {
     pub(super) measured: Vec<Measurement>,
     pub(super) opts: &'a FitOptions,
     pub(super) evals: AtomicUsize,
+    /// Where the replays run.
+    pub(super) dispatch: Dispatch<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -71,7 +74,7 @@ impl<'a> Ctx<'a> {
     /// kept per task).
     pub(super) fn run(&self, tasks: &[(DriveSpec, Plan)]) -> Vec<Result<Vec<Observation>, FitError>> {
         self.evals.fetch_add(tasks.len(), Ordering::Relaxed);
-        replay::run_all(tasks, self.opts.seed)
+        self.dispatch.run(tasks)
     }
 
     pub(super) fn say(&self, line: &str) {
