@@ -119,6 +119,7 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
         read_iterations: args.read_iterations,
         state,
         refine_iterations: args.refine_iterations,
+        executor: None,
         progress: Some(Box::new(move |line: &str| {
             if !quiet {
                 errln!("fit: {line}");
