@@ -121,18 +121,8 @@ impl Source {
     /// host's queues are arbitrated (a job without one waits in the
     /// medium class).
     pub(super) fn submit_with_prio(&mut self, dev: &mut Device, cmd: Command, me: u32) {
-        match self.prio.as_mut() {
-            Some(p) => {
-                let ioprio = p.next(cmd);
-                dev.submit_prio(cmd, me, ioprio);
-            }
-            None if dev.arbitrated() => {
-                dev.submit_prio(cmd, me, 0);
-            }
-            None => {
-                dev.submit(cmd, me);
-            }
-        }
+        let ioprio = self.prio.as_mut().map(|p| p.next(cmd));
+        submit_at(dev, cmd, me, ioprio);
     }
 
     /// The job's I/O is done at `now`: its end FLUSH, then its verify
@@ -232,5 +222,21 @@ impl Source {
             st.busy_ns += now - self.busy_since;
         }
         self.pending == 0
+    }
+}
+
+/// Submit `cmd` with priority `ioprio` (`None`: the job sets none, the
+/// medium class when the host's queues are arbitrated).
+pub(super) fn submit_at(dev: &mut Device, cmd: Command, me: u32, ioprio: Option<u16>) {
+    match ioprio {
+        Some(v) => {
+            dev.submit_prio(cmd, me, v);
+        }
+        None if dev.arbitrated() => {
+            dev.submit_prio(cmd, me, 0);
+        }
+        None => {
+            dev.submit(cmd, me);
+        }
     }
 }

@@ -248,18 +248,8 @@ impl Source {
         }
         // A verify read keeps the priority its io_u carried, changed only
         // by a hit of the engine's draw (`PrioState::verify_read`).
-        match self.prio.as_mut() {
-            Some(p) => {
-                let ioprio = p.verify_read(cmd);
-                dev.submit_prio(cmd, me, ioprio);
-            }
-            None if dev.arbitrated() => {
-                dev.submit_prio(cmd, me, 0);
-            }
-            None => {
-                dev.submit(cmd, me);
-            }
-        }
+        let ioprio = self.prio.as_mut().map(|p| p.verify_read(cmd));
+        super::sync::submit_at(dev, cmd, me, ioprio);
         if backlog_counts {
             // fio's number_ios counts the backlog's reads with the writes.
             self.ios_limit = self.ios_limit.saturating_sub(1);
