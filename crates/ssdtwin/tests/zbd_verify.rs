@@ -86,3 +86,19 @@ fn resets_by_frequency_wait_for_the_read_back() {
     assert!(resets(&dev) > 3, "the 3 zones with data are reset first");
     assert_eq!(dev.drive().counters().unmapped_reads, 0);
 }
+
+#[test]
+fn experimental_verify_is_refused_with_zbd_as_fio_refuses_it() {
+    // fio 3.34 and later (zbd.c's zbd_setup_files): "zonemode=zbd does not
+    // support experimental verify"; the job does not start. Without zbd,
+    // or with experimental_verify=0, the job is accepted.
+    let dev = Device::new(Drive::new(small_zoned_model(&[])));
+    let parse = |t: &str| parse_job_file(t, "z.fio", dev.drive().user_bytes(), &JobOptions::new());
+    let job = "[w]\nzonemode=zbd\nrw=write\nbs=128k\nsize=8m\nverify=crc32c\nexperimental_verify=1\n";
+    let e = parse(job).unwrap_err().to_string();
+    assert!(e.contains("z.fio:7") && e.contains("experimental_verify"), "{e}");
+    assert!(e.contains("zonemode=zbd does not support experimental verify"), "{e}");
+    assert!(parse(&job.replace("zonemode=zbd\n", "")).is_ok());
+    assert!(parse(&job.replace("experimental_verify=1", "experimental_verify=0")).is_ok());
+    assert!(parse(&job.replace("experimental_verify=1", "experimental_verify")).is_err());
+}

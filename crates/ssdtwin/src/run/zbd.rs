@@ -58,6 +58,9 @@
 //! - **Verify** changes the rules so that nothing the job will read back
 //!   is reset ([`verify`]).
 //!
+//! Writes are [`write`]'s, reads and trims [`read`]'s (with the folds a
+//! read-only job keeps from when it looked its reads up ahead).
+//!
 //! Left out: fio shares the write-zone set and the valid-data count
 //! between the jobs on one device; the twin keeps them per job (the
 //! drive's own open and active limits hold across jobs all the same). A failed write and `recover_zbd_write_error` are
@@ -68,7 +71,9 @@ use crate::model::ftl::zones::{ZoneAction, ZoneState, Zones};
 use crate::run::device::Device;
 use crate::run::workload::{IoSpec, RwPattern, Zbd};
 
+mod read;
 mod verify;
+mod write;
 
 /// fio's error number for a job it cannot set up (EINVAL).
 pub const EINVAL: i32 = 22;
@@ -163,6 +168,14 @@ pub struct ZbdJob {
     /// A verifying job's zones whose reset waits for the read-back (fio's
     /// `reset_zone`), by zone index minus `min_zone`.
     reset_due: Vec<bool>,
+    /// log2 of the zone size (`u32::MAX`: not a power of two).
+    zone_shift: u32,
+    /// A random job that only reads: the folds of the reads ahead
+    /// ([`read::FOLDS`] of them; empty for any other job), the folds made
+    /// and the reads placed ([`read`]).
+    folds: Vec<read::Fold>,
+    hints: u32,
+    reads_taken: u32,
 }
 
 /// The zone state of a zoned drive (`None`: a conventional one).
@@ -252,7 +265,14 @@ impl ZbdJob {
             finishes: 0,
             verify: spec.verify.is_some(),
             reset_due: Vec::new(),
+            zone_shift: if zone.is_power_of_two() { zone.trailing_zeros() } else { u32::MAX },
+            folds: Vec::new(),
+            hints: 0,
+            reads_taken: 0,
         };
+        if spec.rw == RwPattern::RandRead && !opts.read_beyond_wp {
+            job.folds = vec![read::Fold::default(); read::FOLDS];
+        }
         if job.verify {
             // The job's loops are the source's: each writes, then reads back.
             job.loops_left = 0;
@@ -354,7 +374,7 @@ impl ZbdJob {
     fn zone_of(&self, offset: u64) -> u32 {
         // Zone sizes are powers of two on every zoned drive the twin
         // knows (a shift, not a division, on the reads' path).
-        let z = if self.zone.is_power_of_two() { offset >> self.zone.trailing_zeros() } else { offset / self.zone };
+        let z = if self.zone_shift != u32::MAX { offset >> self.zone_shift } else { offset / self.zone };
         (z as u32).clamp(self.min_zone, self.max_zone - 1)
     }
 
@@ -380,395 +400,6 @@ impl ZbdJob {
         } else {
             written_bytes(zones, z, page)
         }
-    }
-
-    /// Bytes writable left in zone `z` (fio's `zbd_zone_remainder`).
-    fn remainder(&self, z: u32, zones: &Zones) -> u64 {
-        if z < self.conventional {
-            return self.zone;
-        }
-        if self.finishing(z) {
-            return 0;
-        }
-        match zones.state(z) {
-            ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline => 0,
-            _ => self.cap - written_bytes(zones, z, crate::model::nand::SECTOR_BYTES as u64),
-        }
-    }
-
-    /// Whether zone `z` has something left, but less than a block, that
-    /// fio finishes rather than writes.
-    fn small_remainder(&self, z: u32, zones: &Zones) -> bool {
-        let r = self.remainder(z, zones);
-        !self.opts.write_zone_remainder && r > 0 && r < self.min_bs[W]
-    }
-
-    /// Finish zone `z` before the command (`zbd_finish_zone`).
-    fn finish(&mut self, z: u32) {
-        self.ops.push((ZoneAction::Finish, self.zone_start(z)));
-        self.finished[(z - self.min_zone) as usize] = true;
-        self.finishes += 1;
-    }
-
-    /// A sequential job reached the end of its range with `left` bytes
-    /// left to its limit: whether fio starts another pass (backend.c's
-    /// `keep_running`; with `time_based`, `get_next_offset` wraps).
-    fn next_pass(&mut self, left: u64) -> bool {
-        if self.time_based {
-            return true;
-        }
-        if self.loops_left > 0 {
-            self.loops_left -= 1;
-            return true;
-        }
-        self.io_size && left >= self.max_bs
-    }
-
-    fn reset_write_cnt(&mut self) {
-        let f = self.opts.reset_frequency;
-        self.write_cnt = if f > 0.0 { (1.0 / f).min(u32::MAX as f64) as u32 } else { u32::MAX };
-    }
-
-    /// Add zone `z` to the write zones if it is not in them and the
-    /// limits allow (`__zbd_write_zone_get`).
-    fn write_zone_get(&mut self, z: u32, zones: &Zones) -> bool {
-        if matches!(zones.state(z), ZoneState::Offline | ZoneState::ReadOnly) {
-            return false;
-        }
-        if self.verify && self.verify_keeps(z, zones) {
-            return false;
-        }
-        if self.write_zones.contains(&z) {
-            return self.remainder(z, zones) > 0;
-        }
-        let job_limit = self.opts.job_max_open_zones;
-        if (job_limit > 0 && self.write_zones.len() as u32 >= job_limit)
-            || self.write_zones.len() as u32 >= self.max_write_zones
-        {
-            return false;
-        }
-        self.write_zones.push(z);
-        true
-    }
-
-    /// The write zone the offset's place in the range picks
-    /// (`pick_random_zone_idx`; the set is not empty).
-    fn picked(&self, offset: u64) -> u32 {
-        let range = self.end - self.start;
-        let n = self.write_zones.len();
-        let i = (offset.saturating_sub(self.start) as u128 * n as u128 / range as u128) as usize;
-        self.write_zones[i.min(n - 1)]
-    }
-
-    /// The zone a write aimed at zone `zb` goes to
-    /// (`zbd_convert_to_write_zone`), or `None` when no zone can be
-    /// written; `offset` becomes the zone's start when the write moved.
-    fn write_zone(&mut self, mut zb: u32, offset: &mut u64, zones: &Zones) -> Option<u32> {
-        let min_bs = self.min_bs[W];
-        let fill = self.opts.write_zone_remainder;
-        if self.small_remainder(zb, zones) {
-            // Less than a block left: finish the zone and go on with the
-            // next one (a sequential job in its last zone ends).
-            self.write_zones.retain(|&x| x != zb);
-            self.finish(zb);
-            if zb + 1 >= self.max_zone && !self.random {
-                self.range_over = true;
-                return None;
-            }
-            loop {
-                zb = if zb + 1 >= self.max_zone { self.min_zone } else { zb + 1 };
-                if zb >= self.conventional {
-                    break;
-                }
-            }
-        }
-        if self.write_zone_get(zb, zones) {
-            return Some(zb);
-        }
-        let mut z = zb;
-        if !self.write_zones.is_empty() {
-            // A write zone chosen by the offset's place in the range.
-            z = self.picked(*offset);
-            if self.remainder(z, zones) >= min_bs {
-                *offset = self.zone_start(z);
-                return Some(z);
-            }
-        }
-        if self.random {
-            z = zb;
-        }
-        // The next zones, wrapping, for one that can join.
-        for _ in 0..(self.max_zone - self.min_zone) {
-            z = if z + 1 >= self.max_zone { self.min_zone } else { z + 1 };
-            if z < self.conventional || self.write_zones.contains(&z) {
-                continue;
-            }
-            if self.write_zone_get(z, zones) {
-                *offset = self.zone_start(z);
-                return Some(z);
-            }
-        }
-        // Any write zone with room left.
-        let roomy = |r: u64| if fill { r > 0 } else { r >= min_bs };
-        if let Some(w) = self.write_zones.iter().copied().find(|&w| roomy(self.remainder(w, zones))) {
-            *offset = self.zone_start(w);
-            return Some(w);
-        }
-        if self.random && !fill && !self.verify && !self.write_zones.is_empty() {
-            // Every write zone has less than a block left: finish one
-            // (it is then reset and written).
-            let w = self.picked(*offset);
-            self.finish(w);
-            *offset = self.zone_start(w);
-            return Some(w);
-        }
-        None
-    }
-
-    #[inline(never)]
-    fn write(&mut self, raw: Command, zones: &Zones, left: u64, logged: bool) -> Next {
-        let min_bs = self.min_bs[W];
-        let fill = self.opts.write_zone_remainder;
-        let mut offset = if self.random {
-            raw.offset
-        } else {
-            // setup_zbd_zone_mode: jump from the capacity to the zone
-            // end; at the end of the range the pass ends.
-            let mut p = self.pos[W];
-            let zs = p / self.zone * self.zone;
-            if p < self.end && p / self.zone >= self.conventional as u64 && p >= zs + self.cap {
-                p = zs + self.zone;
-            }
-            if p >= self.end {
-                if !self.next_pass(left) {
-                    self.pos[W] = p;
-                    return Next::Eof;
-                }
-                p = self.start;
-            }
-            p
-        };
-        let mut zb = self.zone_of(offset);
-        if zb < self.conventional {
-            // A conventional zone: any offset, not across into the next zone.
-            let len = (raw.len as u64).min(self.zone_start(zb + 1) - offset) / min_bs * min_bs;
-            let cmd = Command { kind: IoKind::Write, offset, len: len.max(min_bs) as u32 };
-            self.pos[W] = offset + cmd.len as u64;
-            self.wrote = true;
-            return Next::Io { cmd, manage: false };
-        }
-        let z = loop {
-            let Some(z) = self.write_zone(zb, &mut offset, zones) else {
-                // A sequential job that finished the last zone of its
-                // range: its pass ends there.
-                if !std::mem::take(&mut self.range_over) || !self.next_pass(left) {
-                    return Next::Eof;
-                }
-                offset = self.start;
-                zb = self.zone_of(offset);
-                continue;
-            };
-            // A zone with less than a block left: again, which finishes it.
-            if !self.small_remainder(z, zones) {
-                break z;
-            }
-            zb = z;
-        };
-        let mut reset = self.verify && self.reset_due[(z - self.min_zone) as usize];
-        if self.opts.reset_frequency > 0.0
-            && self.valid as f64 >= (self.end - self.start) as f64 * self.opts.reset_threshold
-        {
-            self.write_cnt -= 1;
-            if self.write_cnt == 0 {
-                self.reset_write_cnt();
-                reset = true;
-            }
-        }
-        let page = crate::model::nand::SECTOR_BYTES as u64;
-        let mut wp = written_bytes(zones, z, page);
-        let remainder = self.remainder(z, zones);
-        let full = if fill { remainder == 0 } else { remainder < min_bs };
-        if (reset || full) && self.verify {
-            self.reset_due[(z - self.min_zone) as usize] = logged;
-            if logged {
-                return Next::VerifyFirst;
-            }
-        }
-        if reset || full {
-            // __zbd_reset_zone: an empty zone needs no reset.
-            let data = self.fio_wp(z, zones);
-            if data > 0 {
-                self.valid -= data.min(self.valid);
-                self.resets += 1;
-                self.ops.push((ZoneAction::Reset, self.zone_start(z)));
-                self.finished[(z - self.min_zone) as usize] = false;
-            }
-            wp = 0;
-        }
-        let mut len = (raw.len as u64).min(self.cap - wp);
-        if !fill || len > min_bs {
-            len = len / min_bs * min_bs;
-        }
-        if len == 0 {
-            return Next::Eof;
-        }
-        let offset = self.zone_start(z) + wp;
-        self.valid += len;
-        if wp + len >= self.cap {
-            self.write_zones.retain(|&x| x != z);
-        }
-        self.pos[W] = offset + len;
-        self.wrote = true;
-        // A Zone Append names the zone; the drive writes at its pointer
-        // (where `offset` is).
-        let at = if self.opts.append { self.zone_start(z) } else { offset };
-        let cmd = Command { kind: IoKind::Write, offset: at, len: len as u32 };
-        Next::Io { cmd, manage: !self.ops.is_empty() }
-    }
-
-    /// A trim: the reset of its zone (`zbd_adjust_block`'s trim case and
-    /// `zbd_do_io_u_trim`).
-    #[cold]
-    fn trim(&mut self, raw: Command, zones: &Zones) -> Next {
-        let t = IoKind::Trim as usize;
-        let offset = if self.random {
-            raw.offset
-        } else {
-            let p = if self.pos[t] >= self.end { self.start } else { self.pos[t] };
-            self.pos[t] = p + raw.len as u64;
-            p
-        };
-        let mut z = self.zone_of(offset);
-        if z < self.conventional {
-            return Next::Io { cmd: Command { offset, ..raw }, manage: false };
-        }
-        if self.random && self.fio_wp(z, zones) == 0 {
-            // The nearest zone with data, or the end of the job.
-            let Some(f) = self.find_readable(z, 1, zones) else { return Next::Eof };
-            z = f;
-        }
-        let cmd = Command { kind: IoKind::Trim, offset: self.zone_start(z), len: raw.len };
-        let data = self.fio_wp(z, zones);
-        if data > 0 {
-            self.valid -= data.min(self.valid);
-            self.resets += 1;
-            self.finished[(z - self.min_zone) as usize] = false;
-        }
-        // zbd_reset_zone: the zone leaves the write zones.
-        self.write_zones.retain(|&x| x != z);
-        Next::ZoneReset { cmd, reset: data > 0 }
-    }
-
-    /// Where the generator's command `raw`, drawn ahead of its turn, is
-    /// likely to go: a random read of a read-only job folded into its
-    /// zone's written part as [`ZbdJob::read`] would fold it now (exact
-    /// while the zones do not change, which reads do not do), any other
-    /// command as it is. A hint for warming the map entry it will look up;
-    /// changes nothing.
-    #[inline]
-    pub fn ahead_hint(&self, raw: Command, drive: &Drive) -> Command {
-        if raw.kind != IoKind::Read || !self.random || self.mixed || self.opts.read_beyond_wp {
-            return raw;
-        }
-        let Some(zones) = zones_of(drive) else { return raw };
-        let z = self.zone_of(raw.offset);
-        let range = self.readable(z, zones);
-        let len = raw.len as u64;
-        if range <= len {
-            return Command { offset: self.zone_start(z), ..raw };
-        }
-        let min_bs = self.min_bs[IoKind::Read as usize];
-        Command {
-            offset: self.zone_start(z) + align_down((raw.offset - self.zone_start(z)) % (range - len), min_bs),
-            ..raw
-        }
-    }
-
-    #[inline(always)]
-    fn read(&mut self, raw: Command, zones: &Zones) -> Next {
-        let r = IoKind::Read as usize;
-        if self.opts.read_beyond_wp {
-            return Next::Io { cmd: raw, manage: false };
-        }
-        let min_bs = self.min_bs[r];
-        let offset = if self.random {
-            raw.offset
-        } else {
-            let p = self.pos[r];
-            if p >= self.end {
-                self.start
-            } else {
-                p
-            }
-        };
-        let orig = self.zone_of(offset);
-        let mut z = orig;
-        let mut range = self.readable(z, zones);
-        let mut offset = offset;
-        if range < min_bs || (!self.random && offset + min_bs > self.zone_start(z) + range) {
-            let Some(f) = self.find_readable(z, min_bs, zones) else { return Next::Eof };
-            z = f;
-            range = self.readable(z, zones);
-            if !self.random {
-                offset = self.zone_start(z);
-            }
-        }
-        let len = raw.len as u64;
-        if range <= len {
-            offset = self.zone_start(z);
-        } else if self.random {
-            offset = self.zone_start(z) + align_down((raw.offset - self.zone_start(orig)) % (range - len), min_bs);
-        }
-        let end = self.zone_start(z) + range;
-        let len = align_down(len.min(end - offset), min_bs);
-        if len == 0 {
-            return Next::Eof;
-        }
-        self.pos[r] = offset + len;
-        Next::Io { cmd: Command { kind: IoKind::Read, offset, len: len as u32 }, manage: false }
-    }
-}
-
-impl ZbdJob {
-    /// Bytes a read may cover in zone `z`: a conventional zone's all, an
-    /// offline zone's none, else what was written.
-    #[inline]
-    fn readable(&self, z: u32, zones: &Zones) -> u64 {
-        if z < self.conventional {
-            self.zone
-        } else if zones.state(z) == ZoneState::Offline {
-            0
-        } else {
-            self.fio_wp(z, zones)
-        }
-    }
-
-    /// fio's `zbd_find_zone`: the next zone after `z` with at least
-    /// `min_bs` to read (and, for random reads, the nearest before it
-    /// too); `None`: none has.
-    #[cold]
-    fn find_readable(&self, z: u32, min_bs: u64, zones: &Zones) -> Option<u32> {
-        for d in 1..=(self.max_zone - self.min_zone) {
-            let after = z + d;
-            if after < self.max_zone && self.readable(after, zones) >= min_bs {
-                return Some(after);
-            }
-            if self.random && z >= self.min_zone + d && self.readable(z - d, zones) >= min_bs {
-                return Some(z - d);
-            }
-        }
-        None
-    }
-}
-
-/// `x` rounded down to a multiple of `a` (a mask when `a` is a power of
-/// two, as block sizes are: no division on the reads' path).
-#[inline(always)]
-fn align_down(x: u64, a: u64) -> u64 {
-    if a.is_power_of_two() {
-        x & !(a - 1)
-    } else {
-        x / a * a
     }
 }
 

@@ -251,6 +251,10 @@ pub struct Zones {
     /// Implicitly opened zones, opened longest ago first (at most
     /// `max_open`; changed only when a zone opens or closes).
     implicit: Vec<u32>,
+    /// Changes of any zone's state or write pointer so far (not saved:
+    /// only equality within one run is asked of it).
+    #[serde(skip)]
+    changes: u64,
 }
 
 impl Zones {
@@ -265,6 +269,7 @@ impl Zones {
             open: 0,
             active: 0,
             implicit: Vec::with_capacity(model.max_open as usize),
+            changes: 0,
         }
     }
 
@@ -317,7 +322,16 @@ impl Zones {
 
     /// Forget everything (format): every sequential zone empty.
     pub fn reset_all_state(&mut self) {
+        let changes = self.changes + 1;
         *self = Zones::new(&self.model);
+        self.changes = changes;
+    }
+
+    /// How many times a zone's state or write pointer changed: equal
+    /// counts, no zone changed in between.
+    #[inline]
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// A write of `n` pages at `first`: check it against the rules, open
@@ -436,6 +450,7 @@ impl Zones {
         {
             return Err(ZoneStatus::InvalidField);
         }
+        self.changes += 1;
         self.release(z);
         self.state[z as usize] = state;
         Ok(())
@@ -443,6 +458,7 @@ impl Zones {
 
     fn apply(&mut self, action: ZoneAction, z: u32) -> Result<Transition, ZoneStatus> {
         use ZoneState::*;
+        self.changes += 1;
         let from = self.state[z as usize];
         let t = Transition { zone: z, from, written: self.wp[z as usize] };
         let invalid = Err(ZoneStatus::InvalidZoneStateTransition);
@@ -510,6 +526,7 @@ impl Zones {
         if self.wp[zi] as u64 + n as u64 > self.model.zone_cap_lpns as u64 {
             return Err(ZoneStatus::ZoneBoundaryError);
         }
+        self.changes += 1;
         if matches!(self.state[zi], ZoneState::Empty | ZoneState::Closed) {
             self.take_resources(z)?;
             self.state[zi] = ZoneState::ImplicitlyOpened;

@@ -624,6 +624,17 @@ impl PhaseBuilder {
         }
         super::checks::sequences(&mut self.spec, self.sequence_stride, entries, capacity)?;
         if self.zbd_at.is_some() {
+            // zbd.c's zbd_setup_files (fio 3.34 and later): experimental
+            // verify replays the writes, which zones cannot take.
+            if let Some(e) = entries.iter().rev().find(|e| e.0 == "experimental_verify") {
+                if parse_bool(&e.1).unwrap_or(e.1.parse::<i64>().is_ok_and(|n| n != 0)) {
+                    return Err(invalid(
+                        &e.2,
+                        "experimental_verify",
+                        "zonemode=zbd does not support experimental verify",
+                    ));
+                }
+            }
             // zonesize names the drive's zone size under zbd (zbd.c).
             let size = self.zone[0].take().map_or(0, |z| z.0);
             let opts = std::mem::take(&mut self.zbd);

@@ -51,7 +51,7 @@ pub(super) const HOST: &[OptionDef] = &[
     host("verify_dump", &[], Kind::Bool, "0", "Dump contents of good and bad blocks on failure"),
     host("verify_async", &[], Kind::Int, "0", "Number of async verifier threads to use"),
     host("verify_async_cpus", &[], Kind::Text, "", "Set CPUs allowed for async verify threads"),
-    host("experimental_verify", &[], Kind::Bool, "", "Enable experimental verification"),
+    host("experimental_verify", &[], Kind::Bool, "", "Enable experimental verification (refused with zonemode=zbd, as fio 3.34 and later refuse it)"),
     host("verify_state_load", &[], Kind::Bool, "", "Load verify termination state"),
     host("verify_state_save", &[], Kind::Bool, "1", "Save verify state on termination"),
     host("verify_write_sequence", &[], Kind::Bool, "1", "Verify header write sequence number"),
