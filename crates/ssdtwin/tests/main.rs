@@ -48,6 +48,7 @@ mod trim_ranges;
 mod waf;
 mod wear;
 mod zbd;
+mod zbd_random;
 mod zbd_remainder;
 mod zbd_verify;
 mod zns;

@@ -47,9 +47,13 @@
 //!   the list with `random_sequence_stride`), past the span the pass ends.
 //!
 //! Used for jobs read from fio job files whose options all have this
-//! path ([`FioSeq::covers`]); others (`bs_unaligned`, skewed
-//! distributions, `zonemode=zbd`) keep the
-//! twin's own generator, which draws from the same distributions. A
+//! path ([`FioSeq::covers`]), random writes under `zonemode=zbd` among
+//! them (the zbd rules move each offset to a write pointer afterwards;
+//! fio marks its random map with the length they cut, which this
+//! sequence, drawn ahead, does not see: the same as fio's while no write
+//! is cut); others (`bs_unaligned`, skewed distributions, zbd reads,
+//! trims and mixes) keep the twin's own generator, which draws from the
+//! same distributions. A
 //! rate limit's direction switch (fio's `rate_ddir`) steers the mix
 //! from outside ([`FioSeq::steer`]).
 
@@ -166,7 +170,9 @@ impl FioSeq {
             && fios(&spec.distribution)
             && spec.distributions.as_ref().is_none_or(|d| d.iter().all(fios))
             && spec.random_center.is_none()
-            && spec.zbd.is_none()
+            // zonemode=zbd: random writes (zbd.c moves each to a write
+            // pointer; fio's own offsets choose the zone).
+            && (spec.zbd.is_none() || spec.rw == RwPattern::RandWrite)
     }
 
     /// The sequence of `spec` (which [`FioSeq::covers`]) on a drive of
