@@ -13,6 +13,10 @@
 # takes the other's core: the rate is then the slower one's, and the
 # server's CPU per request is its own cost, not a share of a core it
 # trades with fio. (Needs 2 CPUs.)
+# CORK=1: TLS writes with scripts/msg-more-shim.c loaded into fio (needs cc),
+# so that each write's two TLS records leave in one TCP segment, as a
+# plaintext write's header and payload do (docs/nbd-tls.md, sixth round): a
+# measurement of the client's segmentation, not a configuration.
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
 PRIO=()
@@ -37,6 +41,11 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $T/s
 printf "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n" > $T/ext.cnf
 openssl x509 -req -days 2 -in $T/server.csr -CA $T/ca-cert.pem -CAkey $T/ca-key.pem -CAcreateserial -out $T/server-cert.pem -extfile $T/ext.cnf 2>/dev/null
 mkdir -p $T/home/.pki/libnbd && cp $T/ca-cert.pem $T/home/.pki/libnbd/
+SHIM=()
+if [ -n "${CORK:-}" ]; then
+  cc -O2 -shared -fPIC -o $T/msg-more-shim.so "$(dirname "$0")/msg-more-shim.c" -ldl || exit 1
+  SHIM=(env LD_PRELOAD=$T/msg-more-shim.so)
+fi
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
 for round in $(seq ${ROUNDS:-1}); do
 [ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
@@ -50,9 +59,12 @@ kill -TERM $P; wait $P
 python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"
 "${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T --json /tmp/nbdspeed-tls.json -q & P=$!
 wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
-echo "TLS:"
+echo "TLS:${CORK:+ (writes with msg-more-shim.so)}"
 for rw in randwrite randread; do
+  # The shim only for writes (a read's header has no payload to go with).
+  CLI0=("${CLI[@]}"); [ $rw = randwrite ] && CLI=("${CLI[@]}" "${SHIM[@]}")
   c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
+  CLI=("${CLI0[@]}")
   echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
 done
 kill -TERM $P; wait $P
