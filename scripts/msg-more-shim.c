@@ -4,8 +4,9 @@
  * of 28 bytes, sealed) MSG_MORE, so that the kernel holds it and sends
  * it in one TCP segment with the payload record that follows, as libnbd
  * does with MSG_MORE for a plaintext write's header. libnbd's TLS send
- * (lib/crypto.c, tls_send) drops its flags, so a TLS write leaves as two
- * segments (docs/nbd-tls.md, sixth round). Only for write-only runs: a
+ * (lib/crypto.c, tls_send) sends each buffer as a record at once, MSG_MORE
+ * or not, so a TLS write leaves as two segments (docs/nbd-tls.md, sixth
+ * round). Only for write-only runs: a
  * read's header has no payload after it, and would wait for the kernel's
  * probe timer.
  * Build: cc -O2 -shared -fPIC -o msg-more-shim.so msg-more-shim.c -ldl */
