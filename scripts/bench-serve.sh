@@ -17,6 +17,13 @@
 # so that each write's two TLS records leave in one TCP segment, as a
 # plaintext write's header and payload do (docs/nbd-tls.md, sixth round): a
 # measurement of the client's segmentation, not a configuration.
+# CLIENT=qemu: QEMU's NBD client instead of fio (qemu-io, which takes the
+# TLS credentials as --object, as qemu-img bench does not; qemu-img bench
+# for the plaintext rows too, as a yardstick of qemu-io's own cost).
+# QEMU corks a write's header and payload into one segment, TLS or not
+# (block/nbd.c, nbd_co_send_request; io/channel-tls.c passes the cork to
+# the socket), and keeps at most 16 requests in flight (MAX_NBD_REQUESTS),
+# whatever the depth asked: the rows are QD16 on the wire.
 R=${R:-${CARGO_TARGET_DIR:-target}/release/ssdtwin}
 N=${N:-200000}
 PRIO=()
@@ -34,6 +41,31 @@ import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index('{'):]); j=d['jobs']
 x=j[k]; rt=j['job_runtime']/1e3; open('$T/rt','w').write(str(rt))
 print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'], x['iops'], (j['usr_cpu']+j['sys_cpu'])/100*rt/x['total_ios']*1e6))"
 }
+# QEMU's client: qemu-io reads N aio_write/aio_read commands of 4 KiB at
+# consecutive offsets (wrapping at 1 GiB) from a file, draining every 4096
+# (aio_flush waits for them; no NBD flush is sent) so that its buffers
+# stay bounded; its wall time and CPU are the run's.
+run_qemu() { # image-opts rw [--object ...]
+  local opts=$1 rw=$2; shift 2
+  local cmd=aio_write; [ $rw = randread ] && cmd=aio_read
+  python3 -c "
+for i in range($N):
+    print('$cmd -q %d 4k' % (i % 262144 * 4096))
+    if i % 4096 == 4095: print('aio_flush')
+print('aio_flush')" > $T/cmds
+  "${CLI[@]}" /usr/bin/time -o $T/time -f '%e %U %S' qemu-io -t none "$@" --image-opts "$opts" < $T/cmds > /dev/null || return
+  python3 -c "
+e,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e))
+print('%s (qemu-io): %d ios, %.0f IOPS wall, qemu-io cpu %.1f us/req' % ('$rw', $N, $N/e, (u+s)/$N*1e6))"
+}
+run_qemu_bench() { # image-opts rw
+  local w=(); [ $2 = randwrite ] && w=(-w)
+  "${CLI[@]}" /usr/bin/time -o $T/time -f '%e %U %S' qemu-img bench "${w[@]}" -d 32 -c $N -s 4096 -t none --image-opts "$1" > $T/out || return
+  python3 -c "
+import re; e=float(re.search(r'completed in ([0-9.]+) seconds', open('$T/out').read()).group(1))
+_,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e))
+print('%s (qemu-img bench): %d ios, %.0f IOPS wall, qemu-img cpu %.1f us/req' % ('$2', $N, $N/e, (u+s)/$N*1e6))"
+}
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 T=$(mktemp -d)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout $T/ca-key.pem -out $T/ca-cert.pem -subj "/CN=bench CA" 2>/dev/null
@@ -47,12 +79,23 @@ if [ -n "${CORK:-}" ]; then
   SHIM=(env LD_PRELOAD=$T/msg-more-shim.so)
 fi
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
+if [ "${CLIENT:-}" = qemu ]; then
+  # qemu-io's own cost per command, with no NBD behind it.
+  run_qemu driver=null-co,size=1G randwrite | sed 's/randwrite (qemu-io)/qemu-io against null-co, writes/'
+fi
 for round in $(seq ${ROUNDS:-1}); do
 [ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
 "${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
 wait_for nbd://127.0.0.1:10940/ssdtwin
+QOPTS=driver=nbd,server.type=inet,server.host=127.0.0.1,export=ssdtwin
 for rw in randwrite randread; do
-  c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
+  if [ "${CLIENT:-}" = qemu ]; then
+    c0=$(cpu $P); run_qemu_bench $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
+    echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+    c0=$(cpu $P); run_qemu $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
+  else
+    c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
+  fi
   echo "  ssdtwin serve cpu: $(busy $c0 $c1) (clock ticks of 10 ms)"
 done
 kill -TERM $P; wait $P
@@ -63,7 +106,11 @@ echo "TLS:${CORK:+ (writes with msg-more-shim.so)}"
 for rw in randwrite randread; do
   # The shim only for writes (a read's header has no payload to go with).
   CLI0=("${CLI[@]}"); [ $rw = randwrite ] && CLI=("${CLI[@]}" "${SHIM[@]}")
-  c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
+  if [ "${CLIENT:-}" = qemu ]; then
+    c0=$(cpu $P); run_qemu $QOPTS,server.port=10942,tls-creds=tls0 $rw --object tls-creds-x509,id=tls0,endpoint=client,dir=$T; c1=$(cpu $P)
+  else
+    c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
+  fi
   CLI=("${CLI0[@]}")
   echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
 done
@@ -71,7 +118,7 @@ kill -TERM $P; wait $P
 python3 -c "import json; d=json.load(open('/tmp/nbdspeed-tls.json'))['serve']; print('  of its cpu, polling for input before sleeping: %.2f us/req (both runs)' % (d['tls_poll_wall_ns_total']/1e3/d['requests']))"
 done
 rm -rf $T /tmp/nbdspeed.json /tmp/nbdspeed-tls.json
-command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
+command -v nbdkit >/dev/null && [ "${CLIENT:-}" != qemu ] || { echo "no nbdkit yardstick rows"; exit 0; }
 "${SRV[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
 sleep 1
 for rw in randwrite randread; do
