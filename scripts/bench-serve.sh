@@ -19,7 +19,8 @@
 # measurement of the client's segmentation, not a configuration.
 # CLIENT=qemu: QEMU's NBD client instead of fio (qemu-io, which takes the
 # TLS credentials as --object, as qemu-img bench does not; qemu-img bench
-# for the plaintext rows too, as a yardstick of qemu-io's own cost).
+# for the plaintext rows too, as a yardstick of qemu-io's own cost; and
+# qemu-img convert, an image copy writing 4 KiB at a time, TLS or not).
 # QEMU corks a write's header and payload into one segment, TLS or not
 # (block/nbd.c, nbd_co_send_request; io/channel-tls.c passes the cork to
 # the socket), and keeps at most 16 requests in flight (MAX_NBD_REQUESTS),
@@ -33,12 +34,12 @@ SRV=("${PRIO[@]}") CLI=("${PRIO[@]}")
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
 # The server's CPU per request between two readings of cpu, and its share
 # of the run's wall time (busy: 100 % would be a server that never waits).
-busy() { python3 -c "c=($2-$1)/100; rt=float(open('$T/rt').read()); print('%.2f us/req, busy %.0f %% of the run' % (c/$N*1e6, 100*c/rt))"; }
+busy() { python3 -c "c=($2-$1)/100; rt=float(open('$T/rt').read()); n=int(open('$T/n').read()); print('%.2f us/req, busy %.0f %% of the run' % (c/n*1e6, 100*c/rt))"; }
 run_fio() { # uri rw
   "${CLI[@]}" fio --name=s --ioengine=nbd --uri=$1 --rw=$2 --bs=4k --iodepth=32 --size=1g --number_ios=$N --output-format=json 2>/dev/null \
    | python3 -c "
 import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index('{'):]); j=d['jobs'][0]; k='$2'.replace('rand','')
-x=j[k]; rt=j['job_runtime']/1e3; open('$T/rt','w').write(str(rt))
+x=j[k]; rt=j['job_runtime']/1e3; open('$T/rt','w').write(str(rt)); open('$T/n','w').write(str(x['total_ios']))
 print('%s: %d ios, %.0f IOPS wall, fio cpu %.1f us/req' % ('$2', x['total_ios'], x['iops'], (j['usr_cpu']+j['sys_cpu'])/100*rt/x['total_ios']*1e6))"
 }
 # QEMU's client: qemu-io reads N aio_write/aio_read commands of 4 KiB at
@@ -55,15 +56,29 @@ for i in range($N):
 print('aio_flush')" > $T/cmds
   "${CLI[@]}" /usr/bin/time -o $T/time -f '%e %U %S' qemu-io -t none "$@" --image-opts "$opts" < $T/cmds > /dev/null || return
   python3 -c "
-e,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e))
+e,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e)); open('$T/n','w').write('$N')
 print('%s (qemu-io): %d ios, %.0f IOPS wall, qemu-io cpu %.1f us/req' % ('$rw', $N, $N/e, (u+s)/$N*1e6))"
+}
+# qemu-img convert of an image whose every other 4 KiB is zeros onto the
+# export (16 coroutines, out of order, the zeros skipped as the export
+# starts zeroed): a copy that writes 4 KiB at a time, at most 65 536.
+run_convert() { # image-opts [--object ...]
+  local opts=$1; shift
+  local n=$(( N < 65536 ? N : 65536 ))
+  [ -s $T/src.img ] || python3 -c "
+with open('$T/src.img','wb') as f:
+    for i in range($n): f.write(b'\xaa'*4096+bytes(4096))"
+  "${CLI[@]}" /usr/bin/time -o $T/time -f '%e %U %S' qemu-img convert -n --target-is-zero -W -m 16 -S 4k "$@" -f raw $T/src.img --target-image-opts "$opts" || return
+  python3 -c "
+e,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e)); open('$T/n','w').write('$n')
+print('randwrite (qemu-img convert): %d ios, %.0f IOPS wall, qemu-img cpu %.1f us/req' % ($n, $n/e, (u+s)/$n*1e6))"
 }
 run_qemu_bench() { # image-opts rw
   local w=(); [ $2 = randwrite ] && w=(-w)
   "${CLI[@]}" /usr/bin/time -o $T/time -f '%e %U %S' qemu-img bench "${w[@]}" -d 32 -c $N -s 4096 -t none --image-opts "$1" > $T/out || return
   python3 -c "
 import re; e=float(re.search(r'completed in ([0-9.]+) seconds', open('$T/out').read()).group(1))
-_,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e))
+_,u,s=map(float,open('$T/time').read().split()); open('$T/rt','w').write(str(e)); open('$T/n','w').write('$N')
 print('%s (qemu-img bench): %d ios, %.0f IOPS wall, qemu-img cpu %.1f us/req' % ('$2', $N, $N/e, (u+s)/$N*1e6))"
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -92,6 +107,10 @@ for rw in randwrite randread; do
   if [ "${CLIENT:-}" = qemu ]; then
     c0=$(cpu $P); run_qemu_bench $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
     echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+    if [ $rw = randwrite ]; then
+      c0=$(cpu $P); run_convert driver=raw,file.$(echo $QOPTS,server.port=10940 | sed 's/,/,file./g'); c1=$(cpu $P)
+      echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+    fi
     c0=$(cpu $P); run_qemu $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
   else
     c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
@@ -107,6 +126,10 @@ for rw in randwrite randread; do
   # The shim only for writes (a read's header has no payload to go with).
   CLI0=("${CLI[@]}"); [ $rw = randwrite ] && CLI=("${CLI[@]}" "${SHIM[@]}")
   if [ "${CLIENT:-}" = qemu ]; then
+    if [ $rw = randwrite ]; then
+      c0=$(cpu $P); run_convert driver=raw,file.$(echo $QOPTS,server.port=10942,tls-creds=tls0 | sed 's/,/,file./g') --object tls-creds-x509,id=tls0,endpoint=client,dir=$T; c1=$(cpu $P)
+      echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
+    fi
     c0=$(cpu $P); run_qemu $QOPTS,server.port=10942,tls-creds=tls0 $rw --object tls-creds-x509,id=tls0,endpoint=client,dir=$T; c1=$(cpu $P)
   else
     c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
