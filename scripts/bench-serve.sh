@@ -94,54 +94,65 @@ if [ -n "${CORK:-}" ]; then
   SHIM=(env LD_PRELOAD=$T/msg-more-shim.so)
 fi
 wait_for() { for _ in $(seq 100); do HOME=${2:-$HOME} nbdinfo --size "$1" >/dev/null 2>&1 && return; sleep 0.2; done; }
+plain_up() { "${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!; wait_for nbd://127.0.0.1:10940/ssdtwin; }
+tls_up() { "${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T --json /tmp/nbdspeed-tls.json -q & Q=$!; wait_for nbds://127.0.0.1:10942/ssdtwin $T/home; }
+twin_line() { python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"; }
+poll_line() { python3 -c "import json; d=json.load(open('/tmp/nbdspeed-tls.json'))['serve']; print('  TLS, of its cpu, polling for input before sleeping: %.2f us/req (all runs)' % (d['tls_poll_wall_ns_total']/1e3/d['requests']))"; }
+QOPTS=driver=nbd,server.type=inet,server.host=127.0.0.1,export=ssdtwin
 if [ "${CLIENT:-}" = qemu ]; then
   # qemu-io's own cost per command, with no NBD behind it.
   run_qemu driver=null-co,size=1G randwrite | sed 's/randwrite (qemu-io)/qemu-io against null-co, writes/'
+  # Both servers up, and each client's plaintext and TLS runs next to
+  # each other, so that the machine moves as little as it can between
+  # the two (only the running one uses its core).
+  TLSOBJ=(--object tls-creds-x509,id=tls0,endpoint=client,dir=$T)
+  for round in $(seq ${ROUNDS:-1}); do
+    [ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
+    plain_up; tls_up
+    for rw in randwrite randread; do
+      c0=$(cpu $P); run_qemu_bench $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
+      echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+      if [ $rw = randwrite ]; then
+        c0=$(cpu $P); run_convert driver=raw,file.$(echo $QOPTS,server.port=10940 | sed 's/,/,file./g'); c1=$(cpu $P)
+        echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+        c0=$(cpu $Q); echo -n "TLS: "; run_convert driver=raw,file.$(echo $QOPTS,server.port=10942,tls-creds=tls0 | sed 's/,/,file./g') "${TLSOBJ[@]}"; c1=$(cpu $Q)
+        echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
+      fi
+      c0=$(cpu $P); run_qemu $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
+      echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
+      c0=$(cpu $Q); echo -n "TLS: "; run_qemu $QOPTS,server.port=10942,tls-creds=tls0 $rw "${TLSOBJ[@]}"; c1=$(cpu $Q)
+      echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
+    done
+    kill -TERM $P $Q; wait $P $Q
+    twin_line; poll_line
+  done
+  rm -rf $T /tmp/nbdspeed.json /tmp/nbdspeed-tls.json
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
 fi
 for round in $(seq ${ROUNDS:-1}); do
 [ "${ROUNDS:-1}" -gt 1 ] && echo "round $round:"
-"${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10940 --time-scale 0 --json /tmp/nbdspeed.json -q & P=$!
-wait_for nbd://127.0.0.1:10940/ssdtwin
-QOPTS=driver=nbd,server.type=inet,server.host=127.0.0.1,export=ssdtwin
+plain_up
 for rw in randwrite randread; do
-  if [ "${CLIENT:-}" = qemu ]; then
-    c0=$(cpu $P); run_qemu_bench $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
-    echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
-    if [ $rw = randwrite ]; then
-      c0=$(cpu $P); run_convert driver=raw,file.$(echo $QOPTS,server.port=10940 | sed 's/,/,file./g'); c1=$(cpu $P)
-      echo "  ssdtwin serve cpu: $(busy $c0 $c1)"
-    fi
-    c0=$(cpu $P); run_qemu $QOPTS,server.port=10940 $rw; c1=$(cpu $P)
-  else
-    c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
-  fi
+  c0=$(cpu $P); run_fio nbd://127.0.0.1:10940/ssdtwin $rw; c1=$(cpu $P)
   echo "  ssdtwin serve cpu: $(busy $c0 $c1) (clock ticks of 10 ms)"
 done
 kill -TERM $P; wait $P
-python3 -c "import json; d=json.load(open('/tmp/nbdspeed.json'))['serve']; print('  twin (inside the lock): %.2f us/req over %d requests' % (d['twin_wall_ns_per_request']/1e3, d['requests']))"
-"${SRV[@]}" $R serve --drive generic-tlc-nvme --listen 127.0.0.1:10942 --time-scale 0 --tls require --tls-certificates $T --json /tmp/nbdspeed-tls.json -q & P=$!
-wait_for nbds://127.0.0.1:10942/ssdtwin $T/home
+twin_line
+tls_up; P=$Q
 echo "TLS:${CORK:+ (writes with msg-more-shim.so)}"
 for rw in randwrite randread; do
   # The shim only for writes (a read's header has no payload to go with).
   CLI0=("${CLI[@]}"); [ $rw = randwrite ] && CLI=("${CLI[@]}" "${SHIM[@]}")
-  if [ "${CLIENT:-}" = qemu ]; then
-    if [ $rw = randwrite ]; then
-      c0=$(cpu $P); run_convert driver=raw,file.$(echo $QOPTS,server.port=10942,tls-creds=tls0 | sed 's/,/,file./g') --object tls-creds-x509,id=tls0,endpoint=client,dir=$T; c1=$(cpu $P)
-      echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
-    fi
-    c0=$(cpu $P); run_qemu $QOPTS,server.port=10942,tls-creds=tls0 $rw --object tls-creds-x509,id=tls0,endpoint=client,dir=$T; c1=$(cpu $P)
-  else
-    c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
-  fi
+  c0=$(cpu $P); HOME=$T/home run_fio nbds://127.0.0.1:10942/ssdtwin $rw; c1=$(cpu $P)
   CLI=("${CLI0[@]}")
   echo "  ssdtwin serve --tls require cpu: $(busy $c0 $c1)"
 done
 kill -TERM $P; wait $P
-python3 -c "import json; d=json.load(open('/tmp/nbdspeed-tls.json'))['serve']; print('  of its cpu, polling for input before sleeping: %.2f us/req (both runs)' % (d['tls_poll_wall_ns_total']/1e3/d['requests']))"
+poll_line
 done
 rm -rf $T /tmp/nbdspeed.json /tmp/nbdspeed-tls.json
-command -v nbdkit >/dev/null && [ "${CLIENT:-}" != qemu ] || { echo "no nbdkit yardstick rows"; exit 0; }
+command -v nbdkit >/dev/null || { echo "nbdkit is not installed: no yardstick rows"; exit 0; }
 "${SRV[@]}" nbdkit -f -p 10941 -i 127.0.0.1 memory 1G & K=$!
 sleep 1
 for rw in randwrite randread; do
