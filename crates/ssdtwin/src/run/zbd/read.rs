@@ -91,14 +91,7 @@ impl ZbdJob {
             // fio's search for another zone: left to the read itself.
             return raw;
         }
-        let len = raw.len as u64;
-        let offset = if range <= len {
-            self.zone_start(z)
-        } else {
-            self.zone_start(z) + align_down((raw.offset - self.zone_start(z)) % (range - len), min_bs)
-        };
-        let end = self.zone_start(z) + range;
-        let out = align_down(len.min(end - offset), min_bs);
+        let (offset, out) = self.place(raw, z, z, range, raw.offset);
         if out > 0 {
             self.folds[slot] =
                 Fold { raw: raw.offset, raw_len: raw.len, offset, len: out as u32, changes: zones.changes() };
@@ -144,19 +137,32 @@ impl ZbdJob {
                 offset = self.zone_start(z);
             }
         }
-        let len = raw.len as u64;
-        if range <= len {
-            offset = self.zone_start(z);
-        } else if self.random {
-            offset = self.zone_start(z) + align_down((raw.offset - self.zone_start(orig)) % (range - len), min_bs);
-        }
-        let end = self.zone_start(z) + range;
-        let len = align_down(len.min(end - offset), min_bs);
+        let (offset, len) = self.place(raw, orig, z, range, offset);
         if len == 0 {
             return Next::Eof;
         }
         self.pos[r] = offset + len;
         Next::Io { cmd: Command { kind: IoKind::Read, offset, len: len as u32 }, manage: false }
+    }
+
+    /// Where the read `raw` (in zone `orig`, at `offset` if sequential)
+    /// goes in zone `z`, whose first `range` bytes are readable, and its
+    /// length: the zone's start when the read does not fit, a random
+    /// read's offset in its zone folded into the range, the length cut
+    /// at the range's end (`zbd_adjust_block`'s read case); 0: nothing fits.
+    #[inline(always)]
+    fn place(&self, raw: Command, orig: u32, z: u32, range: u64, offset: u64) -> (u64, u64) {
+        let min_bs = self.min_bs[IoKind::Read as usize];
+        let len = raw.len as u64;
+        let offset = if range <= len {
+            self.zone_start(z)
+        } else if self.random {
+            self.zone_start(z) + align_down((raw.offset - self.zone_start(orig)) % (range - len), min_bs)
+        } else {
+            offset
+        };
+        let end = self.zone_start(z) + range;
+        (offset, align_down(len.min(end - offset), min_bs))
     }
 
     /// Bytes a read may cover in zone `z`: a conventional zone's all, an
