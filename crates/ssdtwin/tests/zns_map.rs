@@ -14,7 +14,7 @@ use ssdtwin::{Command, Drive, IoKind};
 use crate::common::small_zoned_model;
 
 /// Zones the operations touch (the first two conventional).
-const ZONES: u32 = 8;
+const ZONES: u32 = 6;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -30,7 +30,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        10 => (0..ZONES, 0u32..4096, 1u32..80).prop_map(|(zone, at, pages)| Op::Write { zone, at, pages }),
+        10 => (0..ZONES, 0u32..4096, 1u32..400).prop_map(|(zone, at, pages)| Op::Write { zone, at, pages }),
         4 => (2..ZONES, 1u32..40).prop_map(|(zone, pages)| Op::Append { zone, pages }),
         1 => (2..ZONES).prop_map(|zone| Op::Finish { zone }),
         2 => (2..ZONES).prop_map(|zone| Op::Reset { zone }),
