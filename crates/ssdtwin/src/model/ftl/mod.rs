@@ -11,8 +11,9 @@
 //! - [`Ftl`]: the narrow API the drive uses (write, read, trim, flush,
 //!   background work, secure erase, the operations), over
 //! - [`FtlCore`]: the state every part shares — the map (`l2p`: logical
-//!   page → slot, `p2l`: slot → logical page, flat `u32` arrays, plus
-//!   optional version stamps), the blocks, the write streams, the
+//!   page → slot, of a zoned drive's conventional zones only, see [`zns`];
+//!   `p2l`: slot → logical page, flat `u32` arrays, plus optional version
+//!   stamps), the blocks, the write streams, the
 //!   collections in progress, the operations and the counters — private to
 //!   this module;
 //! - [`mapping`]: the mapping scheme behind a trait: page-level
