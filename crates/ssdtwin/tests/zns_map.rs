@@ -20,12 +20,27 @@ const ZONES: u32 = 6;
 enum Op {
     /// Write `pages` at the zone's write pointer (a conventional zone: at
     /// page `at` of it).
-    Write { zone: u32, at: u32, pages: u32 },
-    Append { zone: u32, pages: u32 },
-    Finish { zone: u32 },
-    Reset { zone: u32 },
+    Write {
+        zone: u32,
+        at: u32,
+        pages: u32,
+    },
+    Append {
+        zone: u32,
+        pages: u32,
+    },
+    Finish {
+        zone: u32,
+    },
+    Reset {
+        zone: u32,
+    },
     ResetAll,
-    Read { zone: u32, at: u32, pages: u32 },
+    Read {
+        zone: u32,
+        at: u32,
+        pages: u32,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {

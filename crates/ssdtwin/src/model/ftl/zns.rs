@@ -396,7 +396,11 @@ impl MappingScheme for ZonedMapping {
     fn check(&self, core: &FtlCore) -> Result<(), String> {
         let m = *self.zones.model();
         if core.l2p.len() != (m.conventional * m.zone_lpns) as usize {
-            return Err(format!("the page map has {} entries for {} conventional zones", core.l2p.len(), m.conventional));
+            return Err(format!(
+                "the page map has {} entries for {} conventional zones",
+                core.l2p.len(),
+                m.conventional
+            ));
         }
         for z in m.conventional..m.zones {
             let zi = z as usize;
@@ -423,7 +427,10 @@ impl MappingScheme for ZonedMapping {
                         return Err(format!("block {block} of zone {z} holds page {lpn} of another zone"));
                     }
                     if self.lookup(core, lpn) != slot {
-                        return Err(format!("page {lpn} is in slot {slot}, the zone map says {}", self.lookup(core, lpn)));
+                        return Err(format!(
+                            "page {lpn} is in slot {slot}, the zone map says {}",
+                            self.lookup(core, lpn)
+                        ));
                     }
                     mapped += 1;
                 }
