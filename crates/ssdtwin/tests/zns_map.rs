@@ -128,9 +128,9 @@ fn check(mut d: Drive, ops: &[Op]) -> Result<(), TestCaseError> {
         t = t.max(before) + 1;
     }
     let expected = |l: usize| if live[l] { writes[l] } else { 0 };
-    for l in 0..pages {
+    for (l, &held) in live.iter().enumerate() {
         prop_assert_eq!(d.ftl().read_version(l as u32), expected(l), "page {}", l);
-        prop_assert_eq!(d.ftl().lookup(l as u32) == NONE, !live[l], "page {} mapped", l);
+        prop_assert_eq!(d.ftl().lookup(l as u32) == NONE, !held, "page {} mapped", l);
     }
     if let Err(e) = d.ftl().check_consistency() {
         return Err(TestCaseError::fail(e));
