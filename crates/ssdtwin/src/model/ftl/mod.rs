@@ -487,12 +487,8 @@ impl FtlCore {
     /// moves on; the slot counts as valid). Returns the slot.
     #[inline(always)]
     pub(super) fn map_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
-        let b = block as usize;
-        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
-        self.blocks.wp[b] += 1;
-        self.blocks.valid[b] += 1;
+        let slot = self.place_next_slot(block, lpn);
         self.l2p[lpn as usize] = slot;
-        self.p2l[slot as usize] = lpn;
         slot
     }
 
