@@ -80,8 +80,11 @@ impl EventQueue {
         self.now
     }
 
-    /// Schedule `kind` at `time` (not before now).
-    #[inline]
+    /// Schedule `kind` at `time` (not before now). Always inlined: it is
+    /// one push on every submission path (left to the compiler, it was
+    /// inlined into some and not others, which made a write's cost
+    /// depend on which path submitted it).
+    #[inline(always)]
     pub fn schedule(&mut self, time: u64, kind: EventKind) {
         debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;

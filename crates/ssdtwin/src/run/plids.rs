@@ -30,6 +30,7 @@ impl Placements {
     }
 
     /// The identifier of a write at byte `offset`.
+    #[inline]
     pub(crate) fn next(&mut self, offset: u64) -> u32 {
         if self.scheme.is_none() && self.rng.is_none() {
             // Round robin (fio's default).
@@ -41,6 +42,8 @@ impl Placements {
     }
 
     /// [`Placements::next`] by offset or at random.
+    #[cold]
+    #[inline(never)]
     fn next_chosen(&mut self, offset: u64) -> u32 {
         if let Some(scheme) = &self.scheme {
             return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);

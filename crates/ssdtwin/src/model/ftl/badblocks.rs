@@ -222,10 +222,11 @@ impl FtlCore {
                 BlockState::Open => {
                     let die = self.geo.die_of_block(block);
                     for s in [StreamId::Host, StreamId::Gc, StreamId::Fold] {
-                        if self.streams[s as usize].open[die as usize] != block {
+                        let at = (self.stream_base(s) + die) as usize;
+                        if self.streams[s as usize].open[at] != block {
                             continue;
                         }
-                        self.streams[s as usize].open[die as usize] = NONE;
+                        self.streams[s as usize].open[at] = NONE;
                         if s == StreamId::Host {
                             self.fdp_unit_broken();
                         }

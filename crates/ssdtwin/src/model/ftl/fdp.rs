@@ -5,13 +5,18 @@
 //!
 //! A reclaim unit here is one erase block on each die of the handle's
 //! reclaim group, filled as the FTL's host stream fills blocks (program
-//! units round the group's dies). Each placement identifier has a host
-//! stream of its own; the FTL's host stream *is* the current placement's
-//! (the drive names the placement of a write before its pages reach the
-//! FTL, [`Ftl::set_placement`], and the streams are swapped only when it
-//! changes), so every policy of the page-mapped FTL — block choice, GC
-//! pacing, padding on flush — applies per handle unchanged, and a write
-//! without a placement goes through handle 0 of group 0, the default.
+//! units round the group's dies). Each placement identifier has host
+//! stream state of its own — an open block per die, the deficit round
+//! robin's debts, the die it writes next — held in place in the FTL's one
+//! host stream, a run of per-die entries per placement
+//! ([`super::streams::Stream`]). The drive names the placement of a write
+//! before its pages reach the FTL ([`Ftl::set_placement`]), which then
+//! points the host stream at that placement's run (its next die and the
+//! indices it goes round: a few words, nothing copied), so every policy of
+//! the page-mapped FTL — block choice, GC pacing, padding on flush —
+//! applies per handle unchanged, the per-slot path costs what it costs
+//! without placements, and a write without a placement goes through
+//! handle 0 of group 0, the default.
 //!
 //! Garbage collection follows the handle type: *initially isolated*
 //! handles share the FTL's one GC stream (moved data of every handle
@@ -91,6 +96,16 @@ pub struct FdpStatistics {
     pub erased_bytes: u64,
 }
 
+/// A placement's run of per-die entries in the FTL's host stream
+/// ([`super::streams::Stream`]): the index it writes next and the indices
+/// it goes round, `[first, end)`.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+struct Run {
+    next: u32,
+    first: u32,
+    end: u32,
+}
+
 /// Owner of blocks filled by a shared (initially isolated) GC stream.
 pub const MIXED: u32 = u32::MAX - 1;
 
@@ -98,11 +113,18 @@ pub const MIXED: u32 = u32::MAX - 1;
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Fdp {
     model: FdpModel,
-    /// The placement whose host stream is the FTL's now.
+    /// The placement the FTL's host stream writes for now.
     current: u32,
-    /// Host stream of each placement (the current one's slot holds the
-    /// stream swapped out, unused).
-    host: Vec<Stream>,
+    /// Where its run starts in the host stream's per-die arrays
+    /// (`current × dies`).
+    host_base: u32,
+    /// Dies of the drive (the length of a run).
+    dies: u32,
+    /// Each placement's run in the host stream: the index it writes next
+    /// (the current placement's is the host stream's own `die`; its entry
+    /// here is stale until it is switched away from) and the indices it
+    /// goes round.
+    runs: Vec<Run>,
     /// Persistently isolated: the placement whose GC stream is the FTL's
     /// now, and each placement's GC stream.
     gc_current: u32,
@@ -118,28 +140,42 @@ pub struct Fdp {
 
 impl Fdp {
     /// Every placement's streams empty, placement 0 current: `streams`
-    /// are the FTL's (its host stream becomes placement 0's).
+    /// are the FTL's (its host stream becomes one of a run per
+    /// placement).
     pub(super) fn new(model: &FdpModel, geo: &Geometry, streams: &mut [Stream; 3]) -> Fdp {
         let n = model.placements();
-        let mut host: Vec<Stream> = (0..n)
-            .map(|p| {
-                let first = (p / model.handles) * model.dies_per_group;
-                Stream::on_dies(StreamId::Host, geo, first, first + model.dies_per_group)
-            })
-            .collect();
-        std::mem::swap(&mut streams[StreamId::Host as usize], &mut host[0]);
         let gc = if model.persistent { (0..n).map(|_| Stream::new(StreamId::Gc, geo)).collect() } else { Vec::new() };
-        Fdp {
+        let mut f = Fdp {
             model: *model,
             current: 0,
-            host,
+            host_base: 0,
+            dies: geo.dies,
+            runs: Vec::new(),
             gc_current: 0,
             gc,
             owner: vec![NONE; geo.total_blocks as usize],
             counters: vec![PlacementCounters::default(); n as usize],
             mixed_slots: 0,
             events: FdpEvents::default(),
-        }
+        };
+        f.runs = (0..n).map(|p| f.run(p)).collect();
+        let r = f.runs[0];
+        streams[StreamId::Host as usize] = Stream::with_runs(StreamId::Host, geo, n, r.first, r.end);
+        f
+    }
+
+    /// Placement `p`'s run, empty: the indices of its reclaim group's
+    /// dies, starting at the first.
+    fn run(&self, p: u32) -> Run {
+        let first = p * self.dies + (p / self.model.handles) * self.model.dies_per_group;
+        Run { next: first, first, end: first + self.model.dies_per_group }
+    }
+
+    /// Where the current placement's run starts in the host stream's
+    /// per-die arrays.
+    #[inline]
+    pub(super) fn host_base(&self) -> u32 {
+        self.host_base
     }
 
     /// The configuration (the FDP configurations log page's).
@@ -187,15 +223,39 @@ impl Fdp {
         });
     }
 
-    /// Make placement `p` the FTL's host stream.
+    /// Point the FTL's host stream at placement `p`'s run.
+    #[inline(always)]
     fn switch_host(&mut self, p: u32, streams: &mut [Stream; 3]) {
         if p == self.current {
             return;
         }
-        let h = StreamId::Host as usize;
-        std::mem::swap(&mut streams[h], &mut self.host[self.current as usize]);
-        std::mem::swap(&mut streams[h], &mut self.host[p as usize]);
+        let s = &mut streams[StreamId::Host as usize];
+        self.runs[self.current as usize].next = s.die;
+        let r = self.runs[p as usize];
+        s.die = r.next;
+        s.dies = Some((r.first, r.end));
+        self.host_base = p * self.dies;
         self.current = p;
+    }
+
+    /// A write named placement identifier `pid`, which the drive does not
+    /// have: an *Invalid Placement Identifier* event, and the default
+    /// placement (0) it goes to instead.
+    #[cold]
+    #[inline(never)]
+    fn invalid_placement(&mut self, pid: u32, time_ns: u64) -> u32 {
+        // The event names the identifier the write carried; its location
+        // is the default handle's, where the data went.
+        self.events.record(FdpEvent {
+            kind: FdpEventType::InvalidPlacementIdentifier,
+            time_ns,
+            placement: Some(pid),
+            group: Some(0),
+            handle: Some(0),
+            lbas_moved: None,
+            lba: None,
+        });
+        0
     }
 
     /// Persistently isolated: make placement `p`'s GC stream the FTL's.
@@ -225,18 +285,31 @@ impl Fdp {
         self.owner[block as usize] = owner;
     }
 
-    /// A program of `slots` slots into `block` was issued.
+    /// A program of `slots` slots into `block` was issued by `stream`.
+    /// The host stream programs the current placement's run only, so its
+    /// programs count for the current placement without looking up the
+    /// block's owner (a block the host stream holds open from an
+    /// installed state has none, and its programs count for the placement
+    /// that writes it).
     #[inline]
-    pub(super) fn on_program(&mut self, block: u32, slots: u32) {
+    pub(super) fn on_program(&mut self, stream: StreamId, block: u32, slots: u32) {
+        if stream == StreamId::Host {
+            self.counters[self.current as usize].media_slots += slots as u64;
+            return;
+        }
         match self.owner[block as usize] {
             MIXED | NONE => self.mixed_slots += slots as u64,
             p => self.counters[p as usize].media_slots += slots as u64,
         }
     }
 
-    /// Forget the streams' blocks and owners (secure erase); counters stay.
+    /// Forget the streams' blocks and owners (secure erase; the FTL
+    /// resets its host stream); counters stay.
     pub(super) fn reset(&mut self) {
-        for s in self.host.iter_mut().chain(self.gc.iter_mut()) {
+        for p in 0..self.model.placements() {
+            self.runs[p as usize] = self.run(p);
+        }
+        for s in self.gc.iter_mut() {
             s.reset();
         }
         self.owner.fill(NONE);
@@ -291,17 +364,19 @@ impl FtlCore {
     /// unit to start on its first die. `false`: it had no block open.
     fn leave_reclaim_unit(&mut self) -> bool {
         let h = StreamId::Host as usize;
-        if self.streams[h].open.iter().all(|&b| b == NONE) {
+        let lo = self.stream_base(StreamId::Host) as usize;
+        let hi = lo + self.geo.dies as usize;
+        if self.streams[h].open[lo..hi].iter().all(|&b| b == NONE) {
             return false;
         }
         self.flush_stream(StreamId::Host);
-        for die in 0..self.geo.dies {
-            let block = self.streams[h].open[die as usize];
+        for at in lo..hi {
+            let block = self.streams[h].open[at];
             if block != NONE {
                 self.seal_block(block);
             }
         }
-        self.streams[h].reset();
+        self.streams[h].reset_run(lo, hi);
         true
     }
 
@@ -327,24 +402,11 @@ impl Ftl {
     /// identifier `pid` (group × handles + handle). A placement the drive
     /// does not have goes to the default one and counts an *Invalid
     /// Placement Identifier* event; without `[fdp]` nothing happens.
+    #[inline(always)]
     pub fn set_placement(&mut self, pid: u32, pages: u32) {
         let Some(f) = &mut self.core.fdp else { return };
-        let p = if pid < f.model.placements() {
-            pid
-        } else {
-            // The event names the identifier the write carried; its
-            // location is the default handle's, where the data went.
-            f.events.record(FdpEvent {
-                kind: FdpEventType::InvalidPlacementIdentifier,
-                time_ns: self.core.blocks.clock_ns,
-                placement: Some(pid),
-                group: Some(0),
-                handle: Some(0),
-                lbas_moved: None,
-                lba: None,
-            });
-            0
-        };
+        // One run per placement the drive has.
+        let p = if (pid as usize) < f.runs.len() { pid } else { f.invalid_placement(pid, self.core.blocks.clock_ns) };
         f.switch_host(p, &mut self.core.streams);
         f.counters[p as usize].host_slots += pages as u64;
     }

@@ -102,7 +102,8 @@ impl FtlCore {
                     self.victims.on_collect(b.block, b.mode);
                     let unit = self.geo.unit_slots(b.mode);
                     self.blocks.reopen(b.block, b.written, b.written - b.written % unit);
-                    self.streams[stream as usize].open[die as usize] = b.block;
+                    let at = self.stream_base(stream) + die;
+                    self.streams[stream as usize].open[at as usize] = b.block;
                 }
                 Role::Collecting(valid_at_start, carry) => {
                     self.blocks.begin_collect(b.block);

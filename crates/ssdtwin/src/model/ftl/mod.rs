@@ -16,14 +16,16 @@
 //!   stamps), the blocks, the write streams, the
 //!   collections in progress, the operations and the counters — private to
 //!   this module;
+//! - [`pagemap`]: the page map's lookups, unmapping, placing a page in a
+//!   block's next slot, version stamps;
 //! - [`mapping`]: the mapping scheme behind a trait: page-level
 //!   ([`mapping::PageMapping`]) or hybrid log-block ([`hybrid`]);
 //! - [`pool`]: the block pool the block policies act on, implemented by
-//!   [`FtlCore`] and by the statistical steady-state builder, so that each
-//!   policy exists once:
+//!   [`FtlCore`] (at the end of `pool.rs`) and by the statistical
+//!   steady-state builder, so that each policy exists once:
 //!   - [`streams`]: write streams (host, GC, fold) each with an open block
-//!     per die, striping program units over dies channel first, and which
-//!     block a stream opens;
+//!     per die, striping program units over dies channel first, which
+//!     block a stream opens, and the program of each unit as it fills;
 //!   - [`slc`]: the SLC cache — which mode a new host block gets, how large
 //!     the cache may be, when to fold;
 //!   - [`gc`]: victim selection, reclaiming by GC or folding, pacing, and
@@ -53,6 +55,7 @@ pub mod journal;
 pub mod mapcache;
 pub mod mapjournal;
 pub mod mapping;
+pub mod pagemap;
 pub mod pool;
 pub mod slc;
 pub mod streams;
@@ -66,7 +69,7 @@ use blocks::{BlockState, BlockTable};
 use gc::VictimSelector;
 use journal::Relocation;
 use mapping::Scheme;
-use pool::{BlockPool, Paced};
+use pool::Paced;
 use streams::{Stream, StreamId};
 
 /// Why a NAND operation is issued.
@@ -300,64 +303,6 @@ impl FtlCore {
         }
     }
 
-    /// Logical pages the page map covers (all the host can address,
-    /// except on a zoned drive: its conventional zones').
-    pub fn user_lpns(&self) -> u32 {
-        self.l2p.len() as u32
-    }
-
-    /// Slot holding a logical page, or `NONE`.
-    #[inline]
-    pub fn lookup(&self, lpn: u32) -> Slot {
-        self.l2p[lpn as usize]
-    }
-
-    /// Version stamp returned by reading `lpn` from flash, whose map
-    /// entry is `s` (0 when unmapped or stamps are off). Tests compare it
-    /// with their own record.
-    pub fn read_version(&self, lpn: u32, s: Slot) -> u32 {
-        if s == NONE || self.slot_version.is_empty() {
-            0
-        } else if self.p2l[s as usize] != lpn {
-            // The slot's tag (what a drive keeps in the page's spare
-            // area) names another page: the map points at foreign data.
-            u32::MAX
-        } else {
-            self.slot_version[s as usize]
-        }
-    }
-
-    /// Whether version stamps are kept.
-    pub fn has_versions(&self) -> bool {
-        !self.slot_version.is_empty()
-    }
-
-    /// Warm the cache line of `lpn`'s map entry. A hint only.
-    #[inline]
-    pub fn prefetch_lookup(&self, lpn: u32) {
-        prefetch(&self.l2p, lpn as usize);
-    }
-
-    /// Warm the cache lines a coming [`Ftl::write`] of `lpn` will touch
-    /// (its map entry and, if mapped, the reverse entry of its old slot).
-    /// A hint only: it changes no state.
-    #[inline]
-    pub fn prefetch_write(&self, lpn: u32) {
-        // A zoned drive's sequential zones have no page map entry.
-        let old = self.l2p.get(lpn as usize).copied().unwrap_or(NONE);
-        if old != NONE {
-            prefetch(&self.p2l, old as usize);
-        }
-    }
-
-    /// Whether a slot's data is still in the controller (its program
-    /// operation has not been issued).
-    #[inline]
-    pub fn is_unprogrammed(&self, slot: Slot) -> bool {
-        let b = self.geo.block_of(slot);
-        self.geo.offset_in_block(slot) >= self.blocks.programmed[b as usize]
-    }
-
     /// Cell mode of the block holding a slot.
     #[inline]
     pub fn mode_of(&self, block: u32) -> CellMode {
@@ -414,189 +359,9 @@ impl FtlCore {
         self.blocks.free_count(die) < self.gc_high && self.victims.has_candidate(&self.blocks, die, CellMode::Native)
     }
 
-    /// Give `lpn` a new version stamp in `slot` (when stamps are on).
-    #[inline]
-    fn stamp(&mut self, lpn: u32, slot: Slot) {
-        if !self.lpn_version.is_empty() {
-            let v = self.lpn_version[lpn as usize].wrapping_add(1).max(1);
-            self.lpn_version[lpn as usize] = v;
-            self.slot_version[slot as usize] = v;
-        }
-    }
-
     /// Host slots of the host stream not yet programmed.
     fn host_pending_slots(&self) -> u32 {
         self.streams[StreamId::Host as usize].pending_slots(&self.blocks, &self.geo)
-    }
-
-    /// Remove the mapping of `lpn` (a trim); true if it was mapped.
-    #[inline(always)]
-    pub(super) fn unmap(&mut self, lpn: u32) -> bool {
-        self.unmap_for(lpn, false)
-    }
-
-    /// Remove the mapping of `lpn` before a host write maps it anew
-    /// (`write`) or for a trim; true if it was mapped.
-    #[inline(always)]
-    pub(super) fn unmap_for(&mut self, lpn: u32, write: bool) -> bool {
-        // Past the page map: a sequential zone's page, which a write finds
-        // unmapped (its zone's reset unmapped it).
-        let Some(&old) = self.l2p.get(lpn as usize) else { return false };
-        if let Some(m) = &mut self.map {
-            m.unmap(lpn, (old != NONE, write), &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
-        }
-        if old == NONE {
-            return false;
-        }
-        self.p2l[old as usize] = NONE;
-        let b = self.geo.block_of(old);
-        if self.blocks.mode[b as usize] == CellMode::Slc {
-            self.slc_valid_slots -= 1;
-        }
-        self.blocks.invalidate(b);
-        self.l2p[lpn as usize] = NONE;
-        self.mapped_lpns -= 1;
-        true
-    }
-
-    /// Hand out the next slot of a stream and map `lpn` to it.
-    #[inline(always)]
-    pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
-        let die = self.streams[id as usize].die;
-        let mut block = self.streams[id as usize].open[die as usize];
-        if block == NONE {
-            block = self.open_for_append(id, die);
-        }
-        let slot = self.map_next_slot(block, lpn);
-        if self.blocks.mode[block as usize] == CellMode::Slc {
-            self.slc_valid_slots += 1;
-            if id == StreamId::Host {
-                self.counters.host_slots_to_slc += 1;
-            }
-        }
-        self.mapped_lpns += 1;
-        if let Some(m) = &mut self.map {
-            let lane = (id != StreamId::Host) as usize;
-            m.update(lpn, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
-        }
-        self.after_append(id, block);
-        slot
-    }
-
-    /// Map `lpn` to the next slot of `block` (at its write pointer, which
-    /// moves on; the slot counts as valid). Returns the slot.
-    #[inline(always)]
-    pub(super) fn map_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
-        let slot = self.place_next_slot(block, lpn);
-        self.l2p[lpn as usize] = slot;
-        slot
-    }
-
-    /// Put `lpn` in the next slot of `block` as [`FtlCore::map_next_slot`]
-    /// does, without a page map entry: a sequential zone's page, which
-    /// the zone map finds ([`zns::ZonedMapping::lookup`]).
-    #[inline(always)]
-    pub(super) fn place_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
-        let b = block as usize;
-        let slot = self.geo.first_slot(block) + self.blocks.wp[b];
-        self.blocks.wp[b] += 1;
-        self.blocks.valid[b] += 1;
-        self.p2l[slot as usize] = lpn;
-        slot
-    }
-
-    /// Access `lpn`'s map entry through the map cache, if the map is
-    /// cached (`dirty`: the access changes it; `lane` 0 for the host, 1 for
-    /// GC and folding). Misses and write-backs append their NAND
-    /// operations.
-    #[inline]
-    fn touch_map(&mut self, lpn: u32, dirty: bool, lane: usize) {
-        if let Some(m) = &mut self.map {
-            m.access(lpn, dirty, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
-        }
-    }
-
-    /// A host read's lookup of `lpn`: through the map cache, then the map.
-    #[inline]
-    pub(super) fn map_read(&mut self, lpn: u32) -> Slot {
-        self.touch_map(lpn, false, 0);
-        self.l2p[lpn as usize]
-    }
-
-    /// After a slot was handed out: when that completed a unit, issue its
-    /// program (see [`FtlCore::unit_written`]).
-    #[inline(always)]
-    fn after_append(&mut self, id: StreamId, block: u32) {
-        let b = block as usize;
-        let unit = self.geo.unit_slots(self.blocks.mode[b]);
-        // Programs are issued a whole unit at a time (padding included),
-        // so a unit is full when a unit's worth is written but unissued.
-        if self.blocks.wp[b] - self.blocks.programmed[b] == unit {
-            self.unit_written(id, block, unit);
-        }
-    }
-
-    /// A unit of `block` is written: issue its program (moving the stream
-    /// to its next die, sealing a full block) and, for the host, pace
-    /// collection. Once per unit, so kept out of the per-slot path.
-    #[inline(never)]
-    fn unit_written(&mut self, id: StreamId, block: u32, unit: u32) {
-        self.issue_program(id, block, unit);
-        if id == StreamId::Host {
-            let mode = self.blocks.mode[block as usize];
-            let used = gc::native_slots_used(&self.geo, mode, unit);
-            gc::pace_collection(self, self.geo.die_of_block(block), used);
-        }
-    }
-
-    fn issue_program(&mut self, id: StreamId, block: u32, slots: u32) {
-        let b = block as usize;
-        let wp = self.blocks.wp[b];
-        let first = wp - slots;
-        self.blocks.programmed[b] = wp;
-        if self.emit_ops {
-            self.ops.push(NandOp::Program { purpose: id.purpose(), block, row: self.geo.row_of(first), slots });
-        }
-        if let Some(f) = &mut self.fdp {
-            f.on_program(block, slots);
-        }
-        if self.bad.is_some() {
-            self.check_program(block);
-        }
-        let mode = self.blocks.mode[b];
-        if wp == self.geo.slots_in_mode(mode) {
-            self.seal_block(block);
-            let die = self.geo.die_of_block(block);
-            self.streams[id as usize].open[die as usize] = NONE;
-        }
-        self.streams[id as usize].advance(&self.geo, slots);
-    }
-
-    /// Seal `block` (full, or closed early by a Reclaim Unit Handle
-    /// Update with its programs issued): it joins the GC victim index.
-    fn seal_block(&mut self, block: u32) {
-        self.seq += 1;
-        self.blocks.seal(block, self.seq);
-        self.victims.on_seal(block, self.blocks.mode[block as usize], &self.geo);
-    }
-
-    pub(super) fn flush_stream(&mut self, id: StreamId) {
-        let die = self.streams[id as usize].die;
-        let block = self.streams[id as usize].open[die as usize];
-        if block == NONE {
-            return;
-        }
-        let b = block as usize;
-        let unit = self.geo.unit_slots(self.blocks.mode[b]);
-        let wp = self.blocks.wp[b];
-        let fill = wp % unit;
-        if fill == 0 {
-            return;
-        }
-        let pad = unit - fill;
-        self.blocks.wp[b] += pad;
-        self.counters.padding_slots += pad as u64;
-        self.issue_program(id, block, unit);
     }
 
     /// Check internal consistency (tests): the maps are inverse and every
@@ -631,142 +396,5 @@ impl FtlCore {
     /// The GC policy in use.
     pub fn gc_policy(&self) -> GcPolicy {
         self.victims.policy()
-    }
-}
-
-/// The FTL as the block pool its policies act on (exact counts; moves
-/// update the map and emit NAND operations).
-impl BlockPool for FtlCore {
-    #[inline]
-    fn geometry(&self) -> &Geometry {
-        &self.geo
-    }
-    #[inline]
-    fn pool_dies(&self) -> u32 {
-        self.geo.dies
-    }
-    #[inline]
-    fn low_watermark(&self) -> u32 {
-        self.gc_low
-    }
-    #[inline]
-    fn high_watermark(&self) -> u32 {
-        self.gc_high
-    }
-    #[inline]
-    fn paced_gc(&self) -> bool {
-        self.gc_paced
-    }
-    #[inline]
-    fn slc_model(&self) -> Option<&SlcModel> {
-        self.slc.as_ref()
-    }
-    fn slc_curve_blocks(&self) -> f64 {
-        self.slc.as_ref().map_or(0.0, |s| s.curve_blocks(self.fill_fraction()).floor())
-    }
-    fn fold_threshold_blocks(&self) -> f64 {
-        self.slc.as_ref().map_or(0.0, |s| s.fold_threshold_blocks as f64)
-    }
-    #[inline]
-    fn free_count(&self, die: u32) -> u32 {
-        self.blocks.free_count(die)
-    }
-    #[inline]
-    fn static_free_count(&self, die: u32) -> u32 {
-        self.blocks.static_free_count(die)
-    }
-    #[inline]
-    fn empty_native_count(&self, die: u32) -> u32 {
-        self.blocks.empty_count(die, CellMode::Native)
-    }
-    #[inline]
-    fn slc_in_use(&self) -> u32 {
-        self.blocks.slc_in_use
-    }
-    #[inline]
-    fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
-        self.blocks.sealed_count(die, mode)
-    }
-    #[inline]
-    fn is_static(&self, block: u32) -> bool {
-        self.blocks.is_static[block as usize]
-    }
-    #[inline]
-    fn least_valid(&self, die: u32, mode: CellMode) -> Option<(u32, f64)> {
-        self.blocks.peek_min_valid(die, mode).map(|b| (b, self.blocks.valid[b as usize] as f64))
-    }
-    #[inline]
-    fn open_block_of(&self, stream: StreamId, die: u32) -> u32 {
-        self.streams[stream as usize].open[die as usize]
-    }
-    #[inline]
-    fn set_open_block(&mut self, stream: StreamId, die: u32, block: u32) {
-        self.streams[stream as usize].open[die as usize] = block;
-        if let Some(f) = &mut self.fdp {
-            f.on_open(stream, block, die);
-        }
-    }
-    #[inline]
-    fn fold_cursor(&self) -> u32 {
-        self.fold_die
-    }
-    #[inline]
-    fn set_fold_cursor(&mut self, die: u32) {
-        self.fold_die = die;
-    }
-    #[inline]
-    fn paced(&self, die: u32) -> Option<Paced> {
-        self.bg[die as usize]
-    }
-    #[inline]
-    fn set_paced(&mut self, die: u32, paced: Option<Paced>) {
-        self.bg[die as usize] = paced;
-    }
-    #[inline]
-    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32> {
-        if self.wear.least_worn {
-            // Host data (hot) to the youngest block, moved data (cold) to
-            // the most worn.
-            self.blocks.take_free_by_wear(die, mode, stream != StreamId::Host)
-        } else {
-            self.blocks.take_free(die, mode)
-        }
-    }
-    #[inline]
-    fn take_static(&mut self, die: u32) -> Option<u32> {
-        self.blocks.take_static(die)
-    }
-    #[inline]
-    fn choose_victim(&mut self, die: u32, mode: CellMode) -> Option<u32> {
-        self.victims.select(&mut self.blocks, die, mode, self.seq)
-    }
-    #[inline]
-    fn dynamic_slc_victim(&mut self, die: u32) -> Option<u32> {
-        self.blocks.min_valid_dynamic_slc(die)
-    }
-    #[inline]
-    fn valid_slots(&mut self, block: u32) -> u32 {
-        self.blocks.valid[block as usize]
-    }
-    #[inline]
-    fn start_collecting(&mut self, block: u32, mode: CellMode) {
-        self.blocks.begin_collect(block);
-        self.victims.on_collect(block, mode);
-    }
-    #[inline]
-    fn move_valid(&mut self, victim: u32, mode: CellMode, progress: u32, max_moves: u32) -> (u32, bool) {
-        if self.fdp.is_some() {
-            let owner = self.fdp_enter_gc(victim);
-            let before = self.counters.gc_slots_moved;
-            let next = self.move_slots(victim, mode, progress, max_moves);
-            self.fdp_leave_gc(owner, self.counters.gc_slots_moved - before);
-            return (next, next >= self.blocks.wp[victim as usize]);
-        }
-        let next = self.move_slots(victim, mode, progress, max_moves);
-        (next, next >= self.blocks.wp[victim as usize])
-    }
-    #[inline]
-    fn finish_collection(&mut self, victim: u32, mode: CellMode) {
-        self.erase_victim(victim, mode);
     }
 }

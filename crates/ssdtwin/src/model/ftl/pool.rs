@@ -16,6 +16,9 @@
 //! policies. The pool is a generic parameter, never a trait object: the
 //! policies compile to direct calls on the hot path.
 //!
+//! The FTL's own implementation (exact counts, moves that update the map
+//! and emit NAND operations) is at the end of this file.
+//!
 //! Counts are `f64` where a statistical pool holds an expectation (a valid
 //! count between draws, a die's share of the SLC cache); the FTL's counts
 //! are whole numbers, exact in `f64`.
@@ -24,6 +27,7 @@ use crate::model::nand::{CellMode, Geometry};
 use crate::model::params::SlcModel;
 
 use super::streams::StreamId;
+use super::FtlCore;
 
 /// A victim being collected a step at a time (paced by host writes, or in
 /// idle time).
@@ -126,4 +130,142 @@ pub trait BlockPool {
     fn move_valid(&mut self, victim: u32, mode: CellMode, progress: u32, max_moves: u32) -> (u32, bool);
     /// Erase an emptied victim and return it to its free list.
     fn finish_collection(&mut self, victim: u32, mode: CellMode);
+}
+
+/// The FTL as the block pool its policies act on (exact counts; moves
+/// update the map and emit NAND operations).
+impl BlockPool for FtlCore {
+    #[inline]
+    fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    #[inline]
+    fn pool_dies(&self) -> u32 {
+        self.geo.dies
+    }
+    #[inline]
+    fn low_watermark(&self) -> u32 {
+        self.gc_low
+    }
+    #[inline]
+    fn high_watermark(&self) -> u32 {
+        self.gc_high
+    }
+    #[inline]
+    fn paced_gc(&self) -> bool {
+        self.gc_paced
+    }
+    #[inline]
+    fn slc_model(&self) -> Option<&SlcModel> {
+        self.slc.as_ref()
+    }
+    fn slc_curve_blocks(&self) -> f64 {
+        self.slc.as_ref().map_or(0.0, |s| s.curve_blocks(self.fill_fraction()).floor())
+    }
+    fn fold_threshold_blocks(&self) -> f64 {
+        self.slc.as_ref().map_or(0.0, |s| s.fold_threshold_blocks as f64)
+    }
+    #[inline]
+    fn free_count(&self, die: u32) -> u32 {
+        self.blocks.free_count(die)
+    }
+    #[inline]
+    fn static_free_count(&self, die: u32) -> u32 {
+        self.blocks.static_free_count(die)
+    }
+    #[inline]
+    fn empty_native_count(&self, die: u32) -> u32 {
+        self.blocks.empty_count(die, CellMode::Native)
+    }
+    #[inline]
+    fn slc_in_use(&self) -> u32 {
+        self.blocks.slc_in_use
+    }
+    #[inline]
+    fn sealed_count(&self, die: u32, mode: CellMode) -> u32 {
+        self.blocks.sealed_count(die, mode)
+    }
+    #[inline]
+    fn is_static(&self, block: u32) -> bool {
+        self.blocks.is_static[block as usize]
+    }
+    #[inline]
+    fn least_valid(&self, die: u32, mode: CellMode) -> Option<(u32, f64)> {
+        self.blocks.peek_min_valid(die, mode).map(|b| (b, self.blocks.valid[b as usize] as f64))
+    }
+    #[inline]
+    fn open_block_of(&self, stream: StreamId, die: u32) -> u32 {
+        self.streams[stream as usize].open[(self.stream_base(stream) + die) as usize]
+    }
+    #[inline]
+    fn set_open_block(&mut self, stream: StreamId, die: u32, block: u32) {
+        let at = self.stream_base(stream) + die;
+        self.streams[stream as usize].open[at as usize] = block;
+        if let Some(f) = &mut self.fdp {
+            f.on_open(stream, block, die);
+        }
+    }
+    #[inline]
+    fn fold_cursor(&self) -> u32 {
+        self.fold_die
+    }
+    #[inline]
+    fn set_fold_cursor(&mut self, die: u32) {
+        self.fold_die = die;
+    }
+    #[inline]
+    fn paced(&self, die: u32) -> Option<Paced> {
+        self.bg[die as usize]
+    }
+    #[inline]
+    fn set_paced(&mut self, die: u32, paced: Option<Paced>) {
+        self.bg[die as usize] = paced;
+    }
+    #[inline]
+    fn take_free(&mut self, die: u32, mode: CellMode, stream: StreamId) -> Option<u32> {
+        if self.wear.least_worn {
+            // Host data (hot) to the youngest block, moved data (cold) to
+            // the most worn.
+            self.blocks.take_free_by_wear(die, mode, stream != StreamId::Host)
+        } else {
+            self.blocks.take_free(die, mode)
+        }
+    }
+    #[inline]
+    fn take_static(&mut self, die: u32) -> Option<u32> {
+        self.blocks.take_static(die)
+    }
+    #[inline]
+    fn choose_victim(&mut self, die: u32, mode: CellMode) -> Option<u32> {
+        self.victims.select(&mut self.blocks, die, mode, self.seq)
+    }
+    #[inline]
+    fn dynamic_slc_victim(&mut self, die: u32) -> Option<u32> {
+        self.blocks.min_valid_dynamic_slc(die)
+    }
+    #[inline]
+    fn valid_slots(&mut self, block: u32) -> u32 {
+        self.blocks.valid[block as usize]
+    }
+    #[inline]
+    fn start_collecting(&mut self, block: u32, mode: CellMode) {
+        self.blocks.begin_collect(block);
+        self.victims.on_collect(block, mode);
+    }
+    #[inline]
+    fn move_valid(&mut self, victim: u32, mode: CellMode, progress: u32, max_moves: u32) -> (u32, bool) {
+        if self.fdp.is_some() {
+            let owner = self.fdp_enter_gc(victim);
+            let before = self.counters.gc_slots_moved;
+            let next = self.move_slots(victim, mode, progress, max_moves);
+            self.fdp_leave_gc(owner, self.counters.gc_slots_moved - before);
+            return (next, next >= self.blocks.wp[victim as usize]);
+        }
+        let next = self.move_slots(victim, mode, progress, max_moves);
+        (next, next >= self.blocks.wp[victim as usize])
+    }
+    #[inline]
+    fn finish_collection(&mut self, victim: u32, mode: CellMode) {
+        self.erase_victim(victim, mode);
+    }
 }

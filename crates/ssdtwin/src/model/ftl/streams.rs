@@ -35,8 +35,8 @@
 
 use super::blocks::BlockTable;
 use super::pool::BlockPool;
-use super::Purpose;
-use crate::model::nand::{CellMode, Geometry, NONE};
+use super::{gc, FtlCore, NandOp, Purpose};
+use crate::model::nand::{CellMode, Geometry, Slot, NONE};
 
 /// Identity of a write stream (index into the FTL's stream array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -62,20 +62,26 @@ impl StreamId {
 }
 
 /// One write stream: an open block per die and the die it writes next.
-/// Its per-die arrays are boxed slices (two words each, not a `Vec`'s
-/// three): with flexible data placement the FTL swaps a placement's host
-/// stream in for each command that changes placement (`fdp.rs`), and a
-/// smaller stream is a cheaper swap.
+///
+/// With flexible data placement the FTL's one host stream holds every
+/// placement's: its per-die arrays have a run of entries per placement
+/// (placement `p`'s die `d` at `p × dies + d`), `die` and `dies` are
+/// indices into them, and a command that changes placement moves `die`
+/// and `dies` to the other run (`fdp.rs`), so the per-slot path indexes
+/// the arrays as it does without placements. Without placements an index
+/// is a die.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Stream {
     id: StreamId,
-    /// Open block per die (`NONE` if the stream has none there).
+    /// Open block per die (`NONE` if the stream has none there); with
+    /// placements, per placement and die (see above).
     pub open: Box<[u32]>,
-    /// Die that receives the next slot.
+    /// Index of the die that receives the next slot.
     pub die: u32,
-    /// The dies a host stream goes round, `[first, end)` (`None`: all; a
-    /// reclaim group's with FDP). Always serialised: drive images are
-    /// postcard, which has no field names to skip by.
+    /// The indices a host stream goes round, `[first, end)` (`None`: all
+    /// dies; with FDP, the current placement's reclaim group's dies in
+    /// its run). Always serialised: drive images are postcard, which has
+    /// no field names to skip by.
     pub dies: Option<(u32, u32)>,
     /// Host slots each die has been given beyond one pSLC unit per visit
     /// (the deficit round robin's debt; empty for GC and fold streams).
@@ -96,21 +102,25 @@ impl Stream {
         }
     }
 
-    /// A host stream going round the dies `[first, end)` only.
-    pub fn on_dies(id: StreamId, geo: &Geometry, first: u32, end: u32) -> Stream {
-        Stream {
-            id,
-            open: vec![NONE; geo.dies as usize].into(),
-            die: first,
-            dies: Some((first, end)),
-            ahead: Self::debts(id, geo),
-        }
+    /// A host stream of `runs` runs of per-die entries (one per placement)
+    /// going round the indices `[first, end)`.
+    pub fn with_runs(id: StreamId, geo: &Geometry, runs: u32, first: u32, end: u32) -> Stream {
+        let n = (geo.dies * runs) as usize;
+        Stream { id, open: vec![NONE; n].into(), die: first, dies: Some((first, end)), ahead: vec![0; n].into() }
     }
 
     /// Forget open blocks (secure erase).
     pub fn reset(&mut self) {
         self.open.fill(NONE);
         self.ahead.fill(0);
+        self.die = self.dies.map_or(0, |d| d.0);
+    }
+
+    /// Forget the open blocks of the entries `[lo, hi)` only (one
+    /// placement's run) and start again at the first index it goes round.
+    pub fn reset_run(&mut self, lo: usize, hi: usize) {
+        self.open[lo..hi].fill(NONE);
+        self.ahead[lo..hi].fill(0);
         self.die = self.dies.map_or(0, |d| d.0);
     }
 
@@ -195,15 +205,27 @@ fn open_new_block<P: BlockPool>(pool: &mut P, stream: StreamId, die: u32) -> u32
 }
 
 /// A new open block for a stream when it has none on its die.
-impl super::FtlCore {
+impl FtlCore {
     /// The block `id`'s next slot goes to when the stream has no open
     /// block on `die`: [`open_block`]'s, on the die
     /// [`super::FtlCore::host_die_with_room`] picks for the host. Once per
     /// block, so kept out of the per-slot path.
+    /// `at` is the stream's index ([`Stream::die`]).
     #[inline(never)]
-    pub(super) fn open_for_append(&mut self, id: StreamId, die: u32) -> u32 {
+    pub(super) fn open_for_append(&mut self, id: StreamId, at: u32) -> u32 {
+        let die = at - self.stream_base(id);
         let die = if id == StreamId::Host { self.host_die_with_room(die) } else { die };
         open_block(self, id, die)
+    }
+
+    /// Where stream `id`'s entries of the current placement start in its
+    /// per-die arrays (0 but for the host stream with placements).
+    #[inline]
+    pub(super) fn stream_base(&self, id: StreamId) -> u32 {
+        match &self.fdp {
+            Some(f) if id == StreamId::Host => f.host_base(),
+            _ => 0,
+        }
     }
 
     /// `die`, unless GC cannot restore its free-block reserve there: every
@@ -226,18 +248,125 @@ impl super::FtlCore {
             return die;
         }
         let h = StreamId::Host as usize;
-        let (first, end) = self.streams[h].dies.unwrap_or((0, self.geo.dies));
+        let base = self.stream_base(StreamId::Host);
+        let (first, end) = self.streams[h].dies.map_or((0, self.geo.dies), |(f, e)| (f - base, e - base));
         for k in 1..end - first {
             let d = first + (die - first + k) % (end - first);
-            if self.streams[h].open[d as usize] == NONE {
+            if self.streams[h].open[(base + d) as usize] == NONE {
                 super::gc::reclaim_until_low(self, d);
                 if self.free_count(d) < low {
                     continue;
                 }
             }
-            self.streams[h].die = d;
+            self.streams[h].die = base + d;
             return d;
         }
         die
+    }
+}
+
+/// Handing out a stream's slots and programming its units as they fill:
+/// a unit is programmed whole (padding included) once its last slot is
+/// handed out, the stream then moves to its next die, and a full block is
+/// sealed into the GC victim index.
+impl FtlCore {
+    /// Hand out the next slot of a stream and map `lpn` to it.
+    #[inline(always)]
+    pub(super) fn append(&mut self, id: StreamId, lpn: u32) -> Slot {
+        let die = self.streams[id as usize].die;
+        let mut block = self.streams[id as usize].open[die as usize];
+        if block == NONE {
+            block = self.open_for_append(id, die);
+        }
+        let slot = self.map_next_slot(block, lpn);
+        if self.blocks.mode[block as usize] == CellMode::Slc {
+            self.slc_valid_slots += 1;
+            if id == StreamId::Host {
+                self.counters.host_slots_to_slc += 1;
+            }
+        }
+        self.mapped_lpns += 1;
+        if let Some(m) = &mut self.map {
+            let lane = (id != StreamId::Host) as usize;
+            m.update(lpn, lane, &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
+        }
+        self.after_append(id, block);
+        slot
+    }
+
+    /// After a slot was handed out: when that completed a unit, issue its
+    /// program (see [`FtlCore::unit_written`]).
+    #[inline(always)]
+    pub(super) fn after_append(&mut self, id: StreamId, block: u32) {
+        let b = block as usize;
+        let unit = self.geo.unit_slots(self.blocks.mode[b]);
+        // Programs are issued a whole unit at a time (padding included),
+        // so a unit is full when a unit's worth is written but unissued.
+        if self.blocks.wp[b] - self.blocks.programmed[b] == unit {
+            self.unit_written(id, block, unit);
+        }
+    }
+
+    /// A unit of `block` is written: issue its program (moving the stream
+    /// to its next die, sealing a full block) and, for the host, pace
+    /// collection. Once per unit, so kept out of the per-slot path.
+    #[inline(never)]
+    pub(super) fn unit_written(&mut self, id: StreamId, block: u32, unit: u32) {
+        self.issue_program(id, block, unit);
+        if id == StreamId::Host {
+            let mode = self.blocks.mode[block as usize];
+            let used = gc::native_slots_used(&self.geo, mode, unit);
+            gc::pace_collection(self, self.geo.die_of_block(block), used);
+        }
+    }
+
+    pub(super) fn issue_program(&mut self, id: StreamId, block: u32, slots: u32) {
+        let b = block as usize;
+        let wp = self.blocks.wp[b];
+        let first = wp - slots;
+        self.blocks.programmed[b] = wp;
+        if self.emit_ops {
+            self.ops.push(NandOp::Program { purpose: id.purpose(), block, row: self.geo.row_of(first), slots });
+        }
+        if let Some(f) = &mut self.fdp {
+            f.on_program(id, block, slots);
+        }
+        if self.bad.is_some() {
+            self.check_program(block);
+        }
+        let mode = self.blocks.mode[b];
+        if wp == self.geo.slots_in_mode(mode) {
+            self.seal_block(block);
+            let at = self.stream_base(id) + self.geo.die_of_block(block);
+            self.streams[id as usize].open[at as usize] = NONE;
+        }
+        self.streams[id as usize].advance(&self.geo, slots);
+    }
+
+    /// Seal `block` (full, or closed early by a Reclaim Unit Handle
+    /// Update with its programs issued): it joins the GC victim index.
+    pub(super) fn seal_block(&mut self, block: u32) {
+        self.seq += 1;
+        self.blocks.seal(block, self.seq);
+        self.victims.on_seal(block, self.blocks.mode[block as usize], &self.geo);
+    }
+
+    pub(super) fn flush_stream(&mut self, id: StreamId) {
+        let die = self.streams[id as usize].die;
+        let block = self.streams[id as usize].open[die as usize];
+        if block == NONE {
+            return;
+        }
+        let b = block as usize;
+        let unit = self.geo.unit_slots(self.blocks.mode[b]);
+        let wp = self.blocks.wp[b];
+        let fill = wp % unit;
+        if fill == 0 {
+            return;
+        }
+        let pad = unit - fill;
+        self.blocks.wp[b] += pad;
+        self.counters.padding_slots += pad as u64;
+        self.issue_program(id, block, unit);
     }
 }

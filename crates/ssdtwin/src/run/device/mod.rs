@@ -384,10 +384,7 @@ impl Device {
     /// placement; see [`Drive::submit_placed`]). Returns its completion
     /// time.
     pub fn submit_placed(&mut self, cmd: Command, pid: u32, tag: u32) -> u64 {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-        }
+        let now = self.begin_submission();
         let done = self.drive.submit_placed(cmd, pid, now);
         self.track(cmd, tag, now, done);
         done
@@ -407,10 +404,7 @@ impl Device {
     /// Returns its completion time and the offset the drive wrote it at
     /// (its completion carries that offset).
     pub fn submit_append(&mut self, cmd: Command, tag: u32) -> (u64, u64) {
-        let now = self.now();
-        if self.outstanding == 0 {
-            self.busy_since = now;
-        }
+        let now = self.begin_submission();
         let (done, offset) = self.drive.submit_append(cmd, now);
         self.track(Command { offset, ..cmd }, tag, now, done);
         (done, offset)
