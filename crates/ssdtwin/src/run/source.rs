@@ -478,14 +478,23 @@ impl Source {
                 ZbdSubmit::ZoneReset => dev.submit_zone_reset(cmd, tag),
                 _ => dev.complete_at_once(cmd, tag),
             };
-        } else if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
-            dev.submit_placed(cmd, p.next(cmd.offset), tag);
-        } else if self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
-            cmd.len = self.submit_ranges(dev, cmd, tag);
-        } else if self.extras {
-            self.submit_extra(dev, cmd, tag);
         } else {
-            dev.submit(cmd, tag);
+            // A write with a placement identifier goes the plain way, the
+            // identifier set first (one submission path for both).
+            let placed = match self.placement.as_mut() {
+                Some(p) if cmd.kind == IoKind::Write => {
+                    dev.place_next(p.next(cmd.offset));
+                    true
+                }
+                _ => false,
+            };
+            if !placed && self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
+                cmd.len = self.submit_ranges(dev, cmd, tag);
+            } else if !placed && self.extras {
+                self.submit_extra(dev, cmd, tag);
+            } else {
+                dev.submit(cmd, tag);
+            }
         }
         self.issued += cmd.len as u64;
         self.seg_issued += cmd.len as u64;

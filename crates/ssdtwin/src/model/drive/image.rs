@@ -145,6 +145,7 @@ impl Drive {
             clock_base_ns: image.clock_base_ns,
             last_t: image.last_t,
             last_error: None,
+            next_pid: 0,
             relocate_block: crate::model::nand::NONE,
             timings: image.timings,
             reloc_done: if image.reloc_done.len() == dies { image.reloc_done } else { vec![0; dies] },

@@ -129,6 +129,10 @@ pub struct Drive {
     last_t: u64,
     /// How the last command failed (`None`: it succeeded).
     last_error: Option<IoError>,
+    /// The placement identifier the next command carries (set by
+    /// [`Drive::submit_placed`], taken by the command; 0, the default
+    /// placement, otherwise).
+    next_pid: u32,
     /// A block an uncorrectable read asked to relocate.
     relocate_block: u32,
     timings: [CellTiming; 2],
@@ -187,6 +191,7 @@ impl Drive {
             clock_base_ns: 0,
             last_t: 0,
             last_error: None,
+            next_pid: 0,
             relocate_block: crate::model::nand::NONE,
             timings,
             gc_ready: vec![0; geo.dies as usize],
@@ -291,14 +296,14 @@ impl Drive {
     #[inline]
     pub fn submit(&mut self, cmd: Command, t: u64) -> u64 {
         let mut cmd = cmd;
-        self.submit_inner(&mut cmd, t, false, 0)
+        self.submit_inner(&mut cmd, t, false)
     }
 
     /// [`Drive::submit`], or a Zone Append (`append`), whose LBA the drive
-    /// chooses and writes into `cmd`; a write goes through placement `pid`
-    /// on a drive with `[fdp]`.
+    /// chooses and writes into `cmd`; a write goes through the placement
+    /// [`Drive::submit_placed`] named on a drive with `[fdp]`.
     #[inline(always)]
-    fn submit_inner(&mut self, cmd: &mut Command, t: u64, append: bool, pid: u32) -> u64 {
+    fn submit_inner(&mut self, cmd: &mut Command, t: u64, append: bool) -> u64 {
         self.submits += 1;
         self.last_error = None;
         self.last_t = t;
@@ -329,9 +334,12 @@ impl Drive {
                 self.power.busy(arrived, ready);
                 return ready;
             }
-        } else if self.model.fdp.is_some() && cmd.kind == IoKind::Write {
-            let (first, end) = self.lpn_range(*cmd);
-            self.ftl.set_placement(pid, end - first);
+        } else if self.model.fdp.is_some() {
+            let pid = std::mem::take(&mut self.next_pid);
+            if cmd.kind == IoKind::Write {
+                let (first, end) = self.lpn_range(*cmd);
+                self.ftl.set_placement(pid, end - first);
+            }
         }
         let cmd = *cmd;
         let serial_before = self.serial_done;

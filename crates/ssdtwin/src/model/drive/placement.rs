@@ -11,8 +11,17 @@ impl Drive {
     /// does a drive without `[fdp]`). A write without one
     /// ([`Drive::submit`]) goes through placement 0, the default.
     pub fn submit_placed(&mut self, cmd: Command, pid: u32, t: u64) -> u64 {
-        let mut cmd = cmd;
-        self.submit_inner(&mut cmd, t, false, pid)
+        self.place_next(pid);
+        self.submit(cmd, t)
+    }
+
+    /// The next command submitted carries placement identifier `pid`
+    /// (what [`Drive::submit_placed`] does before submitting it; a host
+    /// loop that submits through [`Drive::submit`] on one path for plain
+    /// and placed writes alike sets it first).
+    #[inline]
+    pub fn place_next(&mut self, pid: u32) {
+        self.next_pid = pid;
     }
 
     /// Reclaim Unit Handle Update (I/O Management Send, management

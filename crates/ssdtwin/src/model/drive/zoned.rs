@@ -71,7 +71,7 @@ impl Drive {
     /// succeeded; the offset is `cmd.offset` when it failed).
     pub fn submit_append(&mut self, cmd: Command, t: u64) -> (u64, u64) {
         let mut cmd = cmd;
-        let done = self.submit_inner(&mut cmd, t, true, 0);
+        let done = self.submit_inner(&mut cmd, t, true);
         (done, cmd.offset)
     }
 

@@ -384,10 +384,15 @@ impl Device {
     /// placement; see [`Drive::submit_placed`]). Returns its completion
     /// time.
     pub fn submit_placed(&mut self, cmd: Command, pid: u32, tag: u32) -> u64 {
-        let now = self.begin_submission();
-        let done = self.drive.submit_placed(cmd, pid, now);
-        self.track(cmd, tag, now, done);
-        done
+        self.drive.place_next(pid);
+        self.submit(cmd, tag)
+    }
+
+    /// The next command submitted carries placement identifier `pid`
+    /// ([`Drive::place_next`]).
+    #[inline]
+    pub(crate) fn place_next(&mut self, pid: u32) {
+        self.drive.place_next(pid);
     }
 
     /// Submit a write with Force Unit Access (see [`Drive::submit_fua`]).
