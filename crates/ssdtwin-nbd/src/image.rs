@@ -41,8 +41,10 @@ pub const MAGIC: &[u8; 20] = b"ssdtwin drive image\n";
 /// The format version this build writes and reads (2: the map cache's
 /// journal state, issue 33, and the host stripe's per-die deficits, issue
 /// 34; 3: an FDP drive's event logs, issue 35; 4: the Reclaim Unit Not
-/// Fully Written event's count; 5: the hybrid FTL's stripe, issue 33).
-pub const VERSION: u32 = 5;
+/// Fully Written event's count; 5: the hybrid FTL's stripe, issue 33; 6:
+/// the host stream's per-placement runs held in place and a zoned drive's
+/// zone-granular map, issue 35).
+pub const VERSION: u32 = 6;
 /// The last bytes inside the compressed frame.
 pub const END: &[u8; 8] = b"ssdtwin.";
 
