@@ -86,7 +86,8 @@ fn difference(obs: &[super::replay::Observation]) -> Option<f64> {
 /// fitting it).
 pub(super) fn stage(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) -> Result<bool, FitError> {
     let lat = |job: &str| measured(&ctx.measured, job, Quantity::ReadLatUs);
-    let (Some(small), Some(large), Some(plan)) = (lat(JOBS[0]), lat(JOBS[1]), ctx.plan(Unit::ReadLow, Some(&JOBS), None))
+    let (Some(small), Some(large), Some(plan)) =
+        (lat(JOBS[0]), lat(JOBS[1]), ctx.plan(Unit::ReadLow, Some(&JOBS), None))
     else {
         return Ok(false);
     };
