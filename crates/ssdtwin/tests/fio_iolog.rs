@@ -440,3 +440,48 @@ fn passes_on_a_block_device_are_fios() {
         assert_eq!((lines.len() as u64, o, l, w), (n, offsets, lens, digest), "job\n{job}");
     }
 }
+
+/// `offset` and `size` as shares of the device (`offset=37%`) are aligned
+/// as fio aligns them (filesetup.c): the offset rounded up to the job's
+/// smallest block size, the size (at most what lies past the offset)
+/// rounded down. fio reads a sparse file of the drive's capacity here (its
+/// null engine's file has no size of its own to take a share of). Before,
+/// the twin rounded both down to 4 KiB: a fill written in parts at
+/// `offset=50%` put the later parts off the 16 KiB page boundaries, and
+/// the fit's battery read 16 KiB pages as two on the generic TLC twin.
+#[test]
+fn shares_of_the_device_are_aligned_as_fios() {
+    if !have_fio() {
+        return;
+    }
+    let dir = scratch_dir("iolog-shares");
+    let image = dir.path().join("sparse.img");
+    std::fs::File::create(&image).unwrap().set_len(CAP).unwrap();
+    for job in [
+        "[a]\nrw=read\nbs=128k\noffset=37%\nsize=3%\n",
+        "[a]\nrw=read\nbs=16k\noffset=50%\nsize=1%\n",
+        "[a]\nrw=read\nbs=128k\noffset=90%\nsize=20%\n",
+        "[a]\nrw=read\nbs=4k,128k\noffset=33%\nsize=1%\n",
+        "[a]\nrw=randread\nbs=64k\noffset=13%\nsize=2%\n",
+    ] {
+        let job = format!("{job}ioengine=psync\nfilename=sparse.img\n");
+        let fio_log = dir.path().join("fio.log");
+        let job_file = dir.path().join("job.fio");
+        // fio appends to an iolog that exists.
+        let _ = std::fs::remove_file(&fio_log);
+        let _ = std::fs::remove_file(dir.path().join("twin.log"));
+        std::fs::write(&job_file, format!("[global]\nwrite_iolog={}\n{job}", fio_log.display())).unwrap();
+        let out =
+            Command::new("fio").arg("--output-format=terse").arg(&job_file).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "fio failed on\n{job}\n{}", String::from_utf8_lossy(&out.stderr));
+        let fio = io_lines(&fio_log);
+        let text = format!("[global]\nwrite_iolog={}\n{job}", dir.path().join("twin.log").display());
+        let file = parse_job_file(&text, "job.fio", CAP, &JobOptions::new()).unwrap();
+        let mut dev = Device::new(small_drive(MIB, &[]));
+        run_jobs(&mut dev, &file);
+        let twin = io_lines(&dir.path().join("twin.log"));
+        assert!(!fio.is_empty(), "fio issued nothing for\n{job}");
+        assert_eq!(fio.first(), twin.first(), "first command of\n{job}");
+        assert_eq!(fio, twin, "job\n{job}");
+    }
+}

@@ -103,6 +103,9 @@ struct PhaseBuilder {
     fio: FioRandom,
     /// `write_iolog`'s path.
     iolog: Option<String>,
+    /// `offset` and `size` as shares of the device (`P%`): bytes before
+    /// fio's alignment to the block size ([`align_shares`]).
+    shares: [Option<u64>; 2],
 }
 
 /// A whole number, or the error naming the option.
@@ -154,6 +157,7 @@ impl PhaseBuilder {
                 bs_unaligned: false,
             },
             iolog: None,
+            shares: [None; 2],
         }
     }
 
@@ -453,8 +457,14 @@ impl PhaseBuilder {
                 };
                 self.zbd.in_zones(i, super::zbd::zones_of(v).unwrap_or(0), at);
             }
-            "offset" => self.spec.offset = size()?,
-            "size" | "filesize" => self.spec.size = Some(size()?),
+            "offset" => {
+                self.spec.offset = size()?;
+                self.shares[0] = super::values::percent_of(v, capacity);
+            }
+            "size" | "filesize" => {
+                self.spec.size = Some(size()?);
+                self.shares[1] = if key == "size" { super::values::percent_of(v, capacity) } else { None };
+            }
             "io_size" | "io_limit" => self.spec.io_size = Some(size()?),
             "runtime" => self.spec.runtime_ns = Some(parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?),
             "ramp_time" => self.spec.ramp_time_ns = parse_time(v, 1_000_000_000).map_err(|r| invalid(at, key, r))?,
@@ -579,6 +589,7 @@ impl PhaseBuilder {
             // fio's default alignment is the block size: no change.
             self.spec.blockalign = None;
         }
+        align_shares(&mut self.spec, self.shares, capacity);
         std::mem::take(&mut self.rates).finish(&mut self.spec)?;
         std::mem::take(&mut self.control).finish(&mut self.spec)?;
         // fio switches to the 64-bit Tausworthe when the 32-bit one cannot
@@ -728,5 +739,21 @@ mod tests {
         assert_eq!(phase(&[("rw", "write"), ("fsync", "0")]), phase(&[("rw", "write")]));
         assert_eq!(phase(&[("rw", "write"), ("fsync_on_close", "1")]), phase(&[("rw", "write"), ("end_fsync", "1")]));
         assert_eq!(phase(&[("rw", "write"), ("writefua", "1")]), phase(&[("rw", "write"), ("sync", "dsync")]));
+    }
+}
+
+/// fio's alignment of an `offset` and a `size` given as shares of the
+/// device (`shares`: their bytes before alignment), by the job's smallest
+/// block size (filesetup.c, fio 3.33): the offset rounded up
+/// (`get_start_offset`), the size, at most what lies past the offset,
+/// rounded down (`setup_files`). So a 128 KiB fill in parts at `offset=50%`
+/// keeps every part on 128 KiB boundaries, as a real drive is written.
+fn align_shares(spec: &mut IoSpec, shares: [Option<u64>; 2], capacity: u64) {
+    let bs = spec.min_bs().max(1) as u64;
+    if let Some(o) = shares[0] {
+        spec.offset = o.div_ceil(bs) * bs;
+    }
+    if let Some(s) = shares[1] {
+        spec.size = Some(s.min(capacity.saturating_sub(spec.offset)) / bs * bs);
     }
 }

@@ -237,7 +237,26 @@ pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
     }
 }
 
-/// Parse a fio size: `4096`, `4k`, `128KiB`, `1g`, `16GB`, `50%`.
+/// The share `v` gives of a device of `capacity` bytes, when `v` is a
+/// percentage (`50%`): fio's `capacity × p / 100` in whole bytes, before
+/// any alignment (`None` for an absolute size).
+pub(crate) fn percent_of(v: &str, capacity: u64) -> Option<u64> {
+    let p: f64 = v.trim().strip_suffix('%')?.trim().parse().ok()?;
+    if !(0.0..=100.0).contains(&p) {
+        return None;
+    }
+    Some(if p.fract() == 0.0 {
+        // fio's integer arithmetic (filesetup.c).
+        (capacity as u128 * p as u128 / 100) as u64
+    } else {
+        (capacity as f64 * p / 100.0) as u64
+    })
+}
+
+/// Parse a fio size: `4096`, `4k`, `128KiB`, `1g`, `16GB`, `50%` (a share
+/// of the device rounded down to 4 KiB here; a job's `offset` and `size`
+/// are then aligned to its block size as fio aligns them:
+/// `super::phase`'s `io_phase`).
 pub fn parse_size(v: &str, kb_base: u64, capacity: u64) -> Result<u64, String> {
     let v = v.trim();
     if let Some(p) = v.strip_suffix('%') {
