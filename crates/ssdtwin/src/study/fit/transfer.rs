@@ -17,10 +17,8 @@
 //!
 //! Left out: the link's share of the difference is the base's (the link
 //! is kept from the base); where the channel hardly moves the difference
-//! (a link much slower than a channel, or a 16 KiB read served by several
-//! channels at once), over the whole range or within ±25% of the starting
-//! rate, the channel is reported not determined by it and the simplex
-//! keeps fitting it as before.
+//! (a link much slower than a channel) the channel is reported not
+//! determined by it and the simplex keeps fitting it as before.
 
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::brent::BrentRoot;
@@ -114,24 +112,6 @@ pub(super) fn stage(ctx: &Ctx, spec: &mut DriveSpec, notes: &mut Vec<String>) ->
             "{field}: the 12 KiB more that {} moves hardly depends on it (another part, e.g. the link, carries \
              the difference): fitted with the other reads",
             JOBS[1]
-        ));
-        return Ok(false);
-    }
-    // Near the starting rate the difference must follow the channel too:
-    // where a 16 KiB read's pages come from several channels at once (a
-    // drive that stripes units smaller than its page over the dies) or the
-    // link carries the difference, it is flat above some rate, and a root
-    // found in that stretch could be anywhere in it (the generic TLC drive
-    // fitted to its own battery: 446 MT/s against 667, every read within
-    // 1.3%). A ±25% step must move it by 5% at least.
-    let step = 1.25f64.ln();
-    let near = gap.eval(&[v0.ln() - step, v0.ln() + step]);
-    if (near[0] - near[1]).abs() < 0.05 {
-        notes.push(format!(
-            "{field}: near {v0:.0} MT/s the 12 KiB more that {} moves hardly depends on it ({:.1}% for ±25%): \
-             fitted with the other reads",
-            JOBS[1],
-            100.0 * (near[0] - near[1]).abs()
         ));
         return Ok(false);
     }
