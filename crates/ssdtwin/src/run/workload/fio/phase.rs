@@ -697,6 +697,22 @@ impl PhaseBuilder {
     }
 }
 
+/// fio's alignment of an `offset` and a `size` given as shares of the
+/// device (`shares`: their bytes before alignment), by the job's smallest
+/// block size (filesetup.c, fio 3.33): the offset rounded up
+/// (`get_start_offset`), the size, at most what lies past the offset,
+/// rounded down (`setup_files`). So a 128 KiB fill in parts at `offset=50%`
+/// keeps every part on 128 KiB boundaries, as a real drive is written.
+fn align_shares(spec: &mut IoSpec, shares: [Option<u64>; 2], capacity: u64) {
+    let bs = spec.min_bs().max(1) as u64;
+    if let Some(o) = shares[0] {
+        spec.offset = o.div_ceil(bs) * bs;
+    }
+    if let Some(s) = shares[1] {
+        spec.size = Some(s.min(capacity.saturating_sub(spec.offset)) / bs * bs);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,21 +755,5 @@ mod tests {
         assert_eq!(phase(&[("rw", "write"), ("fsync", "0")]), phase(&[("rw", "write")]));
         assert_eq!(phase(&[("rw", "write"), ("fsync_on_close", "1")]), phase(&[("rw", "write"), ("end_fsync", "1")]));
         assert_eq!(phase(&[("rw", "write"), ("writefua", "1")]), phase(&[("rw", "write"), ("sync", "dsync")]));
-    }
-}
-
-/// fio's alignment of an `offset` and a `size` given as shares of the
-/// device (`shares`: their bytes before alignment), by the job's smallest
-/// block size (filesetup.c, fio 3.33): the offset rounded up
-/// (`get_start_offset`), the size, at most what lies past the offset,
-/// rounded down (`setup_files`). So a 128 KiB fill in parts at `offset=50%`
-/// keeps every part on 128 KiB boundaries, as a real drive is written.
-fn align_shares(spec: &mut IoSpec, shares: [Option<u64>; 2], capacity: u64) {
-    let bs = spec.min_bs().max(1) as u64;
-    if let Some(o) = shares[0] {
-        spec.offset = o.div_ceil(bs) * bs;
-    }
-    if let Some(s) = shares[1] {
-        spec.size = Some(s.min(capacity.saturating_sub(spec.offset)) / bs * bs);
     }
 }
