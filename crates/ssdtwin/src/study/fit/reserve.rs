@@ -19,7 +19,9 @@
 //! blocks per plane move by as many blocks per die as the pool, so GC's
 //! blocks stay) and the cache's size held (the fill fitted it). Held so,
 //! the knee grows one for one with the pool until it reaches the curve's
-//! full-drive point. When the free blocks above GC's target already hold
+//! full-drive point (below a few percent of the cache it does not: the
+//! free blocks above GC's target then carry a larger dynamic cache). When
+//! the pool moved, the spare is searched again with it in place. When the free blocks above GC's target already hold
 //! the whole cache a full drive may have, the knee does not move with the
 //! pool at all: no measurement of the battery tells static from dynamic
 //! there (drive 1 of the prediction check: every battery number within
