@@ -52,3 +52,4 @@ mod zbd_random;
 mod zbd_remainder;
 mod zbd_verify;
 mod zns;
+mod zns_map;

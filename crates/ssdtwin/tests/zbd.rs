@@ -341,36 +341,44 @@ fn a_read_folded_ahead_is_placed_as_if_folded_at_its_turn() {
     // warm its map entry and keeps the fold for the read's turn: the
     // reads must go where a job that never looked ahead sends them, also
     // when a zone's write pointer moves in between (another job writing).
+    // Only a job over conventional zones folds ahead (a sequential zone
+    // has no page map entry to warm): zone 0 is conventional.
     use ssdtwin::run::workload::generator::LOOKAHEAD;
     use ssdtwin::run::workload::{IoSpec, RwPattern, Zbd};
     use ssdtwin::run::zbd::ZbdJob;
     use ssdtwin::Command;
-    let mut drive = Drive::new(small_zoned_model(&[]));
+    let mut drive = Drive::new(small_zoned_model(&["zns.conventional_zones=1"]));
     let write = |drive: &mut Drive, offset: u64, len: u32| {
         drive.submit(Command { kind: IoKind::Write, offset, len }, 0);
         assert!(drive.last_error().is_none());
     };
-    for z in 0..4 {
+    for z in 1..5 {
         write(&mut drive, z * ZONE, 1 << 20);
     }
     let mut spec = IoSpec::new("r", RwPattern::RandRead);
-    spec.size = Some(4 * ZONE);
+    spec.size = Some(5 * ZONE);
     let opts = Zbd::default();
     let mut ahead = ZbdJob::new(&spec, &opts, &drive).unwrap();
     let mut plain = ZbdJob::new(&spec, &opts, &drive).unwrap();
+    assert!(ahead.folds_ahead());
+    // Without a conventional zone in its range, a job has no map line to
+    // warm and folds nothing ahead.
+    spec.offset = ZONE;
+    spec.size = Some(4 * ZONE);
+    assert!(!ZbdJob::new(&spec, &opts, &drive).unwrap().folds_ahead());
     let mut x: u64 = 12345;
     let cmds: Vec<Command> = (0..200)
         .map(|_| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            Command { kind: IoKind::Read, offset: (x >> 20) % (4 * ZONE) / 4096 * 4096, len: 4096 }
+            Command { kind: IoKind::Read, offset: (x >> 20) % (5 * ZONE) / 4096 * 4096, len: 4096 }
         })
         .collect();
     let mut moved = 0;
     for i in 0..cmds.len() - LOOKAHEAD {
         ahead.ahead_hint(cmds[i + LOOKAHEAD], &drive);
         if i % 50 == 25 {
-            // Zone 1 grows by 1 MiB: folds made before are stale.
-            let wp = ZONE + (1 + (i as u64) / 50) * (1 << 20);
+            // Zone 2 grows by 1 MiB: folds made before are stale.
+            let wp = 2 * ZONE + (1 + (i as u64) / 50) * (1 << 20);
             write(&mut drive, wp, 1 << 20);
         }
         let got = ahead.next(cmds[i], &drive, u64::MAX, false);
@@ -380,5 +388,5 @@ fn a_read_folded_ahead_is_placed_as_if_folded_at_its_turn() {
             moved += (cmd.offset != cmds[i].offset) as u32;
         }
     }
-    assert!(moved > 100, "most reads are folded into the written megabytes ({moved})");
+    assert!(moved > 80, "most reads are folded into the written megabytes ({moved})");
 }

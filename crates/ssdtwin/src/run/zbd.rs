@@ -170,9 +170,10 @@ pub struct ZbdJob {
     reset_due: Vec<bool>,
     /// log2 of the zone size (`u32::MAX`: not a power of two).
     zone_shift: u32,
-    /// A random job that only reads: the folds of the reads ahead
-    /// ([`read::FOLDS`] of them; empty for any other job), the folds made
-    /// and the reads placed ([`read`]).
+    /// A random job that only reads, over conventional zones among
+    /// others: the folds of the reads ahead ([`read::FOLDS`] of them;
+    /// empty for any other job), the folds made and the reads placed
+    /// ([`read`]).
     folds: Vec<read::Fold>,
     hints: u32,
     reads_taken: u32,
@@ -270,7 +271,10 @@ impl ZbdJob {
             hints: 0,
             reads_taken: 0,
         };
-        if spec.rw == RwPattern::RandRead && !opts.read_beyond_wp {
+        // Only a conventional zone's read looks a page map entry up (a
+        // sequential zone's map is its block list, model/ftl/zns.rs), so
+        // only a job over conventional zones has map lines to warm.
+        if spec.rw == RwPattern::RandRead && !opts.read_beyond_wp && min_zone < m.conventional {
             job.folds = vec![read::Fold::default(); read::FOLDS];
         }
         if job.verify {

@@ -116,6 +116,16 @@ impl Drive {
                 fresh.ftl.user_lpns()
             ));
         }
+        if image.ftl.l2p().len() != fresh.ftl.l2p().len() {
+            // Images saved before a zoned drive's sequential zones were
+            // mapped by zone carry a page map entry for every page.
+            return Err(format!(
+                "the image's page map has {} entries, the drive's {} (a zoned drive's image saved before its \
+                 sequential zones were mapped by zone: save it again with this version)",
+                image.ftl.l2p().len(),
+                fresh.ftl.l2p().len()
+            ));
+        }
         let booking = image.ftl.scheme_timing();
         let mut flash = image.flash;
         flash.set_reads_first(fresh.model.spec.controller.op_order == OpOrder::ReadsFirst);

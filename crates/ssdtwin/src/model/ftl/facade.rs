@@ -267,7 +267,10 @@ impl Ftl {
 
     /// Logical pages the host can address.
     pub fn user_lpns(&self) -> u32 {
-        self.core.user_lpns()
+        match &self.scheme {
+            Scheme::Zoned(z) => z.zones().model().zones * z.zones().model().zone_lpns,
+            _ => self.core.user_lpns(),
+        }
     }
     /// The drive's geometry.
     pub fn geometry(&self) -> &Geometry {
@@ -285,7 +288,9 @@ impl Ftl {
     pub fn mapped_lpns(&self) -> u64 {
         self.core.mapped_lpns
     }
-    /// The logical-to-physical map (`NONE` where unmapped).
+    /// The logical-to-physical page map (`NONE` where unmapped): every
+    /// logical page's, except on a zoned drive, where it covers the
+    /// conventional zones (see [`Ftl::lookup`]).
     pub fn l2p(&self) -> &[Slot] {
         &self.core.l2p
     }
@@ -297,11 +302,14 @@ impl Ftl {
     /// cost in the model: [`Ftl::read`] is the host's path).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Slot {
-        self.core.lookup(lpn)
+        match &self.scheme {
+            Scheme::Zoned(z) => z.lookup(&self.core, lpn),
+            _ => self.core.lookup(lpn),
+        }
     }
     /// Version stamp a read of `lpn` returns (see [`FtlCore::read_version`]).
     pub fn read_version(&self, lpn: u32) -> u32 {
-        self.core.read_version(lpn)
+        self.core.read_version(lpn, self.lookup(lpn))
     }
     /// Whether version stamps are kept.
     pub fn has_versions(&self) -> bool {

@@ -11,8 +11,9 @@
 //! - [`Ftl`]: the narrow API the drive uses (write, read, trim, flush,
 //!   background work, secure erase, the operations), over
 //! - [`FtlCore`]: the state every part shares — the map (`l2p`: logical
-//!   page → slot, `p2l`: slot → logical page, flat `u32` arrays, plus
-//!   optional version stamps), the blocks, the write streams, the
+//!   page → slot, of a zoned drive's conventional zones only, see [`zns`];
+//!   `p2l`: slot → logical page, flat `u32` arrays, plus optional version
+//!   stamps), the blocks, the write streams, the
 //!   collections in progress, the operations and the counters — private to
 //!   this module;
 //! - [`mapping`]: the mapping scheme behind a trait: page-level
@@ -196,7 +197,9 @@ pub struct PageArrays(pub [HugeVec<u32>; 4]);
 pub struct FtlCore {
     /// Geometry.
     geo: Geometry,
-    /// Logical page → slot (`NONE` when unmapped).
+    /// Logical page → slot (`NONE` when unmapped); on a zoned drive, of
+    /// the conventional zones only (a sequential zone's map is its block
+    /// list, [`zns::ZonedMapping::lookup`]).
     l2p: HugeVec<Slot>,
     /// Slot → logical page (`NONE` when invalid or unwritten).
     p2l: HugeVec<u32>,
@@ -265,8 +268,9 @@ impl FtlCore {
         let mut streams =
             [Stream::new(StreamId::Host, &geo), Stream::new(StreamId::Gc, &geo), Stream::new(StreamId::Fold, &geo)];
         let fdp = model.fdp.as_ref().map(|f| Box::new(fdp::Fdp::new(f, &geo, &mut streams)));
+        let paged = model.zns.as_ref().map_or(model.user_lpns, |z| z.conventional * z.zone_lpns);
         FtlCore {
-            l2p: HugeVec::filled(model.user_lpns as usize, NONE),
+            l2p: HugeVec::filled(paged as usize, NONE),
             p2l: HugeVec::filled(geo.total_slots as usize, NONE),
             lpn_version: HugeVec::filled(if stamps { model.user_lpns as usize } else { 0 }, 0),
             slot_version: HugeVec::filled(if stamps { geo.total_slots as usize } else { 0 }, 0),
@@ -296,7 +300,8 @@ impl FtlCore {
         }
     }
 
-    /// Logical pages the host can address.
+    /// Logical pages the page map covers (all the host can address,
+    /// except on a zoned drive: its conventional zones').
     pub fn user_lpns(&self) -> u32 {
         self.l2p.len() as u32
     }
@@ -307,10 +312,10 @@ impl FtlCore {
         self.l2p[lpn as usize]
     }
 
-    /// Version stamp returned by reading `lpn` from flash (0 when unmapped
-    /// or stamps are off). Tests compare it with their own record.
-    pub fn read_version(&self, lpn: u32) -> u32 {
-        let s = self.l2p[lpn as usize];
+    /// Version stamp returned by reading `lpn` from flash, whose map
+    /// entry is `s` (0 when unmapped or stamps are off). Tests compare it
+    /// with their own record.
+    pub fn read_version(&self, lpn: u32, s: Slot) -> u32 {
         if s == NONE || self.slot_version.is_empty() {
             0
         } else if self.p2l[s as usize] != lpn {
@@ -338,7 +343,8 @@ impl FtlCore {
     /// A hint only: it changes no state.
     #[inline]
     pub fn prefetch_write(&self, lpn: u32) {
-        let old = self.l2p[lpn as usize];
+        // A zoned drive's sequential zones have no page map entry.
+        let old = self.l2p.get(lpn as usize).copied().unwrap_or(NONE);
         if old != NONE {
             prefetch(&self.p2l, old as usize);
         }
@@ -433,7 +439,9 @@ impl FtlCore {
     /// (`write`) or for a trim; true if it was mapped.
     #[inline(always)]
     pub(super) fn unmap_for(&mut self, lpn: u32, write: bool) -> bool {
-        let old = self.l2p[lpn as usize];
+        // Past the page map: a sequential zone's page, which a write finds
+        // unmapped (its zone's reset unmapped it).
+        let Some(&old) = self.l2p.get(lpn as usize) else { return false };
         if let Some(m) = &mut self.map {
             m.unmap(lpn, (old != NONE, write), &mut self.ops, self.emit_ops, &mut self.blocks.erase_count);
         }
@@ -479,11 +487,20 @@ impl FtlCore {
     /// moves on; the slot counts as valid). Returns the slot.
     #[inline(always)]
     pub(super) fn map_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
+        let slot = self.place_next_slot(block, lpn);
+        self.l2p[lpn as usize] = slot;
+        slot
+    }
+
+    /// Put `lpn` in the next slot of `block` as [`FtlCore::map_next_slot`]
+    /// does, without a page map entry: a sequential zone's page, which
+    /// the zone map finds ([`zns::ZonedMapping::lookup`]).
+    #[inline(always)]
+    pub(super) fn place_next_slot(&mut self, block: u32, lpn: u32) -> Slot {
         let b = block as usize;
         let slot = self.geo.first_slot(block) + self.blocks.wp[b];
         self.blocks.wp[b] += 1;
         self.blocks.valid[b] += 1;
-        self.l2p[lpn as usize] = slot;
         self.p2l[slot as usize] = lpn;
         slot
     }
@@ -596,7 +613,9 @@ impl FtlCore {
             let mut valid = 0;
             for (i, &lpn) in self.p2l[first..first + n].iter().enumerate() {
                 if lpn != NONE {
-                    if self.l2p[lpn as usize] != (first + i) as u32 {
+                    // Pages past the page map are a zoned drive's
+                    // sequential zones', which its scheme checks.
+                    if self.l2p.get(lpn as usize).is_some_and(|&s| s != (first + i) as u32) {
                         return Err(format!("p2l[{}] = {lpn} but l2p[{lpn}] differs", first + i));
                     }
                     valid += 1;

@@ -62,11 +62,15 @@ impl StreamId {
 }
 
 /// One write stream: an open block per die and the die it writes next.
+/// Its per-die arrays are boxed slices (two words each, not a `Vec`'s
+/// three): with flexible data placement the FTL swaps a placement's host
+/// stream in for each command that changes placement (`fdp.rs`), and a
+/// smaller stream is a cheaper swap.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Stream {
     id: StreamId,
     /// Open block per die (`NONE` if the stream has none there).
-    pub open: Vec<u32>,
+    pub open: Box<[u32]>,
     /// Die that receives the next slot.
     pub die: u32,
     /// The dies a host stream goes round, `[first, end)` (`None`: all; a
@@ -75,20 +79,20 @@ pub struct Stream {
     pub dies: Option<(u32, u32)>,
     /// Host slots each die has been given beyond one pSLC unit per visit
     /// (the deficit round robin's debt; empty for GC and fold streams).
-    pub ahead: Vec<u32>,
+    pub ahead: Box<[u32]>,
 }
 
 impl Stream {
     /// A stream with no open blocks.
     pub fn new(id: StreamId, geo: &Geometry) -> Stream {
-        Stream { id, open: vec![NONE; geo.dies as usize], die: 0, dies: None, ahead: Self::debts(id, geo) }
+        Stream { id, open: vec![NONE; geo.dies as usize].into(), die: 0, dies: None, ahead: Self::debts(id, geo) }
     }
 
-    fn debts(id: StreamId, geo: &Geometry) -> Vec<u32> {
+    fn debts(id: StreamId, geo: &Geometry) -> Box<[u32]> {
         if id == StreamId::Host {
-            vec![0; geo.dies as usize]
+            vec![0; geo.dies as usize].into()
         } else {
-            Vec::new()
+            Box::default()
         }
     }
 
@@ -96,7 +100,7 @@ impl Stream {
     pub fn on_dies(id: StreamId, geo: &Geometry, first: u32, end: u32) -> Stream {
         Stream {
             id,
-            open: vec![NONE; geo.dies as usize],
+            open: vec![NONE; geo.dies as usize].into(),
             die: first,
             dies: Some((first, end)),
             ahead: Self::debts(id, geo),

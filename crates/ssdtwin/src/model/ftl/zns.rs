@@ -15,10 +15,28 @@
 //! buffer until the unit is complete (the drive's write buffer is power
 //! safe, so a flush does not pad it); Finish pads it.
 //!
-//! Conventional zones are page-mapped like a conventional drive (the host
-//! stream, GC over their blocks). Logical pages are still mapped page by
-//! page (`l2p`), so reads, buffer hits and integrity checks are the FTL's
-//! usual ones.
+//! The map of a sequential zone is its block list, not a page map (the
+//! zone-granular map of Bjørling et al., "ZNS: Avoiding the Block
+//! Interface Tax", USENIX ATC 2021): since its data is written in LBA
+//! order at the write pointer and never moved, page *o* of the zone is
+//! unit *o* / U (U slots per program unit) of the stripe above, on the
+//! zone's (*o* / U mod dies)-th die of its round, in that die's
+//! (*o* / U / dies)-th unit, and the zone's blocks are held in the order
+//! the stripe opened them (block *i* of the round on every die, then
+//! block *i* + 1). A read finds its slot from the zone's block list and
+//! its count of pages written ([`ZonedMapping::lookup`]): no page map
+//! entry to fetch from DRAM, and the FTL's logical-to-physical array
+//! (`l2p`, 4 bytes per 4 KiB) covers the conventional zones only, so a
+//! zoned drive's page map shrinks by its sequential zones' share. The
+//! reverse map (`p2l`, slot → logical page, as a real drive keeps in a
+//! page's spare area) is kept, for the integrity checks and the version
+//! stamps. Nothing relocates a sequential zone's data in this model:
+//! validation refuses the map cache, bad blocks and static wear leveling
+//! with `[zns]`, device GC never picks a zone block, and an
+//! uncorrectable read relocates nothing in a zone ([`Ftl::relocate`]),
+//! so the block list stays exact until a reset. Conventional zones are
+//! page-mapped like a conventional drive (the host stream, GC over their
+//! blocks, `l2p`).
 //!
 //! The zone states and the rules commands must follow are
 //! [`super::zones`]; this module acts on the transitions. Left out: zones
@@ -67,6 +85,19 @@ pub struct ZonedMapping {
     owner: Vec<u32>,
     /// Per-zone counters.
     counters: Vec<ZoneCounters>,
+    /// Pages of data each sequential zone holds (its write pointer, or
+    /// less once a Finish moved the pointer to the capacity): the pages at
+    /// and past it read as deallocated.
+    #[serde(default)]
+    filled: Vec<u32>,
+    /// The zone map's strides, in slots: a program unit, a round of units
+    /// over the dies, and a block on every die.
+    #[serde(default)]
+    unit: u32,
+    #[serde(default)]
+    round: u32,
+    #[serde(default)]
+    layer: u32,
 }
 
 impl ZonedMapping {
@@ -87,7 +118,40 @@ impl ZonedMapping {
             units,
             owner: vec![NONE; geo.total_blocks as usize],
             counters: vec![ZoneCounters::default(); zones],
+            filled: vec![0; zones],
+            unit: geo.unit_slots(CellMode::Native),
+            round: geo.unit_slots(CellMode::Native) * geo.dies,
+            layer: geo.slots_per_block * geo.dies,
         }
+    }
+
+    /// The slot holding page `lpn` of a zoned drive (`NONE`: unmapped):
+    /// a conventional zone's from the page map, a sequential zone's from
+    /// its block list (see the module doc). A look with no cost in the
+    /// model.
+    #[inline(always)]
+    pub fn lookup(&self, core: &FtlCore, lpn: u32) -> Slot {
+        let z = self.zones.zone_of(lpn);
+        if z < self.zones.model().conventional {
+            return core.l2p[lpn as usize];
+        }
+        self.zone_slot(core, z, lpn - z * self.zones.model().zone_lpns)
+    }
+
+    /// The slot holding page `o` of sequential zone `z` (`NONE`: not
+    /// written): the zone's stripe (module doc) taken apart, layer of
+    /// blocks, unit of the die's block, die of the round, slot of the
+    /// unit.
+    #[inline(always)]
+    fn zone_slot(&self, core: &FtlCore, z: u32, o: u32) -> Slot {
+        if o >= self.filled[z as usize] {
+            return NONE;
+        }
+        let (layer, in_layer) = (o / self.layer, o % self.layer);
+        let (unit, in_round) = (in_layer / self.round, in_layer % self.round);
+        let (die, in_unit) = (in_round / self.unit, in_round % self.unit);
+        let block = self.held[z as usize * self.per_zone as usize + (layer * self.dies + die) as usize];
+        core.geo.first_slot(block) + unit * self.unit + in_unit
     }
 
     /// The zone states and write pointers.
@@ -153,8 +217,7 @@ impl ZonedMapping {
             let room = unit - (core.blocks.wp[b] - core.blocks.programmed[b]);
             let k = room.min(end - lpn);
             for l in lpn..lpn + k {
-                debug_assert_eq!(core.l2p[l as usize], NONE, "a page past zone {z}'s write pointer is mapped");
-                let slot = core.map_next_slot(block, l);
+                let slot = core.place_next_slot(block, l);
                 core.stamp(l, slot);
             }
             lpn += k;
@@ -164,6 +227,7 @@ impl ZonedMapping {
         }
         core.mapped_lpns += n as u64;
         self.counters[zi].host_pages += n as u64;
+        self.filled[zi] += n;
         true
     }
 
@@ -197,14 +261,17 @@ impl ZonedMapping {
         let new = self.zones.state(z);
         match new {
             ZoneState::Empty if t.written > 0 || self.held_count[zi] > 0 => {
-                let first = z * self.zones.model().zone_lpns;
-                for lpn in first..first + t.written {
-                    core.unmap(lpn);
-                }
+                // Unmap the zone: its pages' reverse entries, its blocks'
+                // valid counts, its count of pages written.
+                core.mapped_lpns -= self.filled[zi] as u64;
+                self.filled[zi] = 0;
                 let mut dropped = 0;
                 let held = &self.held[zi * self.per_zone as usize..][..self.held_count[zi] as usize];
                 for &block in held {
                     let b = block as usize;
+                    let first = core.geo.first_slot(block) as usize;
+                    core.p2l[first..first + core.blocks.wp[b] as usize].fill(NONE);
+                    core.blocks.valid[b] = 0;
                     dropped += core.blocks.wp[b] - core.blocks.programmed[b];
                     core.journal(super::journal::Relocation::Erased { block });
                     if core.emit_ops {
@@ -253,6 +320,7 @@ impl ZonedMapping {
         self.held_count.fill(0);
         self.owner.fill(NONE);
         self.counters.fill(ZoneCounters::default());
+        self.filled.fill(0);
     }
 }
 
@@ -269,9 +337,10 @@ impl MappingScheme for ZonedMapping {
         if block == NONE {
             block = self.open_zone_block(core, z, die);
         }
-        let slot = core.map_next_slot(block, lpn);
+        let slot = core.place_next_slot(block, lpn);
         core.mapped_lpns += 1;
         self.counters[zi].host_pages += 1;
+        self.filled[zi] += 1;
         let b = block as usize;
         let unit = core.geo.unit_slots(CellMode::Native);
         if core.blocks.wp[b] - core.blocks.programmed[b] == unit {
@@ -280,9 +349,15 @@ impl MappingScheme for ZonedMapping {
         slot
     }
 
+    /// A sequential zone's page from the zone map (no map cache with
+    /// `[zns]`: the lookup costs the controller's map access alone).
     #[inline]
     fn read(&mut self, core: &mut FtlCore, lpn: u32) -> Slot {
-        core.map_read(lpn)
+        let z = self.zones.zone_of(lpn);
+        if z < self.zones.model().conventional {
+            return core.map_read(lpn);
+        }
+        self.zone_slot(core, z, lpn - z * self.zones.model().zone_lpns)
     }
 
     /// The conventional zones' partial unit is padded and programmed; the
@@ -315,21 +390,29 @@ impl MappingScheme for ZonedMapping {
     }
 
     /// Every held block belongs to its zone and holds only that zone's
-    /// pages, and a zone's mapped pages are those below its write pointer
-    /// (all of them, unless it was finished early).
+    /// pages, each where the zone map finds it; a zone's mapped pages are
+    /// those below its write pointer (all of them, unless it was finished
+    /// early); the page map covers the conventional zones alone.
     fn check(&self, core: &FtlCore) -> Result<(), String> {
         let m = *self.zones.model();
+        if core.l2p.len() != (m.conventional * m.zone_lpns) as usize {
+            return Err(format!(
+                "the page map has {} entries for {} conventional zones",
+                core.l2p.len(),
+                m.conventional
+            ));
+        }
         for z in m.conventional..m.zones {
             let zi = z as usize;
-            let first = z * m.zone_lpns;
             let written = self.zones.written(z);
-            let mapped = (first..first + m.zone_lpns).filter(|&l| core.l2p[l as usize] != NONE).count() as u32;
+            let filled = self.filled[zi];
             // A finished zone's write pointer is at its capacity, past its
             // data.
             let full = self.zones.state(z) == ZoneState::Full;
-            if mapped != written && !(full && mapped <= written) {
-                return Err(format!("zone {z}: {mapped} pages mapped, write pointer at {written}"));
+            if filled != written && !(full && filled <= written) {
+                return Err(format!("zone {z}: {filled} pages mapped, write pointer at {written}"));
             }
+            let mut mapped = 0;
             for &block in &self.held[zi * self.per_zone as usize..][..self.held_count[zi] as usize] {
                 if self.owner[block as usize] != z {
                     return Err(format!("zone {z} holds block {block}, owned by {}", self.owner[block as usize]));
@@ -337,10 +420,23 @@ impl MappingScheme for ZonedMapping {
                 let s = core.geo.first_slot(block);
                 for slot in s..s + core.geo.slots_per_block {
                     let lpn = core.p2l[slot as usize];
-                    if lpn != NONE && self.zones.zone_of(lpn) != z {
+                    if lpn == NONE {
+                        continue;
+                    }
+                    if self.zones.zone_of(lpn) != z {
                         return Err(format!("block {block} of zone {z} holds page {lpn} of another zone"));
                     }
+                    if self.lookup(core, lpn) != slot {
+                        return Err(format!(
+                            "page {lpn} is in slot {slot}, the zone map says {}",
+                            self.lookup(core, lpn)
+                        ));
+                    }
+                    mapped += 1;
                 }
+            }
+            if mapped != filled {
+                return Err(format!("zone {z}: {mapped} pages in its blocks, {filled} written"));
             }
         }
         Ok(())

@@ -73,11 +73,14 @@ impl Source {
         let raw = self.gen.next_command();
         // The submission warms the map line of the generator's command 16
         // ahead; a read the zbd fold will move elsewhere warms that line
-        // too.
-        let ahead = self.gen.ahead(LOOKAHEAD);
-        let moved = z.ahead_hint(ahead, dev.drive());
-        if moved.offset != ahead.offset {
-            dev.drive().prefetch_map(moved);
+        // too (reads over conventional zones: a sequential zone has no
+        // page map entry).
+        if z.folds_ahead() {
+            let ahead = self.gen.ahead(LOOKAHEAD);
+            let moved = z.ahead_hint(ahead, dev.drive());
+            if moved.offset != ahead.offset {
+                dev.drive().prefetch_map(moved);
+            }
         }
         let left = self.byte_limit.saturating_sub(self.issued);
         let logged = self.verify.as_ref().is_some_and(|v| v.has_logged());

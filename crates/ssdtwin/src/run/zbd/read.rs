@@ -4,14 +4,17 @@
 //! into its zone's written part; a trim is the reset of its zone. The
 //! rules as a whole are the parent module's doc ([`super`]).
 //!
-//! A random read's fold costs a zone lookup and a division. The job's
-//! source asks where the command [`LOOKAHEAD`] ahead will go, to warm
-//! its map entry ([`ZbdJob::ahead_hint`]); a random job that only reads
-//! keeps that answer ([`FOLDS`] of them) and takes it when the command's
-//! turn comes if no zone changed since ([`Zones::changes`]; another job
-//! writing to the drive changes them): the fold of a read-only job is a
-//! function of the command and the zones alone, so the answer is the one
-//! [`ZbdJob::read`] would compute, computed once.
+//! A random read's fold costs a zone lookup and a division. A read of a
+//! sequential zone finds its data from the zone's block list, with no
+//! page map entry to warm (`model/ftl/zns.rs`); for a random job that
+//! only reads over conventional zones too, the job's source asks where
+//! the command [`LOOKAHEAD`] ahead will go, to warm its map entry
+//! ([`ZbdJob::ahead_hint`]), and the job keeps that answer ([`FOLDS`] of
+//! them) and takes it when the command's turn comes if no zone changed
+//! since ([`Zones::changes`]; another job writing to the drive changes
+//! them): the fold of a read-only job is a function of the command and
+//! the zones alone, so the answer is the one [`ZbdJob::read`] would
+//! compute, computed once.
 
 use super::{zones_of, Next, ZbdJob};
 use crate::model::drive::{Command, Drive, IoKind};
@@ -68,6 +71,13 @@ impl ZbdJob {
         Next::ZoneReset { cmd, reset: data > 0 }
     }
 
+    /// Whether the job folds reads ahead ([`ZbdJob::ahead_hint`] does
+    /// nothing otherwise).
+    #[inline]
+    pub fn folds_ahead(&self) -> bool {
+        !self.folds.is_empty()
+    }
+
     /// Where the generator's command `raw`, drawn [`LOOKAHEAD`] commands
     /// ahead of its turn, is likely to go: a random read of a read-only
     /// job folded into its zone's written part as [`ZbdJob::read`] will
@@ -75,7 +85,8 @@ impl ZbdJob {
     /// do), any other command as it is. A hint for warming the map entry
     /// it will look up; the fold is kept for [`ZbdJob::read`] to take
     /// when the command's turn comes (see the module doc). Called once
-    /// for each command [`ZbdJob::next`] places, before it.
+    /// for each command [`ZbdJob::next`] places, before it, by a job that
+    /// folds ahead ([`ZbdJob::folds_ahead`]).
     #[inline]
     pub fn ahead_hint(&mut self, raw: Command, drive: &Drive) -> Command {
         if self.folds.is_empty() || raw.kind != IoKind::Read {

@@ -241,15 +241,23 @@ pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
 /// percentage (`50%`): fio's `capacity × p / 100` in whole bytes, before
 /// any alignment (`None` for an absolute size).
 pub(crate) fn percent_of(v: &str, capacity: u64) -> Option<u64> {
-    let p: f64 = v.trim().strip_suffix('%')?.trim().parse().ok()?;
-    if !(0.0..=100.0).contains(&p) {
-        return None;
-    }
+    let p = percentage(v.trim())?.ok()?;
     Some(if p.fract() == 0.0 {
         // fio's integer arithmetic (filesetup.c).
         (capacity as u128 * p as u128 / 100) as u64
     } else {
         (capacity as f64 * p / 100.0) as u64
+    })
+}
+
+/// The percentage `v` gives (`50%`: 50): `None` when `v` is not one, an
+/// error when it is not a number from 0 to 100.
+fn percentage(v: &str) -> Option<Result<f64, String>> {
+    let p = v.strip_suffix('%')?;
+    Some(match p.trim().parse::<f64>() {
+        Err(_) => Err(format!("`{v}` is not a percentage")),
+        Ok(p) if !(0.0..=100.0).contains(&p) => Err(format!("`{v}` is not between 0% and 100%")),
+        Ok(p) => Ok(p),
     })
 }
 
@@ -259,11 +267,8 @@ pub(crate) fn percent_of(v: &str, capacity: u64) -> Option<u64> {
 /// `super::phase`'s `io_phase`).
 pub fn parse_size(v: &str, kb_base: u64, capacity: u64) -> Result<u64, String> {
     let v = v.trim();
-    if let Some(p) = v.strip_suffix('%') {
-        let p: f64 = p.trim().parse().map_err(|_| format!("`{v}` is not a percentage"))?;
-        if !(0.0..=100.0).contains(&p) {
-            return Err(format!("`{v}` is not between 0% and 100%"));
-        }
+    if let Some(p) = percentage(v) {
+        let p = p?;
         // Round down to whole 4 KiB pages, as fio aligns to the block size.
         return Ok(((capacity as f64 * p / 100.0) as u64) / 4096 * 4096);
     }
