@@ -13,8 +13,8 @@
 //!    fixed-point steps on the knee's position, the native program time
 //!    from the rate after the knee (Brent's root finding, argmin).
 //! 3. Spare, then the static pool ([`super::reserve`]): the blocks per
-//!    plane (raw capacity, so the spare area) by root finding on the
-//!    random writes' late rate, which write amplification sets; then the
+//!    plane (raw capacity, so the spare area) on whole blocks from what
+//!    the random writes wrote before GC started (the free room); then the
 //!    static pool by root finding on what the write after the long idle
 //!    wrote before its knee, the spare and the cache's size held (on a
 //!    base with a static pool: [`identify::has_static_pool`]).
