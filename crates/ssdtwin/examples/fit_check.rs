@@ -28,10 +28,18 @@
 //! fit's report and its scores, `DIR/drive-N-{truth,fitted}.toml`,
 //! `DIR/drive-N-fit.txt` and `DIR/drive-N-scores.csv`, to look at a miss
 //! with `ssdtwin suite --only`; `--only N`: fit and compare drive N alone,
-//! the drives before it drawn and measured only, so that it is the same
-//! drive with the same noise as in the full run; `--no-scores`: the fit
+//! the drives before it drawn only, so that it is the same drive with the
+//! same noise as in the full run; `--no-scores`: the fit
 //! alone, its report in `--keep DIR`, no comparison; `--verbose`: the
 //! fit's stages on stderr as they start).
+//!
+//! The truths and the noise come from separate random streams: the truths
+//! from one generator seeded with `--seed`, drawn one drive after another
+//! and nothing else, the noise from a generator of each drive's own
+//! (seeded with `--seed` and the drive's number). A battery with other
+//! jobs, or other log lines, therefore measures the same truths (before,
+//! the noise of drive N's battery was drawn from the truths' generator,
+//! and every truth after it moved with the battery).
 
 use std::path::Path;
 
@@ -97,6 +105,12 @@ fn draw_once(spec: &DriveSpec, rng: &mut Pcg64) -> DriveSpec {
         }
     }
     s
+}
+
+/// The generator of drive `i`'s measurement noise: its own stream, apart
+/// from the truths' (so that the truths do not depend on the battery).
+fn noise_rng(seed: u64, i: usize) -> Pcg64 {
+    Pcg64::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (0x6E6F_6973_6500_0000 + i as u64))
 }
 
 /// The battery on `spec`, its JSON and logs in `dir` with ±3% noise on
@@ -213,15 +227,14 @@ fn main() {
         let mut t0 = DriveSpec::load(truth_of, &[]).expect("preset");
         shrink(&mut t0, gb * 1e9);
         let truth = draw(&t0, &mut rng);
+        if only_drive.is_some_and(|d| d != i) {
+            continue;
+        }
         let mut base = DriveSpec::load(base_of, &[]).expect("preset");
         shrink(&mut base, gb * 1e9);
         let dir = std::env::temp_dir().join(format!("ssdtwin-fit-check-{}-{i}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
-        let json = measure_battery(&truth, &dir, time_scale, &mut rng);
-        if only_drive.is_some_and(|d| d != i) {
-            let _ = std::fs::remove_dir_all(&dir);
-            continue;
-        }
+        let json = measure_battery(&truth, &dir, time_scale, &mut noise_rng(seed, i));
         let jobs = measure::read_file(&json).expect("results read");
         let mut opts = FitOptions::default();
         if verbose {

@@ -28,8 +28,7 @@ fn measured() -> (DriveSpec, Vec<measure::JobRecord>) {
     let cap = model.user_lpns as u64 * 4096;
     let mut drive = Drive::new(model);
     DriveState::Filled(100.0).apply_fast(&mut drive, 1);
-    let mut file = parse_job_file(text, "sweep.fio", cap, &JobOptions::new()).unwrap();
-    file.use_twin_generator();
+    let file = parse_job_file(text, "sweep.fio", cap, &JobOptions::new()).unwrap();
     let outcome = execute(drive, &file, RunOptions::default()).unwrap();
     let RunResults::Jobs(jobs) = &outcome.results else { panic!("jobs run concurrently") };
     let report =

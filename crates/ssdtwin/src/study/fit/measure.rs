@@ -112,8 +112,13 @@ pub enum Quantity {
     CacheGb,
     /// Write MB/s after the knee.
     PostCacheMbps,
-    /// Writes per second over the last quarter of the log.
+    /// Writes per second late in a random write's log: the median, over
+    /// its second half, of the rate smoothed over spans of a fiftieth of
+    /// the log ([`gc_knee`]).
     LateWriteIops,
+    /// GB a random write's log shows written before garbage collection
+    /// started ([`gc_knee`]; none when it did not start).
+    FreeGb,
     /// Median read latency, µs.
     ReadP50Us,
     /// 99th percentile of the read latency, µs.
@@ -138,7 +143,8 @@ impl Quantity {
             Quantity::CacheMbps => ("write before the knee", "MB/s"),
             Quantity::CacheGb => ("written before the knee", "GB"),
             Quantity::PostCacheMbps => ("write after the knee", "MB/s"),
-            Quantity::LateWriteIops => ("write IOPS, last quarter", "IOPS"),
+            Quantity::LateWriteIops => ("write IOPS, late median", "IOPS"),
+            Quantity::FreeGb => ("written before GC started", "GB"),
             Quantity::ReadP50Us => ("read latency p50", "µs"),
             Quantity::ReadP99Us => ("read latency p99", "µs"),
             Quantity::WriteLatUs => ("write latency", "µs"),
@@ -203,11 +209,74 @@ pub fn knee(log: &[(f64, f64)]) -> Option<Knee> {
     Some(Knee { cache_rate: rate(0, d), bytes: b[d], post_rate: Some(rate(d, n)) })
 }
 
+/// A random write's log: its rate late in the job, and what it wrote
+/// before garbage collection started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GcKnee {
+    /// The late rate, bytes/s: the median over the log's second half of
+    /// the rate smoothed over spans of a fiftieth of the log.
+    pub late_rate: f64,
+    /// Bytes written before the rate fell to GC's (`None`: it did not
+    /// fall, or not far: no knee).
+    pub bytes: Option<f64>,
+}
+
+/// The knee of a random write over a full drive: the free blocks absorb
+/// writes at the rate of the program path until they are used up, then
+/// GC's rate, far lower on a drive with little spare, sets the pace.
+/// The bytes written before that drop are the free room, a sharp and
+/// monotone measure of the spare; the rate after it is not one number
+/// but GC's floor broken by bursts (a drive that folds an SLC pool takes
+/// writes at the cache's rate whenever a fold frees pool blocks: on the
+/// fit test's 660p-like twin bursts of 70 MB every ≈ 20 s of a 54 s job,
+/// so the last quarter's mean rate was 200 or 1,500 IOPS by whether a
+/// burst fell in it, not by the spare).
+///
+/// The rate is smoothed over spans of `max(3, n / 50)` windows (short
+/// dips of the program path's rate do not count); `hi` is the highest
+/// smoothed rate in the first half, the late rate `lo` the median of the
+/// smoothed rate over the second half (GC's floor: bursts are a minority
+/// of its spans). GC started within the job when `lo` is below an eighth
+/// of `hi` (the drop from the program path to GC's floor on a drive with
+/// little spare is 30-fold and more; the end of an SLC pool alone, GC not
+/// started, 4–6-fold on QLC); the knee is then where the smoothed rate
+/// first falls below `4 lo` after its peak (the middle of that span).
+/// `None` with fewer than four windows.
+pub fn gc_knee(log: &[(f64, f64)]) -> Option<GcKnee> {
+    let n = log.len();
+    if n < 4 {
+        return None;
+    }
+    let mut t = vec![0.0; n + 1];
+    let mut b = vec![0.0; n + 1];
+    for (i, &(end, r)) in log.iter().enumerate() {
+        let dt = (end - t[i]).max(0.0);
+        t[i + 1] = end.max(t[i]);
+        b[i + 1] = b[i] + r * dt;
+    }
+    if t[n] <= 0.0 || b[n] <= 0.0 {
+        return None;
+    }
+    let rate = |i: usize, j: usize| if t[j] > t[i] { (b[j] - b[i]) / (t[j] - t[i]) } else { 0.0 };
+    let m = (n / 50).max(3).min(n);
+    let smooth: Vec<f64> = (0..=n - m).map(|i| rate(i, i + m)).collect();
+    let half = smooth.len().div_ceil(2);
+    let (peak, hi) = smooth[..half].iter().enumerate().fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    let mut late: Vec<f64> = smooth[smooth.len() / 2..].to_vec();
+    late.sort_by(f64::total_cmp);
+    let lo = late[late.len() / 2];
+    let knee = (lo < hi / 8.0)
+        .then(|| (peak..smooth.len()).find(|&i| smooth[i] < 4.0 * lo))
+        .flatten()
+        .map(|k| b[(k + m / 2).clamp(1, n - 1)]);
+    Some(GcKnee { late_rate: lo, bytes: knee })
+}
+
 /// The numbers the fit compares, from one job: reads per second (and the
 /// mean latency at QD1) of random reads, MB/s of sequential reads and
 /// writes, writes per second (and the mean latency at QD1) of random writes; from a bandwidth log, the
-/// knee of a sequential write ([`knee`]) or the last quarter's rate of a
-/// random one.
+/// knee of a sequential write ([`knee`]), or of a random one
+/// ([`gc_knee`]: what it wrote before GC started and its late rate).
 pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
     let mut out = Vec::new();
     let [r, w] = &job.dirs;
@@ -240,10 +309,14 @@ pub fn metrics(job: &JobRecord) -> Vec<(Quantity, f64)> {
                     out.push((Quantity::PostCacheMbps, p / 1e6));
                 }
             }
-        } else if w.ios > 0 && log.len() >= 4 {
-            let late = &log[log.len() - log.len() / 4..];
-            let bs = w.bytes as f64 / w.ios as f64;
-            out.push((Quantity::LateWriteIops, late.iter().map(|&(_, r)| r).sum::<f64>() / late.len() as f64 / bs));
+        } else if w.ios > 0 {
+            if let Some(k) = gc_knee(log) {
+                let bs = w.bytes as f64 / w.ios as f64;
+                out.push((Quantity::LateWriteIops, k.late_rate / bs));
+                if let Some(bytes) = k.bytes {
+                    out.push((Quantity::FreeGb, bytes / 1e9));
+                }
+            }
         }
     }
     out

@@ -48,6 +48,7 @@ mod reserve;
 mod room;
 mod root;
 pub mod search;
+mod transfer;
 
 use std::collections::BTreeSet;
 

@@ -13,8 +13,8 @@
 //!    fixed-point steps on the knee's position, the native program time
 //!    from the rate after the knee (Brent's root finding, argmin).
 //! 3. Spare, then the static pool ([`super::reserve`]): the blocks per
-//!    plane (raw capacity, so the spare area) by root finding on the
-//!    random writes' late rate, which write amplification sets; then the
+//!    plane (raw capacity, so the spare area) on whole blocks from what
+//!    the random writes wrote before GC started (the free room); then the
 //!    static pool by root finding on what the write after the long idle
 //!    wrote before its knee, the spare and the cache's size held (on a
 //!    base with a static pool: [`identify::has_static_pool`]).
@@ -22,9 +22,12 @@
 //!    after its pause), once the cache and the
 //!    reserve are fitted (before, a candidate's QD1 writes could meet
 //!    folding or GC): root finding on the QD1 writes' mean latency, which
-//!    the write buffer makes the overhead plus the transfer; then the read
-//!    stage's simplex again over tR and the channel rate with the overhead
-//!    held (the reads alone trade the overhead against tR).
+//!    the write buffer makes the overhead plus the transfer; the channel
+//!    rate by root finding on the 16 KiB QD1 reads' latency less the 4 KiB
+//!    ones' ([`super::transfer`]: the transfer of 12 KiB, which tR does not
+//!    move); then the read stage's simplex again over tR (and the map
+//!    memory) with the overhead and the channel held (the reads alone
+//!    trade the overhead, and on plain page reads the channel, against tR).
 //!
 //! Each evaluation replays its plans on both cores ([`super::replay::run_all`]);
 //! the stages that search one parameter run side by side instead.
@@ -140,8 +143,8 @@ fn battery_stages(
     if let Some(plan) =
         ctx.plan(Unit::ReadLow, Some(&overhead_jobs), None).filter(|p| p.jobs.iter().any(|j| j.name == OVERHEAD_JOB))
     {
-        ctx.say("command overhead from the QD1 writes, then tR and channel rate again");
-        let (note, fitted_here) = overhead(ctx, spec, plan, opts.read_iterations, &read_set)?;
+        ctx.say("command overhead from the QD1 writes, channel rate from the 16 KiB QD1 reads, then tR again");
+        let (note, fitted_here) = overhead(ctx, spec, plan, opts.read_iterations, &read_set, notes)?;
         notes.extend(note);
         if fitted_here && !fitted.contains(&Param::CmdOverhead) {
             fitted.push(Param::CmdOverhead);
@@ -355,17 +358,19 @@ fn scaled_for_search(full: &DriveSpec) -> DriveSpec {
 
 /// The command-overhead stage: the overhead by root finding on the QD1
 /// writes' mean latency (a buffered write costs the overhead and the
-/// transfer: the latency grows with the overhead one for one), then, when
-/// it moved and reads were measured, the read simplex over tR and the
-/// channel rate with it held, for `iters` × 2/5 iterations (the reads'
-/// continued fit's share). Returns the note when the latency was not
-/// matched, and whether the overhead was fitted here.
+/// transfer: the latency grows with the overhead one for one), the
+/// channel rate from the 16 KiB and 4 KiB QD1 reads ([`super::transfer`]),
+/// then, when either moved and reads were measured, the read simplex over
+/// the rest of `read_set` with them held, for `iters` × 2/5 iterations
+/// (the reads' continued fit's share). Returns the note when the latency
+/// was not matched, and whether the overhead was fitted here.
 fn overhead(
     ctx: &Ctx,
     full: &mut DriveSpec,
     plan: Plan,
     iters: u64,
     read_set: &[Param],
+    notes: &mut Vec<String>,
 ) -> Result<(Option<String>, bool), FitError> {
     let Some(target) = measured(&ctx.measured, OVERHEAD_JOB, Quantity::WriteLatUs) else {
         return Ok((None, false));
@@ -403,16 +408,22 @@ fn overhead(
     )?;
     let after = Param::CmdOverhead.get(&small);
     let moved = after != before;
-    if !moved {
-        return Ok((note, false));
+    if moved {
+        Param::CmdOverhead.set(full, after.unwrap_or(0.0));
     }
-    Param::CmdOverhead.set(full, after.unwrap_or(0.0));
-    if READ_UNITS.iter().any(|&u| ctx.plan(u, None, None).is_some()) {
-        let free: Vec<Param> = read_set.iter().copied().filter(|&p| p != Param::CmdOverhead).collect();
+    // The channel rate from the 16 KiB and 4 KiB QD1 reads' difference,
+    // which tR does not move ([`super::transfer`]), then held.
+    let channel = read_set.contains(&Param::ChannelMts) && super::transfer::stage(ctx, &mut small, notes)?;
+    if channel {
+        copy_params(&small, full, &[Param::ChannelMts]);
+    }
+    if (moved || channel) && READ_UNITS.iter().any(|&u| ctx.plan(u, None, None).is_some()) {
+        let held = |p: &Param| *p == Param::CmdOverhead || (channel && *p == Param::ChannelMts);
+        let free: Vec<Param> = read_set.iter().copied().filter(|p| !held(p)).collect();
         let (s, _) = nelder_mead(ctx, &small, &free, (iters - iters * 3 / 5).max(1), 0.1)?;
         copy_params(&s, full, &free);
     }
-    Ok((note, true))
+    Ok((note, moved))
 }
 
 /// The fill stage; the parameters it set.

@@ -207,9 +207,10 @@ fn replay_text(
     let result = (|| {
         let text = text(&dir);
         let origin = format!("replay of unit {unit:?}");
-        let mut file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
+        // fio's own sequence of commands, as the real drive (or `ssdtwin
+        // run --job-file`) was given them.
+        let file = parse_job_file(&text, &origin, capacity, &JobOptions::new())
             .map_err(|e| FitError::Replay(e.to_string()))?;
-        file.use_twin_generator();
         let outcome = execute(drive, &file, RunOptions::default()).map_err(|e| FitError::Replay(e.to_string()))?;
         let RunResults::Jobs(jobs) = &outcome.results else {
             return Err(FitError::Replay("the replay ran as phases, not as fio jobs".into()));

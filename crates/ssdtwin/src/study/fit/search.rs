@@ -26,10 +26,12 @@ pub(super) const MISSING: f64 = 3.0;
 /// (its rate over the last third stayed above 70% of the cache's rate,
 /// [`super::measure::knee`]), so it lies above any knee's post-cache rate
 /// (+[`MISSING`]): a native program time short enough to hide the knee is
-/// too short, not too long. Any other missing number (a log too short to
-/// measure) counts as far too low.
+/// too short, not too long. What random writes wrote before GC started
+/// is missing when GC did not start ([`super::measure::gc_knee`]): more
+/// than any knee. Any other missing number (a log too short to measure)
+/// counts as far too low.
 pub(super) fn missing_log_error(quantity: Quantity) -> f64 {
-    if quantity == Quantity::PostCacheMbps {
+    if matches!(quantity, Quantity::PostCacheMbps | Quantity::FreeGb) {
         MISSING
     } else {
         -MISSING

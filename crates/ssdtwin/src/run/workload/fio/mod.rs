@@ -163,17 +163,6 @@ impl JobFile {
         JobFile { jobs: vec![entry], global: Vec::new(), ignored: Vec::new() }
     }
 
-    /// Let every I/O job draw from the twin's own generator, seeded by
-    /// its `randseed`, instead of fio's sequence (a fit's battery, whose
-    /// identification was calibrated on it).
-    pub fn use_twin_generator(&mut self) {
-        for j in &mut self.jobs {
-            if let Phase::Io(s) = &mut j.phase {
-                s.fio = None;
-            }
-        }
-    }
-
     /// The jobs as a sequence of phases (the order of the file).
     pub fn to_job(&self) -> Job {
         Job { phases: self.jobs.iter().map(|j| j.phase.clone()).collect() }
