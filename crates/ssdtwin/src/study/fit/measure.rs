@@ -181,32 +181,64 @@ pub fn knee(log: &[(f64, f64)]) -> Option<Knee> {
     if n < 3 {
         return None;
     }
-    // Cumulative time and bytes at each window's end, from (0, 0).
-    let mut t = vec![0.0; n + 1];
-    let mut b = vec![0.0; n + 1];
-    for (i, &(end, r)) in log.iter().enumerate() {
-        let dt = (end - t[i]).max(0.0);
-        t[i + 1] = end.max(t[i]);
-        b[i + 1] = b[i] + r * dt;
-    }
-    if t[n] <= 0.0 || b[n] <= 0.0 {
-        return None;
-    }
-    let rate = |i: usize, j: usize| if t[j] > t[i] { (b[j] - b[i]) / (t[j] - t[i]) } else { 0.0 };
+    let c = Cumulative::of(log)?;
+    let rate = |i: usize, j: usize| c.rate(i, j);
     let m = (n / 1000).max(3).min(n);
-    let smooth: Vec<f64> = (0..=n - m).map(|i| rate(i, i + m)).collect();
-    let half = smooth.len().div_ceil(2);
-    let (peak, hi) = smooth[..half].iter().enumerate().fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    let (smooth, peak, hi) = c.smoothed(m);
     let lo = rate(n - n / 3, n);
     if lo > 0.7 * hi {
-        return Some(Knee { cache_rate: rate(0, n), bytes: b[n], post_rate: None });
+        return Some(Knee { cache_rate: rate(0, n), bytes: c.bytes[n], post_rate: None });
     }
     let thr = (hi + lo) / 2.0;
     let Some(k) = (peak..smooth.len()).find(|&i| smooth[i] < thr) else {
-        return Some(Knee { cache_rate: rate(0, n), bytes: b[n], post_rate: None });
+        return Some(Knee { cache_rate: rate(0, n), bytes: c.bytes[n], post_rate: None });
     };
     let d = (k + m / 2).clamp(1, n - 1);
-    Some(Knee { cache_rate: rate(0, d), bytes: b[d], post_rate: Some(rate(d, n)) })
+    Some(Knee { cache_rate: rate(0, d), bytes: c.bytes[d], post_rate: Some(rate(d, n)) })
+}
+
+/// A bandwidth log's cumulative time and bytes at each window's end, from
+/// (0, 0): the rate over any run of windows, smoothed rates, for both
+/// knees.
+struct Cumulative {
+    time: Vec<f64>,
+    bytes: Vec<f64>,
+}
+
+impl Cumulative {
+    /// `None` when the log covers no time or no bytes.
+    fn of(log: &[(f64, f64)]) -> Option<Cumulative> {
+        let n = log.len();
+        let mut time = vec![0.0; n + 1];
+        let mut bytes = vec![0.0; n + 1];
+        for (i, &(end, r)) in log.iter().enumerate() {
+            let dt = (end - time[i]).max(0.0);
+            time[i + 1] = end.max(time[i]);
+            bytes[i + 1] = bytes[i] + r * dt;
+        }
+        (time[n] > 0.0 && bytes[n] > 0.0).then_some(Cumulative { time, bytes })
+    }
+
+    /// The mean rate from window `i`'s start to window `j`'s start.
+    fn rate(&self, i: usize, j: usize) -> f64 {
+        let (t, b) = (&self.time, &self.bytes);
+        if t[j] > t[i] {
+            (b[j] - b[i]) / (t[j] - t[i])
+        } else {
+            0.0
+        }
+    }
+
+    /// The rate smoothed over every span of `m` windows, with the
+    /// highest of the first half's spans (its index and rate).
+    fn smoothed(&self, m: usize) -> (Vec<f64>, usize, f64) {
+        let n = self.time.len() - 1;
+        let smooth: Vec<f64> = (0..=n - m).map(|i| self.rate(i, i + m)).collect();
+        let half = smooth.len().div_ceil(2);
+        let (peak, hi) =
+            smooth[..half].iter().enumerate().fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+        (smooth, peak, hi)
+    }
 }
 
 /// A random write's log: its rate late in the job, and what it wrote
@@ -247,28 +279,16 @@ pub fn gc_knee(log: &[(f64, f64)]) -> Option<GcKnee> {
     if n < 4 {
         return None;
     }
-    let mut t = vec![0.0; n + 1];
-    let mut b = vec![0.0; n + 1];
-    for (i, &(end, r)) in log.iter().enumerate() {
-        let dt = (end - t[i]).max(0.0);
-        t[i + 1] = end.max(t[i]);
-        b[i + 1] = b[i] + r * dt;
-    }
-    if t[n] <= 0.0 || b[n] <= 0.0 {
-        return None;
-    }
-    let rate = |i: usize, j: usize| if t[j] > t[i] { (b[j] - b[i]) / (t[j] - t[i]) } else { 0.0 };
+    let c = Cumulative::of(log)?;
     let m = (n / 50).max(3).min(n);
-    let smooth: Vec<f64> = (0..=n - m).map(|i| rate(i, i + m)).collect();
-    let half = smooth.len().div_ceil(2);
-    let (peak, hi) = smooth[..half].iter().enumerate().fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    let (smooth, peak, hi) = c.smoothed(m);
     let mut late: Vec<f64> = smooth[smooth.len() / 2..].to_vec();
     late.sort_by(f64::total_cmp);
     let lo = late[late.len() / 2];
     let knee = (lo < hi / 8.0)
         .then(|| (peak..smooth.len()).find(|&i| smooth[i] < 4.0 * lo))
         .flatten()
-        .map(|k| b[(k + m / 2).clamp(1, n - 1)]);
+        .map(|k| c.bytes[(k + m / 2).clamp(1, n - 1)]);
     Some(GcKnee { late_rate: lo, bytes: knee })
 }
 
