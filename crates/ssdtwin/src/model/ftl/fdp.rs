@@ -115,9 +115,6 @@ pub struct Fdp {
     model: FdpModel,
     /// The placement the FTL's host stream writes for now.
     current: u32,
-    /// Where its run starts in the host stream's per-die arrays
-    /// (`current × dies`).
-    host_base: u32,
     /// Dies of the drive (the length of a run).
     dies: u32,
     /// Each placement's run in the host stream: the index it writes next
@@ -148,7 +145,6 @@ impl Fdp {
         let mut f = Fdp {
             model: *model,
             current: 0,
-            host_base: 0,
             dies: geo.dies,
             runs: Vec::new(),
             gc_current: 0,
@@ -175,7 +171,7 @@ impl Fdp {
     /// per-die arrays.
     #[inline]
     pub(super) fn host_base(&self) -> u32 {
-        self.host_base
+        self.current * self.dies
     }
 
     /// The configuration (the FDP configurations log page's).
@@ -234,7 +230,6 @@ impl Fdp {
         let r = self.runs[p as usize];
         s.die = r.next;
         s.dies = Some((r.first, r.end));
-        self.host_base = p * self.dies;
         self.current = p;
     }
 
