@@ -17,7 +17,8 @@
 //! two idle pauses on the full drive, each followed by a write, the cache
 //! that idle folding wins back there;
 //! random writes long enough for garbage collection to start the spare
-//! area (over-provisioning); a mix checks reads and writes together.
+//! area (over-provisioning); a mix before them checks reads and writes
+//! together.
 //!
 //! Left out: power (fio measures none), thermal behaviour (the runs are
 //! too short to heat a drive), wear and retention (hours to months), the
@@ -40,7 +41,8 @@ pub enum Unit {
     ReadLow,
     /// Full drive: the reads of the second half (high queue depths).
     ReadHigh,
-    /// Full drive: random writes towards steady state, then the mix.
+    /// Full drive: the mix (in the cache), then random writes towards
+    /// steady state.
     RandomWrite,
     /// Jobs outside the battery, replayed from the state they were
     /// measured in (`ssdtwin fit --state`; see [`super::refine`]).
@@ -295,6 +297,18 @@ pub const JOBS: &[BatteryJob] = &[
         options: &["rw=read", "bs=128k", "iodepth=32", "runtime={T:10}"],
     },
     BatteryJob {
+        name: "mixed",
+        measures: "4 KiB random 70% reads / 30% writes at QD16 over the first 10% of the full \
+                   drive, before the random writes: reads behind writes into the SLC cache (a check: \
+                   no parameter of its own). After the random writes (the battery until 2026-11-28's \
+                   helper fit10) it ran wherever in GC's cycle of floor and bursts they had left the \
+                   drive, where a change of 1.5% in one parameter moved it by 25% to 100%",
+        takes: "30 s",
+        unit: Some(Unit::RandomWrite),
+        bs: 4096,
+        options: &["rw=randrw", "rwmixread=70", "bs=4k", "iodepth=16", "size=10%", "runtime={T:30}"],
+    },
+    BatteryJob {
         name: "randwrite",
         measures: "4 KiB random writes at QD32 over the whole full drive (as SNIA's steady-state \
                    tests write), for the whole runtime (time_based), with a bandwidth log: the rate \
@@ -317,15 +331,6 @@ pub const JOBS: &[BatteryJob] = &[
             "write_bw_log=randwrite",
             "log_avg_msec={M:1000}",
         ],
-    },
-    BatteryJob {
-        name: "mixed",
-        measures: "4 KiB random 70% reads / 30% writes at QD16 over the first 10% of the drive: \
-                   reads behind writes and garbage collection (a check: no parameter of its own)",
-        takes: "30 s",
-        unit: Some(Unit::RandomWrite),
-        bs: 4096,
-        options: &["rw=randrw", "rwmixread=70", "bs=4k", "iodepth=16", "size=10%", "runtime={T:30}"],
     },
 ];
 
@@ -367,6 +372,24 @@ pub fn prepared_by(unit: Unit) -> Vec<&'static str> {
         })
         .map(|j| j.name)
         .collect()
+}
+
+/// The battery jobs replayed before `first` (a job of `unit`) when the
+/// replay leaves out `unit`'s jobs before it: [`prepared_by`], then those
+/// of them that write (the spare stage replays the random writes alone,
+/// after the mix, whose writes into the cache and over the first 10% of
+/// the drive the random writes find).
+pub fn prepared_before(unit: Unit, first: &str) -> Vec<&'static str> {
+    let mut names = prepared_by(unit);
+    names.extend(
+        JOBS.iter().take_while(|j| j.name != first).filter(|j| j.unit == Some(unit) && writes(j)).map(|j| j.name),
+    );
+    names
+}
+
+/// Whether the job writes (`rw=` a write, or a read/write mix).
+fn writes(job: &BatteryJob) -> bool {
+    job.options.iter().any(|o| o.strip_prefix("rw=").is_some_and(|rw| rw.contains("write") || rw.ends_with("rw")))
 }
 
 /// The battery job of this name.

@@ -60,6 +60,11 @@ pub struct JobRecord {
     /// measured nothing; the fit refuses it where it was to measure and
     /// warns where it only prepared the drive.
     pub error: i64,
+    /// fio's thread number of the job (of its first clone): its place in
+    /// the file, 1-based, clones counted, which seeds its random offsets.
+    /// Read as the entry's place in the JSON's `jobs` (an entry that
+    /// reports `numjobs` clones together counts them all); 0: not known.
+    pub thread: u64,
 }
 
 impl JobRecord {
@@ -433,6 +438,7 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
         .ok_or_else(|| bad("no `jobs` array: not fio's JSON output".into()))?;
     let global = options_of(doc.get("global options"));
     let mut out = Vec::new();
+    let mut threads = 0u64;
     for (i, j) in jobs.iter().enumerate() {
         let name =
             j.get("jobname").and_then(Value::as_str).ok_or_else(|| bad(format!("jobs[{i}] has no `jobname`")))?;
@@ -467,7 +473,10 @@ pub fn from_json(doc: &Value, origin: &str, dir: Option<&Path>) -> Result<Vec<Jo
             dirs: [dir_of("read")?, dir_of("write")?],
             bw_log: None,
             error,
+            thread: threads + 1,
         };
+        let numjobs = rec.option("numjobs").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1).max(1);
+        threads += if rec.option("group_reporting").is_some_and(|v| v != "0") { numjobs } else { 1 };
         if let (0, Some(prefix), Some(dir)) = (error, rec.option("write_bw_log").map(str::to_string), dir) {
             rec.bw_log = find_log(dir, &prefix, &at)?.map(|p| read_log(&p, &rec)).transpose()?;
         }

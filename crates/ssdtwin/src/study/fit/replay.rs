@@ -78,14 +78,30 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
             }
         }
     }
+    // Each job gets its thread number from the measured file, so that
+    // fio's seeds (offsets: 0xb1899bed × the thread number) and so its
+    // commands are the measured ones: the jobs before it that the replay
+    // leaves out are stood in for by one section of 4 KiB reads with as
+    // many clones ([`PAD_JOB`]).
+    let mut threads = 0u64;
     if plan.state != DriveState::Fresh {
         // The drive's idle clock runs from its last command: one read
         // starts it, as the fill before these jobs did on the real drive
         // (a fast-path state has no last command), so that an idle pause
         // at the start folds and collects as it did there.
         text.push_str(&format!("[{START_JOB}]\nrw=read\nbs=4k\nsize=4k\n"));
+        threads = 1;
     }
+    let mut number = |text: &mut String, job: &JobRecord| {
+        if job.thread > threads + 1 {
+            let pad = job.thread - threads - 1;
+            text.push_str(&format!("[{PAD_JOB}]\nstonewall=1\nrw=read\nbs=4k\nsize=4k\ntime_based=0\nnumjobs={pad}\n"));
+            threads += pad;
+        }
+        threads += job.option("numjobs").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1).max(1);
+    };
     for job in &plan.prepare {
+        number(&mut text, job);
         // Only what it did to the drive matters: its pause, its writes
         // (all of them), its reads cut to the runtime cap; no log.
         text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
@@ -104,6 +120,7 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
         }
     }
     for job in &plan.jobs {
+        number(&mut text, job);
         text.push_str(&format!("[{}]\nstonewall=1\n", job.name));
         let runtime = job.option("runtime").map(str::to_string);
         let size = job.option("size").map(str::to_string);
@@ -136,6 +153,11 @@ pub fn job_text(plan: &Plan, log_dir: &std::path::Path) -> String {
 
 /// Name of the one-read job a replay from a full drive starts with.
 pub const START_JOB: &str = "ssdtwin-replay-start";
+
+/// Name of the section of 4 KiB reads that stands in for the measured
+/// jobs a replay leaves out, one clone each, so that every replayed job
+/// has its measured thread number ([`JobRecord::thread`]).
+pub const PAD_JOB: &str = "ssdtwin-replay-pad";
 
 static SCRATCH: AtomicUsize = AtomicUsize::new(0);
 
@@ -226,7 +248,7 @@ fn replay_text(
         let records = from_json(&report.to_json(false), &origin, Some(&dir))?;
         Ok(records
             .iter()
-            .filter(|r| !prepare.contains(&r.name))
+            .filter(|r| !prepare.contains(&r.name) && r.name != PAD_JOB && r.name != START_JOB)
             .flat_map(|r| {
                 let numbers = if unit == Unit::Given { given_metrics(r) } else { metrics(r) };
                 numbers.into_iter().map(|(quantity, value)| Observation { job: r.name.clone(), quantity, value })

@@ -58,7 +58,9 @@ impl<'a> Ctx<'a> {
             .filter(|b| b.unit == Some(unit) && only.is_none_or(|o| o.contains(&b.name)))
             .filter_map(|b| self.jobs.iter().find(|j| j.name == b.name))
             .collect();
-        let prepare: Vec<&JobRecord> = battery::prepared_by(unit)
+        let prepare: Vec<&JobRecord> = jobs
+            .first()
+            .map_or_else(Vec::new, |first| battery::prepared_before(unit, &first.name))
             .into_iter()
             .filter_map(|name| self.jobs.iter().find(|j| j.name == name))
             .collect();
