@@ -16,7 +16,7 @@ use ssdtwin::run::jobs::{run_jobs, JobResult};
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
 use ssdtwin::{Drive, IoKind};
 
-use crate::common::{scratch_dir, small_zoned_model};
+use crate::common::{scratch_dir, small_model, small_zoned_model};
 
 const ZONE: u64 = 8 << 20;
 const CAP: u64 = 6 << 20;
@@ -32,9 +32,14 @@ fn zoned() -> Device {
 /// The job's results and the writes it issued (offset, length), from its
 /// `write_iolog`.
 fn run_logged(dev: &mut Device, job: &str) -> (JobResult, Vec<(u64, u64)>) {
+    let zbd = if std::env::var("ZBD3_CONV").is_ok() { "" } else { "zonemode=zbd" };
+    run_logged_as(dev, job, zbd)
+}
+
+/// [`run_logged`] with `zbd` (`zonemode=zbd`, or nothing) in the job.
+fn run_logged_as(dev: &mut Device, job: &str, zbd: &str) -> (JobResult, Vec<(u64, u64)>) {
     let dir = scratch_dir("zbd-remainder");
     let log = dir.path().join("w.log");
-    let zbd = if std::env::var("ZBD3_CONV").is_ok() { "" } else { "zonemode=zbd" };
     let text = format!("[w]\n{zbd}\nwrite_iolog={}\n{job}", log.display());
     let file = parse_job_file(&text, "z.fio", dev.drive().user_bytes(), &JobOptions::new()).unwrap();
     let r = run_jobs(dev, &file).remove(0);
@@ -175,4 +180,42 @@ fn write_zone_remainder_spares_the_wait_for_writes_in_flight() {
     };
     let (finish, fill) = (rate(""), rate("write_zone_remainder=1\n"));
     assert!(fill > finish * 1.02, "finishing: {finish:.0} B/s, writing the remainders: {fill:.0} B/s");
+}
+
+/// fio 3.33 cuts a write at its zone's write pointer to what is left of
+/// the zone's capacity, in whole minimum blocks: zbd.c (tag fio-3.33),
+/// `zbd_adjust_block`, lines 1999–2001, `new_len = min(io_u->buflen,
+/// zbd_zone_capacity_end(zb) - io_u->offset); new_len = new_len / min_bs
+/// * min_bs;`, the cut kept when at least `min_bs` (line 2004). A
+/// sequential job with `bsrange=16k-64k` draws its lengths as the same
+/// job draws them on a conventional drive; on the zoned drive each write
+/// goes at its zone's pointer, and the commands expected are those
+/// lengths walked through the rule, zone after zone, a zone left with
+/// less than `min_bs` finished and the next one written. (With one block
+/// size nothing is ever cut: a zone with less than `min_bs` left is
+/// finished or reset before the write, `zbd_zone_full`, line 81.)
+#[test]
+fn a_write_is_cut_at_the_zone_capacity_in_whole_minimum_blocks() {
+    let job = "rw=write\nbsrange=16k-64k\nsize=32m\n";
+    let (_, drawn) = run_logged_as(&mut Device::new(Drive::new(small_model(448, &[]))), job, "");
+    let (r, writes) = run_logged(&mut zoned(), job);
+    assert_eq!(r.error, 0, "{:?}", r.error_reason);
+    const MIN_BS: u64 = 16 << 10;
+    let (mut expected, mut cuts) = (Vec::new(), 0);
+    let (mut z, mut wp) = (0, 0);
+    for &(_, len) in &drawn {
+        if z == 4 {
+            break;
+        }
+        let cut = len.min(CAP - wp) / MIN_BS * MIN_BS;
+        cuts += (cut < len) as u32;
+        expected.push((z * ZONE + wp, cut));
+        wp += cut;
+        if CAP - wp < MIN_BS {
+            (z, wp) = (z + 1, 0);
+        }
+    }
+    assert_eq!(z, 4, "the lengths drawn fill four zones");
+    assert!(cuts >= 1, "some write was cut");
+    assert_eq!(writes, expected);
 }
