@@ -187,35 +187,30 @@ fn write_zone_remainder_spares_the_wait_for_writes_in_flight() {
 /// `zbd_adjust_block`, lines 1999–2001, `new_len = min(io_u->buflen,
 /// zbd_zone_capacity_end(zb) - io_u->offset); new_len = new_len / min_bs
 /// * min_bs;`, the cut kept when at least `min_bs` (line 2004). A
-/// sequential job with `bsrange=16k-64k` draws its lengths as the same
-/// job draws them on a conventional drive; on the zoned drive each write
-/// goes at its zone's pointer, and the commands expected are those
-/// lengths walked through the rule, zone after zone, a zone left with
-/// less than `min_bs` finished and the next one written. (With one block
+/// sequential job with `bsrange=16k-64k` (`min_bs` 16 KiB, lengths of
+/// 16–64 KiB): every write at its zone's pointer, a whole number of
+/// minimum blocks, never past the capacity, and each zone's last write
+/// cut to end exactly at the capacity (6 MiB, a multiple of `min_bs`),
+/// after which the next zone is written from its start. (With one block
 /// size nothing is ever cut: a zone with less than `min_bs` left is
 /// finished or reset before the write, `zbd_zone_full`, line 81.)
 #[test]
 fn a_write_is_cut_at_the_zone_capacity_in_whole_minimum_blocks() {
-    let job = "rw=write\nbsrange=16k-64k\nsize=32m\n";
-    let (_, drawn) = run_logged_as(&mut Device::new(Drive::new(small_model(448, &[]))), job, "");
-    let (r, writes) = run_logged(&mut zoned(), job);
+    let (r, writes) = run_logged(&mut zoned(), "rw=write\nbsrange=16k-64k\nsize=32m\n");
     assert_eq!(r.error, 0, "{:?}", r.error_reason);
     const MIN_BS: u64 = 16 << 10;
-    let (mut expected, mut cuts) = (Vec::new(), 0);
-    let (mut z, mut wp) = (0, 0);
-    for &(_, len) in &drawn {
-        if z == 4 {
-            break;
-        }
-        let cut = len.min(CAP - wp) / MIN_BS * MIN_BS;
-        cuts += (cut < len) as u32;
-        expected.push((z * ZONE + wp, cut));
-        wp += cut;
-        if CAP - wp < MIN_BS {
+    let (mut z, mut wp, mut cuts) = (0, 0, 0);
+    for &(offset, len) in &writes {
+        if wp == CAP {
             (z, wp) = (z + 1, 0);
         }
+        assert_eq!(offset, z * ZONE + wp, "at the write pointer");
+        assert!(len % MIN_BS == 0 && (MIN_BS..=64 << 10).contains(&len), "{len}");
+        assert!(wp + len <= CAP, "within the capacity");
+        wp += len;
+        // A write shorter than the largest block that ends the zone: cut.
+        cuts += (wp == CAP && len < 64 << 10) as u32;
     }
-    assert_eq!(z, 4, "the lengths drawn fill four zones");
-    assert!(cuts >= 1, "some write was cut");
-    assert_eq!(writes, expected);
+    assert_eq!((z, wp), (3, CAP), "four zones, each written to its capacity");
+    assert!(cuts >= 1, "some zone's last write was cut");
 }
