@@ -16,7 +16,7 @@ use ssdtwin::run::jobs::{run_jobs, JobResult};
 use ssdtwin::run::workload::{parse_job_file, JobOptions};
 use ssdtwin::{Drive, IoKind};
 
-use crate::common::{scratch_dir, small_model, small_zoned_model};
+use crate::common::{scratch_dir, small_zoned_model};
 
 const ZONE: u64 = 8 << 20;
 const CAP: u64 = 6 << 20;
