@@ -7,6 +7,7 @@ mod device;
 mod entry;
 mod fdp;
 mod fdp_log;
+mod fdp_paths;
 mod fdp_preset;
 mod fill;
 mod fio;

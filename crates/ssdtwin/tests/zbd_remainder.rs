@@ -32,9 +32,14 @@ fn zoned() -> Device {
 /// The job's results and the writes it issued (offset, length), from its
 /// `write_iolog`.
 fn run_logged(dev: &mut Device, job: &str) -> (JobResult, Vec<(u64, u64)>) {
+    let zbd = if std::env::var("ZBD3_CONV").is_ok() { "" } else { "zonemode=zbd" };
+    run_logged_as(dev, job, zbd)
+}
+
+/// [`run_logged`] with `zbd` (`zonemode=zbd`, or nothing) in the job.
+fn run_logged_as(dev: &mut Device, job: &str, zbd: &str) -> (JobResult, Vec<(u64, u64)>) {
     let dir = scratch_dir("zbd-remainder");
     let log = dir.path().join("w.log");
-    let zbd = if std::env::var("ZBD3_CONV").is_ok() { "" } else { "zonemode=zbd" };
     let text = format!("[w]\n{zbd}\nwrite_iolog={}\n{job}", log.display());
     let file = parse_job_file(&text, "z.fio", dev.drive().user_bytes(), &JobOptions::new()).unwrap();
     let r = run_jobs(dev, &file).remove(0);
@@ -175,4 +180,37 @@ fn write_zone_remainder_spares_the_wait_for_writes_in_flight() {
     };
     let (finish, fill) = (rate(""), rate("write_zone_remainder=1\n"));
     assert!(fill > finish * 1.02, "finishing: {finish:.0} B/s, writing the remainders: {fill:.0} B/s");
+}
+
+/// fio 3.33 cuts a write at its zone's write pointer to what is left of
+/// the zone's capacity, in whole minimum blocks: zbd.c (tag fio-3.33),
+/// `zbd_adjust_block`, lines 1999–2001, `new_len = min(io_u->buflen,
+/// zbd_zone_capacity_end(zb) - io_u->offset); new_len = new_len / min_bs
+/// * min_bs;`, the cut kept when at least `min_bs` (line 2004). A
+/// sequential job with `bsrange=16k-64k` (`min_bs` 16 KiB, lengths of
+/// 16–64 KiB): every write at its zone's pointer, a whole number of
+/// minimum blocks, never past the capacity, and each zone's last write
+/// cut to end exactly at the capacity (6 MiB, a multiple of `min_bs`),
+/// after which the next zone is written from its start. (With one block
+/// size nothing is ever cut: a zone with less than `min_bs` left is
+/// finished or reset before the write, `zbd_zone_full`, line 81.)
+#[test]
+fn a_write_is_cut_at_the_zone_capacity_in_whole_minimum_blocks() {
+    let (r, writes) = run_logged(&mut zoned(), "rw=write\nbsrange=16k-64k\nsize=32m\n");
+    assert_eq!(r.error, 0, "{:?}", r.error_reason);
+    const MIN_BS: u64 = 16 << 10;
+    let (mut z, mut wp, mut cuts) = (0, 0, 0);
+    for &(offset, len) in &writes {
+        if wp == CAP {
+            (z, wp) = (z + 1, 0);
+        }
+        assert_eq!(offset, z * ZONE + wp, "at the write pointer");
+        assert!(len % MIN_BS == 0 && (MIN_BS..=64 << 10).contains(&len), "{len}");
+        assert!(wp + len <= CAP, "within the capacity");
+        wp += len;
+        // A write shorter than the largest block that ends the zone: cut.
+        cuts += (wp == CAP && len < 64 << 10) as u32;
+    }
+    assert_eq!((z, wp), (3, CAP), "four zones, each written to its capacity");
+    assert!(cuts >= 1, "some zone's last write was cut");
 }

@@ -15,6 +15,8 @@ use crate::run::workload::{Placement, SchemeEntry};
 pub(crate) struct Placements {
     ids: Vec<u32>,
     next: usize,
+    /// In turn (fio's default): neither of the choosers below.
+    round_robin: bool,
     rng: Option<Pcg64Mcg>,
     /// `plid_select=scheme`: by the write's offset.
     scheme: Option<Vec<SchemeEntry>>,
@@ -26,13 +28,14 @@ impl Placements {
     pub(crate) fn new(p: &Placement, placements: u32, seed: u64) -> Placements {
         let ids = if p.ids.is_empty() { (0..placements).collect() } else { p.ids.clone() };
         let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(seed ^ 0xfd9_5eed));
-        Placements { ids, next: 0, rng, scheme: p.scheme.clone() }
+        let round_robin = rng.is_none() && p.scheme.is_none();
+        Placements { ids, next: 0, round_robin, rng, scheme: p.scheme.clone() }
     }
 
     /// The identifier of a write at byte `offset`.
     #[inline]
     pub(crate) fn next(&mut self, offset: u64) -> u32 {
-        if self.scheme.is_none() && self.rng.is_none() {
+        if self.round_robin {
             // Round robin (fio's default).
             let i = if self.next >= self.ids.len() { 0 } else { self.next };
             self.next = i + 1;

@@ -479,18 +479,16 @@ impl Source {
                 _ => dev.complete_at_once(cmd, tag),
             };
         } else {
-            // A write with a placement identifier goes the plain way, the
-            // identifier set first (one submission path for both).
-            let placed = match self.placement.as_mut() {
-                Some(p) if cmd.kind == IoKind::Write => {
-                    dev.place_next(p.next(cmd.offset));
-                    true
-                }
-                _ => false,
-            };
-            if !placed && self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
+            // A write with a placement identifier goes the way a plain
+            // write goes (FUA, syncs, priorities, verify), the identifier
+            // set first: the drive takes it with the next command it
+            // submits (and the arbiter keeps it with a command it holds).
+            if let Some(p) = self.placement.as_mut().filter(|_| cmd.kind == IoKind::Write) {
+                dev.place_next(p.next(cmd.offset));
+            }
+            if self.extras && cmd.kind == IoKind::Trim && self.spec.num_range > 1 {
                 cmd.len = self.submit_ranges(dev, cmd, tag);
-            } else if !placed && self.extras {
+            } else if self.extras {
                 self.submit_extra(dev, cmd, tag);
             } else {
                 dev.submit(cmd, tag);

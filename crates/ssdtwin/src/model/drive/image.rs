@@ -146,6 +146,7 @@ impl Drive {
             last_t: image.last_t,
             last_error: None,
             next_pid: 0,
+            clocked: fresh.clocked,
             relocate_block: crate::model::nand::NONE,
             timings: image.timings,
             reloc_done: if image.reloc_done.len() == dies { image.reloc_done } else { vec![0; dies] },

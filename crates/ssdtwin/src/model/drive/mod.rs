@@ -129,10 +129,16 @@ pub struct Drive {
     last_t: u64,
     /// How the last command failed (`None`: it succeeded).
     last_error: Option<IoError>,
-    /// The placement identifier the next command carries (set by
-    /// [`Drive::submit_placed`], taken by the command; 0, the default
+    /// The placement identifier the next write carries (set by
+    /// [`Drive::place_next`], taken by the write; 0, the default
     /// placement, otherwise).
     next_pid: u32,
+    /// Whether the FTL's clock follows the commands: the media model ages
+    /// data by it, and with `[fdp]` the events of a failed program carry
+    /// it (bad-block management). An *Invalid Placement Identifier*
+    /// event takes the command's time directly, and the other events'
+    /// commands set the clock themselves.
+    clocked: bool,
     /// A block an uncorrectable read asked to relocate.
     relocate_block: u32,
     timings: [CellTiming; 2],
@@ -192,6 +198,7 @@ impl Drive {
             last_t: 0,
             last_error: None,
             next_pid: 0,
+            clocked: Self::clocked(&model),
             relocate_block: crate::model::nand::NONE,
             timings,
             gc_ready: vec![0; geo.dies as usize],
@@ -201,6 +208,13 @@ impl Drive {
             erase_done: 0,
             model,
         }
+    }
+
+    /// Whether a drive of `model` keeps the FTL's clock in step with its
+    /// commands (see [`Drive::clocked`]).
+    fn clocked(model: &DriveModel) -> bool {
+        let media = model.media.as_ref();
+        media.and_then(Media::new).is_some() || model.fdp.is_some() && media.is_some_and(|m| m.bad_blocks.is_some())
     }
 
     /// Logical 4 KiB pages the host can address.
@@ -301,13 +315,13 @@ impl Drive {
 
     /// [`Drive::submit`], or a Zone Append (`append`), whose LBA the drive
     /// chooses and writes into `cmd`; a write goes through the placement
-    /// [`Drive::submit_placed`] named on a drive with `[fdp]`.
+    /// [`Drive::place_next`] named on a drive with `[fdp]` (`write`).
     #[inline(always)]
     fn submit_inner(&mut self, cmd: &mut Command, t: u64, append: bool) -> u64 {
         self.submits += 1;
         self.last_error = None;
         self.last_t = t;
-        if self.media.is_some() || self.model.fdp.is_some() {
+        if self.clocked {
             // The media model ages data by it; FDP events carry it.
             self.ftl.set_clock(self.clock_base_ns + t);
         }
@@ -334,12 +348,13 @@ impl Drive {
                 self.power.busy(arrived, ready);
                 return ready;
             }
-        } else if self.model.fdp.is_some() {
+        } else if self.model.fdp.is_some() && cmd.kind == IoKind::Write {
+            // The write's pages go through the placement it carries
+            // (`Drive::place_next`; a write that carries none, the
+            // default); its time is an invalid placement's event's.
             let pid = std::mem::take(&mut self.next_pid);
-            if cmd.kind == IoKind::Write {
-                let (first, end) = self.lpn_range(*cmd);
-                self.ftl.set_placement(pid, end - first);
-            }
+            let (first, end) = self.lpn_range(*cmd);
+            self.ftl.set_placement(pid, end - first, self.clock_base_ns + arrived);
         }
         let cmd = *cmd;
         let serial_before = self.serial_done;

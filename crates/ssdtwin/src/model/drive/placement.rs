@@ -11,17 +11,28 @@ impl Drive {
     /// does a drive without `[fdp]`). A write without one
     /// ([`Drive::submit`]) goes through placement 0, the default.
     pub fn submit_placed(&mut self, cmd: Command, pid: u32, t: u64) -> u64 {
-        self.place_next(pid);
+        if cmd.kind == super::IoKind::Write {
+            self.place_next(pid);
+        }
         self.submit(cmd, t)
     }
 
-    /// The next command submitted carries placement identifier `pid`
-    /// (what [`Drive::submit_placed`] does before submitting it; a host
+    /// The next write submitted carries placement identifier `pid` (what
+    /// [`Drive::submit_placed`] does before submitting a write; a host
     /// loop that submits through [`Drive::submit`] on one path for plain
-    /// and placed writes alike sets it first).
+    /// and placed writes alike sets it first). Only a write takes it: set
+    /// it for writes only.
     #[inline]
     pub fn place_next(&mut self, pid: u32) {
         self.next_pid = pid;
+    }
+
+    /// Take back the placement identifier [`Drive::place_next`] set (0
+    /// if none): a host that holds the command before it reaches the
+    /// drive (an arbitrated submission queue) keeps it with the command.
+    #[inline]
+    pub fn take_placement(&mut self) -> u32 {
+        std::mem::take(&mut self.next_pid)
     }
 
     /// Reclaim Unit Handle Update (I/O Management Send, management

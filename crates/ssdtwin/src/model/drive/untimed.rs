@@ -41,7 +41,8 @@ impl UntimedWrites<'_> {
     /// (see [`crate::model::ftl::Ftl::set_placement`]; nothing without
     /// `[fdp]`).
     pub fn set_placement(&mut self, pid: u32, pages: u32) {
-        self.drive.ftl.set_placement(pid, pages);
+        let now = self.drive.ftl.clock();
+        self.drive.ftl.set_placement(pid, pages, now);
     }
 
     /// A zoned namespace's check of a write of `n` pages at `first`,

@@ -220,16 +220,7 @@ impl FtlCore {
             let mode = self.blocks.mode[b];
             match self.blocks.state[b] {
                 BlockState::Open => {
-                    let die = self.geo.die_of_block(block);
-                    for s in [StreamId::Host, StreamId::Gc, StreamId::Fold] {
-                        let at = (self.stream_base(s) + die) as usize;
-                        if self.streams[s as usize].open[at] != block {
-                            continue;
-                        }
-                        self.streams[s as usize].open[at] = NONE;
-                        if s == StreamId::Host {
-                            self.fdp_unit_broken();
-                        }
+                    if let Some(s) = self.close_failed(block) {
                         // The stream's partly filled unit is programmed
                         // (so its data leaves the write buffer) and moves
                         // with the rest.
@@ -255,6 +246,46 @@ impl FtlCore {
             self.blocks.retire(block, false);
             self.count_retired(block);
         }
+    }
+
+    /// The stream that holds `block` open (its program failed) gives it
+    /// up: its next slot on the block's die goes to a new block. With
+    /// placements that is any placement's run of the host stream, not only
+    /// the current one's (a flush programs every placement's, the current
+    /// one last), and the handle goes on in another block before its
+    /// reclaim unit was full (an *Implicitly Modified Reclaim Unit Handle*
+    /// event for that placement); or a persistently isolated handle's GC
+    /// stream, swapped in or kept aside. `None`: no stream holds it.
+    #[cold]
+    #[inline(never)]
+    fn close_failed(&mut self, block: u32) -> Option<StreamId> {
+        let die = self.geo.die_of_block(block);
+        let dies = self.geo.dies;
+        let runs = self.fdp.as_ref().map_or(1, |f| f.model().placements());
+        for p in 0..runs {
+            let open = &mut self.streams[StreamId::Host as usize].open[(p * dies + die) as usize];
+            if *open == block {
+                *open = NONE;
+                self.fdp_unit_broken(p);
+                return Some(StreamId::Host);
+            }
+        }
+        for s in [StreamId::Gc, StreamId::Fold] {
+            let open = &mut self.streams[s as usize].open[die as usize];
+            if *open == block {
+                *open = NONE;
+                return Some(s);
+            }
+        }
+        let aside = self.fdp.as_mut().map_or(&mut [][..], |f| f.gc_streams_mut());
+        for g in aside {
+            let open = &mut g.open[die as usize];
+            if *open == block {
+                *open = NONE;
+                return Some(StreamId::Gc);
+            }
+        }
+        None
     }
 
     /// Move the valid data of `block` elsewhere and erase it, as firmware

@@ -174,6 +174,13 @@ impl Fdp {
         self.current * self.dies
     }
 
+    /// Persistently isolated: each placement's GC stream (the one whose
+    /// placement is [`Fdp::gc_current`]'s is the FTL's for now, and its
+    /// entry here is stale).
+    pub(super) fn gc_streams_mut(&mut self) -> &mut [Stream] {
+        &mut self.gc
+    }
+
     /// The configuration (the FDP configurations log page's).
     pub fn model(&self) -> &FdpModel {
         &self.model
@@ -347,9 +354,8 @@ impl FtlCore {
 
     /// A program failure closed the current placement's open block: its
     /// handle goes on in another before its reclaim unit was full.
-    pub(super) fn fdp_unit_broken(&mut self) {
+    pub(super) fn fdp_unit_broken(&mut self, p: u32) {
         if let Some(f) = &mut self.fdp {
-            let p = f.current;
             f.record(FdpEventType::ImplicitlyModifiedReclaimUnitHandle, self.blocks.clock_ns, p, None);
         }
     }
@@ -393,15 +399,16 @@ impl Ftl {
         self.core.fdp.as_deref()
     }
 
-    /// The next `pages` host pages are written through placement
-    /// identifier `pid` (group × handles + handle). A placement the drive
-    /// does not have goes to the default one and counts an *Invalid
-    /// Placement Identifier* event; without `[fdp]` nothing happens.
+    /// The next `pages` host pages, written at drive time `now_ns`, go
+    /// through placement identifier `pid` (group × handles + handle). A
+    /// placement the drive does not have goes to the default one and
+    /// counts an *Invalid Placement Identifier* event at `now_ns`; without
+    /// `[fdp]` nothing happens.
     #[inline(always)]
-    pub fn set_placement(&mut self, pid: u32, pages: u32) {
+    pub fn set_placement(&mut self, pid: u32, pages: u32, now_ns: u64) {
         let Some(f) = &mut self.core.fdp else { return };
         // One run per placement the drive has.
-        let p = if (pid as usize) < f.runs.len() { pid } else { f.invalid_placement(pid, self.core.blocks.clock_ns) };
+        let p = if (pid as usize) < f.runs.len() { pid } else { f.invalid_placement(pid, now_ns) };
         f.switch_host(p, &mut self.core.streams);
         f.counters[p as usize].host_slots += pages as u64;
     }

@@ -115,6 +115,9 @@ struct Waiting {
     tag: u32,
     submitted_ns: u64,
     ioprio: u16,
+    /// The placement identifier a write carries ([`Drive::place_next`]:
+    /// 0, the default, for any other command).
+    pid: u32,
     /// What it is.
     what: Held,
 }
@@ -292,7 +295,7 @@ impl Device {
                 let cmd = Command { kind: IoKind::Write, offset: 0, len: 0 };
                 a.push(
                     QueueClass::of_ioprio(ioprio),
-                    Waiting { cmd, tag: token, submitted_ns: now, ioprio, what: Held::Flush },
+                    Waiting { cmd, tag: token, submitted_ns: now, ioprio, pid: 0, what: Held::Flush },
                 );
                 self.activity = self.activity.wrapping_add(1);
                 if !self.dispatch_pending {
@@ -319,7 +322,10 @@ impl Device {
         if let Some(a) = self.arbiter.as_mut() {
             let free_at = if a.waiting() > 0 { u64::MAX } else { self.drive.next_free_slot(now) };
             if free_at > now {
-                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio, what });
+                // The command keeps the placement it was given until the
+                // arbiter lets it into the drive.
+                let pid = self.drive.take_placement();
+                a.push(QueueClass::of_ioprio(ioprio), Waiting { cmd, tag, submitted_ns: now, ioprio, pid, what });
                 self.activity = self.activity.wrapping_add(1);
                 self.outstanding += 1;
                 if !self.dispatch_pending {
@@ -360,6 +366,7 @@ impl Device {
                 self.events.schedule(done, EventKind::Timer(w.tag));
                 continue;
             }
+            self.drive.place_next(w.pid);
             let done =
                 if w.what == Held::Fua { self.drive.submit_fua(w.cmd, now) } else { self.drive.submit(w.cmd, now) };
             self.record_inflight(w.cmd, w.tag, w.submitted_ns, done);
@@ -384,7 +391,9 @@ impl Device {
     /// placement; see [`Drive::submit_placed`]). Returns its completion
     /// time.
     pub fn submit_placed(&mut self, cmd: Command, pid: u32, tag: u32) -> u64 {
-        self.drive.place_next(pid);
+        if cmd.kind == IoKind::Write {
+            self.drive.place_next(pid);
+        }
         self.submit(cmd, tag)
     }
 
