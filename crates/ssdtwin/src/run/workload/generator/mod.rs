@@ -177,7 +177,9 @@ impl IoGenerator {
                     Some(s) => s[k].choices.clone(),
                     None => vec![(spec.bs, 100)],
                 };
-                Sizes::new(&choices)
+                // A `bsrange`'s multiples have equal weights that are not
+                // percentages: nothing is left for a fallback size.
+                Sizes::new(&choices, !spec.fio.is_some_and(|f| f.bsrange))
             });
             let n = units[1].max(units[0]);
             let draw = std::array::from_fn(|k| Draw::new(spec.distribution_of(k), n));

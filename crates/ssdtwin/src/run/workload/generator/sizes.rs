@@ -15,15 +15,16 @@ pub(super) struct Sizes {
 }
 
 impl Sizes {
-    /// The table of `(size, weight)` choices, weights in percent. Weights
-    /// short of 100 (a `bssplit` whose left-out shares were rounded
-    /// down) leave the rest to the size fio falls back to: the last of
-    /// the sizes with a share in fio's order of ascending shares (its
-    /// `get_next_buflen` loop ends on it).
-    pub(super) fn new(choices: &[(u32, u32)]) -> Sizes {
+    /// The table of `(size, weight)` choices. With `percent` (a `bssplit`)
+    /// the weights are percentages, and weights short of 100 (left-out
+    /// shares rounded down) leave the rest to the size fio falls back to:
+    /// the last of the sizes with a share in fio's order of ascending
+    /// shares (its `get_next_buflen` loop ends on it). Without (a
+    /// `bsrange`'s multiples, one weight each) they are relative weights.
+    pub(super) fn new(choices: &[(u32, u32)], percent: bool) -> Sizes {
         let given: u32 = choices.iter().map(|c| c.1).sum();
         let mut weights: Vec<u32> = choices.iter().map(|c| c.1).collect();
-        if choices.len() > 1 && given > 0 && given < 100 {
+        if percent && choices.len() > 1 && given > 0 && given < 100 {
             // The last maximum in a stable ascending sort: the maximum
             // listed last.
             let max = *weights.iter().max().expect("sizes");
