@@ -262,7 +262,7 @@ fn the_random_writes_knee_measures_the_free_room() {
 /// other pages than the battery's fill: −2.5%, −1.9% and −1.9% at 182,
 /// 184 and 186 blocks per plane), and one parameter 1.5% off (as far as
 /// the fit leaves them) moves them by less than 2% from that (at most
-/// 1.2%). After the random writes (the battery until helper `fit10`) the
+/// 1.2%). After the random writes (the battery before 2026-11-28) the
 /// mix ran wherever GC's cycle of floor and bursts stood when they ended:
 /// the truth's replay gave +4.7%, +17.1% and −2.0% (replays without the
 /// battery's thread numbers), and one parameter 1.5% off moved it by −73%

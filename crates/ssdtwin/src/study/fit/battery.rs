@@ -300,8 +300,8 @@ pub const JOBS: &[BatteryJob] = &[
         name: "mixed",
         measures: "4 KiB random 70% reads / 30% writes at QD16 over the first 10% of the full \
                    drive, before the random writes: reads behind writes into the SLC cache (a check: \
-                   no parameter of its own). After the random writes (the battery until 2026-11-28's \
-                   helper fit10) it ran wherever in GC's cycle of floor and bursts they had left the \
+                   no parameter of its own). After the random writes (the battery before \
+                   2026-11-28) it ran wherever in GC's cycle of floor and bursts they had left the \
                    drive, where a change of 1.5% in one parameter moved it by 25% to 100%",
         takes: "30 s",
         unit: Some(Unit::RandomWrite),
