@@ -352,7 +352,7 @@ impl FtlCore {
         }
     }
 
-    /// A program failure closed the current placement's open block: its
+    /// A program failure closed placement `p`'s open block: its
     /// handle goes on in another before its reclaim unit was full.
     pub(super) fn fdp_unit_broken(&mut self, p: u32) {
         if let Some(f) = &mut self.fdp {
