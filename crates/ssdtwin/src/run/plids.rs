@@ -15,11 +15,17 @@ use crate::run::workload::{Placement, SchemeEntry};
 pub(crate) struct Placements {
     ids: Vec<u32>,
     next: usize,
-    /// In turn (fio's default): neither of the choosers below.
-    round_robin: bool,
-    rng: Option<Pcg64Mcg>,
+    chooser: Chooser,
+}
+
+/// How [`Placements`] chooses (fio's `plid_select`).
+enum Chooser {
+    /// In turn (fio's default).
+    InTurn,
+    /// `plid_select=random`: uniformly at random.
+    Random(Pcg64Mcg),
     /// `plid_select=scheme`: by the write's offset.
-    scheme: Option<Vec<SchemeEntry>>,
+    Scheme(Vec<SchemeEntry>),
 }
 
 impl Placements {
@@ -27,31 +33,40 @@ impl Placements {
     /// identifiers; `seed` seeds `plid_select=random`.
     pub(crate) fn new(p: &Placement, placements: u32, seed: u64) -> Placements {
         let ids = if p.ids.is_empty() { (0..placements).collect() } else { p.ids.clone() };
-        let rng = p.random.then(|| Pcg64Mcg::seed_from_u64(seed ^ 0xfd9_5eed));
-        let round_robin = rng.is_none() && p.scheme.is_none();
-        Placements { ids, next: 0, round_robin, rng, scheme: p.scheme.clone() }
+        let chooser = match (&p.scheme, p.random) {
+            (Some(scheme), _) => Chooser::Scheme(scheme.clone()),
+            (None, true) => Chooser::Random(Pcg64Mcg::seed_from_u64(seed ^ 0xfd9_5eed)),
+            (None, false) => Chooser::InTurn,
+        };
+        Placements { ids, next: 0, chooser }
     }
 
     /// The identifier of a write at byte `offset`.
     #[inline]
     pub(crate) fn next(&mut self, offset: u64) -> u32 {
-        if self.round_robin {
-            // Round robin (fio's default).
-            let i = if self.next >= self.ids.len() { 0 } else { self.next };
-            self.next = i + 1;
-            return self.ids[i];
+        match &mut self.chooser {
+            Chooser::InTurn => {
+                let i = if self.next >= self.ids.len() { 0 } else { self.next };
+                self.next = i + 1;
+                self.ids[i]
+            }
+            Chooser::Scheme(scheme) => by_offset(scheme, offset),
+            Chooser::Random(rng) => at_random(rng, &self.ids),
         }
-        self.next_chosen(offset)
     }
+}
 
-    /// [`Placements::next`] by offset or at random.
-    #[cold]
-    #[inline(never)]
-    fn next_chosen(&mut self, offset: u64) -> u32 {
-        if let Some(scheme) = &self.scheme {
-            return scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid);
-        }
-        let r = self.rng.as_mut().expect("a random chooser");
-        self.ids[r.random_range(0..self.ids.len())]
-    }
+/// `plid_select=scheme`: the identifier of the entry that holds `offset`
+/// (0 outside every entry).
+#[cold]
+#[inline(never)]
+fn by_offset(scheme: &[SchemeEntry], offset: u64) -> u32 {
+    scheme.iter().find(|e| offset >= e.start && offset < e.end).map_or(0, |e| e.plid)
+}
+
+/// `plid_select=random`: one of `ids`, uniformly.
+#[cold]
+#[inline(never)]
+fn at_random(rng: &mut Pcg64Mcg, ids: &[u32]) -> u32 {
+    ids[rng.random_range(0..ids.len())]
 }
